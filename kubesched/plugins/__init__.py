@@ -1,1 +1,19 @@
-"""plugins package."""
+"""Built-in plugins, named as kube-scheduler names them (v1.36 defaults)."""
+
+# name -> "module:Class"; imported lazily by the registry so start-up stays cheap.
+BUILTIN: dict[str, str] = {
+    "SchedulingGates": "kubesched.plugins.schedulinggates:SchedulingGates",
+    "PrioritySort": "kubesched.plugins.queuesort:PrioritySort",
+    "NodeUnschedulable": "kubesched.plugins.nodeunschedulable:NodeUnschedulable",
+    "NodeName": "kubesched.plugins.nodename:NodeName",
+    "TaintToleration": "kubesched.plugins.tainttoleration:TaintToleration",
+    "NodeAffinity": "kubesched.plugins.nodeaffinity:NodeAffinity",
+    "NodePorts": "kubesched.plugins.nodeports:NodePorts",
+    "NodeResourcesFit": "kubesched.plugins.noderesources.fit:NodeResourcesFit",
+    "PodTopologySpread": "kubesched.plugins.podtopologyspread:PodTopologySpread",
+    "InterPodAffinity": "kubesched.plugins.interpodaffinity:InterPodAffinity",
+    "DefaultPreemption": "kubesched.plugins.defaultpreemption:DefaultPreemption",
+    "NodeResourcesBalancedAllocation": "kubesched.plugins.noderesources.balanced_allocation:BalancedAllocation",
+    "ImageLocality": "kubesched.plugins.imagelocality:ImageLocality",
+    "DefaultBinder": "kubesched.plugins.defaultbinder:DefaultBinder",
+}

@@ -1,0 +1,71 @@
+"""Typed access to fields of decoded Kubernetes objects, with path-aware errors."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from kubesched.errors import InputError, join_path
+
+
+def as_map(value: Any, path: str) -> dict:
+    """A mapping field; absent (None) becomes {}."""
+    if value is None:
+        return {}
+    if not isinstance(value, Mapping):
+        raise InputError(f"expected an object, got {type(value).__name__}", path=path)
+    return dict(value)
+
+
+def as_list(value: Any, path: str) -> list:
+    """A list field; absent (None) becomes []."""
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        raise InputError(f"expected a list, got {type(value).__name__}", path=path)
+    return value
+
+
+def as_str(value: Any, path: str, default: str = "") -> str:
+    if value is None:
+        return default
+    if not isinstance(value, str):
+        raise InputError(f"expected a string, got {type(value).__name__}", path=path)
+    return value
+
+
+def as_int(value: Any, path: str, default: int | None = 0) -> int | None:
+    if value is None:
+        return default
+    if isinstance(value, bool) or not isinstance(value, int):
+        if isinstance(value, str) and value.lstrip("-").isdigit():
+            return int(value)
+        raise InputError(f"expected an integer, got {value!r}", path=path)
+    return value
+
+
+def as_bool(value: Any, path: str, default: bool = False) -> bool:
+    if value is None:
+        return default
+    if not isinstance(value, bool):
+        raise InputError(f"expected true or false, got {value!r}", path=path)
+    return value
+
+
+def str_map(value: Any, path: str) -> dict[str, str]:
+    """A map of string to string (labels, annotations, nodeSelector)."""
+    out = as_map(value, path)
+    for k, v in out.items():
+        if not isinstance(k, str):
+            raise InputError(f"key {k!r} is not a string", path=path)
+        if not isinstance(v, str):
+            # YAML turns `true`/`1` into non-strings; Kubernetes would reject them.
+            raise InputError(f"expected a string value, got {v!r}", path=join_path(path, k))
+    return out
+
+
+def one_of(value: Any, path: str, allowed: tuple[str, ...], default: str) -> str:
+    s = as_str(value, path, default)
+    if s not in allowed:
+        raise InputError(f'unknown value "{s}" (expected one of {", ".join(allowed)})', path=path)
+    return s

@@ -1,0 +1,329 @@
+"""Pod, Node, Namespace and PriorityClass, parsed once from Kubernetes wire dicts.
+
+Only what scheduling reads is kept; everything is validated at this edge so plugins can
+trust the fields. Parsing applies the API server's defaulting that matters for scheduling
+(requests default to limits, schedulerName, priority from PriorityClass).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from kubesched.api.affinity import NodeAffinity, PodAffinity, TopologySpreadConstraint
+from kubesched.api.fields import as_bool, as_int, as_list, as_map, as_str, str_map
+from kubesched.api.resources import (
+    PODS,
+    Resources,
+    non_zero_requests,
+    parse_resource_list,
+    pod_requests,
+)
+from kubesched.api.taints import Taint, Toleration, parse_taints, parse_tolerations
+from kubesched.errors import InputError, join_path
+
+DEFAULT_SCHEDULER_NAME = "default-scheduler"
+_uid_counter = itertools.count(1)
+
+
+def _parse_time(value: Any, path: str) -> float | None:
+    """RFC 3339 timestamp -> seconds since the epoch (None when absent)."""
+    if value is None:
+        return None
+    if isinstance(value, datetime):
+        return value.timestamp()
+    s = as_str(value, path)
+    try:
+        return datetime.fromisoformat(s.replace("Z", "+00:00")).timestamp()
+    except ValueError:
+        raise InputError(f'invalid timestamp "{s}"', path=path) from None
+
+
+@dataclass(frozen=True, slots=True)
+class HostPort:
+    host_ip: str  # "0.0.0.0" when unset
+    protocol: str  # TCP | UDP | SCTP
+    port: int
+
+
+@dataclass(frozen=True, slots=True)
+class OwnerRef:
+    kind: str
+    name: str
+    controller: bool
+
+
+@dataclass(frozen=True, slots=True)
+class Container:
+    name: str
+    image: str
+    requests: Resources
+    restartable: bool  # a sidecar: init container with restartPolicy Always
+
+
+def _parse_container(d: Any, path: str, init: bool) -> tuple[Container, list[HostPort]]:
+    m = as_map(d, path)
+    res = as_map(m.get("resources"), join_path(path, "resources"))
+    requests = parse_resource_list(res.get("requests"), join_path(path, "resources.requests"))
+    limits = parse_resource_list(res.get("limits"), join_path(path, "resources.limits"))
+    for k, v in limits.items():  # API server defaulting: a limit without a request sets it
+        requests.setdefault(k, v)
+    for k, v in requests.items():
+        if v < 0:
+            raise InputError("must be greater than or equal to 0", path=join_path(path, f"resources.requests.{k}"))
+    ports = []
+    for i, p in enumerate(as_list(m.get("ports"), join_path(path, "ports"))):
+        pp = join_path(join_path(path, "ports"), i)
+        pm = as_map(p, pp)
+        host_port = as_int(pm.get("hostPort"), join_path(pp, "hostPort"))
+        if host_port:
+            if not 0 < host_port < 65536:
+                raise InputError("must be between 1 and 65535", path=join_path(pp, "hostPort"))
+            proto = as_str(pm.get("protocol"), join_path(pp, "protocol"), "TCP") or "TCP"
+            ip = as_str(pm.get("hostIP"), join_path(pp, "hostIP"), "") or "0.0.0.0"
+            ports.append(HostPort(ip, proto, host_port))
+    restart = as_str(m.get("restartPolicy"), join_path(path, "restartPolicy"))
+    c = Container(
+        as_str(m.get("name"), join_path(path, "name")),
+        as_str(m.get("image"), join_path(path, "image")),
+        requests,
+        init and restart == "Always",
+    )
+    return c, ports
+
+
+@dataclass(eq=False, slots=True)
+class Pod:
+    namespace: str
+    name: str
+    uid: str
+    labels: dict[str, str]
+    annotations: dict[str, str]
+    owners: tuple[OwnerRef, ...]
+    scheduler_name: str
+    node_name: str
+    nominated_node_name: str
+    priority: int
+    priority_class_name: str
+    preemption_policy: str  # PreemptLowerPriority | Never
+    requests: Resources  # effective requests (filter semantics), includes no "pods" entry
+    non_zero_cpu: int
+    non_zero_mem: int
+    containers: tuple[Container, ...]
+    init_containers: tuple[Container, ...]
+    host_ports: tuple[HostPort, ...]
+    node_selector: dict[str, str]
+    node_affinity: NodeAffinity | None
+    pod_affinity: PodAffinity | None
+    pod_anti_affinity: PodAffinity | None
+    tolerations: tuple[Toleration, ...]
+    spread_constraints: tuple[TopologySpreadConstraint, ...]
+    scheduling_gates: tuple[str, ...]
+    phase: str
+    creation_time: float | None
+    start_time: float | None
+    deleting: bool
+    raw: dict = field(repr=False)
+
+    @property
+    def key(self) -> str:
+        return f"{self.namespace}/{self.name}"
+
+    @property
+    def images(self) -> tuple[str, ...]:
+        return tuple(c.image for c in self.containers if c.image)
+
+    @property
+    def terminal(self) -> bool:
+        return self.phase in ("Succeeded", "Failed")
+
+    @classmethod
+    def parse(cls, d: Any, path: str = "", *, default_namespace: str = "default") -> Pod:
+        m = as_map(d, path)
+        md = as_map(m.get("metadata"), join_path(path, "metadata"))
+        spec = as_map(m.get("spec"), join_path(path, "spec"))
+        status = as_map(m.get("status"), join_path(path, "status"))
+        mp, sp = join_path(path, "metadata"), join_path(path, "spec")
+        name = as_str(md.get("name"), join_path(mp, "name"))
+        if not name:
+            raise InputError("metadata.name is required", path=join_path(mp, "name"))
+        namespace = as_str(md.get("namespace"), join_path(mp, "namespace")) or default_namespace
+        labels = str_map(md.get("labels"), join_path(mp, "labels"))
+        owners = tuple(
+            OwnerRef(
+                as_str(o.get("kind"), join_path(mp, "ownerReferences")),
+                as_str(o.get("name"), join_path(mp, "ownerReferences")),
+                bool(o.get("controller")),
+            )
+            for o in (as_map(x, join_path(mp, "ownerReferences")) for x in as_list(md.get("ownerReferences"), mp))
+        )
+        containers, ports = [], []
+        cp = join_path(sp, "containers")
+        for i, c in enumerate(as_list(spec.get("containers"), cp)):
+            cont, cports = _parse_container(c, join_path(cp, i), False)
+            containers.append(cont)
+            ports.extend(cports)
+        inits = []
+        ip = join_path(sp, "initContainers")
+        for i, c in enumerate(as_list(spec.get("initContainers"), ip)):
+            cont, cports = _parse_container(c, join_path(ip, i), True)
+            inits.append(cont)
+            if cont.restartable:
+                ports.extend(cports)
+        overhead = parse_resource_list(spec.get("overhead"), join_path(sp, "overhead"))
+        pod_res = as_map(spec.get("resources"), join_path(sp, "resources"))
+        pod_level = parse_resource_list(pod_res.get("requests"), join_path(sp, "resources.requests"))
+        for k, v in parse_resource_list(pod_res.get("limits"), join_path(sp, "resources.limits")).items():
+            pod_level.setdefault(k, v)
+        creqs = [c.requests for c in containers]
+        ireqs = [(c.requests, c.restartable) for c in inits]
+        requests = pod_requests(creqs, ireqs, overhead, pod_level)
+        requests.pop(PODS, None)
+        nz_cpu, nz_mem = non_zero_requests(creqs, ireqs, overhead, pod_level, requests)
+        aff = as_map(spec.get("affinity"), join_path(sp, "affinity"))
+        ap = join_path(sp, "affinity")
+        priority = as_int(spec.get("priority"), join_path(sp, "priority"), None)
+        gates = tuple(
+            as_str(as_map(g, join_path(sp, "schedulingGates")).get("name"), join_path(sp, "schedulingGates"))
+            for g in as_list(spec.get("schedulingGates"), join_path(sp, "schedulingGates"))
+        )
+        tp = join_path(sp, "topologySpreadConstraints")
+        return cls(
+            namespace=namespace,
+            name=name,
+            uid=as_str(md.get("uid"), join_path(mp, "uid")) or f"uid-{next(_uid_counter)}",
+            labels=labels,
+            annotations=str_map(md.get("annotations"), join_path(mp, "annotations")),
+            owners=owners,
+            scheduler_name=as_str(spec.get("schedulerName"), join_path(sp, "schedulerName")) or DEFAULT_SCHEDULER_NAME,
+            node_name=as_str(spec.get("nodeName"), join_path(sp, "nodeName")),
+            nominated_node_name=as_str(status.get("nominatedNodeName"), join_path(path, "status.nominatedNodeName")),
+            priority=priority if priority is not None else 0,
+            priority_class_name=as_str(spec.get("priorityClassName"), join_path(sp, "priorityClassName")),
+            preemption_policy=as_str(spec.get("preemptionPolicy"), join_path(sp, "preemptionPolicy"))
+            or "PreemptLowerPriority",
+            requests=requests,
+            non_zero_cpu=nz_cpu,
+            non_zero_mem=nz_mem,
+            containers=tuple(containers),
+            init_containers=tuple(inits),
+            host_ports=tuple(ports),
+            node_selector=str_map(spec.get("nodeSelector"), join_path(sp, "nodeSelector")),
+            node_affinity=NodeAffinity.parse(aff.get("nodeAffinity"), join_path(ap, "nodeAffinity")),
+            pod_affinity=PodAffinity.parse(aff.get("podAffinity"), join_path(ap, "podAffinity"), labels),
+            pod_anti_affinity=PodAffinity.parse(aff.get("podAntiAffinity"), join_path(ap, "podAntiAffinity"), labels),
+            tolerations=parse_tolerations(spec.get("tolerations"), join_path(sp, "tolerations")),
+            spread_constraints=tuple(
+                TopologySpreadConstraint.parse(c, join_path(tp, i), labels)
+                for i, c in enumerate(as_list(spec.get("topologySpreadConstraints"), tp))
+            ),
+            scheduling_gates=gates,
+            phase=as_str(status.get("phase"), join_path(path, "status.phase")),
+            creation_time=_parse_time(md.get("creationTimestamp"), join_path(mp, "creationTimestamp")),
+            start_time=_parse_time(status.get("startTime"), join_path(path, "status.startTime")),
+            deleting=md.get("deletionTimestamp") is not None,
+            raw=m,
+        )
+
+    def with_node(self, node_name: str) -> Pod:
+        """A copy bound to ``node_name`` (what binding does to the object)."""
+        return dataclasses.replace(self, node_name=node_name)
+
+    @property
+    def has_required_anti_affinity(self) -> bool:
+        return bool(self.pod_anti_affinity and self.pod_anti_affinity.required)
+
+    @property
+    def has_affinity_terms(self) -> bool:
+        return self.pod_affinity is not None or self.pod_anti_affinity is not None
+
+
+@dataclass(frozen=True, slots=True)
+class ImageState:
+    names: tuple[str, ...]
+    size: int
+
+
+@dataclass(eq=False, slots=True)
+class Node:
+    name: str
+    uid: str
+    labels: dict[str, str]
+    allocatable: Resources  # includes "pods"
+    unschedulable: bool
+    taints: tuple[Taint, ...]
+    images: tuple[ImageState, ...]
+    raw: dict = field(repr=False)
+
+    @classmethod
+    def parse(cls, d: Any, path: str = "") -> Node:
+        m = as_map(d, path)
+        md = as_map(m.get("metadata"), join_path(path, "metadata"))
+        spec = as_map(m.get("spec"), join_path(path, "spec"))
+        status = as_map(m.get("status"), join_path(path, "status"))
+        mp, sp, stp = join_path(path, "metadata"), join_path(path, "spec"), join_path(path, "status")
+        name = as_str(md.get("name"), join_path(mp, "name"))
+        if not name:
+            raise InputError("metadata.name is required", path=join_path(mp, "name"))
+        alloc_raw = status.get("allocatable")
+        alloc_path = join_path(stp, "allocatable")
+        if alloc_raw is None:  # the API server copies capacity when allocatable is unset
+            alloc_raw, alloc_path = status.get("capacity"), join_path(stp, "capacity")
+        allocatable = parse_resource_list(alloc_raw, alloc_path)
+        images = []
+        for i, im in enumerate(as_list(status.get("images"), join_path(stp, "images"))):
+            ipath = join_path(join_path(stp, "images"), i)
+            imm = as_map(im, ipath)
+            names = tuple(as_str(n, join_path(ipath, "names")) for n in as_list(imm.get("names"), ipath))
+            images.append(ImageState(names, as_int(imm.get("sizeBytes"), join_path(ipath, "sizeBytes"))))
+        return cls(
+            name=name,
+            uid=as_str(md.get("uid"), join_path(mp, "uid")) or f"uid-{next(_uid_counter)}",
+            labels=str_map(md.get("labels"), join_path(mp, "labels")),
+            allocatable=allocatable,
+            unschedulable=as_bool(spec.get("unschedulable"), join_path(sp, "unschedulable")),
+            taints=parse_taints(spec.get("taints"), join_path(sp, "taints")),
+            images=tuple(images),
+            raw=m,
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class Namespace:
+    name: str
+    labels: dict[str, str]
+
+    @classmethod
+    def parse(cls, d: Any, path: str = "") -> Namespace:
+        m = as_map(d, path)
+        md = as_map(m.get("metadata"), join_path(path, "metadata"))
+        name = as_str(md.get("name"), join_path(path, "metadata.name"))
+        if not name:
+            raise InputError("metadata.name is required", path=join_path(path, "metadata.name"))
+        return cls(name, str_map(md.get("labels"), join_path(path, "metadata.labels")))
+
+
+@dataclass(frozen=True, slots=True)
+class PriorityClass:
+    name: str
+    value: int
+    global_default: bool
+    preemption_policy: str
+
+    @classmethod
+    def parse(cls, d: Any, path: str = "") -> PriorityClass:
+        m = as_map(d, path)
+        md = as_map(m.get("metadata"), join_path(path, "metadata"))
+        name = as_str(md.get("name"), join_path(path, "metadata.name"))
+        value = as_int(m.get("value"), join_path(path, "value"), None)
+        if value is None:
+            raise InputError("value is required", path=join_path(path, "value"))
+        return cls(
+            name,
+            value,
+            as_bool(m.get("globalDefault"), join_path(path, "globalDefault")),
+            as_str(m.get("preemptionPolicy"), join_path(path, "preemptionPolicy")) or "PreemptLowerPriority",
+        )

@@ -1,0 +1,34 @@
+"""CycleState: per-attempt scratch space plugins share between extension points."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+
+class CycleState:
+    """A dict keyed by plugin-chosen keys; ``clone`` is used by preemption dry runs."""
+
+    __slots__ = ("_data", "skip_filter", "skip_score", "record_plugin_metrics")
+
+    def __init__(self) -> None:
+        self._data: dict[str, Any] = {}
+        self.skip_filter: set[str] = set()
+        self.skip_score: set[str] = set()
+        self.record_plugin_metrics = False
+
+    def read(self, key: str) -> Any:
+        return self._data.get(key)
+
+    def write(self, key: str, value: Any) -> None:
+        self._data[key] = value
+
+    def delete(self, key: str) -> None:
+        self._data.pop(key, None)
+
+    def clone(self) -> CycleState:
+        c = CycleState()
+        c._data = {k: (v.clone() if hasattr(v, "clone") else copy.copy(v)) for k, v in self._data.items()}
+        c.skip_filter = set(self.skip_filter)
+        c.skip_score = set(self.skip_score)
+        return c

@@ -1,0 +1,308 @@
+"""The columnar cluster state every plugin reads: numpy arrays over node rows.
+
+One object serves as kube-scheduler's cache and snapshot: the scheduling cycle is
+single-threaded, so assume/forget/bind/delete update one row in place instead of copying
+NodeInfos each cycle. Rows are insertion order; ``order`` is kube-scheduler's node-tree
+order (zones interleaved), which is the order nodes are evaluated in.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from kubesched.api.objects import HostPort, Node, Pod
+from kubesched.api.selectors import LabelSelector
+from kubesched.api.resources import CPU, EPHEMERAL_STORAGE, MEMORY, PODS
+from kubesched.api.taints import Taint
+from kubesched.state.labels import LabelIndex
+from kubesched.state.pods import PodIndex
+
+REGION_LABELS = ("topology.kubernetes.io/region", "failure-domain.beta.kubernetes.io/region")
+ZONE_LABELS = ("topology.kubernetes.io/zone", "failure-domain.beta.kubernetes.io/zone")
+BASE_RESOURCES = (CPU, MEMORY, EPHEMERAL_STORAGE, PODS)
+
+
+def zone_key(labels: dict[str, str]) -> str:
+    """utilnode.GetZoneKey: region and zone joined; '' when neither is set."""
+    region = next((labels[k] for k in REGION_LABELS if k in labels), "")
+    zone = next((labels[k] for k in ZONE_LABELS if k in labels), "")
+    if not region and not zone:
+        return ""
+    return f"{region}:\x00:{zone}"
+
+
+@dataclass(slots=True)
+class NodeInfo:
+    """A per-node view (for per-node plugins, the oracle and explain output)."""
+
+    node: Node
+    pods: list[Pod]
+    requested: dict[str, int]
+    non_zero_cpu: int
+    non_zero_mem: int
+    used_ports: list[HostPort] = field(default_factory=list)
+
+    @property
+    def name(self) -> str:
+        return self.node.name
+
+    @property
+    def allocatable(self) -> dict[str, int]:
+        return self.node.allocatable
+
+
+class Snapshot:
+    def __init__(self) -> None:
+        self.nodes: list[Node] = []
+        self.row_of: dict[str, int] = {}
+        self.labels = LabelIndex()
+        self.resources: list[str] = list(BASE_RESOURCES)
+        self.res_index: dict[str, int] = {r: i for i, r in enumerate(self.resources)}
+        cap = 64
+        self._alloc = np.zeros((cap, len(self.resources)), np.int64)
+        self._req = np.zeros((cap, len(self.resources)), np.int64)
+        self._nz = np.zeros((cap, 2), np.int64)
+        self._unsched = np.zeros(cap, bool)
+        self._taint_set = np.zeros(cap, np.int32)
+        self.taint_sets: list[tuple[Taint, ...]] = [()]
+        self._taint_set_ids: dict[tuple[Taint, ...], int] = {(): 0}
+        self.pods_on: list[dict[str, Pod]] = []
+        self.ports_on: list[list[HostPort]] = []
+        self.pods = PodIndex()
+        self.pod_by_uid: dict[str, Pod] = {}
+        self.orphans: dict[str, Pod] = {}  # pods bound to a node we do not know (yet)
+        self.namespaces: dict[str, dict[str, str]] = {}
+        # (kind, namespace, selector) of Services, ReplicationControllers, ReplicaSets and
+        # StatefulSets: PodTopologySpread's system default constraints derive selectors from them.
+        self.workload_selectors: list[tuple[str, str, LabelSelector]] = []
+        self.affinity_pods: dict[str, Pod] = {}  # assigned pods with any (anti-)affinity
+        self.anti_affinity_pods: dict[str, Pod] = {}  # ... with required anti-affinity
+        self.generation = 0  # bumps on any change
+        self.node_generation = 0  # bumps when nodes are added, removed or changed
+        self._order: np.ndarray | None = None
+
+    # ---- sizes and column views ------------------------------------------------------
+    def __len__(self) -> int:
+        return len(self.nodes)
+
+    @property
+    def n(self) -> int:
+        return len(self.nodes)
+
+    @property
+    def alloc(self) -> np.ndarray:
+        """(N, R) allocatable; column ``res_index['pods']`` is the allowed pod count."""
+        return self._alloc[: self.n]
+
+    @property
+    def requested(self) -> np.ndarray:
+        """(N, R) summed effective requests of assigned pods; the pods column counts pods."""
+        return self._req[: self.n]
+
+    @property
+    def non_zero_requested(self) -> np.ndarray:
+        """(N, 2) milli-CPU and memory with scoring defaults for missing requests."""
+        return self._nz[: self.n]
+
+    @property
+    def unschedulable(self) -> np.ndarray:
+        return self._unsched[: self.n]
+
+    @property
+    def taint_set_ids(self) -> np.ndarray:
+        """Nodes with identical taint lists share an id into ``taint_sets``."""
+        return self._taint_set[: self.n]
+
+    @property
+    def names(self) -> list[str]:
+        return [n.name for n in self.nodes]
+
+    @property
+    def order(self) -> np.ndarray:
+        """Rows in node-tree order: round-robin over zones, insertion order within a zone."""
+        if self._order is None:
+            zones: dict[str, list[int]] = {}
+            for row, node in enumerate(self.nodes):
+                zones.setdefault(zone_key(node.labels), []).append(row)
+            lists = list(zones.values())
+            out: list[int] = []
+            depth = max((len(z) for z in lists), default=0)
+            if len(lists) == 1:
+                out = lists[0]
+            else:
+                for i in range(depth):
+                    out.extend(z[i] for z in lists if i < len(z))
+            self._order = np.asarray(out, np.int32)
+        return self._order
+
+    def col(self, resource: str) -> int:
+        """Column of a resource, adding it (zeros) the first time it is seen."""
+        i = self.res_index.get(resource)
+        if i is None:
+            i = len(self.resources)
+            self.resources.append(resource)
+            self.res_index[resource] = i
+            self._alloc = np.hstack([self._alloc, np.zeros((len(self._alloc), 1), np.int64)])
+            self._req = np.hstack([self._req, np.zeros((len(self._req), 1), np.int64)])
+        return i
+
+    def _grow(self) -> None:
+        cap = len(self._unsched) * 2
+        for attr in ("_alloc", "_req", "_nz", "_unsched", "_taint_set"):
+            old = getattr(self, attr)
+            new = np.zeros((cap, *old.shape[1:]), old.dtype)
+            new[: len(old)] = old
+            setattr(self, attr, new)
+
+    def _changed(self, nodes: bool = False) -> None:
+        self.generation += 1
+        if nodes:
+            self.node_generation += 1
+
+    # ---- nodes -----------------------------------------------------------------------
+    def _taint_id(self, taints: tuple[Taint, ...]) -> int:
+        tid = self._taint_set_ids.get(taints)
+        if tid is None:
+            tid = self._taint_set_ids[taints] = len(self.taint_sets)
+            self.taint_sets.append(taints)
+        return tid
+
+    def _write_node_row(self, row: int, node: Node) -> None:
+        self._alloc[row] = 0
+        for name, amount in node.allocatable.items():
+            self._alloc[row, self.col(name)] = amount
+        self._unsched[row] = node.unschedulable
+        self._taint_set[row] = self._taint_id(node.taints)
+
+    def add_node(self, node: Node) -> int:
+        if node.name in self.row_of:
+            self.update_node(node)
+            return self.row_of[node.name]
+        row = len(self.nodes)
+        if row == len(self._unsched):
+            self._grow()
+        self.nodes.append(node)
+        self.row_of[node.name] = row
+        self.labels.append(node.labels, node.name)
+        self._req[row] = 0
+        self._nz[row] = 0
+        self.pods_on.append({})
+        self.ports_on.append([])
+        self._write_node_row(row, node)
+        self._order = None
+        self._changed(nodes=True)
+        for uid, pod in list(self.orphans.items()):
+            if pod.node_name == node.name:
+                del self.orphans[uid]
+                self.add_pod(pod)
+        return row
+
+    def update_node(self, node: Node) -> None:
+        row = self.row_of[node.name]
+        old = self.nodes[row]
+        self.nodes[row] = node
+        if old.labels != node.labels:
+            self.labels.update(row, node.labels)
+            if zone_key(old.labels) != zone_key(node.labels):
+                self._order = None
+        self._write_node_row(row, node)
+        self._changed(nodes=True)
+
+    def remove_node(self, name: str) -> None:
+        """Remove a node; its pods wait in ``orphans`` in case the node comes back."""
+        row = self.row_of.pop(name)
+        for pod in list(self.pods_on[row].values()):
+            self.remove_pod(pod.uid)
+            self.orphans[pod.uid] = pod
+        last = len(self.nodes) - 1
+        self.labels.swap_remove(row)
+        if row != last:
+            moved = self.nodes[last]
+            self.nodes[row] = moved
+            self.row_of[moved.name] = row
+            for attr in ("_alloc", "_req", "_nz", "_unsched", "_taint_set"):
+                arr = getattr(self, attr)
+                arr[row] = arr[last]
+            self.pods_on[row] = self.pods_on[last]
+            self.ports_on[row] = self.ports_on[last]
+            self.pods.renumber_node(last, row)
+        self.nodes.pop()
+        self.pods_on.pop()
+        self.ports_on.pop()
+        self._order = None
+        self._changed(nodes=True)
+
+    # ---- pods ------------------------------------------------------------------------
+    def add_pod(self, pod: Pod) -> None:
+        """Account an assigned (bound or assumed) pod on ``pod.node_name``."""
+        if pod.uid in self.pod_by_uid:
+            self.remove_pod(pod.uid)
+        row = self.row_of.get(pod.node_name)
+        if row is None:
+            self.orphans[pod.uid] = pod
+            return
+        req = self._req[row]
+        for name, amount in pod.requests.items():
+            req[self.col(name) if name not in self.res_index else self.res_index[name]] += amount
+        self._req[row, self.res_index[PODS]] += 1
+        self._nz[row, 0] += pod.non_zero_cpu
+        self._nz[row, 1] += pod.non_zero_mem
+        self.pods_on[row][pod.uid] = pod
+        if pod.host_ports:
+            self.ports_on[row].extend(pod.host_ports)
+        self.pods.add(pod, row)
+        self.pod_by_uid[pod.uid] = pod
+        if pod.has_affinity_terms:
+            self.affinity_pods[pod.uid] = pod
+            if pod.has_required_anti_affinity:
+                self.anti_affinity_pods[pod.uid] = pod
+        self._changed()
+
+    def remove_pod(self, uid: str) -> Pod | None:
+        pod = self.pod_by_uid.pop(uid, None)
+        if pod is None:
+            return self.orphans.pop(uid, None)
+        row = self.row_of[pod.node_name]
+        req = self._req[row]
+        for name, amount in pod.requests.items():
+            req[self.res_index[name]] -= amount
+        self._req[row, self.res_index[PODS]] -= 1
+        self._nz[row, 0] -= pod.non_zero_cpu
+        self._nz[row, 1] -= pod.non_zero_mem
+        del self.pods_on[row][uid]
+        if pod.host_ports:
+            ports = self.ports_on[row]
+            for hp in pod.host_ports:
+                ports.remove(hp)
+        self.pods.remove(uid)
+        self.affinity_pods.pop(uid, None)
+        self.anti_affinity_pods.pop(uid, None)
+        self._changed()
+        return pod
+
+    def set_namespace(self, name: str, labels: dict[str, str]) -> None:
+        self.namespaces[name] = labels
+        self._changed()
+
+    # ---- views -----------------------------------------------------------------------
+    def node_info(self, row: int) -> NodeInfo:
+        requested = {r: int(v) for r, v in zip(self.resources, self._req[row], strict=True) if v}
+        return NodeInfo(
+            self.nodes[row],
+            list(self.pods_on[row].values()),
+            requested,
+            int(self._nz[row, 0]),
+            int(self._nz[row, 1]),
+            list(self.ports_on[row]),
+        )
+
+    def rows_of(self, names: Iterable[str]) -> np.ndarray:
+        return np.fromiter((self.row_of[n] for n in names if n in self.row_of), np.int32)
+
+    def namespaces_matching(self, selector) -> frozenset[str]:  # noqa: ANN001
+        """Namespaces (known objects, or seen on pods) whose labels match a LabelSelector."""
+        names = set(self.namespaces) | set(self.pods.ns_codes)
+        return frozenset(ns for ns in names if selector.matches(self.namespaces.get(ns, {})))
