@@ -10,23 +10,13 @@ last row into the removed slot, exactly as the snapshot moves its other per-node
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Mapping
 
 import numpy as np
 
-__all__ = ["LabelIndex"]
+from kubesched.api.selectors import parse_int64
 
-_INT64_RE = re.compile(r"[+-]?[0-9]+")
-_INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
-
-
-def parse_int64(text: str) -> int | None:
-    """Go's strconv.ParseInt(text, 10, 64): ASCII digits with an optional sign, in int64 range."""
-    if _INT64_RE.fullmatch(text) is None:
-        return None
-    n = int(text)
-    return n if _INT64_MIN <= n <= _INT64_MAX else None
+__all__ = ["LabelIndex", "parse_int64"]
 
 
 class _Column:

@@ -1,0 +1,162 @@
+"""Read Kubernetes objects from YAML/JSON files: multi-document, ``kind: List``, kubectl dumps."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from kubesched.api.fields import as_map
+from kubesched.api.objects import Namespace, Node, Pod, PriorityClass
+from kubesched.api.selectors import LabelSelector
+from kubesched.errors import InputError
+
+# Kinds we read; other well-known kinds in a cluster dump are skipped, unknown kinds rejected.
+WORKLOAD_KINDS = ("Service", "ReplicationController", "ReplicaSet", "StatefulSet")
+IGNORED_KINDS = frozenset(
+    {
+        "Deployment", "DaemonSet", "Job", "CronJob", "ConfigMap", "Secret", "ServiceAccount", "Endpoints",
+        "EndpointSlice", "Event", "Lease", "PersistentVolume", "PersistentVolumeClaim", "StorageClass",
+        "Role", "RoleBinding", "ClusterRole", "ClusterRoleBinding", "PodDisruptionBudget", "Ingress",
+        "NetworkPolicy", "LimitRange", "ResourceQuota", "HorizontalPodAutoscaler", "CustomResourceDefinition",
+        "KubeSchedulerConfiguration", "ControllerRevision", "CSINode", "CSIDriver", "VolumeAttachment",
+    }
+)
+
+
+@dataclass
+class ClusterObjects:
+    nodes: list[Node] = field(default_factory=list)
+    pods: list[Pod] = field(default_factory=list)
+    namespaces: list[Namespace] = field(default_factory=list)
+    priority_classes: list[PriorityClass] = field(default_factory=list)
+    workload_selectors: list[tuple[str, str, LabelSelector]] = field(default_factory=list)
+    skipped: dict[str, int] = field(default_factory=dict)
+
+    def extend(self, other: ClusterObjects) -> None:
+        self.nodes += other.nodes
+        self.pods += other.pods
+        self.namespaces += other.namespaces
+        self.priority_classes += other.priority_classes
+        self.workload_selectors += other.workload_selectors
+        for k, v in other.skipped.items():
+            self.skipped[k] = self.skipped.get(k, 0) + v
+
+
+def read_documents(path: str) -> list[tuple[str, Any]]:
+    """(field path, document) pairs from a YAML or JSON file; malformed input -> InputError."""
+    p = Path(path)
+    try:
+        text = p.read_text() if path != "-" else __import__("sys").stdin.read()
+    except OSError as e:
+        raise InputError(f"cannot read: {e.strerror}", source=path) from None
+    if p.suffix == ".json":
+        try:
+            docs = [json.loads(text)]
+        except json.JSONDecodeError as e:
+            raise InputError(f"invalid JSON at line {e.lineno} column {e.colno}: {e.msg}", source=path) from None
+    else:
+        try:
+            docs = [d for d in yaml.safe_load_all(text)]
+        except yaml.YAMLError as e:
+            mark = getattr(e, "problem_mark", None)
+            where = f" at line {mark.line + 1} column {mark.column + 1}" if mark else ""
+            problem = getattr(e, "problem", None) or str(e).splitlines()[0]
+            raise InputError(f"invalid YAML{where}: {problem}", source=path) from None
+    out: list[tuple[str, Any]] = []
+    multi = len(docs) > 1
+    for i, d in enumerate(docs):
+        if d is None:
+            continue
+        out.append((f"documents[{i}]" if multi else "", d))
+    return out
+
+
+def _kind_items(path: str, doc: Any) -> list[tuple[str, dict]]:
+    m = as_map(doc, path or "document")
+    kind = m.get("kind")
+    if not isinstance(kind, str) or not kind:
+        raise InputError("kind is required", path=f"{path}.kind" if path else "kind")
+    if kind == "List" or kind.endswith("List"):
+        items = m.get("items")
+        if items is None:
+            return []
+        if not isinstance(items, list):
+            raise InputError("expected a list", path=f"{path}.items" if path else "items")
+        out = []
+        item_kind = kind[:-4] if kind != "List" else None
+        for i, it in enumerate(items):
+            ip = f"{path}.items[{i}]" if path else f"items[{i}]"
+            itm = as_map(it, ip)
+            if item_kind and "kind" not in itm:  # NodeList items may omit kind
+                itm = {**itm, "kind": item_kind}
+            out.extend(_kind_items(ip, itm))
+        return out
+    return [(path, m)]
+
+
+def _selector_of(kind: str, m: dict, path: str) -> LabelSelector | None:
+    spec = as_map(m.get("spec"), f"{path}.spec")
+    sel = spec.get("selector")
+    if sel is None:
+        return None
+    if kind in ("Service", "ReplicationController"):  # plain label maps
+        return LabelSelector.parse({"matchLabels": sel}, f"{path}.spec.selector")
+    return LabelSelector.parse(sel, f"{path}.spec.selector")
+
+
+def parse_objects(path: str, docs: list[tuple[str, Any]]) -> ClusterObjects:
+    out = ClusterObjects()
+    for dpath, doc in docs:
+        for ipath, m in _kind_items(dpath, doc):
+            kind = m["kind"]
+            try:
+                if kind == "Node":
+                    out.nodes.append(Node.parse(m, ipath))
+                elif kind == "Pod":
+                    out.pods.append(Pod.parse(m, ipath))
+                elif kind == "Namespace":
+                    out.namespaces.append(Namespace.parse(m, ipath))
+                elif kind == "PriorityClass":
+                    out.priority_classes.append(PriorityClass.parse(m, ipath))
+                elif kind in WORKLOAD_KINDS:
+                    sel = _selector_of(kind, m, ipath)
+                    ns = as_map(m.get("metadata"), ipath).get("namespace") or "default"
+                    if sel is not None:
+                        out.workload_selectors.append((kind, ns, sel))
+                elif kind in IGNORED_KINDS:
+                    out.skipped[kind] = out.skipped.get(kind, 0) + 1
+                else:
+                    raise InputError(f'unknown kind "{kind}"', path=f"{ipath}.kind" if ipath else "kind")
+            except InputError as e:
+                raise InputError(e.reason, source=path, path=e.path) from None
+    return out
+
+
+def load_cluster(paths: list[str]) -> ClusterObjects:
+    """Read every file, then resolve pod priorities from PriorityClasses (admission's job)."""
+    objs = ClusterObjects()
+    for p in paths:
+        objs.extend(parse_objects(p, read_documents(p)))
+    resolve_priorities(objs)
+    names = [n.name for n in objs.nodes]
+    if len(names) != len(set(names)):
+        dup = next(n for n in names if names.count(n) > 1)
+        raise InputError(f'duplicate node "{dup}"', source=paths[0] if len(paths) == 1 else None)
+    return objs
+
+
+def resolve_priorities(objs: ClusterObjects) -> None:
+    classes = {pc.name: pc for pc in objs.priority_classes}
+    default = next((pc for pc in objs.priority_classes if pc.global_default), None)
+    for pod in objs.pods:
+        if "priority" in (pod.raw.get("spec") or {}):
+            continue
+        pc = classes.get(pod.priority_class_name) if pod.priority_class_name else default
+        if pc is not None:
+            pod.priority = pc.value
+            if "preemptionPolicy" not in (pod.raw.get("spec") or {}):
+                pod.preemption_policy = pc.preemption_policy

@@ -1,0 +1,234 @@
+"""Strict, typed access to config documents.
+
+kube-scheduler decodes its config strictly (unknown or mistyped fields are errors), so each
+helper here turns a bad value into one ``InputError`` line naming the file and field path.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from kubesched.errors import InputError, join_path
+
+from .types import PointsOf
+
+INT32 = (-(2**31), 2**31 - 1)
+INT64 = (-(2**63), 2**63 - 1)
+
+
+@dataclass
+class Ctx:
+    """Decoding context: where errors point, which version rules apply, and collected warnings."""
+
+    source: str | None
+    version: str
+    points_of: PointsOf
+    warnings: list[str] = field(default_factory=list)
+
+    def error(self, path: str | None, message: str) -> InputError:
+        """An InputError anchored at this file and ``path``."""
+        return InputError(message, source=self.source, path=path or None)
+
+    def warn(self, path: str | None, message: str) -> None:
+        """Record a lossy conversion or ignored setting (kept in order, without duplicates)."""
+        line = f"{path}: {message}" if path else message
+        if line not in self.warnings:
+            self.warnings.append(line)
+
+
+def describe(value: Any) -> str:
+    """Short type-and-value text for error messages."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return f"boolean {str(value).lower()}"
+    if isinstance(value, int | float):
+        return f"number {value}"
+    if isinstance(value, str):
+        return f'string "{value}"'
+    if isinstance(value, dict):
+        return "a mapping"
+    if isinstance(value, list):
+        return "a list"
+    return type(value).__name__
+
+
+def quote(value: Any) -> str:
+    """Value as shown in messages: strings double-quoted, the rest as-is."""
+    return f'"{value}"' if isinstance(value, str) else str(value)
+
+
+def expect_map(ctx: Ctx, value: Any, path: str) -> dict:
+    """``value`` as a mapping; null counts as empty (Go leaves the struct zero)."""
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise ctx.error(path, f"expected a mapping, got {describe(value)}")
+    return value
+
+
+def expect_list(ctx: Ctx, value: Any, path: str) -> list:
+    """``value`` as a list; null counts as empty."""
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        raise ctx.error(path, f"expected a list, got {describe(value)}")
+    return value
+
+
+def check_fields(ctx: Ctx, obj: dict, path: str, allowed: Iterable[str]) -> None:
+    """Reject unknown (or wrongly cased) field names, as strict decoding does."""
+    allowed = list(allowed)
+    for key in obj:
+        if not isinstance(key, str):
+            raise ctx.error(path, f"invalid field name {describe(key)}: field names must be strings")
+        if key not in allowed:
+            hint = difflib.get_close_matches(key, allowed, n=1, cutoff=0.6)
+            lowered = [a for a in allowed if a.lower() == key.lower()]
+            suggestion = lowered or hint
+            extra = f' (did you mean "{suggestion[0]}"?)' if suggestion else ""
+            raise ctx.error(join_path(path, key), f'unknown field "{key}"{extra}')
+
+
+def opt_int(ctx: Ctx, obj: dict, key: str, path: str, *, bits: int = 32) -> int | None:
+    """An optional integer field (bools and floats are rejected, as Go's decoder does)."""
+    value = obj.get(key)
+    if value is None:
+        return None
+    fpath = join_path(path, key)
+    if isinstance(value, bool) or not isinstance(value, int):
+        if isinstance(value, float) and value.is_integer():
+            raise ctx.error(fpath, f"expected an integer, got {describe(value)}")
+        raise ctx.error(fpath, f"expected an integer, got {describe(value)}")
+    lo, hi = INT32 if bits == 32 else INT64
+    if not lo <= value <= hi:
+        raise ctx.error(fpath, f"invalid value {value}: out of range for int{bits}")
+    return value
+
+
+def opt_float(ctx: Ctx, obj: dict, key: str, path: str) -> float | None:
+    """An optional number field (int or float, not bool)."""
+    value = obj.get(key)
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise ctx.error(join_path(path, key), f"expected a number, got {describe(value)}")
+    return float(value)
+
+
+def opt_str(ctx: Ctx, obj: dict, key: str, path: str) -> str | None:
+    """An optional string field."""
+    value = obj.get(key)
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise ctx.error(join_path(path, key), f"expected a string, got {describe(value)}")
+    return value
+
+
+def opt_bool(ctx: Ctx, obj: dict, key: str, path: str) -> bool | None:
+    """An optional boolean field."""
+    value = obj.get(key)
+    if value is None:
+        return None
+    if not isinstance(value, bool):
+        raise ctx.error(join_path(path, key), f"expected a boolean, got {describe(value)}")
+    return value
+
+
+def str_list(ctx: Ctx, obj: dict, key: str, path: str) -> list[str]:
+    """An optional list of strings (empty when absent)."""
+    fpath = join_path(path, key)
+    items = expect_list(ctx, obj.get(key), fpath)
+    for i, item in enumerate(items):
+        if not isinstance(item, str):
+            raise ctx.error(join_path(fpath, i), f"expected a string, got {describe(item)}")
+    return list(items)
+
+
+_DURATION_PART = re.compile(r"(\d+(?:\.\d*)?|\.\d+)(ns|us|µs|μs|ms|s|m|h)")
+_DURATION_UNITS = {
+    "ns": 1e-9,
+    "us": 1e-6,
+    "µs": 1e-6,
+    "μs": 1e-6,
+    "ms": 1e-3,
+    "s": 1.0,
+    "m": 60.0,
+    "h": 3600.0,
+}
+
+
+def parse_duration(text: str) -> float | None:
+    """Seconds in a Go duration string (``1m30s``, ``500ms``), or None if it is not one."""
+    if not isinstance(text, str) or not text:
+        return None
+    sign = 1.0
+    body = text
+    if body[0] in "+-":
+        sign = -1.0 if body[0] == "-" else 1.0
+        body = body[1:]
+    if body == "0":
+        return 0.0
+    pos, total = 0, 0.0
+    while pos < len(body):
+        match = _DURATION_PART.match(body, pos)
+        if not match:
+            return None
+        total += float(match.group(1)) * _DURATION_UNITS[match.group(2)]
+        pos = match.end()
+    return sign * total if body else None
+
+
+def opt_duration(ctx: Ctx, obj: dict, key: str, path: str) -> str | None:
+    """An optional Go duration field, kept in its string form once checked."""
+    value = obj.get(key)
+    if value is None:
+        return None
+    if not isinstance(value, str) or parse_duration(value) is None:
+        raise ctx.error(
+            join_path(path, key), f"invalid duration {describe(value)} (expected e.g. \"15s\", \"1m30s\")"
+        )
+    return value
+
+
+# --- Kubernetes name rules (apimachinery validation), for label keys and resource names ---
+
+_QUALIFIED_NAME = re.compile(r"^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$")
+_DNS1123_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
+
+
+def qualified_name_error(value: str) -> str | None:
+    """Why ``value`` is not a qualified name (``[prefix/]name``, as label keys), or None."""
+    parts = value.split("/")
+    if len(parts) == 1:
+        name = parts[0]
+    elif len(parts) == 2:
+        prefix, name = parts
+        if not prefix:
+            return "prefix part must be non-empty"
+        if len(prefix) > 253 or not _DNS1123_SUBDOMAIN.match(prefix):
+            return "prefix part must be a lowercase RFC 1123 subdomain"
+    else:
+        return "a qualified name may contain at most one '/'"
+    if not name:
+        return "name part must be non-empty"
+    if len(name) > 63:
+        return "name part must be no more than 63 characters"
+    if not _QUALIFIED_NAME.match(name):
+        return (
+            "name part must consist of alphanumeric characters, '-', '_' or '.', "
+            "and must start and end with an alphanumeric character"
+        )
+    return None
+
+
+def check_label_name(ctx: Ctx, value: str, path: str) -> None:
+    """Label keys (and resource names used as such) must be qualified names."""
+    reason = qualified_name_error(value)
+    if reason:
+        raise ctx.error(path, f"invalid value {quote(value)}: {reason}")

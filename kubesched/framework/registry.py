@@ -1,0 +1,99 @@
+"""Plugin registry: built-ins, Python entry points (group ``kubesched.plugins``), ``module:Class``."""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import importlib.metadata
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+from kubesched.errors import InputError
+from kubesched.framework.interfaces import Plugin
+from kubesched.plugins import BUILTIN
+
+ENTRY_POINT_GROUP = "kubesched.plugins"
+
+
+@dataclass(frozen=True)
+class PluginInfo:
+    name: str
+    origin: str  # "built-in", "entry point <dist>", "module", "file <path>"
+    target: str  # "module:Class"
+
+
+class Registry:
+    def __init__(self, *, entry_points: bool = True) -> None:
+        self._targets: dict[str, PluginInfo] = {n: PluginInfo(n, "built-in", t) for n, t in BUILTIN.items()}
+        self._classes: dict[str, type[Plugin]] = {}
+        if entry_points:
+            self._load_entry_points()
+
+    def _load_entry_points(self) -> None:
+        for ep in importlib.metadata.entry_points(group=ENTRY_POINT_GROUP):
+            dist = ep.dist.name if ep.dist else "?"
+            self._targets.setdefault(ep.name, PluginInfo(ep.name, f"entry point ({dist})", ep.value))
+
+    def register(self, cls: type[Plugin], name: str | None = None, origin: str = "registered") -> None:
+        name = name or cls.name
+        self._targets[name] = PluginInfo(name, origin, f"{cls.__module__}:{cls.__qualname__}")
+        self._classes[name] = cls
+
+    def load_file(self, path: str) -> list[str]:
+        """Import a plugin file (``--plugin-path``) and register every Plugin subclass it defines."""
+        p = Path(path)
+        if not p.is_file():
+            raise InputError("no such file", source=path)
+        mod_name = f"kubesched_user_{p.stem}"
+        spec = importlib.util.spec_from_file_location(mod_name, p)
+        if spec is None or spec.loader is None:
+            raise InputError("cannot import as a Python module", source=path)
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[mod_name] = module
+        try:
+            spec.loader.exec_module(module)
+        except Exception as e:  # noqa: BLE001 - report the user's import failure in one line
+            raise InputError(f"plugin file failed to import: {type(e).__name__}: {e}", source=path) from None
+        found = []
+        for obj in vars(module).values():
+            if isinstance(obj, type) and issubclass(obj, Plugin) and obj.__module__ == mod_name and obj.name:
+                self.register(obj, origin=f"file {path}")
+                found.append(obj.name)
+        return found
+
+    def infos(self) -> list[PluginInfo]:
+        return sorted(self._targets.values(), key=lambda i: (i.origin != "built-in", i.name))
+
+    def resolve(self, name: str) -> type[Plugin]:
+        """The plugin class for a configured name (a registered name or ``module:Class``)."""
+        cls = self._classes.get(name)
+        if cls is not None:
+            return cls
+        info = self._targets.get(name)
+        target = info.target if info else (name if ":" in name else None)
+        if target is None:
+            raise KeyError(name)
+        mod_name, _, attr = target.partition(":")
+        try:
+            module = importlib.import_module(mod_name)
+            cls = getattr(module, attr)
+        except Exception as e:  # noqa: BLE001
+            raise InputError(f'plugin "{name}" failed to load: {type(e).__name__}: {e}') from None
+        if not (isinstance(cls, type) and issubclass(cls, Plugin)):
+            raise InputError(f'plugin "{name}" ({target}) is not a kubesched Plugin class')
+        self._classes[name] = cls
+        if info is None:
+            self._targets[name] = PluginInfo(name, "module", target)
+        return cls
+
+    def points_of(self, name: str) -> frozenset[str] | None:
+        """Extension points a plugin implements, or None if unknown (used by config validation)."""
+        try:
+            return self.resolve(name).extension_points()
+        except KeyError:
+            return None
+
+
+def default_registry() -> Registry:
+    return Registry()

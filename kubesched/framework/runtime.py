@@ -1,0 +1,405 @@
+"""Framework: one profile's plugins, run at each extension point over numpy rows."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from kubesched.framework.cycle_state import CycleState
+from kubesched.framework.diagnosis import Diagnosis, NodeFailures
+from kubesched.framework.interfaces import (
+    MAX_NODE_SCORE,
+    MIN_NODE_SCORE,
+    BindPlugin,
+    FilterPlugin,
+    PermitPlugin,
+    Plugin,
+    PostBindPlugin,
+    PostFilterPlugin,
+    PreBindPlugin,
+    PreEnqueuePlugin,
+    PreFilterPlugin,
+    PreScorePlugin,
+    QueueSortPlugin,
+    ReservePlugin,
+    ScorePlugin,
+)
+from kubesched.framework.status import Code, FilterResult, PreFilterResult, Status
+
+if TYPE_CHECKING:
+    from kubesched.api.objects import Pod
+    from kubesched.config import Profile
+    from kubesched.framework.handle import Handle
+    from kubesched.framework.registry import Registry
+    from kubesched.state.snapshot import Snapshot
+
+#: Observer of plugin executions: (plugin, extension point, status code name, seconds).
+PluginObserver = Callable[[str, str, str, float], None]
+
+
+@dataclass
+class FeasibleNodes:
+    rows: np.ndarray  # feasible rows, in evaluation order
+    processed: int  # nodes examined (feasible + failed), for the rotating start index
+
+
+@dataclass
+class Scores:
+    rows: np.ndarray
+    total: np.ndarray
+    # plugin -> (raw, normalized, weight); absent when the plugin was skipped
+    per_plugin: dict[str, tuple[np.ndarray, np.ndarray, int]] = field(default_factory=dict)
+
+
+def _guard(plugin: Plugin, point: str, fn: Callable[[], Any]) -> Any:
+    """Run plugin code; an exception becomes an Error status naming the plugin."""
+    try:
+        return fn()
+    except PluginFailure:
+        raise
+    except Exception as e:  # noqa: BLE001 - a plugin bug must not crash the scheduler
+        raise PluginFailure(Status.error(f"running {point} plugin {plugin.name!r}: {e}", plugin.name)) from e
+
+
+class PluginFailure(Exception):
+    def __init__(self, status: Status) -> None:
+        super().__init__(status.message)
+        self.status = status
+
+
+class Framework:
+    def __init__(self, profile: Profile, registry: Registry, handle: Handle) -> None:
+        self.profile = profile
+        self.profile_name = profile.scheduler_name
+        self.handle = handle
+        handle.framework = self
+        self.percentage_of_nodes_to_score = profile.percentage_of_nodes_to_score
+        instances: dict[str, Plugin] = {}
+
+        def get(name: str) -> Plugin:
+            if name not in instances:
+                cls = registry.resolve(name)
+                instances[name] = cls(profile.plugin_args.get(name), handle)
+                if not getattr(cls, "name", ""):
+                    instances[name].name = name  # type: ignore[misc]
+            return instances[name]
+
+        def at(point: str, kind: type) -> list[Any]:
+            out = []
+            for ref in profile.plugins.get(point, []):
+                p = get(ref.name)
+                if not isinstance(p, kind):
+                    raise ValueError(f"plugin {ref.name!r} does not implement {point}")
+                out.append(p)
+            return out
+
+        self.pre_enqueue: list[PreEnqueuePlugin] = at("preEnqueue", PreEnqueuePlugin)
+        qs = at("queueSort", QueueSortPlugin)
+        self.queue_sort: QueueSortPlugin | None = qs[0] if qs else None
+        self.pre_filter: list[PreFilterPlugin] = at("preFilter", PreFilterPlugin)
+        self.filter: list[FilterPlugin] = at("filter", FilterPlugin)
+        self.post_filter: list[PostFilterPlugin] = at("postFilter", PostFilterPlugin)
+        self.pre_score: list[PreScorePlugin] = at("preScore", PreScorePlugin)
+        self.score: list[ScorePlugin] = at("score", ScorePlugin)
+        self.score_weights: dict[str, int] = {
+            ref.name: (ref.weight or 1) for ref in profile.plugins.get("score", [])
+        }
+        self.reserve: list[ReservePlugin] = at("reserve", ReservePlugin)
+        self.permit: list[PermitPlugin] = at("permit", PermitPlugin)
+        self.pre_bind: list[PreBindPlugin] = at("preBind", PreBindPlugin)
+        self.bind: list[BindPlugin] = at("bind", BindPlugin)
+        self.post_bind: list[PostBindPlugin] = at("postBind", PostBindPlugin)
+        self.plugins = instances
+        self.observer: PluginObserver | None = None
+
+    # ---- helpers ---------------------------------------------------------------------
+    def _timed(self, plugin: Plugin, point: str, fn: Callable[[], Any]) -> Any:
+        if self.observer is None:
+            return _guard(plugin, point, fn)
+        t0 = time.perf_counter()
+        try:
+            out = _guard(plugin, point, fn)
+        except PluginFailure:
+            self.observer(plugin.name, point, "Error", time.perf_counter() - t0)
+            raise
+        code = out.code.name if isinstance(out, Status) else "Success"
+        self.observer(plugin.name, point, code, time.perf_counter() - t0)
+        return out
+
+    @property
+    def has_scoring(self) -> bool:
+        return bool(self.score)
+
+    # ---- PreEnqueue ------------------------------------------------------------------
+    def run_pre_enqueue(self, pod: Pod) -> Status:
+        for pl in self.pre_enqueue:
+            st = _guard(pl, "PreEnqueue", lambda pl=pl: pl.pre_enqueue(pod)) or Status()
+            if not st.ok:
+                st.plugin = pl.name
+                return st
+        return Status()
+
+    # ---- PreFilter -------------------------------------------------------------------
+    def run_pre_filter(
+        self, state: CycleState, pod: Pod, snap: Snapshot, *, run_all: bool = False
+    ) -> tuple[frozenset[str] | None, Status, list[str], dict[str, Status]]:
+        """RunPreFilterPlugins. Returns (node names or None, status, plugins that narrowed, per-plugin status).
+
+        ``run_all`` keeps going after a rejection (explain shows every plugin).
+        """
+        names: frozenset[str] | None = None
+        ret = Status()
+        with_nodes: list[str] = []
+        per_plugin: dict[str, Status] = {}
+        for pl in self.pre_filter:
+            out = self._timed(pl, "PreFilter", lambda pl=pl: pl.pre_filter(state, pod, snap))
+            if isinstance(out, PreFilterResult):
+                res, st = out, out.status
+            else:
+                res, st = None, (out or Status())
+            st.plugin = pl.name
+            per_plugin[pl.name] = st
+            if st.code == Code.Skip:
+                state.skip_filter.add(pl.name)
+                continue
+            if not st.ok:
+                if st.code == Code.UnschedulableAndUnresolvable:
+                    if not run_all:
+                        return None, st, with_nodes, per_plugin
+                    if ret.ok or ret.code != Code.UnschedulableAndUnresolvable:
+                        ret = st
+                    continue
+                if st.code == Code.Unschedulable:
+                    if ret.ok:
+                        ret = st
+                    continue
+                err = Status.error(f"running PreFilter plugin {pl.name!r}: {st.message}", pl.name)
+                if not run_all:
+                    return None, err, with_nodes, per_plugin
+                ret = err
+                continue
+            if res is not None and res.node_names is not None:
+                with_nodes.append(pl.name)
+                names = res.node_names if names is None else names & res.node_names
+                if not names and ret.ok:
+                    if len(with_nodes) == 1:
+                        msg = f"node(s) didn't satisfy plugin {with_nodes[0]}"
+                    else:
+                        msg = f"node(s) didn't satisfy plugin(s) [{' '.join(with_nodes)}] simultaneously"
+                    st2 = Status(Code.UnschedulableAndUnresolvable, (msg,))
+                    if not run_all:
+                        return names, st2, with_nodes, per_plugin
+                    ret = st2
+        return names, ret, with_nodes, per_plugin
+
+    # ---- Filter ----------------------------------------------------------------------
+    def _active_filters(self, state: CycleState) -> list[FilterPlugin]:
+        return [pl for pl in self.filter if pl.name not in state.skip_filter]
+
+    def filter_rows(
+        self, state: CycleState, pod: Pod, snap: Snapshot, rows: np.ndarray, diagnosis: Diagnosis | None
+    ) -> np.ndarray:
+        """Run filters in order over ``rows``; a node stops at its first failing plugin.
+
+        Returns the boolean pass mask over ``rows``; failures go into ``diagnosis``.
+        """
+        alive = np.ones(len(rows), bool)
+        idx = np.arange(len(rows))
+        for pl in self._active_filters(state):
+            cur = idx[alive]
+            if cur.size == 0:
+                break
+            sub = rows[cur]
+            res: FilterResult = self._timed(pl, "Filter", lambda pl=pl, sub=sub: pl.filter(state, pod, snap, sub))
+            failed = res.code != 0
+            if failed.any():
+                if (res.code == Code.Error).any():
+                    i = int(np.nonzero(res.code == Code.Error)[0][0])
+                    raise PluginFailure(res.status_at(i, pl.name))
+                if diagnosis is not None:
+                    diagnosis.failures.append(NodeFailures.from_result(pl.name, sub, res, failed))
+                    diagnosis.unschedulable_plugins.add(pl.name)
+                alive[cur[failed]] = False
+        return alive
+
+    def find_feasible(
+        self,
+        state: CycleState,
+        pod: Pod,
+        snap: Snapshot,
+        candidates: np.ndarray,
+        start: int,
+        num_to_find: int,
+        diagnosis: Diagnosis,
+    ) -> FeasibleNodes:
+        """findNodesThatPassFilters with sequential semantics, evaluated in vectorised chunks."""
+        n = len(candidates)
+        if n == 0:
+            return FeasibleNodes(np.zeros(0, np.int32), 0)
+        rotated = np.roll(candidates, -(start % n)) if start % n else candidates
+        if not self._active_filters(state):
+            take = rotated[: min(num_to_find, n)]
+            return FeasibleNodes(take, int(take.size))
+        found: list[np.ndarray] = []
+        nfound = 0
+        pos = 0
+        chunk = max(64, min(n, num_to_find + num_to_find // 4))
+        while pos < n and nfound < num_to_find:
+            rows = rotated[pos : pos + chunk]
+            chunk_diag = Diagnosis()
+            ok = self.filter_rows(state, pod, snap, rows, chunk_diag)
+            ok_idx = np.nonzero(ok)[0]
+            need = num_to_find - nfound
+            if ok_idx.size >= need:
+                cut = int(ok_idx[need - 1]) + 1  # nodes after the last needed one were not examined
+                found.append(rows[ok_idx[:need]])
+                nfound += need
+                for f in chunk_diag.failures:
+                    keep = np.isin(f.rows, rows[:cut])
+                    if keep.any():
+                        diagnosis.failures.append(
+                            NodeFailures(f.plugin, f.rows[keep], f.code[keep], f.bits[keep], f.reasons)
+                        )
+                diagnosis.unschedulable_plugins |= chunk_diag.unschedulable_plugins
+                pos += cut
+                break
+            found.append(rows[ok_idx])
+            nfound += int(ok_idx.size)
+            diagnosis.failures.extend(chunk_diag.failures)
+            diagnosis.unschedulable_plugins |= chunk_diag.unschedulable_plugins
+            pos += len(rows)
+            chunk = min(n, chunk * 2)
+        feasible = np.concatenate(found) if found else np.zeros(0, np.int32)
+        return FeasibleNodes(feasible, int(feasible.size) + diagnosis.num_failed)
+
+    def filter_all(
+        self, state: CycleState, pod: Pod, snap: Snapshot, rows: np.ndarray
+    ) -> dict[str, FilterResult | None]:
+        """Every enabled filter plugin over every row, without stopping (for explain).
+
+        A plugin skipped by its PreFilter maps to None.
+        """
+        out: dict[str, FilterResult | None] = {}
+        for pl in self.filter:
+            if pl.name in state.skip_filter:
+                out[pl.name] = None
+                continue
+            out[pl.name] = _guard(pl, "Filter", lambda pl=pl: pl.filter(state, pod, snap, rows))
+        return out
+
+    # ---- PostFilter ------------------------------------------------------------------
+    def run_post_filter(
+        self, state: CycleState, pod: Pod, snap: Snapshot, diagnosis: Diagnosis
+    ) -> tuple[str | None, Status]:
+        """RunPostFilterPlugins: first success wins; rejections' reasons are joined."""
+        nominated: str | None = None
+        reasons: list[str] = []
+        rejector = ""
+        for pl in self.post_filter:
+            node, st = self._timed(pl, "PostFilter", lambda pl=pl: pl.post_filter(state, pod, snap, diagnosis))
+            if st.ok:
+                return node, st
+            if st.code == Code.UnschedulableAndUnresolvable:
+                st.plugin = pl.name
+                return node, st
+            if not st.rejected:
+                return None, Status(Code.Error, st.reasons, pl.name)
+            if node is not None:
+                nominated = node
+            reasons.extend(st.reasons)
+            rejector = rejector or pl.name
+        return nominated, Status(Code.Unschedulable, tuple(reasons), rejector)
+
+    # ---- Score -----------------------------------------------------------------------
+    def run_score(self, state: CycleState, pod: Pod, snap: Snapshot, rows: np.ndarray) -> Scores:
+        """PreScore + Score + NormalizeScore + weights, vectorised per plugin."""
+        total = np.zeros(len(rows), np.int64)
+        out = Scores(rows, total)
+        if not self.score:
+            out.total = np.ones(len(rows), np.int64)
+            return out
+        skip: set[str] = set()
+        for pl in self.pre_score:
+            st = self._timed(pl, "PreScore", lambda pl=pl: pl.pre_score(state, pod, snap, rows)) or Status()
+            if st.code == Code.Skip:
+                skip.add(pl.name)
+            elif not st.ok:
+                raise PluginFailure(Status(Code.Error, st.reasons, pl.name))
+        state.skip_score = skip
+        for pl in self.score:
+            if pl.name in skip:
+                continue
+            raw = np.asarray(self._timed(pl, "Score", lambda pl=pl: pl.score(state, pod, snap, rows)), np.int64)
+            norm = _guard(pl, "NormalizeScore", lambda pl=pl, raw=raw: pl.normalize(state, pod, raw.copy()))
+            norm = raw if norm is None else np.asarray(norm, np.int64)
+            if norm.size and (norm.max() > MAX_NODE_SCORE or norm.min() < MIN_NODE_SCORE):
+                bad = int(norm.max() if norm.max() > MAX_NODE_SCORE else norm.min())
+                raise PluginFailure(
+                    Status.error(
+                        f"plugin {pl.name!r} returns an invalid score {bad}, it should in the range of "
+                        f"[{MIN_NODE_SCORE}, {MAX_NODE_SCORE}] after normalizing",
+                        pl.name,
+                    )
+                )
+            w = self.score_weights.get(pl.name, 1)
+            out.per_plugin[pl.name] = (raw, norm, w)
+            total += norm * w
+        return out
+
+    # ---- Reserve / Permit / Bind ------------------------------------------------------
+    def run_reserve(self, state: CycleState, pod: Pod, node: str) -> Status:
+        for pl in self.reserve:
+            st = _guard(pl, "Reserve", lambda pl=pl: pl.reserve(state, pod, node)) or Status()
+            if not st.ok:
+                st.plugin = pl.name
+                return st
+        return Status()
+
+    def run_unreserve(self, state: CycleState, pod: Pod, node: str) -> None:
+        for pl in reversed(self.reserve):
+            try:
+                pl.unreserve(state, pod, node)
+            except Exception:  # noqa: BLE001,S110 - unreserve must reach every plugin
+                pass
+
+    def run_permit(self, state: CycleState, pod: Pod, node: str) -> tuple[Status, float]:
+        wait = 0.0
+        waiting = False
+        for pl in self.permit:
+            st, timeout = _guard(pl, "Permit", lambda pl=pl: pl.permit(state, pod, node))
+            if st.code == Code.Wait:
+                waiting = True
+                wait = max(wait, min(timeout, 15 * 60))
+                continue
+            if not st.ok:
+                st.plugin = pl.name
+                return st, 0.0
+        return (Status(Code.Wait) if waiting else Status()), wait
+
+    def run_pre_bind(self, state: CycleState, pod: Pod, node: str) -> Status:
+        for pl in self.pre_bind:
+            st = _guard(pl, "PreBind", lambda pl=pl: pl.pre_bind(state, pod, node)) or Status()
+            if not st.ok:
+                st.plugin = pl.name
+                return st
+        return Status()
+
+    def run_bind(self, state: CycleState, pod: Pod, node: str) -> Status:
+        for pl in self.bind:
+            st = _guard(pl, "Bind", lambda pl=pl: pl.bind(state, pod, node)) or Status()
+            if st.code == Code.Skip:
+                continue
+            st.plugin = pl.name
+            return st
+        return Status(Code.Skip)
+
+    def run_post_bind(self, state: CycleState, pod: Pod, node: str) -> None:
+        for pl in self.post_bind:
+            try:
+                pl.post_bind(state, pod, node)
+            except Exception:  # noqa: BLE001,S110 - post-bind is informational
+                pass

@@ -1,0 +1,261 @@
+"""PriorityQueue: activeQ, backoffQ and unschedulable pods, as kube-scheduler keeps them.
+
+Time comes from an injected clock so the same queue runs live (wall clock) and in
+simulation (virtual clock).
+"""
+
+from __future__ import annotations
+
+import heapq
+import itertools
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from kubesched.api.objects import Pod
+from kubesched.framework.status import Status
+
+UNSCHEDULABLE_TIMEOUT = 300.0  # podMaxInUnschedulablePodsDuration
+ERROR_PLUGIN = ""  # a pod that failed with an error (no rejecting plugin) moves on any event
+
+# Which plugins a cluster event can help (EventsToRegister of the built-ins).
+EVENT_PLUGINS: dict[str, frozenset[str]] = {
+    "NodeAdd": frozenset(
+        {
+            "NodeUnschedulable",
+            "NodeName",
+            "TaintToleration",
+            "NodeAffinity",
+            "NodePorts",
+            "NodeResourcesFit",
+            "PodTopologySpread",
+            "InterPodAffinity",
+            "NodeResourcesBalancedAllocation",
+            "ImageLocality",
+        }
+    ),
+    "NodeUpdate": frozenset(
+        {"NodeUnschedulable", "TaintToleration", "NodeAffinity", "NodeResourcesFit", "PodTopologySpread", "InterPodAffinity"}
+    ),
+    "AssignedPodAdd": frozenset({"InterPodAffinity", "PodTopologySpread"}),
+    "AssignedPodUpdate": frozenset({"InterPodAffinity", "PodTopologySpread", "NodeResourcesFit"}),
+    "AssignedPodDelete": frozenset({"NodeResourcesFit", "NodePorts", "InterPodAffinity", "PodTopologySpread"}),
+    "NamespaceUpdate": frozenset({"InterPodAffinity"}),
+}
+
+
+@dataclass(eq=False)
+class QueuedPodInfo:
+    pod: Pod
+    timestamp: float  # when it (re-)entered the queue: PrioritySort's tie-break
+    initial_attempt: float | None = None
+    attempts: int = 0
+    unschedulable_plugins: set[str] = field(default_factory=set)
+    backoff_expiry: float = 0.0
+    gated: Status | None = None
+    seq: int = 0
+
+
+class _HeapItem:
+    __slots__ = ("qpi", "less")
+
+    def __init__(self, qpi: QueuedPodInfo, less: Callable[[QueuedPodInfo, QueuedPodInfo], bool]) -> None:
+        self.qpi = qpi
+        self.less = less
+
+    def __lt__(self, other: _HeapItem) -> bool:
+        if self.less(self.qpi, other.qpi):
+            return True
+        if self.less(other.qpi, self.qpi):
+            return False
+        return self.qpi.seq < other.qpi.seq
+
+
+def priority_less(a: QueuedPodInfo, b: QueuedPodInfo) -> bool:
+    """PrioritySort: higher priority first, then earlier timestamp."""
+    if a.pod.priority != b.pod.priority:
+        return a.pod.priority > b.pod.priority
+    return a.timestamp < b.timestamp
+
+
+class SchedulingQueue:
+    def __init__(
+        self,
+        clock: Callable[[], float],
+        less: Callable[[QueuedPodInfo, QueuedPodInfo], bool] = priority_less,
+        pre_enqueue: Callable[[Pod], Status] | None = None,
+        initial_backoff: float = 1.0,
+        max_backoff: float = 10.0,
+    ) -> None:
+        self.clock = clock
+        self.less = less
+        self.pre_enqueue = pre_enqueue
+        self.initial_backoff = initial_backoff
+        self.max_backoff = max_backoff
+        self._active: list[_HeapItem] = []
+        self._backoff: list[tuple[float, int, QueuedPodInfo]] = []
+        self.unschedulable: dict[str, QueuedPodInfo] = {}
+        self.gated: dict[str, QueuedPodInfo] = {}
+        self._where: dict[str, str] = {}  # uid -> "active" | "backoff" | "unschedulable" | "gated" | "inflight"
+        self._info: dict[str, QueuedPodInfo] = {}
+        self._seq = itertools.count()
+        self.moved_during_cycle = False
+        self.on_incoming: Callable[[str, str], None] | None = None  # (queue, event) for metrics
+
+    # ---- bookkeeping -----------------------------------------------------------------
+    def __len__(self) -> int:
+        return len(self._info)
+
+    def counts(self) -> dict[str, int]:
+        c = {"active": 0, "backoff": 0, "unschedulable": 0, "gated": 0}
+        for where in self._where.values():
+            if where in c:
+                c[where] += 1
+        return c
+
+    def _incoming(self, queue: str, event: str) -> None:
+        if self.on_incoming:
+            self.on_incoming(queue, event)
+
+    def _push_active(self, qpi: QueuedPodInfo, event: str) -> None:
+        heapq.heappush(self._active, _HeapItem(qpi, self.less))
+        self._where[qpi.pod.uid] = "active"
+        self._incoming("active", event)
+
+    def _push_backoff(self, qpi: QueuedPodInfo, event: str) -> None:
+        heapq.heappush(self._backoff, (qpi.backoff_expiry, qpi.seq, qpi))
+        self._where[qpi.pod.uid] = "backoff"
+        self._incoming("backoff", event)
+
+    def backoff_duration(self, attempts: int) -> float:
+        if attempts <= 0:
+            return 0.0
+        d = self.initial_backoff * (2 ** (attempts - 1))
+        return min(d, self.max_backoff)
+
+    # ---- API -------------------------------------------------------------------------
+    def add(self, pod: Pod) -> None:
+        now = self.clock()
+        qpi = QueuedPodInfo(pod, now, seq=next(self._seq))
+        self._info[pod.uid] = qpi
+        self._enqueue_new(qpi, "PodAdd")
+
+    def _enqueue_new(self, qpi: QueuedPodInfo, event: str) -> None:
+        if self.pre_enqueue is not None:
+            st = self.pre_enqueue(qpi.pod)
+            if not st.ok:
+                qpi.gated = st
+                self.gated[qpi.pod.uid] = qpi
+                self._where[qpi.pod.uid] = "gated"
+                return
+        qpi.gated = None
+        self._push_active(qpi, event)
+
+    def update(self, pod: Pod) -> None:
+        """A pending pod changed (e.g. its gates were removed)."""
+        qpi = self._info.get(pod.uid)
+        if qpi is None:
+            self.add(pod)
+            return
+        qpi.pod = pod
+        if self._where.get(pod.uid) == "gated":
+            del self.gated[pod.uid]
+            self._enqueue_new(qpi, "PodUpdate")
+        elif self._where.get(pod.uid) == "unschedulable":
+            del self.unschedulable[pod.uid]
+            self._requeue(qpi, "PodUpdate")
+
+    def delete(self, uid: str) -> None:
+        self._info.pop(uid, None)
+        where = self._where.pop(uid, None)
+        if where == "unschedulable":
+            self.unschedulable.pop(uid, None)
+        elif where == "gated":
+            self.gated.pop(uid, None)
+        # heap entries are dropped lazily on pop
+
+    def contains(self, uid: str) -> bool:
+        return uid in self._info
+
+    def info(self, uid: str) -> QueuedPodInfo | None:
+        return self._info.get(uid)
+
+    def pop(self) -> QueuedPodInfo | None:
+        """Next pod to schedule, or None when activeQ is empty (after flushing backoff)."""
+        self.flush_backoff()
+        while self._active:
+            qpi = heapq.heappop(self._active).qpi
+            uid = qpi.pod.uid
+            if self._where.get(uid) != "active" or self._info.get(uid) is not qpi:
+                continue
+            self._where[uid] = "inflight"
+            qpi.attempts += 1
+            if qpi.initial_attempt is None:
+                qpi.initial_attempt = self.clock()
+            self.moved_during_cycle = False
+            return qpi
+        return None
+
+    def done(self, uid: str) -> None:
+        """The pod was scheduled (assumed): it leaves the queue."""
+        self._info.pop(uid, None)
+        self._where.pop(uid, None)
+
+    def add_unschedulable(self, qpi: QueuedPodInfo, plugins: set[str], error: bool = False) -> None:
+        """AddUnschedulableIfNotPresent after a failed attempt."""
+        uid = qpi.pod.uid
+        if uid not in self._info:
+            return  # deleted meanwhile
+        now = self.clock()
+        qpi.timestamp = now
+        qpi.unschedulable_plugins = set(plugins)
+        qpi.backoff_expiry = now + self.backoff_duration(qpi.attempts)
+        if error or not plugins or self.moved_during_cycle:
+            self._push_backoff(qpi, "ScheduleAttemptFailure")
+        else:
+            self.unschedulable[uid] = qpi
+            self._where[uid] = "unschedulable"
+            self._incoming("unschedulable", "ScheduleAttemptFailure")
+
+    def _requeue(self, qpi: QueuedPodInfo, event: str) -> None:
+        if qpi.backoff_expiry > self.clock():
+            self._push_backoff(qpi, event)
+        else:
+            self._push_active(qpi, event)
+
+    def flush_backoff(self) -> None:
+        now = self.clock()
+        while self._backoff and self._backoff[0][0] <= now:
+            _, _, qpi = heapq.heappop(self._backoff)
+            if self._where.get(qpi.pod.uid) == "backoff" and self._info.get(qpi.pod.uid) is qpi:
+                self._push_active(qpi, "BackoffComplete")
+
+    def flush_unschedulable_leftover(self) -> None:
+        now = self.clock()
+        for uid, qpi in list(self.unschedulable.items()):
+            if now - qpi.timestamp >= UNSCHEDULABLE_TIMEOUT:
+                del self.unschedulable[uid]
+                self._requeue(qpi, "UnschedulableTimeout")
+
+    def move_for_event(self, event: str) -> int:
+        """MoveAllToActiveOrBackoffQueue, limited to pods a plugin says the event may help."""
+        helped = EVENT_PLUGINS.get(event)
+        moved = 0
+        for uid, qpi in list(self.unschedulable.items()):
+            plugins = qpi.unschedulable_plugins
+            if helped is None or not plugins or plugins & helped or (plugins - set().union(*EVENT_PLUGINS.values())):
+                del self.unschedulable[uid]
+                self._requeue(qpi, event)
+                moved += 1
+        self.moved_during_cycle = True
+        return moved
+
+    def next_backoff_expiry(self) -> float | None:
+        while self._backoff:
+            expiry, _, qpi = self._backoff[0]
+            if self._where.get(qpi.pod.uid) == "backoff" and self._info.get(qpi.pod.uid) is qpi:
+                return expiry
+            heapq.heappop(self._backoff)
+        return None
+
+    def pending_pods(self) -> list[QueuedPodInfo]:
+        return list(self._info.values())

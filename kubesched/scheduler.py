@@ -1,0 +1,288 @@
+"""The scheduling cycle and binding cycle (kube-scheduler's schedule_one.go)."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from kubesched.api.objects import Pod
+from kubesched.config import SchedulerConfig
+from kubesched.framework.cycle_state import CycleState
+from kubesched.framework.diagnosis import NO_NODES, Diagnosis
+from kubesched.framework.handle import ClusterBackend, Handle
+from kubesched.framework.registry import Registry
+from kubesched.framework.runtime import Framework, PluginFailure, Scores
+from kubesched.framework.status import Code, Status
+from kubesched.queue.scheduling_queue import QueuedPodInfo, SchedulingQueue, priority_less
+from kubesched.state.snapshot import Snapshot
+
+MIN_FEASIBLE_NODES_TO_FIND = 100
+MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND = 5
+
+
+def num_feasible_nodes_to_find(num_all_nodes: int, percentage: int) -> int:
+    """How many feasible nodes to look for before scoring (adaptive when percentage is 0)."""
+    if num_all_nodes < MIN_FEASIBLE_NODES_TO_FIND:
+        return num_all_nodes
+    if percentage == 0:
+        percentage = max(50 - num_all_nodes // 125, MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND)
+    return max(num_all_nodes * percentage // 100, MIN_FEASIBLE_NODES_TO_FIND)
+
+
+@dataclass
+class ScheduleResult:
+    """Outcome of one scheduling attempt."""
+
+    pod: Pod
+    profile: str
+    node: str | None = None
+    message: str | None = None  # FailedScheduling message
+    code: Code = Code.Success
+    nominated_node: str | None = None
+    evaluated: int = 0
+    feasible: int = 0
+    diagnosis: Diagnosis | None = None
+    scores: Scores | None = None
+    attempt: int = 0
+    duration: float = 0.0
+
+
+@dataclass
+class SchedulerHooks:
+    """Callbacks for the live/simulated worlds (events, metrics, status updates)."""
+
+    on_scheduled: list[Callable[[ScheduleResult], None]] = field(default_factory=list)
+    on_failed: list[Callable[[ScheduleResult], None]] = field(default_factory=list)
+
+
+class Scheduler:
+    def __init__(
+        self,
+        config: SchedulerConfig,
+        snapshot: Snapshot,
+        cluster: ClusterBackend | None,
+        registry: Registry,
+        *,
+        seed: int | None = None,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.config = config
+        self.snapshot = snapshot
+        self.cluster = cluster
+        self.rng = np.random.default_rng(seed)
+        self.clock = clock
+        self.frameworks: dict[str, Framework] = {}
+        for prof in config.profiles:
+            handle = Handle(snapshot, cluster, self.rng, config.parallelism)
+            handle.nominator = self
+            self.frameworks[prof.scheduler_name] = Framework(prof, registry, handle)
+        first = next(iter(self.frameworks.values()))
+        less = priority_less
+        if first.queue_sort is not None and first.queue_sort.name != "PrioritySort":
+            less = first.queue_sort.less
+        self.queue = SchedulingQueue(
+            clock,
+            less=less,
+            pre_enqueue=self._pre_enqueue,
+            initial_backoff=config.pod_initial_backoff_seconds,
+            max_backoff=config.pod_max_backoff_seconds,
+        )
+        self.next_start_node_index = 0
+        self.nominated: dict[str, Pod] = {}  # uid -> pod with a nominated node
+        self.hooks = SchedulerHooks()
+        self.attempts = 0
+
+    # ---- pods entering ---------------------------------------------------------------
+    def responsible_for(self, pod: Pod) -> bool:
+        return pod.scheduler_name in self.frameworks
+
+    def _pre_enqueue(self, pod: Pod) -> Status:
+        fw = self.frameworks.get(pod.scheduler_name)
+        return fw.run_pre_enqueue(pod) if fw else Status()
+
+    def add_pending(self, pod: Pod) -> None:
+        if self.responsible_for(pod) and not pod.node_name:
+            if pod.nominated_node_name:
+                self.nominated[pod.uid] = pod
+            self.queue.add(pod)
+
+    def nominated_pods_on(self, node_name: str) -> list[Pod]:
+        return [p for p in self.nominated.values() if p.nominated_node_name == node_name]
+
+    # ---- the cycle ---------------------------------------------------------------------
+    def schedule_pod(self, fw: Framework, state: CycleState, pod: Pod) -> ScheduleResult:
+        """schedulePod: PreFilter, Filter (adaptive node count), Score, select host."""
+        snap = self.snapshot
+        res = ScheduleResult(pod, fw.profile_name)
+        n_all = snap.n
+        if n_all == 0:
+            res.code, res.message = Code.UnschedulableAndUnresolvable, NO_NODES
+            return res
+        diag = Diagnosis()
+        res.diagnosis = diag
+        names, st, with_nodes, _ = fw.run_pre_filter(state, pod, snap)
+        diag.unschedulable_plugins.update(with_nodes)
+        if not st.ok:
+            if not st.rejected:
+                res.code, res.message = Code.Error, st.message
+                return res
+            diag.absent_status = st
+            diag.pre_filter_msg = st.message
+            if st.plugin:
+                diag.unschedulable_plugins.add(st.plugin)
+            return self._fit_error(res, n_all)
+        if pod.nominated_node_name and pod.nominated_node_name in snap.row_of:
+            row = np.asarray([snap.row_of[pod.nominated_node_name]], np.int32)
+            if fw.filter_rows(state, pod, snap, row, None).all():
+                res.node, res.evaluated, res.feasible = pod.nominated_node_name, 1, 1
+                return res
+        candidates = snap.order
+        if names is not None:
+            candidates = candidates[np.isin(candidates, snap.rows_of(names))]
+            diag.absent_status = Status(
+                Code.UnschedulableAndUnresolvable, (f"node(s) didn't satisfy plugin(s) [{' '.join(sorted(with_nodes))}]",)
+            )
+        pct = fw.percentage_of_nodes_to_score
+        if pct is None:
+            pct = self.config.percentage_of_nodes_to_score
+        k = num_feasible_nodes_to_find(len(candidates), pct) if fw.has_scoring else 1
+        feas = fw.find_feasible(state, pod, snap, candidates, self.next_start_node_index, k, diag)
+        self.next_start_node_index = (self.next_start_node_index + feas.processed) % n_all
+        res.evaluated = feas.processed
+        res.feasible = int(feas.rows.size)
+        if feas.rows.size == 0:
+            return self._fit_error(res, n_all)
+        if feas.rows.size == 1:
+            res.node = snap.nodes[int(feas.rows[0])].name
+            return res
+        scores = fw.run_score(state, pod, snap, feas.rows)
+        res.scores = scores
+        res.node = snap.nodes[int(self.select_host(scores))].name
+        return res
+
+    def _fit_error(self, res: ScheduleResult, n_all: int) -> ScheduleResult:
+        res.code = Code.Unschedulable
+        res.message = res.diagnosis.fit_error(n_all) if res.diagnosis else NO_NODES
+        return res
+
+    def select_host(self, scores: Scores) -> int:
+        """The highest total; ties broken uniformly at random (seeded)."""
+        best = scores.total.max()
+        ties = np.nonzero(scores.total == best)[0]
+        pick = ties[0] if ties.size == 1 else ties[int(self.rng.integers(ties.size))]
+        return int(scores.rows[pick])
+
+    def schedule_one(self) -> ScheduleResult | None:
+        """Pop one pod and run its scheduling cycle and (synchronous) binding cycle."""
+        qpi = self.queue.pop()
+        if qpi is None:
+            return None
+        return self.attempt(qpi)
+
+    def attempt(self, qpi: QueuedPodInfo) -> ScheduleResult:
+        pod = qpi.pod
+        fw = self.frameworks[pod.scheduler_name]
+        t0 = time.perf_counter()
+        self.attempts += 1
+        state = CycleState()
+        try:
+            res = self.schedule_pod(fw, state, pod)
+        except PluginFailure as e:
+            res = ScheduleResult(pod, fw.profile_name, code=Code.Error, message=e.status.message)
+        res.attempt = qpi.attempts
+        if res.node is None:
+            if res.code in (Code.Unschedulable, Code.UnschedulableAndUnresolvable) and res.diagnosis and fw.post_filter:
+                self._post_filter(fw, state, pod, res)
+            res.duration = time.perf_counter() - t0
+            self._failed(qpi, res)
+            return res
+        self._assume_and_bind(fw, state, qpi, res)
+        res.duration = time.perf_counter() - t0
+        return res
+
+    def _post_filter(self, fw: Framework, state: CycleState, pod: Pod, res: ScheduleResult) -> None:
+        assert res.diagnosis is not None
+        try:
+            node, st = fw.run_post_filter(state, pod, self.snapshot, res.diagnosis)
+        except PluginFailure as e:
+            node, st = None, e.status
+        if st.message:
+            res.diagnosis.post_filter_msg = st.message
+            res.message = res.diagnosis.fit_error(self.snapshot.n)
+        if node is not None:
+            res.nominated_node = node
+            if node:
+                p = pod
+                p.nominated_node_name = node
+                self.nominated[pod.uid] = p
+                if self.cluster is not None:
+                    self.cluster.set_nominated_node(pod, node)
+            else:
+                self.nominated.pop(pod.uid, None)
+                if pod.nominated_node_name and self.cluster is not None:
+                    self.cluster.set_nominated_node(pod, "")
+                pod.nominated_node_name = ""
+
+    def _failed(self, qpi: QueuedPodInfo, res: ScheduleResult) -> None:
+        plugins = set(res.diagnosis.unschedulable_plugins) if res.diagnosis else set()
+        self.queue.add_unschedulable(qpi, plugins, error=res.code == Code.Error)
+        for cb in self.hooks.on_failed:
+            cb(res)
+
+    def _assume_and_bind(self, fw: Framework, state: CycleState, qpi: QueuedPodInfo, res: ScheduleResult) -> None:
+        pod, node = qpi.pod, res.node
+        assert node is not None
+        assumed = pod.with_node(node)
+        assumed.nominated_node_name = ""
+        self.snapshot.add_pod(assumed)
+        self.nominated.pop(pod.uid, None)
+
+        def fail(st: Status) -> None:
+            fw.run_unreserve(state, pod, node)
+            self.snapshot.remove_pod(pod.uid)
+            res.node, res.code, res.message = None, st.code if st.rejected else Code.Error, st.message
+            self._failed(qpi, res)
+            self.queue.move_for_event("AssignedPodDelete")
+
+        st = fw.run_reserve(state, pod, node)
+        if not st.ok:
+            return fail(st)
+        st, _timeout = fw.run_permit(state, pod, node)
+        if st.code == Code.Wait:
+            st = Status()  # offline: a waiting pod is let through (Permit waiting is live-only)
+        if not st.ok:
+            return fail(st)
+        self.queue.done(pod.uid)
+        st = fw.run_pre_bind(state, pod, node)
+        if st.ok:
+            st = fw.run_bind(state, pod, node)
+            if st.code == Code.Skip:
+                st = Status()
+        if not st.ok:
+            self.queue._info[pod.uid] = qpi  # back in the queue's books for the retry
+            return fail(st)
+        fw.run_post_bind(state, pod, node)
+        self.queue.move_for_event("AssignedPodAdd")
+        for cb in self.hooks.on_scheduled:
+            cb(res)
+
+    # ---- cluster events --------------------------------------------------------------
+    def delete_pod(self, pod: Pod) -> None:
+        """A pod was deleted (e.g. a preemption victim)."""
+        if self.snapshot.remove_pod(pod.uid) is not None:
+            self.queue.move_for_event("AssignedPodDelete")
+        self.queue.delete(pod.uid)
+        self.nominated.pop(pod.uid, None)
+
+    def run_until_idle(self, advance: Callable[[float], None] | None = None, max_attempts: int = 1_000_000) -> None:
+        """Drain the queue; ``advance(t)`` moves a virtual clock to the next backoff expiry."""
+        while self.attempts < max_attempts:
+            if self.schedule_one() is not None:
+                continue
+            nxt = self.queue.next_backoff_expiry()
+            if nxt is None or advance is None:
+                return
+            advance(nxt)
