@@ -42,7 +42,9 @@ def node_selector_as_label_selector(node_selector: Mapping[str, str]) -> LabelSe
     """labels.SelectorFromSet: no validation (the API server already validated nodeSelector)."""
     if not node_selector:
         return None
-    return LabelSelector(tuple(Requirement(k, "In", frozenset((v,))) for k, v in sorted(node_selector.items())))
+    return LabelSelector(
+        tuple(Requirement(k, "In", frozenset((v,))) for k, v in sorted(node_selector.items()))
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,7 +89,9 @@ def pre_filter_node_names(required: NodeSelector) -> frozenset[str] | None:
     return frozenset(names)
 
 
-def preferred_score(terms: tuple[PreferredSchedulingTerm, ...], labels: LabelIndex, rows: np.ndarray) -> np.ndarray:
+def preferred_score(
+    terms: tuple[PreferredSchedulingTerm, ...], labels: LabelIndex, rows: np.ndarray
+) -> np.ndarray:
     """PreferredSchedulingTerms.Score: sum of weights of the terms each node matches."""
     out = np.zeros(len(rows), np.int64)
     for t in terms:
@@ -109,7 +113,9 @@ class NodeAffinity(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin):
         #: Scheduler-enforced required selector (None: nothing enforced).
         self.added_node_selector: NodeSelector | None = added.required if added is not None else None
         #: Scheduler-added preferred terms, scored for every pod.
-        self.added_preferred: tuple[PreferredSchedulingTerm, ...] = added.preferred if added is not None else ()
+        self.added_preferred: tuple[PreferredSchedulingTerm, ...] = (
+            added.preferred if added is not None else ()
+        )
 
     # -- filter -----------------------------------------------------------------------------
 

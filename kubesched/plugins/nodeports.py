@@ -84,7 +84,9 @@ class NodePorts(PreFilterPlugin, FilterPlugin):
         n = len(rows)
         if want is None:  # upstream: Filter without PreFilter is an error
             code = np.full(n, np.int8(Code.Error), np.int8)
-            return FilterResult(code, np.ones(n, np.int64), (f'reading "{PRE_FILTER_STATE_KEY}" from cycleState: not found',))
+            return FilterResult(
+                code, np.ones(n, np.int64), (f'reading "{PRE_FILTER_STATE_KEY}" from cycleState: not found',)
+            )
         ports_on = snap.ports_on
         fail = np.zeros(n, bool)
         # Only nodes already using host ports can conflict; those are few.

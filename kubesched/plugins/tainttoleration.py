@@ -51,7 +51,9 @@ def prefer_no_schedule_tolerations(tolerations: tuple[Toleration, ...]) -> tuple
     return tuple(t for t in tolerations if not t.effect or t.effect == PREFER_NO_SCHEDULE)
 
 
-def count_intolerable_prefer_no_schedule(taints: tuple[Taint, ...], tolerations: tuple[Toleration, ...]) -> int:
+def count_intolerable_prefer_no_schedule(
+    taints: tuple[Taint, ...], tolerations: tuple[Toleration, ...]
+) -> int:
     """countIntolerableTaintsPreferNoSchedule: the raw score of one node."""
     return sum(1 for t in taints if t.effect == PREFER_NO_SCHEDULE and not tolerated(t, tolerations))
 
@@ -64,7 +66,9 @@ class TaintToleration(FilterPlugin, PreScorePlugin, ScorePlugin):
     def filter(self, state: CycleState, pod: Pod, snap: Snapshot, rows: np.ndarray) -> FilterResult:
         """Unresolvable: evicting pods never removes a taint."""
         tolerations = pod.tolerations
-        fail = per_taint_set(snap, rows, lambda taints: has_untolerated_taint(taints, tolerations)).astype(bool)
+        fail = per_taint_set(snap, rows, lambda taints: has_untolerated_taint(taints, tolerations)).astype(
+            bool
+        )
         return FilterResult.from_mask(fail, ERR_REASON_UNTOLERATED, Code.UnschedulableAndUnresolvable)
 
     def pre_score(self, state: CycleState, pod: Pod, snap: Snapshot, rows: np.ndarray) -> Status | None:
@@ -77,7 +81,9 @@ class TaintToleration(FilterPlugin, PreScorePlugin, ScorePlugin):
         tolerations = state.read(PRE_SCORE_STATE_KEY)
         if tolerations is None:  # upstream errors too when PreScore did not run
             raise PluginError(f'failed to read "{PRE_SCORE_STATE_KEY}" from cycleState: not found')
-        return per_taint_set(snap, rows, lambda taints: count_intolerable_prefer_no_schedule(taints, tolerations))
+        return per_taint_set(
+            snap, rows, lambda taints: count_intolerable_prefer_no_schedule(taints, tolerations)
+        )
 
     def normalize(self, state: CycleState, pod: Pod, scores: np.ndarray) -> np.ndarray:
         """Reverse: the node with the most untolerated taints gets 0, nodes with none get 100."""

@@ -49,7 +49,7 @@ class PodIndex:
             self._grow()
         self.items.append(pod)
         self.row_of[pod.uid] = i
-        self.labels.append(pod.labels, pod.key)
+        self.labels.append(pod.labels, pod.uid)
         self._node_row[i] = node_row
         self._ns[i] = self.ns_code(pod.namespace)
         self._deleting[i] = pod.deleting

@@ -1,0 +1,110 @@
+"""InterPodAffinity: required pod (anti-)affinity as a filter, preferred terms as a score."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from kubesched.framework.interfaces import FilterPlugin, PreFilterPlugin, PreScorePlugin, ScorePlugin
+from kubesched.framework.status import Code, FilterResult, PreFilterResult, Status
+from kubesched.plugins.interpodaffinity.filtering import (
+    PreFilterState,
+    anti_affinity_group_keys,
+    build_state,
+    filter_rows,
+)
+from kubesched.plugins.interpodaffinity.scoring import (
+    PreScoreState,
+    build_topology_score,
+    normalize_scores,
+    preferred_terms,
+    score_rows,
+    scoring_group_keys,
+)
+from kubesched.plugins.interpodaffinity.terms import ExistingTermIndex
+
+if TYPE_CHECKING:
+    from kubesched.api.objects import Pod
+    from kubesched.framework.cycle_state import CycleState
+    from kubesched.framework.handle import Handle
+    from kubesched.state.snapshot import Snapshot
+
+NAME = "InterPodAffinity"
+PRE_FILTER_STATE_KEY = "PreFilter" + NAME
+PRE_SCORE_STATE_KEY = "PreScore" + NAME
+DEFAULT_HARD_POD_AFFINITY_WEIGHT = 1
+
+
+class InterPodAffinity(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin):
+    """kube-scheduler's InterPodAffinity (v1.36), vectorised over nodes and existing pods."""
+
+    name = NAME
+    has_args = True
+
+    def __init__(self, args: dict[str, Any] | None = None, handle: Handle | None = None) -> None:
+        super().__init__(args, handle)
+        weight = self.args.get("hardPodAffinityWeight")
+        # Defaulting applies only to an unset field: an explicit 0 turns the symmetric weight off.
+        self.hard_pod_affinity_weight = DEFAULT_HARD_POD_AFFINITY_WEIGHT if weight is None else int(weight)
+        self.ignore_preferred_terms_of_existing_pods = bool(self.args.get("ignorePreferredTermsOfExistingPods", False))
+        self._anti_index = ExistingTermIndex("anti_affinity_pods", anti_affinity_group_keys)
+        self._score_index = ExistingTermIndex("affinity_pods", scoring_group_keys)
+
+    # ---- PreFilter / Filter -----------------------------------------------------------
+    def pre_filter(self, state: CycleState, pod: Pod, snap: Snapshot) -> PreFilterResult | Status | None:
+        """Skip when no existing anti-affinity term matches and the pod has no required terms."""
+        s = build_state(pod, snap, self._anti_index)
+        if not s.existing_anti_affinity_counts_nonzero() and not s.affinity_terms and not s.anti_affinity_terms:
+            state.delete(PRE_FILTER_STATE_KEY)
+            return Status(Code.Skip, plugin=self.name)
+        state.write(PRE_FILTER_STATE_KEY, s)
+        return None
+
+    def add_pod(self, state: CycleState, pod: Pod, added: Pod, row: int, snap: Snapshot) -> None:
+        """AddPod: count a pod the dry run places on node ``row``."""
+        s = state.read(PRE_FILTER_STATE_KEY)
+        if isinstance(s, PreFilterState):
+            s.update_with_pod(pod, added, row, snap, 1)
+
+    def remove_pod(self, state: CycleState, pod: Pod, removed: Pod, row: int, snap: Snapshot) -> None:
+        """RemovePod: uncount a pod the dry run takes off node ``row``."""
+        s = state.read(PRE_FILTER_STATE_KEY)
+        if isinstance(s, PreFilterState):
+            s.update_with_pod(pod, removed, row, snap, -1)
+
+    def filter(self, state: CycleState, pod: Pod, snap: Snapshot, rows: np.ndarray) -> FilterResult:
+        s = state.read(PRE_FILTER_STATE_KEY)
+        if not isinstance(s, PreFilterState):
+            msg = f'error reading "{PRE_FILTER_STATE_KEY}" from cycleState: not found'
+            return FilterResult.from_mask(np.ones(len(rows), dtype=bool), msg, Code.Error)
+        return filter_rows(s, snap, np.asarray(rows))
+
+    # ---- PreScore / Score -------------------------------------------------------------
+    def pre_score(self, state: CycleState, pod: Pod, snap: Snapshot, rows: np.ndarray) -> Status | None:
+        """Skip when nothing scores: no term matched on any node carrying its topology key."""
+        aff, anti = preferred_terms(pod)
+        has_constraints = bool(aff or anti)
+        if self.ignore_preferred_terms_of_existing_pods and not has_constraints:
+            state.delete(PRE_SCORE_STATE_KEY)
+            return Status(Code.Skip, plugin=self.name)
+        groups = self._score_index.refresh(snap)
+        topology_score, touched = build_topology_score(pod, snap, groups, self.hard_pod_affinity_weight)
+        if not touched:
+            state.delete(PRE_SCORE_STATE_KEY)
+            return Status(Code.Skip, plugin=self.name)
+        state.write(PRE_SCORE_STATE_KEY, PreScoreState(topology_score))
+        return None
+
+    def score(self, state: CycleState, pod: Pod, snap: Snapshot, rows: np.ndarray) -> np.ndarray:
+        s = state.read(PRE_SCORE_STATE_KEY)
+        if not isinstance(s, PreScoreState):
+            return np.zeros(len(rows), dtype=np.int64)
+        return score_rows(s, snap, np.asarray(rows))
+
+    def normalize(self, state: CycleState, pod: Pod, scores: np.ndarray) -> np.ndarray | None:
+        """Min-max to [0, 100]; untouched when PreScore found nothing (upstream returns early)."""
+        s = state.read(PRE_SCORE_STATE_KEY)
+        if not isinstance(s, PreScoreState) or not s.topology_score:
+            return None
+        return normalize_scores(scores)

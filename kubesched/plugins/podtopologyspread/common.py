@@ -1,0 +1,110 @@
+"""Vectorised building blocks shared by filtering and scoring: node inclusion and pod counts."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from kubesched.api.taints import NO_EXECUTE, NO_SCHEDULE, first_untolerated
+
+if TYPE_CHECKING:
+    from kubesched.api.affinity import TopologySpreadConstraint
+    from kubesched.api.objects import Pod
+    from kubesched.api.selectors import LabelSelector
+    from kubesched.state.snapshot import Snapshot
+
+NAME = "PodTopologySpread"
+PRE_FILTER_STATE_KEY = "PreFilter" + NAME
+PRE_SCORE_STATE_KEY = "PreScore" + NAME
+
+ERR_REASON_CONSTRAINTS_NOT_MATCH = "node(s) didn't match pod topology spread constraints"
+ERR_REASON_NODE_LABEL_NOT_MATCH = ERR_REASON_CONSTRAINTS_NOT_MATCH + " (missing required label)"
+
+HONOR = "Honor"
+
+
+def required_affinity_mask(pod: Pod, snap: Snapshot) -> np.ndarray:
+    """nodeaffinity.GetRequiredNodeAffinity(pod).Match for every node: nodeSelector AND required terms."""
+    labels = snap.labels
+    mask = np.ones(snap.n, dtype=bool)
+    for key, value in pod.node_selector.items():
+        code = labels.vocab(key).get(value)
+        if code is None:
+            return np.zeros(snap.n, dtype=bool)
+        mask &= labels.codes(key) == code
+    na = pod.node_affinity
+    if na is not None and na.required is not None:
+        mask &= na.required.mask(labels)
+    return mask
+
+
+def taints_tolerated_mask(pod: Pod, snap: Snapshot) -> np.ndarray:
+    """No untolerated NoSchedule/NoExecute taint, per node (one check per distinct taint set)."""
+    table = np.fromiter(
+        (first_untolerated(ts, pod.tolerations, (NO_SCHEDULE, NO_EXECUTE)) is None for ts in snap.taint_sets),
+        dtype=bool,
+        count=len(snap.taint_sets),
+    )
+    return table[snap.taint_set_ids]
+
+
+class NodeMasks:
+    """Per-cycle lazy node masks for one pod: all-keys presence and inclusion policies."""
+
+    def __init__(self, pod: Pod, snap: Snapshot) -> None:
+        self.pod = pod
+        self.snap = snap
+        self._affinity: np.ndarray | None = None
+        self._taints: np.ndarray | None = None
+
+    def affinity(self) -> np.ndarray:
+        if self._affinity is None:
+            self._affinity = required_affinity_mask(self.pod, self.snap)
+        return self._affinity
+
+    def taints(self) -> np.ndarray:
+        if self._taints is None:
+            self._taints = taints_tolerated_mask(self.pod, self.snap)
+        return self._taints
+
+    def all_keys(self, constraints: tuple[TopologySpreadConstraint, ...]) -> np.ndarray:
+        """nodeLabelsMatchSpreadConstraints: the node has every constraint's topology key."""
+        mask = np.ones(self.snap.n, dtype=bool)
+        for c in constraints:
+            mask &= self.snap.labels.codes(c.topology_key) >= 0
+        return mask
+
+    def inclusion(self, c: TopologySpreadConstraint) -> np.ndarray | None:
+        """matchNodeInclusionPolicies; None when both policies ignore the node's fit."""
+        mask = None
+        if c.node_affinity_policy == HONOR:
+            mask = self.affinity()
+        if c.node_taints_policy == HONOR:
+            mask = self.taints() if mask is None else mask & self.taints()
+        return mask
+
+
+def matching_pods_per_node(snap: Snapshot, selector: LabelSelector | None, namespace: str) -> np.ndarray:
+    """countPodsMatchSelector for every node: non-terminating pods of ``namespace`` matching."""
+    pods = snap.pods
+    if selector is None or len(pods) == 0:
+        return np.zeros(snap.n, dtype=np.int64)
+    ns_code = pods.ns_codes.get(namespace)
+    if ns_code is None:
+        return np.zeros(snap.n, dtype=np.int64)
+    mask = (pods.namespace == ns_code) & ~pods.deleting
+    if not mask.any():
+        return np.zeros(snap.n, dtype=np.int64)
+    mask &= selector.mask(pods.labels)
+    return np.bincount(pods.node_row[mask], minlength=snap.n)[: snap.n].astype(np.int64, copy=False)
+
+
+def selector_matches(selector: LabelSelector | None, labels: dict[str, str]) -> bool:
+    """labels.Selector.Matches; a missing selector (labels.Nothing) matches nothing."""
+    return selector is not None and selector.matches(labels)
+
+
+def min_domains(c: TopologySpreadConstraint) -> int:
+    """MinDomains is 1 when unset."""
+    return 1 if c.min_domains is None else c.min_domains
