@@ -1,0 +1,198 @@
+"""The ``kubesched`` command. User mistakes print one line and exit 2; never a traceback."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import yaml
+
+from kubesched import UPSTREAM_RELEASE, __version__
+from kubesched.errors import InputError
+
+EXIT_USAGE = 2
+
+
+def _emit(data: Any, fmt: str) -> None:
+    if fmt == "json":
+        sys.stdout.write(json.dumps(data, indent=2) + "\n")
+    else:
+        sys.stdout.write(yaml.safe_dump(data, sort_keys=False))
+
+
+def _files(args: argparse.Namespace) -> list[str]:
+    from kubesched.app import example_path
+
+    return args.file or [example_path()]
+
+
+# ---- schedule ----------------------------------------------------------------------------
+def cmd_schedule(args: argparse.Namespace) -> int:
+    from kubesched.app import build_session
+    from kubesched.scheduler import ScheduleResult
+
+    s = build_session(_files(args), args.config, args.seed, args.plugin_path)
+    final: dict[str, tuple[int, ScheduleResult]] = {}
+    seq = 0
+
+    def record(res: ScheduleResult) -> None:
+        nonlocal seq
+        seq += 1
+        final[res.pod.uid] = (seq, res)
+
+    s.scheduler.hooks.on_scheduled.append(record)
+    s.scheduler.hooks.on_failed.append(record)
+    for pod in s.pending:
+        s.scheduler.add_pending(pod)
+    s.scheduler.run_until_idle(advance=s.clock.advance)
+    placements = []
+    for _, res in sorted(final.values(), key=lambda x: x[0]):
+        placements.append(
+            {
+                "pod": res.pod.key,
+                "node": res.node,
+                "profile": res.profile,
+                "message": None if res.node else res.message,
+            }
+        )
+    if args.output == "table":
+        from kubesched.render import schedule_table
+
+        schedule_table(placements, s)
+    else:
+        _emit({"placements": placements}, args.output)
+    return 0
+
+
+# ---- explain -----------------------------------------------------------------------------
+def cmd_explain(args: argparse.Namespace) -> int:
+    from kubesched.api.load import parse_objects, read_documents, resolve_priorities
+    from kubesched.app import build_session
+    from kubesched.explain import explain_pod
+
+    if bool(args.pod_ref) == bool(args.pod):
+        raise InputError("give exactly one of NAMESPACE/POD or --pod FILE")
+    s = build_session(_files(args), args.config, args.seed, args.plugin_path)
+    if args.pod:
+        objs = parse_objects(args.pod, read_documents(args.pod))
+        if len(objs.pods) != 1:
+            raise InputError(f"expected exactly one Pod, found {len(objs.pods)}", source=args.pod)
+        objs.priority_classes = s.objects.priority_classes
+        resolve_priorities(objs)
+        pod = objs.pods[0]
+    else:
+        ref = args.pod_ref
+        ns, _, name = ref.partition("/") if "/" in ref else ("default", "", ref)
+        pod = next((p for p in s.objects.pods if p.namespace == ns and p.name == name), None)
+        if pod is None:
+            raise InputError(f'pod "{ns}/{name}" not found in {", ".join(_files(args))}')
+        # an already-bound pod is explained as if it were pending: take it off its node first
+        if pod.node_name and s.scheduler.snapshot.remove_pod(pod.uid) is not None:
+            pod = pod.with_node("")
+    if pod.scheduler_name not in s.scheduler.frameworks:
+        raise InputError(
+            f'pod {pod.key}: spec.schedulerName "{pod.scheduler_name}" matches no profile '
+            f"({', '.join(s.scheduler.frameworks)})"
+        )
+    result = explain_pod(s.scheduler, pod)
+    if args.output == "table":
+        from kubesched.render import explain_table
+
+        explain_table(result)
+    else:
+        _emit(result, args.output)
+    return 0
+
+
+# ---- plugins / config --------------------------------------------------------------------
+def cmd_plugins_list(args: argparse.Namespace) -> int:
+    from kubesched.app import build_registry
+
+    reg = build_registry(args.plugin_path)
+    rows = []
+    for info in reg.infos():
+        try:
+            points = sorted(reg.resolve(info.name).extension_points())
+            err = ""
+        except InputError as e:
+            points, err = [], str(e)
+        rows.append({"name": info.name, "origin": info.origin, "target": info.target, "points": points, "error": err})
+    if args.output == "table":
+        from kubesched.render import plugins_table
+
+        plugins_table(rows)
+    else:
+        _emit({"plugins": rows}, args.output)
+    return 0
+
+
+def cmd_config_view(args: argparse.Namespace) -> int:
+    from kubesched.app import build_config, build_registry
+    from kubesched.config import resolved_table
+
+    reg = build_registry(args.plugin_path)
+    cfg = build_config(args.config, reg)
+    data = {"profiles": resolved_table(cfg), "warnings": list(cfg.warnings)}
+    _emit(data, "json" if args.output == "json" else "yaml")
+    return 0
+
+
+# ---- parser ------------------------------------------------------------------------------
+def _common(p: argparse.ArgumentParser, files: bool = True) -> None:
+    if files:
+        p.add_argument(
+            "-f", "--file", action="append", help="cluster objects (YAML/JSON; repeatable); default: shipped example"
+        )
+        p.add_argument("--seed", type=int, default=None, help="seed for the random tie-break (reproducible runs)")
+    p.add_argument("--config", help="KubeSchedulerConfiguration file (v1, v1beta3, v1beta2, v1beta1)")
+    p.add_argument("--plugin-path", action="append", default=[], help="Python file defining plugins (repeatable)")
+    p.add_argument("-o", "--output", choices=("table", "json", "yaml"), default="table")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="kubesched",
+        description=f"A kube-scheduler {UPSTREAM_RELEASE}-compatible scheduler and scheduling lab.",
+    )
+    parser.add_argument("--version", action="version", version=f"kubesched {__version__} (kube-scheduler {UPSTREAM_RELEASE})")
+    sub = parser.add_subparsers(dest="command", required=True)
+    p = sub.add_parser("schedule", help="place every pending pod of a cluster dump")
+    _common(p)
+    p.set_defaults(func=cmd_schedule)
+    p = sub.add_parser("explain", help="show every node's filter and score verdicts for one pod")
+    p.add_argument("pod_ref", nargs="?", metavar="NAMESPACE/POD")
+    p.add_argument("--pod", help="a Pod manifest to explain as given")
+    _common(p)
+    p.set_defaults(func=cmd_explain)
+    p = sub.add_parser("plugins", help="plugin tools")
+    psub = p.add_subparsers(dest="plugins_command", required=True)
+    pl = psub.add_parser("list", help="every available plugin, its origin and extension points")
+    pl.add_argument("--plugin-path", action="append", default=[])
+    pl.add_argument("-o", "--output", choices=("table", "json", "yaml"), default="table")
+    pl.set_defaults(func=cmd_plugins_list)
+    p = sub.add_parser("config", help="configuration tools")
+    csub = p.add_subparsers(dest="config_command", required=True)
+    cv = csub.add_parser("view", help="the resolved profiles (defaults merged, versions converted)")
+    _common(cv, files=False)
+    cv.set_defaults(func=cmd_config_view)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    func: Callable[[argparse.Namespace], int] = args.func
+    try:
+        return func(args)
+    except InputError as e:
+        sys.stderr.write(f"kubesched: error: {e}\n")
+        return EXIT_USAGE
+    except BrokenPipeError:
+        return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

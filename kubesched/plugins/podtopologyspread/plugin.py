@@ -1,0 +1,121 @@
+"""The PodTopologySpread plugin: spread pods over topology domains (hard filter, soft score)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, ClassVar
+
+import numpy as np
+
+from kubesched.framework.interfaces import FilterPlugin, PreFilterPlugin, PreScorePlugin, ScorePlugin
+from kubesched.framework.status import Code, FilterResult, PluginError, PreFilterResult, Status
+from kubesched.plugins.podtopologyspread.common import (
+    NAME,
+    PRE_FILTER_STATE_KEY,
+    PRE_SCORE_STATE_KEY,
+    matching_pods_per_node,
+)
+from kubesched.plugins.podtopologyspread.defaults import (
+    DO_NOT_SCHEDULE,
+    SCHEDULE_ANYWAY,
+    constraints_for,
+    parse_args,
+)
+from kubesched.plugins.podtopologyspread.filtering import (
+    PreFilterState,
+    compute_pre_filter_state,
+    filter_rows,
+)
+from kubesched.plugins.podtopologyspread.scoring import (
+    PreScoreState,
+    compute_pre_score_state,
+    normalize_scores,
+    score_rows,
+)
+
+if TYPE_CHECKING:
+    from kubesched.api.objects import Pod
+    from kubesched.api.selectors import LabelSelector
+    from kubesched.framework.cycle_state import CycleState
+    from kubesched.framework.handle import Handle
+    from kubesched.state.snapshot import Snapshot
+
+_NOT_FOUND = 'reading "{key}" from cycleState: not found'
+_COUNT_CACHE_SIZE = 8
+
+
+class PodTopologySpread(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin):
+    """kube-scheduler's PodTopologySpread (v1.36): PreFilter, Filter, PreScore, Score."""
+
+    name: ClassVar[str] = NAME
+    has_args: ClassVar[bool] = True
+
+    def __init__(self, args: dict[str, Any] | None = None, handle: Handle | None = None) -> None:
+        super().__init__(args, handle)
+        parsed = parse_args(self.args)
+        self.default_constraints = parsed.default_constraints
+        self.system_defaulted = parsed.system_defaulted
+        # Matching pods per node, shared by PreFilter and PreScore of the same cycle.
+        self._count_cache: dict[tuple, np.ndarray] = {}
+
+    # ---- shared -----------------------------------------------------------------------
+    def _count(self, snap: Snapshot, selector: LabelSelector | None, namespace: str) -> np.ndarray:
+        key = (id(snap), snap.generation, snap.n, selector, namespace)
+        hit = self._count_cache.get(key)
+        if hit is None:
+            if len(self._count_cache) >= _COUNT_CACHE_SIZE:
+                self._count_cache.clear()
+            hit = self._count_cache[key] = matching_pods_per_node(snap, selector, namespace)
+        return hit
+
+    # ---- PreFilter / Filter -----------------------------------------------------------
+    def pre_filter(self, state: CycleState, pod: Pod, snap: Snapshot) -> PreFilterResult | Status | None:
+        constraints = constraints_for(pod, DO_NOT_SCHEDULE, self.default_constraints, snap)
+        if not constraints:
+            return Status(Code.Skip, plugin=self.name)
+        state.write(PRE_FILTER_STATE_KEY, compute_pre_filter_state(pod, constraints, snap, self._count))
+        return None
+
+    def _pre_filter_state(self, state: CycleState) -> PreFilterState:
+        st = state.read(PRE_FILTER_STATE_KEY)
+        if not isinstance(st, PreFilterState):
+            raise PluginError(_NOT_FOUND.format(key=PRE_FILTER_STATE_KEY))
+        return st
+
+    def filter(self, state: CycleState, pod: Pod, snap: Snapshot, rows: np.ndarray) -> FilterResult:
+        return filter_rows(self._pre_filter_state(state), pod, snap, np.asarray(rows))
+
+    def add_pod(self, state: CycleState, pod: Pod, added: Pod, row: int, snap: Snapshot) -> None:
+        st = state.read(PRE_FILTER_STATE_KEY)
+        if isinstance(st, PreFilterState):
+            st.update_with_pod(added, pod, row, snap, 1)
+
+    def remove_pod(self, state: CycleState, pod: Pod, removed: Pod, row: int, snap: Snapshot) -> None:
+        st = state.read(PRE_FILTER_STATE_KEY)
+        if isinstance(st, PreFilterState):
+            st.update_with_pod(removed, pod, row, snap, -1)
+
+    # ---- PreScore / Score -------------------------------------------------------------
+    def pre_score(self, state: CycleState, pod: Pod, snap: Snapshot, rows: np.ndarray) -> Status | None:
+        if snap.n == 0:
+            return Status(Code.Skip, plugin=self.name)
+        constraints = constraints_for(pod, SCHEDULE_ANYWAY, self.default_constraints, snap)
+        if not constraints:
+            return Status(Code.Skip, plugin=self.name)
+        # Only require all topology labels for non-system-default spreading, so nodes
+        # without a zone label still get hostname spreading.
+        require_all = bool(pod.spread_constraints) or not self.system_defaulted
+        st = compute_pre_score_state(pod, constraints, snap, np.asarray(rows), require_all, self._count)
+        state.write(PRE_SCORE_STATE_KEY, st)
+        return None
+
+    def _pre_score_state(self, state: CycleState) -> PreScoreState:
+        st = state.read(PRE_SCORE_STATE_KEY)
+        if not isinstance(st, PreScoreState):
+            raise PluginError(f'error reading "{PRE_SCORE_STATE_KEY}" from cycleState: not found')
+        return st
+
+    def score(self, state: CycleState, pod: Pod, snap: Snapshot, rows: np.ndarray) -> np.ndarray:
+        return score_rows(self._pre_score_state(state), rows)
+
+    def normalize(self, state: CycleState, pod: Pod, scores: np.ndarray) -> np.ndarray | None:
+        return normalize_scores(self._pre_score_state(state), scores)
