@@ -16,7 +16,6 @@ from .decode import (
     Ctx,
     check_fields,
     check_label_name,
-    describe,
     expect_list,
     expect_map,
     opt_bool,
@@ -33,7 +32,7 @@ from .defaults import (
     default_resources,
     system_default_constraints,
 )
-from .types import API_GROUP, SUPPORTED_VERSIONS, V1, V1BETA1, V1BETA2, V1BETA3
+from .types import API_GROUP, SUPPORTED_VERSIONS, V1, V1BETA1, V1BETA3
 
 
 def strip_envelope(ctx: Ctx, name: str, args: Any, path: str, *, known: bool) -> dict:
@@ -454,16 +453,3 @@ def default_args(name: str) -> dict:
     ctx = Ctx(source=None, version=V1, points_of=lambda _n: None)
     return decode_args(ctx, name, {}, "args")
 
-
-__all__ = [
-    "decode_args",
-    "default_args",
-    "decode_resources",
-    "decode_shape",
-    "describe",
-    "node_affinity",
-    "node_selector_term",
-    "strip_envelope",
-    "validate_fit_resource_weights",
-    "V1BETA2",
-]

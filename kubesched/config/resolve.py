@@ -314,5 +314,3 @@ def resolve_profile(
     queue_cfg = next((e.path for e in entries if e.name == queue[0].name), None)
     return ProfileResult(Profile(name, pct, plugins, plugin_args), path, queue_cfg)
 
-
-__all__ = ["ProfileResult", "resolve_profile", "decode_plugin_set", "V1BETA3"]

@@ -1,0 +1,372 @@
+"""Entry points: load a KubeSchedulerConfiguration file or document into a ``SchedulerConfig``.
+
+Any version (v1, v1beta3, v1beta2, v1beta1) is accepted and converted to v1 semantics; decoding is
+strict like kube-scheduler's, and the first problem found is raised as one ``InputError`` line.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from kubesched.errors import InputError, join_path
+
+from .decode import (
+    Ctx,
+    check_fields,
+    expect_list,
+    expect_map,
+    opt_bool,
+    opt_duration,
+    opt_float,
+    opt_int,
+    opt_str,
+    parse_duration,
+    qualified_name_error,
+    quote,
+)
+from .defaults import (
+    CLIENT_CONNECTION_FIELDS,
+    DEFAULT_PARALLELISM,
+    DEFAULT_PERCENTAGE_OF_NODES_TO_SCORE,
+    DEFAULT_POD_INITIAL_BACKOFF_SECONDS,
+    DEFAULT_POD_MAX_BACKOFF_SECONDS,
+    EXTENDER_FIELDS,
+    EXTENDER_TLS_FIELDS,
+    LEADER_ELECTION_FIELDS,
+    TOP_LEVEL_FIELDS,
+    default_client_connection,
+    default_leader_election,
+)
+from .resolve import resolve_profile
+from .types import KIND, SUPPORTED_VERSIONS, V1, PointsOf, SchedulerConfig
+
+DEFAULTS_SOURCE = "<defaults>"
+
+
+def default_config(points_of: PointsOf) -> SchedulerConfig:
+    """The configuration kube-scheduler runs with when given none (v1 defaults)."""
+    return parse_config({"apiVersion": V1, "kind": KIND}, DEFAULTS_SOURCE, points_of)
+
+
+def load_config(path: str, points_of: PointsOf) -> SchedulerConfig:
+    """Read a YAML or JSON config file; every problem is an InputError naming ``path``."""
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except OSError as exc:
+        raise InputError(f"cannot read config file: {exc.strerror or exc}", source=path) from None
+    except UnicodeDecodeError:
+        raise InputError("cannot read config file: not UTF-8 text", source=path) from None
+    return parse_config(parse_document(text, path), path, points_of)
+
+
+class _StrictLoader(yaml.SafeLoader):
+    """SafeLoader that rejects duplicate keys (strict decoding treats them as errors)."""
+
+
+def _construct_mapping(loader: _StrictLoader, node: yaml.MappingNode, deep: bool = False) -> dict:
+    loader.flatten_mapping(node)
+    seen: dict[Any, int] = {}
+    for key_node, _value in node.value:
+        key = loader.construct_object(key_node, deep=True)
+        try:
+            hash(key)
+        except TypeError:
+            continue  # the base constructor reports unhashable keys
+        if key in seen:
+            raise yaml.constructor.ConstructorError(
+                "while constructing a mapping",
+                node.start_mark,
+                f'duplicate field "{key}" (first at line {seen[key] + 1})',
+                key_node.start_mark,
+            )
+        seen[key] = key_node.start_mark.line
+    return loader.construct_mapping(node, deep=deep)
+
+
+_StrictLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
+
+
+def parse_document(text: str, source: str) -> Any:
+    """The single YAML/JSON document in ``text``; malformed input names the file and line."""
+    if source.endswith(".json"):
+        try:
+            return json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise InputError(
+                f"malformed JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}", source=source
+            ) from None
+    try:
+        docs = [d for d in yaml.load_all(text, Loader=_StrictLoader) if d is not None]
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
+        problem = exc.problem or exc.context or "invalid syntax"
+        raise InputError(f"malformed YAML{where}: {problem}", source=source) from None
+    except yaml.YAMLError as exc:
+        raise InputError(f"malformed YAML: {exc}", source=source) from None
+    if not docs:
+        raise InputError("empty document: expected a KubeSchedulerConfiguration", source=source)
+    if len(docs) > 1:
+        raise InputError(
+            f"expected one YAML document, found {len(docs)} (a KubeSchedulerConfiguration is one document)",
+            source=source,
+        )
+    return docs[0]
+
+
+def parse_config(doc: Any, source: str, points_of: PointsOf) -> SchedulerConfig:
+    """Decode, default, convert and validate a KubeSchedulerConfiguration document."""
+    ctx = Ctx(source=source, version="", points_of=points_of)
+    if doc is None:
+        raise ctx.error(None, "empty document: expected a KubeSchedulerConfiguration")
+    if not isinstance(doc, dict):
+        raise ctx.error(None, f"expected a KubeSchedulerConfiguration mapping, got {_what(doc)}")
+    api_version = doc.get("apiVersion")
+    if api_version is None or api_version == "":
+        raise ctx.error("apiVersion", f"required (one of {', '.join(SUPPORTED_VERSIONS)})")
+    if api_version not in SUPPORTED_VERSIONS:
+        raise ctx.error(
+            "apiVersion", f"unknown value {quote(api_version)} (supported: {', '.join(SUPPORTED_VERSIONS)})"
+        )
+    kind = doc.get("kind")
+    if kind is None or kind == "":
+        raise ctx.error("kind", f'required ("{KIND}")')
+    if kind != KIND:
+        raise ctx.error("kind", f'unknown value {quote(kind)} (expected "{KIND}")')
+    ctx.version = api_version
+    check_fields(ctx, doc, "", TOP_LEVEL_FIELDS[api_version])
+
+    for removed in ("healthzBindAddress", "metricsBindAddress"):
+        if doc.get(removed) is not None:
+            opt_str(ctx, doc, removed, "")
+            ctx.warn(
+                removed,
+                "ignored (removed in v1beta3; kubesched serves health and metrics on its own port)",
+            )
+
+    parallelism = _int_or(ctx, doc, "parallelism", DEFAULT_PARALLELISM)
+    if parallelism <= 0:
+        raise ctx.error(
+            "parallelism", f"invalid value {parallelism}: should be an integer value greater than zero"
+        )
+    pct = _int_or(ctx, doc, "percentageOfNodesToScore", DEFAULT_PERCENTAGE_OF_NODES_TO_SCORE)
+    if not 0 <= pct <= 100:
+        raise ctx.error("percentageOfNodesToScore", f"invalid value {pct}: not in valid range [0-100]")
+    initial = _int_or(ctx, doc, "podInitialBackoffSeconds", DEFAULT_POD_INITIAL_BACKOFF_SECONDS, bits=64)
+    if initial <= 0:
+        raise ctx.error("podInitialBackoffSeconds", f"invalid value {initial}: must be greater than 0")
+    maximum = _int_or(ctx, doc, "podMaxBackoffSeconds", DEFAULT_POD_MAX_BACKOFF_SECONDS, bits=64)
+    if maximum < initial:
+        raise ctx.error(
+            "podMaxBackoffSeconds",
+            f"invalid value {maximum}: must be greater than or equal to PodInitialBackoffSeconds",
+        )
+    leader = _leader_election(ctx, doc.get("leaderElection"), "leaderElection")
+    client = _client_connection(ctx, doc.get("clientConnection"), "clientConnection")
+    profiling = opt_bool(ctx, doc, "enableProfiling", "")
+    profiling = True if profiling is None else profiling
+    contention = opt_bool(ctx, doc, "enableContentionProfiling", "")
+    contention = profiling if contention is None else contention
+    delay = opt_bool(ctx, doc, "delayCacheUntilActive", "") or False
+
+    extenders, ignored_extended = _extenders(ctx, doc.get("extenders"), "extenders")
+
+    raw_profiles = expect_list(ctx, doc.get("profiles"), "profiles") or [{}]
+    single = len(raw_profiles) == 1
+    results = [
+        resolve_profile(
+            ctx, raw, join_path("profiles", i), single=single, ignored_extended=ignored_extended
+        )
+        for i, raw in enumerate(raw_profiles)
+    ]
+    seen: dict[str, str] = {}
+    for result in results:
+        name = result.profile.scheduler_name
+        if name in seen:
+            raise ctx.error(
+                join_path(result.path, "schedulerName"),
+                f"duplicate value {quote(name)} (also {seen[name]}.schedulerName)",
+            )
+        seen[name] = result.path
+    _check_common_queue_sort(ctx, results)
+
+    return SchedulerConfig(
+        api_version_loaded=api_version,
+        parallelism=parallelism,
+        percentage_of_nodes_to_score=pct,
+        pod_initial_backoff_seconds=initial,
+        pod_max_backoff_seconds=maximum,
+        profiles=[r.profile for r in results],
+        extenders=extenders,
+        leader_election=leader,
+        client_connection=client,
+        warnings=list(ctx.warnings),
+        enable_profiling=profiling,
+        enable_contention_profiling=contention,
+        delay_cache_until_active=delay,
+        source=source,
+    )
+
+
+def _what(value: Any) -> str:
+    from .decode import describe
+
+    return describe(value)
+
+
+def _int_or(ctx: Ctx, obj: dict, key: str, default: int, *, bits: int = 32) -> int:
+    value = opt_int(ctx, obj, key, "", bits=bits)
+    return default if value is None else value
+
+
+def _check_common_queue_sort(ctx: Ctx, results: list) -> None:
+    """validateCommonQueueSort: the one queue sort (and its args) is shared by every profile."""
+    first = results[0].profile
+    canon = first.names("queueSort")
+    canon_args = first.plugin_args.get(canon[0]) if canon else None
+    for result in results[1:]:
+        prof = result.profile
+        if prof.names("queueSort") != canon:
+            raise ctx.error(
+                join_path(join_path(result.path, "plugins"), "queueSort"),
+                f"must be the same for all profiles (profiles[0] uses {', '.join(canon)}, "
+                f"this one {', '.join(prof.names('queueSort'))})",
+            )
+        if prof.plugin_args.get(canon[0]) != canon_args:
+            where = result.queue_sort_config_path or join_path(result.path, "pluginConfig")
+            raise ctx.error(f"{where}.args", "queueSort must be the same for all profiles")
+
+
+def _leader_election(ctx: Ctx, raw: Any, path: str) -> dict:
+    """component-base LeaderElectionConfiguration: defaults, then ValidateLeaderElectionConfiguration."""
+    body = expect_map(ctx, raw, path)
+    check_fields(ctx, body, path, LEADER_ELECTION_FIELDS)
+    out = default_leader_election()
+    elect = opt_bool(ctx, body, "leaderElect", path)
+    if elect is not None:
+        out["leaderElect"] = elect
+    for key in ("leaseDuration", "renewDeadline", "retryPeriod"):
+        value = opt_duration(ctx, body, key, path)
+        if value is not None and parse_duration(value) != 0:
+            out[key] = value
+    for key in ("resourceLock", "resourceName", "resourceNamespace"):
+        value = opt_str(ctx, body, key, path)
+        if value:
+            out[key] = value
+    if out["leaderElect"]:
+        lease, renew, retry = (parse_duration(out[k]) for k in ("leaseDuration", "renewDeadline", "retryPeriod"))
+        for key, value in (("leaseDuration", lease), ("renewDeadline", renew), ("retryPeriod", retry)):
+            if value is not None and value <= 0:
+                raise ctx.error(join_path(path, key), f"invalid value {quote(out[key])}: must be greater than zero")
+        if lease is not None and renew is not None and lease <= renew:
+            raise ctx.error(
+                join_path(path, "leaseDuration"),
+                f"invalid value {quote(out['leaseDuration'])}: LeaseDuration must be greater than RenewDeadline",
+            )
+        if out["resourceLock"] != "leases":
+            raise ctx.error(
+                join_path(path, "resourceLock"),
+                f'invalid value {quote(out["resourceLock"])}: resourceLock value must be "leases"',
+            )
+    return out
+
+
+def _client_connection(ctx: Ctx, raw: Any, path: str) -> dict:
+    """ClientConnectionConfiguration with the scheduler's QPS/burst defaults."""
+    body = expect_map(ctx, raw, path)
+    check_fields(ctx, body, path, CLIENT_CONNECTION_FIELDS)
+    out = default_client_connection()
+    for key in ("kubeconfig", "acceptContentTypes", "contentType"):
+        value = opt_str(ctx, body, key, path)
+        if value:
+            out[key] = value
+    qps = opt_float(ctx, body, "qps", path)
+    if qps:
+        out["qps"] = qps
+    burst = opt_int(ctx, body, "burst", path)
+    if burst is not None and burst < 0:
+        raise ctx.error(join_path(path, "burst"), f"invalid value {burst}: must be non-negative")
+    if burst:
+        out["burst"] = burst
+    return out
+
+
+def _extended_resource_error(name: str) -> str | None:
+    """Why ``name`` is not an extended resource name (v1helper.IsExtendedResourceName), or None."""
+    reason = qualified_name_error(name)
+    if reason:
+        return reason
+    if "/" not in name or "kubernetes.io/" in name:
+        return "is an invalid extended resource name"
+    if name.startswith("requests.") or qualified_name_error("requests." + name):
+        return "is an invalid extended resource name"
+    return None
+
+
+def _extenders(ctx: Ctx, raw: Any, path: str) -> tuple[list[dict], list[str]]:
+    """Validated extender configs (validateExtenders) and their ignoredByScheduler resources."""
+    out: list[dict] = []
+    ignored: list[str] = []
+    binders = 0
+    managed_seen: set[str] = set()
+    for i, item in enumerate(expect_list(ctx, raw, path)):
+        ipath = join_path(path, i)
+        body = expect_map(ctx, item, ipath)
+        check_fields(ctx, body, ipath, EXTENDER_FIELDS)
+        url = opt_str(ctx, body, "urlPrefix", ipath)
+        if not url:
+            raise ctx.error(join_path(ipath, "urlPrefix"), "required")
+        ext: dict = {"urlPrefix": url}
+        for verb in ("filterVerb", "preemptVerb", "prioritizeVerb", "bindVerb"):
+            ext[verb] = opt_str(ctx, body, verb, ipath) or ""
+        ext["weight"] = opt_int(ctx, body, "weight", ipath, bits=64) or 0
+        if ext["prioritizeVerb"] and ext["weight"] <= 0:
+            raise ctx.error(
+                join_path(ipath, "weight"),
+                f"invalid value {ext['weight']}: must have a positive weight applied to it",
+            )
+        if ext["bindVerb"]:
+            binders += 1
+        ext["enableHTTPS"] = opt_bool(ctx, body, "enableHTTPS", ipath) or False
+        tls = body.get("tlsConfig")
+        if tls is not None:
+            tpath = join_path(ipath, "tlsConfig")
+            tls = expect_map(ctx, tls, tpath)
+            check_fields(ctx, tls, tpath, EXTENDER_TLS_FIELDS)
+            opt_bool(ctx, tls, "insecure", tpath)
+            for key in EXTENDER_TLS_FIELDS - {"insecure"}:
+                opt_str(ctx, tls, key, tpath)
+            ext["tlsConfig"] = dict(tls)
+        ext["httpTimeout"] = opt_duration(ctx, body, "httpTimeout", ipath) or "5s"
+        ext["nodeCacheCapable"] = opt_bool(ctx, body, "nodeCacheCapable", ipath) or False
+        ext["ignorable"] = opt_bool(ctx, body, "ignorable", ipath) or False
+        managed = []
+        mpath = join_path(ipath, "managedResources")
+        for j, res in enumerate(expect_list(ctx, body.get("managedResources"), mpath)):
+            rpath = join_path(mpath, j)
+            res = expect_map(ctx, res, rpath)
+            check_fields(ctx, res, rpath, ("name", "ignoredByScheduler"))
+            name = opt_str(ctx, res, "name", rpath) or ""
+            npath = join_path(rpath, "name")
+            if not name:
+                raise ctx.error(npath, "required")
+            reason = _extended_resource_error(name)
+            if reason:
+                raise ctx.error(npath, f"invalid value {quote(name)}: {reason}")
+            if name in managed_seen:
+                raise ctx.error(npath, f"invalid value {quote(name)}: duplicate extender managed resource name")
+            managed_seen.add(name)
+            ignored_by = opt_bool(ctx, res, "ignoredByScheduler", rpath) or False
+            if ignored_by:
+                ignored.append(name)
+            managed.append({"name": name, "ignoredByScheduler": ignored_by})
+        ext["managedResources"] = managed
+        out.append(ext)
+    if binders > 1:
+        raise ctx.error(path, f"found {binders} extenders implementing bind: only one extender can implement bind")
+    return out, ignored
+

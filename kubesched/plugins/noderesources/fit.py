@@ -1,0 +1,222 @@
+"""NodeResourcesFit: does the node have room for the pod's requests, and how full would it be.
+
+Filter follows upstream ``fitsRequest``: the pod count, then cpu, memory, ephemeral-storage and
+every scalar resource (extended, hugepages, kubernetes.io/-prefixed) the pod requests; all
+shortfalls are reported together as ``Insufficient <name>``. A shortfall the node could not
+cover even when empty (request > allocatable) makes the node UnschedulableAndUnresolvable, so
+preemption does not try it. Score applies the configured scoring strategy.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from kubesched.api.fields import as_list, as_map, as_str
+from kubesched.api.resources import CPU, EPHEMERAL_STORAGE, MEMORY, PODS
+from kubesched.errors import InputError, join_path
+from kubesched.framework.interfaces import FilterPlugin, PreFilterPlugin, PreScorePlugin, ScorePlugin
+from kubesched.framework.status import Code, FilterResult, PreFilterResult, Status
+from kubesched.plugins.noderesources import is_extended_resource_name, is_qualified_name, is_scalar_resource_name
+from kubesched.plugins.noderesources.strategies import (
+    ResourceSpec,
+    Scorer,
+    allocation_matrices,
+    least_allocated_scorer,
+    most_allocated_scorer,
+    parse_resource_specs,
+    parse_shape,
+    pod_request_list,
+    requested_to_capacity_ratio_scorer,
+)
+
+if TYPE_CHECKING:
+    from kubesched.api.objects import Pod
+    from kubesched.framework.cycle_state import CycleState
+    from kubesched.framework.handle import Handle
+    from kubesched.state.snapshot import Snapshot
+
+NAME = "NodeResourcesFit"
+PRE_FILTER_STATE_KEY = "PreFilter" + NAME
+PRE_SCORE_STATE_KEY = "PreScore" + NAME
+
+LEAST_ALLOCATED = "LeastAllocated"
+MOST_ALLOCATED = "MostAllocated"
+REQUESTED_TO_CAPACITY_RATIO = "RequestedToCapacityRatio"
+SCORING_STRATEGIES = (LEAST_ALLOCATED, MOST_ALLOCATED, REQUESTED_TO_CAPACITY_RATIO)
+
+REASON_TOO_MANY_PODS = "Too many pods"
+
+
+def insufficient(resource: str) -> str:
+    """The reason string for a resource the node lacks."""
+    return f"Insufficient {resource}"
+
+
+@dataclass(frozen=True, slots=True)
+class FitArgs:
+    """NodeResourcesFitArgs after v1 defaulting and validation."""
+
+    ignored_resources: frozenset[str]
+    ignored_resource_groups: frozenset[str]
+    strategy: str
+    resources: tuple[ResourceSpec, ...]
+    shape: tuple[tuple[int, int], ...] | None
+
+    @classmethod
+    def parse(cls, args: dict[str, Any] | None) -> FitArgs:
+        """Wire-form args (camelCase); absent fields get kube-scheduler's defaults."""
+        a = as_map(args, "")
+        ignored = [as_str(v, join_path("ignoredResources", i)) for i, v in enumerate(as_list(a.get("ignoredResources"), "ignoredResources"))]
+        for i, name in enumerate(ignored):
+            if not is_qualified_name(name):
+                raise InputError(f'Invalid value: "{name}": must be a qualified name', path=join_path("ignoredResources", i))
+        groups = [
+            as_str(v, join_path("ignoredResourceGroups", i))
+            for i, v in enumerate(as_list(a.get("ignoredResourceGroups"), "ignoredResourceGroups"))
+        ]
+        for i, group in enumerate(groups):
+            if "/" in group:
+                raise InputError(f"Invalid value: \"{group}\": resource group name can't contain '/'", path=join_path("ignoredResourceGroups", i))
+            if not is_qualified_name(group):
+                raise InputError(f'Invalid value: "{group}": must be a qualified name', path=join_path("ignoredResourceGroups", i))
+        raw_strategy = a.get("scoringStrategy")
+        sp = "scoringStrategy"
+        strategy = as_map(raw_strategy, sp)
+        kind = as_str(strategy.get("type"), join_path(sp, "type"), LEAST_ALLOCATED if raw_strategy is None else "")
+        if kind not in SCORING_STRATEGIES:
+            allowed = ", ".join(f'"{s}"' for s in SCORING_STRATEGIES)
+            raise InputError(f'Unsupported value: "{kind}": supported values: {allowed}', path=join_path(sp, "type"))
+        resources = parse_resource_specs(strategy.get("resources"), join_path(sp, "resources"))
+        shape = None
+        rtcr = strategy.get("requestedToCapacityRatio")
+        if rtcr is not None or kind == REQUESTED_TO_CAPACITY_RATIO:
+            shape_path = join_path(join_path(sp, "requestedToCapacityRatio"), "shape")
+            shape = parse_shape(as_map(rtcr, join_path(sp, "requestedToCapacityRatio")).get("shape"), shape_path)
+        return cls(frozenset(ignored), frozenset(groups), kind, resources, shape)
+
+    def scorer(self) -> Scorer:
+        if self.strategy == MOST_ALLOCATED:
+            return most_allocated_scorer(self.resources)
+        if self.strategy == REQUESTED_TO_CAPACITY_RATIO:
+            assert self.shape is not None
+            return requested_to_capacity_ratio_scorer(self.resources, self.shape)
+        return least_allocated_scorer(self.resources)
+
+
+@dataclass(frozen=True, slots=True)
+class _PreFilterState:
+    """The pod's effective requests, in the names fitsRequest checks."""
+
+    requests: tuple[tuple[str, int], ...]  # cpu, memory, ephemeral-storage, then scalars by name
+    scalar_count: int
+
+    def clone(self) -> _PreFilterState:
+        return self
+
+    @property
+    def empty(self) -> bool:
+        return self.scalar_count == 0 and all(q == 0 for _, q in self.requests[:3])
+
+
+@dataclass(frozen=True, slots=True)
+class _PreScoreState:
+    pod_requests: np.ndarray
+
+    def clone(self) -> _PreScoreState:
+        return self
+
+
+def compute_pod_resource_request(pod: Pod) -> _PreFilterState:
+    """computePodResourceRequest: what Resource.SetMaxResource keeps of the pod's requests."""
+    reqs = pod.requests
+    scalars = sorted(name for name in reqs if is_scalar_resource_name(name))
+    items = [(CPU, reqs.get(CPU, 0)), (MEMORY, reqs.get(MEMORY, 0)), (EPHEMERAL_STORAGE, reqs.get(EPHEMERAL_STORAGE, 0))]
+    items += [(name, reqs[name]) for name in scalars]
+    return _PreFilterState(tuple(items), len(scalars))
+
+
+class NodeResourcesFit(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin):
+    """Filter on requests vs free allocatable; score with LeastAllocated / MostAllocated / RTCR."""
+
+    name = NAME
+    has_args = True
+
+    def __init__(self, args: dict[str, Any] | None = None, handle: Handle | None = None) -> None:
+        super().__init__(args, handle)
+        self.fit_args = FitArgs.parse(self.args)
+        self._scorer = self.fit_args.scorer()
+
+    # ---- PreFilter / Filter -------------------------------------------------------------------
+    def pre_filter(self, state: CycleState, pod: Pod, snap: Snapshot) -> PreFilterResult | Status | None:
+        """SidecarContainers is GA (locked on) in 1.36, so restartable init containers are fine."""
+        state.write(PRE_FILTER_STATE_KEY, compute_pod_resource_request(pod))
+        return None
+
+    def add_pod(self, state: CycleState, pod: Pod, added: Pod, row: int, snap: Snapshot) -> None:
+        """No PreFilterExtensions upstream: the state depends on the pod alone."""
+
+    def remove_pod(self, state: CycleState, pod: Pod, removed: Pod, row: int, snap: Snapshot) -> None:
+        """No PreFilterExtensions upstream: the state depends on the pod alone."""
+
+    def _ignored(self, name: str) -> bool:
+        """ignoredResources / ignoredResourceGroups cover extended resources only."""
+        if not is_extended_resource_name(name):
+            return False
+        args = self.fit_args
+        return name in args.ignored_resources or name.split("/", 1)[0] in args.ignored_resource_groups
+
+    def filter(self, state: CycleState, pod: Pod, snap: Snapshot, rows: np.ndarray) -> FilterResult:
+        """fitsRequest over rows; every shortfall is a reason, any unresolvable one decides the code."""
+        s = state.read(PRE_FILTER_STATE_KEY)
+        rows = np.asarray(rows, dtype=np.intp)
+        n = len(rows)
+        if not isinstance(s, _PreFilterState):
+            msg = f'error reading "{PRE_FILTER_STATE_KEY}" from cycleState: not found'
+            return FilterResult(np.full(n, np.int8(Code.Error)), np.ones(n, np.int64), (msg,))
+        code = np.zeros(n, np.int8)
+        bits = np.zeros(n, np.int64)
+        reasons: list[str] = []
+
+        def record(fail: np.ndarray, unresolvable: np.ndarray | None, reason: str) -> None:
+            nonlocal code, bits
+            if not fail.any():
+                return
+            bits |= fail.astype(np.int64) << len(reasons)
+            reasons.append(reason)
+            code = np.maximum(code, np.where(fail, np.int8(Code.Unschedulable), np.int8(0))).astype(np.int8)
+            if unresolvable is not None:
+                code = np.maximum(code, np.where(unresolvable, np.int8(Code.UnschedulableAndUnresolvable), np.int8(0)))
+                code = code.astype(np.int8)
+
+        pods_col = snap.res_index[PODS]
+        record(snap.requested[rows, pods_col] + 1 > snap.alloc[rows, pods_col], None, REASON_TOO_MANY_PODS)
+        if not s.empty:
+            zeros = np.zeros(n, np.int64)
+            for name, quantity in s.requests:
+                if quantity <= 0 or self._ignored(name):
+                    continue
+                col = snap.res_index.get(name)
+                alloc = zeros if col is None else snap.alloc[rows, col]
+                used = zeros if col is None else snap.requested[rows, col]
+                record(quantity > alloc - used, quantity > alloc, insufficient(name))
+        return FilterResult(code, bits, tuple(reasons))
+
+    # ---- PreScore / Score ---------------------------------------------------------------------
+    def _pod_requests(self, pod: Pod) -> np.ndarray:
+        return pod_request_list(pod, self.fit_args.resources, non_zero=True)
+
+    def pre_score(self, state: CycleState, pod: Pod, snap: Snapshot, rows: np.ndarray) -> Status | None:
+        """Upstream never skips here: a pod without requests still scores by its non-zero defaults."""
+        state.write(PRE_SCORE_STATE_KEY, _PreScoreState(self._pod_requests(pod)))
+        return None
+
+    def score(self, state: CycleState, pod: Pod, snap: Snapshot, rows: np.ndarray) -> np.ndarray:
+        s = state.read(PRE_SCORE_STATE_KEY)
+        pod_reqs = s.pod_requests if isinstance(s, _PreScoreState) else self._pod_requests(pod)
+        requested, allocated, allocatable = allocation_matrices(
+            snap, rows, self.fit_args.resources, pod_reqs, non_zero=True
+        )
+        return self._scorer(requested, allocated, allocatable)

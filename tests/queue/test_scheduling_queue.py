@@ -1,0 +1,80 @@
+"""activeQ order, backoff doubling with a cap, unschedulable pods and event moves."""
+
+from kubesched.api.objects import Pod
+from kubesched.framework.status import Code, Status
+from kubesched.queue.scheduling_queue import SchedulingQueue
+from kubesched.testing import make_pod
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.t = 0.0
+
+    def __call__(self) -> float:
+        return self.t
+
+
+def pod(name: str, priority: int = 0, **kw) -> Pod:
+    return Pod.parse(make_pod(name, priority=priority, **kw))
+
+
+def test_active_queue_orders_by_priority_then_arrival():
+    clock = Clock()
+    q = SchedulingQueue(clock)
+    for i, (n, prio) in enumerate([("a", 0), ("b", 10), ("c", 0), ("d", 10)]):
+        clock.t = i
+        q.add(pod(n, prio))
+    order = [q.pop().pod.name for _ in range(4)]
+    assert order == ["b", "d", "a", "c"]
+    assert q.pop() is None
+
+
+def test_backoff_doubles_and_caps_at_max():
+    q = SchedulingQueue(Clock(), initial_backoff=1, max_backoff=10)
+    assert [q.backoff_duration(a) for a in range(1, 7)] == [1, 2, 4, 8, 10, 10]
+    assert q.backoff_duration(0) == 0
+
+
+def test_unschedulable_pod_waits_for_a_relevant_event_then_backoff():
+    clock = Clock()
+    q = SchedulingQueue(clock)
+    q.add(pod("a"))
+    qpi = q.pop()
+    q.add_unschedulable(qpi, {"NodeResourcesFit"})
+    assert q.counts()["unschedulable"] == 1
+    q.move_for_event("AssignedPodAdd")  # does not help NodeResourcesFit
+    assert q.counts()["unschedulable"] == 1
+    q.move_for_event("AssignedPodDelete")
+    assert q.counts()["backoff"] == 1 and q.pop() is None  # still backing off (1 s)
+    clock.t = 1.0
+    assert q.pop().pod.name == "a"
+
+
+def test_unschedulable_timeout_requeues_after_five_minutes():
+    clock = Clock()
+    q = SchedulingQueue(clock)
+    q.add(pod("a"))
+    q.add_unschedulable(q.pop(), {"NodeAffinity"})
+    clock.t = 299
+    q.flush_unschedulable_leftover()
+    assert q.counts()["unschedulable"] == 1
+    clock.t = 300
+    q.flush_unschedulable_leftover()
+    assert q.pop().pod.name == "a"
+
+
+def test_error_goes_to_backoff_not_unschedulable():
+    clock = Clock()
+    q = SchedulingQueue(clock)
+    q.add(pod("a"))
+    q.add_unschedulable(q.pop(), set(), error=True)
+    assert q.counts()["backoff"] == 1
+
+
+def test_pre_enqueue_gates_pods():
+    gate = lambda p: Status(Code.UnschedulableAndUnresolvable, ("gated",)) if p.scheduling_gates else Status()  # noqa: E731
+    q = SchedulingQueue(Clock(), pre_enqueue=gate)
+    q.add(pod("g", spec={"schedulingGates": [{"name": "x"}]}))
+    assert q.counts()["gated"] == 1 and q.pop() is None
+    q.update(pod("g"))
+    assert q.pop().pod.name == "g"
