@@ -252,7 +252,9 @@ def _constraint(ctx: Ctx, item: Any, path: str) -> dict:
     min_domains = opt_int(ctx, item, "minDomains", path)
     if min_domains is not None:
         if min_domains <= 0:
-            raise ctx.error(join_path(path, "minDomains"), f"invalid value {min_domains}: must be greater than 0")
+            raise ctx.error(
+                join_path(path, "minDomains"), f"invalid value {min_domains}: must be greater than 0"
+            )
         if when != "DoNotSchedule":
             raise ctx.error(
                 join_path(path, "minDomains"),
@@ -282,7 +284,10 @@ def _spread(ctx: Ctx, raw: dict, path: str, version: str) -> dict:
     ]
     for i, c in enumerate(constraints):
         for other in constraints[:i]:
-            if (c["topologyKey"], c["whenUnsatisfiable"]) == (other["topologyKey"], other["whenUnsatisfiable"]):
+            if (c["topologyKey"], c["whenUnsatisfiable"]) == (
+                other["topologyKey"],
+                other["whenUnsatisfiable"],
+            ):
                 raise ctx.error(
                     join_path(cpath, i), f"duplicate value {{{c['topologyKey']}, {c['whenUnsatisfiable']}}}"
                 )
@@ -329,20 +334,26 @@ def _requirement(ctx: Ctx, item: Any, path: str, *, field_selector: bool) -> dic
     vpath = join_path(path, "values")
     if field_selector:
         if len(values) != 1:
-            raise ctx.error(vpath, "must be only one value when `operator` is 'In' or 'NotIn' for node field selector")
+            raise ctx.error(
+                vpath, "must be only one value when `operator` is 'In' or 'NotIn' for node field selector"
+            )
     elif op in ("In", "NotIn"):
         if not values:
             raise ctx.error(vpath, "required: must be specified when `operator` is 'In' or 'NotIn'")
     elif op in ("Exists", "DoesNotExist"):
         if values:
-            raise ctx.error(vpath, "forbidden: may not be specified when `operator` is 'Exists' or 'DoesNotExist'")
+            raise ctx.error(
+                vpath, "forbidden: may not be specified when `operator` is 'Exists' or 'DoesNotExist'"
+            )
     else:
         if len(values) != 1:
             raise ctx.error(vpath, "must be specified single value when `operator` is 'Lt' or 'Gt'")
         try:
             int(values[0])
         except ValueError:
-            raise ctx.error(join_path(vpath, 0), f"invalid value {quote(values[0])}: must be an integer") from None
+            raise ctx.error(
+                join_path(vpath, 0), f"invalid value {quote(values[0])}: must be an integer"
+            ) from None
     out: dict = {"key": key, "operator": op}
     if values:
         out["values"] = values
@@ -390,7 +401,10 @@ def node_affinity(ctx: Ctx, raw: Any, path: str) -> dict:
         check_fields(ctx, item, ipath, ("weight", "preference"))
         weight = opt_int(ctx, item, "weight", ipath) or 0
         preferred.append(
-            {"weight": weight, "preference": node_selector_term(ctx, item.get("preference"), join_path(ipath, "preference"))}
+            {
+                "weight": weight,
+                "preference": node_selector_term(ctx, item.get("preference"), join_path(ipath, "preference")),
+            }
         )
     if preferred:
         out[pref_key] = preferred
@@ -420,7 +434,9 @@ def _preemption(ctx: Ctx, raw: dict, path: str, version: str) -> dict:
     if absolute < 0:
         raise ctx.error(apath, f"invalid value {absolute}: not in valid range [0, inf)")
     if pct == 0 and absolute == 0:
-        raise ctx.error(ppath, "invalid value 0: cannot be zero at the same time as minCandidateNodesAbsolute")
+        raise ctx.error(
+            ppath, "invalid value 0: cannot be zero at the same time as minCandidateNodesAbsolute"
+        )
     return {"minCandidateNodesPercentage": pct, "minCandidateNodesAbsolute": absolute}
 
 
@@ -452,4 +468,3 @@ def default_args(name: str) -> dict:
     """Defaulted args of in-tree plugin ``name`` as if no pluginConfig were given."""
     ctx = Ctx(source=None, version=V1, points_of=lambda _n: None)
     return decode_args(ctx, name, {}, "args")
-

@@ -78,7 +78,8 @@ def convert_v1beta1_plugins(ctx: Ctx, merged: dict[str, PluginSet], prof_path: s
             allowed = ("score",) if entry.name in RESOURCE_SCORERS else ("filter", "score")
             if entry.name in V1BETA1_CONVERTED and point not in allowed and entry.explicit:
                 raise ctx.error(
-                    f"{entry.path}.name", f'plugin "{entry.name}" does not implement the {point} extension point'
+                    f"{entry.path}.name",
+                    f'plugin "{entry.name}" does not implement the {point} extension point',
                 )
         pset.enabled = [
             e for e in pset.enabled if not (e.name in V1BETA1_CONVERTED and point not in ("filter", "score"))

@@ -82,7 +82,7 @@ def expect_list(ctx: Ctx, value: Any, path: str) -> list:
 
 def check_fields(ctx: Ctx, obj: dict, path: str, allowed: Iterable[str]) -> None:
     """Reject unknown (or wrongly cased) field names, as strict decoding does."""
-    allowed = list(allowed)
+    allowed = sorted(allowed)
     for key in obj:
         if not isinstance(key, str):
             raise ctx.error(path, f"invalid field name {describe(key)}: field names must be strings")
@@ -191,7 +191,7 @@ def opt_duration(ctx: Ctx, obj: dict, key: str, path: str) -> str | None:
         return None
     if not isinstance(value, str) or parse_duration(value) is None:
         raise ctx.error(
-            join_path(path, key), f"invalid duration {describe(value)} (expected e.g. \"15s\", \"1m30s\")"
+            join_path(path, key), f'invalid duration {describe(value)} (expected e.g. "15s", "1m30s")'
         )
     return value
 

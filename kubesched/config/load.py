@@ -178,9 +178,7 @@ def parse_config(doc: Any, source: str, points_of: PointsOf) -> SchedulerConfig:
     raw_profiles = expect_list(ctx, doc.get("profiles"), "profiles") or [{}]
     single = len(raw_profiles) == 1
     results = [
-        resolve_profile(
-            ctx, raw, join_path("profiles", i), single=single, ignored_extended=ignored_extended
-        )
+        resolve_profile(ctx, raw, join_path("profiles", i), single=single, ignored_extended=ignored_extended)
         for i, raw in enumerate(raw_profiles)
     ]
     seen: dict[str, str] = {}
@@ -237,8 +235,11 @@ def _check_common_queue_sort(ctx: Ctx, results: list) -> None:
                 f"this one {', '.join(prof.names('queueSort'))})",
             )
         if prof.plugin_args.get(canon[0]) != canon_args:
-            where = result.queue_sort_config_path or join_path(result.path, "pluginConfig")
-            raise ctx.error(f"{where}.args", "queueSort must be the same for all profiles")
+            if result.queue_sort_config_path:
+                where = f"{result.queue_sort_config_path}.args"
+            else:
+                where = join_path(result.path, "pluginConfig")
+            raise ctx.error(where, f"queueSort args ({canon[0]}) must be the same for all profiles")
 
 
 def _leader_election(ctx: Ctx, raw: Any, path: str) -> dict:
@@ -258,10 +259,14 @@ def _leader_election(ctx: Ctx, raw: Any, path: str) -> dict:
         if value:
             out[key] = value
     if out["leaderElect"]:
-        lease, renew, retry = (parse_duration(out[k]) for k in ("leaseDuration", "renewDeadline", "retryPeriod"))
+        lease, renew, retry = (
+            parse_duration(out[k]) for k in ("leaseDuration", "renewDeadline", "retryPeriod")
+        )
         for key, value in (("leaseDuration", lease), ("renewDeadline", renew), ("retryPeriod", retry)):
             if value is not None and value <= 0:
-                raise ctx.error(join_path(path, key), f"invalid value {quote(out[key])}: must be greater than zero")
+                raise ctx.error(
+                    join_path(path, key), f"invalid value {quote(out[key])}: must be greater than zero"
+                )
         if lease is not None and renew is not None and lease <= renew:
             raise ctx.error(
                 join_path(path, "leaseDuration"),
@@ -358,7 +363,9 @@ def _extenders(ctx: Ctx, raw: Any, path: str) -> tuple[list[dict], list[str]]:
             if reason:
                 raise ctx.error(npath, f"invalid value {quote(name)}: {reason}")
             if name in managed_seen:
-                raise ctx.error(npath, f"invalid value {quote(name)}: duplicate extender managed resource name")
+                raise ctx.error(
+                    npath, f"invalid value {quote(name)}: duplicate extender managed resource name"
+                )
             managed_seen.add(name)
             ignored_by = opt_bool(ctx, res, "ignoredByScheduler", rpath) or False
             if ignored_by:
@@ -367,6 +374,7 @@ def _extenders(ctx: Ctx, raw: Any, path: str) -> tuple[list[dict], list[str]]:
         ext["managedResources"] = managed
         out.append(ext)
     if binders > 1:
-        raise ctx.error(path, f"found {binders} extenders implementing bind: only one extender can implement bind")
+        raise ctx.error(
+            path, f"found {binders} extenders implementing bind: only one extender can implement bind"
+        )
     return out, ignored
-

@@ -163,9 +163,14 @@ def _resolve_multipoint(ctx: Ctx, sets: dict[str, PluginSet], path: str) -> _Res
     defaults = V1_DEFAULT_MULTIPOINT if ctx.version == V1 else V1BETA3_DEFAULT_MULTIPOINT
     mp_default = _usable_defaults(ctx, defaults_set(defaults), join_path(path, "multiPoint"))
     multipoint = merge_plugin_set(mp_default, sets.get("multiPoint", PluginSet()))
-    specs = {p: merge_plugin_set(PluginSet(), sets.get(p, PluginSet(path=join_path(path, p)))) for p in EXTENSION_POINTS}
+    specs = {
+        p: merge_plugin_set(PluginSet(), sets.get(p, PluginSet(path=join_path(path, p))))
+        for p in EXTENSION_POINTS
+    }
     points = {p: expand_point(ctx, p, specs[p], multipoint.enabled) for p in EXTENSION_POINTS}
-    weights = score_weights(ctx, points["score"], specs["score"].enabled, multipoint.enabled, join_path(path, "score"))
+    weights = score_weights(
+        ctx, points["score"], specs["score"].enabled, multipoint.enabled, join_path(path, "score")
+    )
     names = {e.name for e in multipoint.enabled}
     for spec in specs.values():
         names.update(e.name for e in spec.enabled)
@@ -242,7 +247,9 @@ def _plugin_args(
         if entry.decoded is not None:
             out[entry.name] = entry.decoded
         elif entry.name in ARGS_PLUGINS:
-            out[entry.name] = decode_args(ctx, entry.name, entry.body, f"{entry.path}.args", version=entry.version)
+            out[entry.name] = decode_args(
+                ctx, entry.name, entry.body, f"{entry.path}.args", version=entry.version
+            )
         else:
             if ctx.points_of(entry.name) is None and entry.name not in UNSUPPORTED_PLUGINS:
                 ctx.warn(entry.path, f'pluginConfig for unknown plugin "{entry.name}" kept as given')
@@ -307,10 +314,10 @@ def resolve_profile(
         )
     plugins = {
         point: [
-            PluginRef(e.name, resolved.weights[e.name] if point == "score" else 0) for e in resolved.points[point]
+            PluginRef(e.name, resolved.weights[e.name] if point == "score" else 0)
+            for e in resolved.points[point]
         ]
         for point in EXTENSION_POINTS
     }
     queue_cfg = next((e.path for e in entries if e.name == queue[0].name), None)
     return ProfileResult(Profile(name, pct, plugins, plugin_args), path, queue_cfg)
-

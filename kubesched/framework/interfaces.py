@@ -143,7 +143,7 @@ def default_normalize(scores: np.ndarray, reverse: bool = False) -> np.ndarray:
     """helper.DefaultNormalizeScore: scale to [0, 100] by the max, optionally reversed."""
     if scores.size == 0:
         return scores
-    max_count = int(scores.max())
+    max_count = max(0, int(scores.max()))  # upstream starts the running max at 0
     if max_count == 0:
         if reverse:
             return np.full_like(scores, MAX_NODE_SCORE)

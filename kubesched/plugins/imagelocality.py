@@ -55,7 +55,8 @@ def build_image_table(snap: Snapshot) -> _ImageTable:
                 rows_of.setdefault(name, []).append(row)
                 size_of.setdefault(name, image.size)
     return {
-        name: (np.asarray(rs, np.intp), np.full(len(rs), size_of[name], np.int64)) for name, rs in rows_of.items()
+        name: (np.asarray(rs, np.intp), np.full(len(rs), size_of[name], np.int64))
+        for name, rs in rows_of.items()
     }
 
 

@@ -6,14 +6,22 @@ filter or score is a handful of vector operations per pod term, not a loop over 
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass
+import weakref
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from kubesched.api.affinity import NodeAffinity as NodeAffinitySpec
-from kubesched.api.selectors import LabelSelector, NodeSelector, PreferredSchedulingTerm, Requirement
+from kubesched.api.fields import as_int, as_list, as_map
+from kubesched.api.selectors import (
+    LabelSelector,
+    NodeSelector,
+    NodeSelectorTerm,
+    PreferredSchedulingTerm,
+    Requirement,
+)
+from kubesched.errors import join_path
 from kubesched.framework.interfaces import (
     FilterPlugin,
     PreFilterPlugin,
@@ -47,12 +55,40 @@ def node_selector_as_label_selector(node_selector: Mapping[str, str]) -> LabelSe
     )
 
 
+class SnapshotMaskCache:
+    """The last all-nodes mask of one selector, valid while the snapshot's nodes are unchanged.
+
+    Preemption re-runs Filter one node at a time; labels only change with nodes, so the mask
+    over every node is computed once per node generation instead of once per call.
+    """
+
+    __slots__ = ("_snap", "_generation", "_mask")
+
+    def __init__(self) -> None:
+        self._snap: weakref.ref[Snapshot] | None = None
+        self._generation = -1
+        self._mask: np.ndarray | None = None
+
+    def get(self, snap: Snapshot, compute: Callable[[LabelIndex], np.ndarray]) -> np.ndarray:
+        """Mask over all rows of ``snap``; callers index it and must not write to it."""
+        if (
+            self._mask is None
+            or self._snap is None
+            or self._snap() is not snap
+            or self._generation != snap.node_generation
+        ):
+            mask = compute(snap.labels)
+            self._snap, self._generation, self._mask = weakref.ref(snap), snap.node_generation, mask
+        return self._mask
+
+
 @dataclass(frozen=True, slots=True)
 class RequiredNodeAffinity:
     """nodeaffinity.RequiredNodeAffinity: the pod's nodeSelector AND its required node affinity."""
 
     node_selector: LabelSelector | None
     affinity: NodeSelector | None
+    cache: SnapshotMaskCache = field(default_factory=SnapshotMaskCache, compare=False, repr=False)
 
     @classmethod
     def of(cls, pod: Pod) -> RequiredNodeAffinity:
@@ -69,6 +105,44 @@ class RequiredNodeAffinity:
         if self.affinity is not None:
             return self.affinity.mask(labels)
         return np.ones(len(labels), bool)
+
+    def matches_rows(self, snap: Snapshot, rows: np.ndarray) -> np.ndarray:
+        """``mask`` restricted to ``rows``, reusing the all-nodes mask while nodes are unchanged."""
+        return self.cache.get(snap, self.mask)[rows]
+
+
+def parse_added_affinity(
+    raw: Any, path: str
+) -> tuple[NodeSelector | None, tuple[PreferredSchedulingTerm, ...]]:
+    """NodeAffinityArgs.addedAffinity, accepted as ValidateNodeAffinityArgs accepts it.
+
+    Terms are parsed (and their requirements validated) like the pod's, but unlike a pod spec
+    an empty ``nodeSelectorTerms`` list (matches no node) and any preferred weight are allowed;
+    weight-0 and empty terms are dropped, as NewPreferredSchedulingTerms does.
+    """
+    if raw is None:
+        return None, ()
+    m = as_map(raw, path)
+    required: NodeSelector | None = None
+    rpath = join_path(path, "requiredDuringSchedulingIgnoredDuringExecution")
+    if m.get("requiredDuringSchedulingIgnoredDuringExecution") is not None:
+        tpath = join_path(rpath, "nodeSelectorTerms")
+        terms = as_list(
+            as_map(m["requiredDuringSchedulingIgnoredDuringExecution"], rpath).get("nodeSelectorTerms"), tpath
+        )
+        required = NodeSelector(
+            tuple(NodeSelectorTerm.parse(t, join_path(tpath, i)) for i, t in enumerate(terms))
+        )
+    preferred = []
+    ppath = join_path(path, "preferredDuringSchedulingIgnoredDuringExecution")
+    for i, item in enumerate(as_list(m.get("preferredDuringSchedulingIgnoredDuringExecution"), ppath)):
+        ipath = join_path(ppath, i)
+        im = as_map(item, ipath)
+        weight = as_int(im.get("weight"), join_path(ipath, "weight"), 0) or 0
+        term = NodeSelectorTerm.parse(im.get("preference"), join_path(ipath, "preference"))
+        if weight != 0 and not term.is_empty:
+            preferred.append(PreferredSchedulingTerm(weight, term))
+    return required, tuple(preferred)
 
 
 def pre_filter_node_names(required: NodeSelector) -> frozenset[str] | None:
@@ -109,13 +183,12 @@ class NodeAffinity(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin):
 
     def __init__(self, args: dict[str, Any] | None = None, handle: Handle | None = None) -> None:
         super().__init__(args, handle)
-        added = NodeAffinitySpec.parse(self.args.get("addedAffinity"), "addedAffinity")
+        required, preferred = parse_added_affinity(self.args.get("addedAffinity"), "addedAffinity")
         #: Scheduler-enforced required selector (None: nothing enforced).
-        self.added_node_selector: NodeSelector | None = added.required if added is not None else None
+        self.added_node_selector: NodeSelector | None = required
+        self._added_cache = SnapshotMaskCache()
         #: Scheduler-added preferred terms, scored for every pod.
-        self.added_preferred: tuple[PreferredSchedulingTerm, ...] = (
-            added.preferred if added is not None else ()
-        )
+        self.added_preferred: tuple[PreferredSchedulingTerm, ...] = preferred
 
     # -- filter -----------------------------------------------------------------------------
 
@@ -146,13 +219,13 @@ class NodeAffinity(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin):
         masks: list[tuple[np.ndarray, str, Code]] = []
         enforced_fail = None
         if self.added_node_selector is not None:
-            enforced_fail = ~self.added_node_selector.mask(snap.labels)[rows]
+            enforced_fail = ~self._added_cache.get(snap, self.added_node_selector.mask)[rows]
             masks.append((enforced_fail, ERR_REASON_ENFORCED, Code.UnschedulableAndUnresolvable))
         required: RequiredNodeAffinity | None = state.read(PRE_FILTER_STATE_KEY)
         if required is None:  # PreFilter disabled: compute here, as upstream falls back
             required = RequiredNodeAffinity.of(pod)
         if required.node_selector is not None or required.affinity is not None:
-            pod_fail = ~required.mask(snap.labels)[rows]
+            pod_fail = ~required.matches_rows(snap, rows)
             if enforced_fail is not None:
                 pod_fail &= ~enforced_fail
             masks.append((pod_fail, ERR_REASON_POD, Code.UnschedulableAndUnresolvable))

@@ -88,10 +88,11 @@ class NodePorts(PreFilterPlugin, FilterPlugin):
                 code, np.ones(n, np.int64), (f'reading "{PRE_FILTER_STATE_KEY}" from cycleState: not found',)
             )
         ports_on = snap.ports_on
+        rows_list = np.asarray(rows).tolist()
         fail = np.zeros(n, bool)
-        # Only nodes already using host ports can conflict; those are few.
-        for i, row in enumerate(rows.tolist()):
-            used = ports_on[row]
-            if used and want.conflicts(used):
-                fail[i] = True
+        # Only nodes already using host ports can conflict; those are few, so the conflict
+        # check runs on them alone.
+        busy = [i for i, row in enumerate(rows_list) if ports_on[row]]
+        for i in busy:
+            fail[i] = want.conflicts(ports_on[rows_list[i]])
         return FilterResult.from_mask(fail, ERR_REASON, Code.Unschedulable)

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kubesched.api.objects import Pod
+from kubesched.api.objects import Node, Pod
 from kubesched.errors import InputError
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.interfaces import MAX_NODE_SCORE
@@ -52,7 +52,11 @@ def required(*terms: dict) -> dict[str, Any]:
 
 
 def preferred(*weighted: tuple[int, dict]) -> dict[str, Any]:
-    return {"preferredDuringSchedulingIgnoredDuringExecution": [{"weight": w, "preference": t} for w, t in weighted]}
+    return {
+        "preferredDuringSchedulingIgnoredDuringExecution": [
+            {"weight": w, "preference": t} for w, t in weighted
+        ]
+    }
 
 
 def pod(node_selector: dict[str, str] | None = None, node_affinity: dict | None = None) -> Pod:
@@ -66,7 +70,10 @@ def pod(node_selector: dict[str, str] | None = None, node_affinity: dict | None 
 
 def node(name: str, labels: dict[str, str] | None = None) -> dict[str, Any]:
     """A node with exactly ``labels`` (no automatic hostname label, as in the Go tests)."""
-    return {"metadata": {"name": name, "labels": dict(labels or {})}, "status": {"allocatable": {"pods": "110"}}}
+    return {
+        "metadata": {"name": name, "labels": dict(labels or {})},
+        "status": {"allocatable": {"pods": "110"}},
+    }
 
 
 POD_FAIL = Status(Code.UnschedulableAndUnresolvable, (ERR_REASON_POD,), NAME)
@@ -298,7 +305,12 @@ def test_invalid_label_value_in_term_is_rejected_at_parse() -> None:
 
 def test_filter_many_nodes_subset_of_rows() -> None:
     snap = build_snapshot(
-        [node("a", {"zone": "z1"}), node("b", {"zone": "z2"}), node("c", {"zone": "z1", "gpu": "1"}), node("d")]
+        [
+            node("a", {"zone": "z1"}),
+            node("b", {"zone": "z2"}),
+            node("c", {"zone": "z1", "gpu": "1"}),
+            node("d"),
+        ]
     )
     p = pod({"zone": "z1"}, required(term([expr("gpu", "Exists")]), term(fields=[name_in("a")])))
     plugin = NodeAffinity({"addedAffinity": required(term([expr("zone", "Exists")]))})
@@ -317,7 +329,9 @@ def test_pre_filter_node_names_union_and_intersection() -> None:
 def test_pre_filter_node_names_may_name_unknown_nodes() -> None:
     """Names are returned as written; the framework intersects them with known nodes."""
     snap = build_snapshot([node("a")])
-    res = NodeAffinity().pre_filter(CycleState(), pod(node_affinity=required(term(fields=[name_in("ghost")]))), snap)
+    res = NodeAffinity().pre_filter(
+        CycleState(), pod(node_affinity=required(term(fields=[name_in("ghost")]))), snap
+    )
     assert isinstance(res, PreFilterResult) and res.node_names == names("ghost")
 
 
@@ -396,10 +410,17 @@ SCORE_CASES: list[tuple[str, dict | None, list[tuple[str, dict]], dict, list[int
 
 
 @pytest.mark.parametrize(
-    ("name", "affinity", "nodes", "args", "want", "run_pre_score"), SCORE_CASES, ids=[c[0] for c in SCORE_CASES]
+    ("name", "affinity", "nodes", "args", "want", "run_pre_score"),
+    SCORE_CASES,
+    ids=[c[0] for c in SCORE_CASES],
 )
 def test_score(
-    name: str, affinity: dict | None, nodes: list[tuple[str, dict]], args: dict, want: list[int], run_pre_score: bool
+    name: str,
+    affinity: dict | None,
+    nodes: list[tuple[str, dict]],
+    args: dict,
+    want: list[int],
+    run_pre_score: bool,
 ) -> None:
     snap = build_snapshot([node(n, labels) for n, labels in nodes])
     p = pod(node_affinity=affinity)
@@ -445,7 +466,11 @@ _expr = st.one_of(
     st.builds(lambda k, v: expr(k, "Gt", v), _kv, _val),
     st.builds(lambda k, v: expr(k, "Lt", v), _kv, _val),
 )
-_field = st.builds(lambda op, n: {"key": "metadata.name", "operator": op, "values": [n]}, st.sampled_from(["In", "NotIn"]), st.sampled_from(["n0", "n1", "n2"]))
+_field = st.builds(
+    lambda op, n: {"key": "metadata.name", "operator": op, "values": [n]},
+    st.sampled_from(["In", "NotIn"]),
+    st.sampled_from(["n0", "n1", "n2"]),
+)
 _term = st.builds(
     lambda e, f: term(e or None, f or None), st.lists(_expr, max_size=2), st.lists(_field, max_size=1)
 )
@@ -459,7 +484,10 @@ _term = st.builds(
     pref=st.lists(st.tuples(st.integers(1, 100), _term), max_size=3),
 )
 def test_matches_per_node_reference(
-    node_labels: list[dict], node_selector: dict | None, req_terms: list[dict] | None, pref: list[tuple[int, dict]]
+    node_labels: list[dict],
+    node_selector: dict | None,
+    req_terms: list[dict] | None,
+    pref: list[tuple[int, dict]],
 ) -> None:
     snap = build_snapshot([node(f"n{i}", labels) for i, labels in enumerate(node_labels)])
     aff: dict[str, Any] = {}
@@ -484,5 +512,51 @@ def test_matches_per_node_reference(
         if isinstance(pre, Status) and pre.code == Code.UnschedulableAndUnresolvable:
             assert not fits  # a PreFilter rejection only for truly conflicting terms
     raw = plugin.score(state, p, snap, rows).tolist()
-    want = [sum(w for w, t in ((t.weight, t.term) for t in (na.preferred if na else ())) if t.matches(n.labels, n.name)) for n in snap.nodes]
+    want = [
+        sum(
+            w
+            for w, t in ((t.weight, t.term) for t in (na.preferred if na else ()))
+            if t.matches(n.labels, n.name)
+        )
+        for n in snap.nodes
+    ]
     assert raw == want
+
+
+def test_mask_cache_follows_node_changes_and_snapshots() -> None:
+    """Masks are reused across Filter calls but never outlive a node change or another snapshot."""
+    snap = build_snapshot([node("a", {"zone": "z1"}), node("b", {"zone": "z2"})])
+    p = pod({"zone": "z1"})
+    plugin = NodeAffinity({"addedAffinity": required(term([expr("tier", "NotIn", "x")]))})
+    state = CycleState()
+    plugin.pre_filter(state, p, snap)
+    rows = np.arange(2, dtype=np.int32)
+    assert plugin.filter(state, p, snap, rows).failed.tolist() == [False, True]
+    assert plugin.filter(state.clone(), p, snap, np.array([1], np.int32)).failed.tolist() == [True]
+    snap.update_node(Node.parse(node("b", {"zone": "z1", "tier": "x"})))
+    assert [plugin.filter(state, p, snap, rows).status_at(i, NAME) for i in range(2)] == [OK, ENFORCED_FAIL]
+    other = build_snapshot([node("c", {"zone": "z1", "tier": "x"})])
+    assert plugin.filter(state, p, other, np.arange(1)).status_at(0, NAME) == ENFORCED_FAIL
+
+
+def test_added_affinity_accepts_what_upstream_args_validation_accepts() -> None:
+    """Empty nodeSelectorTerms (matches nothing), weight 0 (dropped) and weights above 100."""
+    snap = build_snapshot([node("a", {"zone": "z1"}), node("b", {"zone": "z2"})])
+    plugin = NodeAffinity(
+        {
+            "addedAffinity": {
+                "requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": []},
+                **preferred(
+                    (0, term([expr("zone", "In", "z2")])),
+                    (200, term([expr("zone", "In", "z1")])),
+                    (50, term([expr("zone", "In", "z2")])),
+                ),
+            }
+        }
+    )
+    assert [t.weight for t in plugin.added_preferred] == [200, 50]
+    res = plugin.filter(CycleState(), pod(), snap, np.arange(2, dtype=np.int32))
+    assert [res.status_at(i, NAME) for i in range(2)] == [ENFORCED_FAIL, ENFORCED_FAIL]
+    raw, normalized = run_score(plugin, pod(), snap)
+    assert raw == [200, 50]
+    assert normalized == [100, 25]

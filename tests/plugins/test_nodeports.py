@@ -37,7 +37,12 @@ CASES = [
     ("same tcp port", ["TCP/127.0.0.1/8080"], ["TCP/127.0.0.1/8080"], CONFLICT),
     ("different host ip", ["TCP/127.0.0.1/8080"], ["TCP/127.0.0.2/8080"], OK),
     ("different protocol", ["UDP/127.0.0.1/8080"], ["TCP/127.0.0.1/8080"], OK),
-    ("second udp port conflict", ["UDP/127.0.0.1/8000", "UDP/127.0.0.1/8080"], ["UDP/127.0.0.1/8080"], CONFLICT),
+    (
+        "second udp port conflict",
+        ["UDP/127.0.0.1/8000", "UDP/127.0.0.1/8080"],
+        ["UDP/127.0.0.1/8080"],
+        CONFLICT,
+    ),
     (
         "first tcp port conflict",
         ["TCP/127.0.0.1/8001", "UDP/127.0.0.1/8080"],
@@ -88,7 +93,12 @@ def test_skip_filter_without_host_ports() -> None:
 
 def test_container_ports_without_host_port_are_ignored() -> None:
     pod = Pod.parse(
-        make_pod("p", containers=[{"name": "c", "image": "pause", "ports": [{"containerPort": 8005, "protocol": "TCP"}]}])
+        make_pod(
+            "p",
+            containers=[
+                {"name": "c", "image": "pause", "ports": [{"containerPort": 8005, "protocol": "TCP"}]}
+            ],
+        )
     )
     status = NodePorts().pre_filter(CycleState(), pod, build_snapshot([make_node("m1")]))
     assert isinstance(status, Status) and status.code == Code.Skip
@@ -119,7 +129,9 @@ def test_sidecar_host_ports_count_for_the_incoming_pod() -> None:
 
 def test_plain_init_container_host_ports_do_not_count() -> None:
     snap = build_snapshot([make_node("m1")], [new_pod("existing", "TCP/0.0.0.0/8080", node="m1")])
-    status = NodePorts().pre_filter(CycleState(), Pod.parse(_sidecar_pod("p", "TCP/0.0.0.0/8080", restart=None)), snap)
+    status = NodePorts().pre_filter(
+        CycleState(), Pod.parse(_sidecar_pod("p", "TCP/0.0.0.0/8080", restart=None)), snap
+    )
     assert isinstance(status, Status) and status.code == Code.Skip
 
 

@@ -57,7 +57,9 @@ def test_filter(name: str, tolerations: list[dict], unschedulable: bool, want: S
 
 def test_filter_rows_subset() -> None:
     snap = build_snapshot([make_node(f"n{i}", unschedulable=i % 2 == 1) for i in range(6)])
-    res = NodeUnschedulable().filter(CycleState(), Pod.parse(make_pod("p")), snap, np.array([5, 0, 3, 2], np.int32))
+    res = NodeUnschedulable().filter(
+        CycleState(), Pod.parse(make_pod("p")), snap, np.array([5, 0, 3, 2], np.int32)
+    )
     assert res.failed.tolist() == [True, False, True, False]
     assert res.status_at(0, NAME) == UNSCHEDULABLE
 

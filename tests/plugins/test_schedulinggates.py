@@ -26,7 +26,9 @@ CASES = [
     (
         "one gate",
         gated("example.com/quota"),
-        Status(Code.UnschedulableAndUnresolvable, ("waiting for scheduling gates: [example.com/quota]",), NAME),
+        Status(
+            Code.UnschedulableAndUnresolvable, ("waiting for scheduling gates: [example.com/quota]",), NAME
+        ),
     ),
     (
         "gates keep their spec order",

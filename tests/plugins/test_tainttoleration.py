@@ -114,7 +114,9 @@ FILTER_CASES = [
 ]
 
 
-@pytest.mark.parametrize(("name", "tolerations", "taints", "want"), FILTER_CASES, ids=[c[0] for c in FILTER_CASES])
+@pytest.mark.parametrize(
+    ("name", "tolerations", "taints", "want"), FILTER_CASES, ids=[c[0] for c in FILTER_CASES]
+)
 def test_filter(name: str, tolerations: list[dict], taints: list[dict], want: Status) -> None:
     snap = build_snapshot([make_node("nodeA", taints=taints)])
     assert run_filter(TaintToleration(), pod_with(tolerations), snap) == [want]
@@ -129,7 +131,10 @@ SCORE_CASES = [
     ),
     (
         "nodes whose taints are all tolerated get the same score, however many tolerable taints they have",
-        [tol("cpu-type", "arm64", "PreferNoSchedule", "Equal"), tol("disk-type", "ssd", "PreferNoSchedule", "Equal")],
+        [
+            tol("cpu-type", "arm64", "PreferNoSchedule", "Equal"),
+            tol("disk-type", "ssd", "PreferNoSchedule", "Equal"),
+        ],
         [
             [],
             [taint("cpu-type", "arm64", "PreferNoSchedule")],
@@ -175,7 +180,11 @@ SCORE_CASES = [
         [],
         [
             [taint("a", "", "PreferNoSchedule")],
-            [taint("a", "", "PreferNoSchedule"), taint("b", "", "PreferNoSchedule"), taint("c", "", "PreferNoSchedule")],
+            [
+                taint("a", "", "PreferNoSchedule"),
+                taint("b", "", "PreferNoSchedule"),
+                taint("c", "", "PreferNoSchedule"),
+            ],
             [],
         ],
         [67, 0, MAX_NODE_SCORE],
@@ -183,7 +192,9 @@ SCORE_CASES = [
 ]
 
 
-@pytest.mark.parametrize(("name", "tolerations", "node_taints", "want"), SCORE_CASES, ids=[c[0] for c in SCORE_CASES])
+@pytest.mark.parametrize(
+    ("name", "tolerations", "node_taints", "want"), SCORE_CASES, ids=[c[0] for c in SCORE_CASES]
+)
 def test_score(name: str, tolerations: list[dict], node_taints: list[list[dict]], want: list[int]) -> None:
     snap = build_snapshot([make_node(f"node{i}", taints=t) for i, t in enumerate(node_taints)])
     _, normalized = run_score(TaintToleration(), pod_with(tolerations), snap)
@@ -218,11 +229,22 @@ def test_filter_over_a_subset_of_rows_with_shared_taint_sets() -> None:
 _keys = st.sampled_from(["a", "b", "c"])
 _values = st.sampled_from(["", "x", "y"])
 _effects = st.sampled_from(["NoSchedule", "PreferNoSchedule", "NoExecute"])
-_taints = st.lists(st.builds(taint, _keys, _values, _effects), max_size=3, unique_by=lambda t: (t["key"], t["effect"]))
+_taints = st.lists(
+    st.builds(taint, _keys, _values, _effects), max_size=3, unique_by=lambda t: (t["key"], t["effect"])
+)
 _tols = st.lists(
     st.one_of(
-        st.builds(lambda k, v, e: tol(k, v, e, "Equal"), _keys, _values, st.sampled_from(["", "NoSchedule", "PreferNoSchedule", "NoExecute"])),
-        st.builds(lambda k, e: tol(k, effect=e, op="Exists"), st.sampled_from(["", "a", "b"]), st.sampled_from(["", "NoSchedule", "PreferNoSchedule"])),
+        st.builds(
+            lambda k, v, e: tol(k, v, e, "Equal"),
+            _keys,
+            _values,
+            st.sampled_from(["", "NoSchedule", "PreferNoSchedule", "NoExecute"]),
+        ),
+        st.builds(
+            lambda k, e: tol(k, effect=e, op="Exists"),
+            st.sampled_from(["", "a", "b"]),
+            st.sampled_from(["", "NoSchedule", "PreferNoSchedule"]),
+        ),
     ),
     max_size=3,
 )
@@ -237,10 +259,14 @@ def test_matches_per_node_reference(node_taints: list[list[dict]], tolerations: 
     raw, normalized = run_score(TaintToleration(), pod, snap)
     want_raw = []
     for i, node in enumerate(snap.nodes):
-        bad = any(t.effect in ("NoSchedule", "NoExecute") and not tolerated(t, pod.tolerations) for t in node.taints)
+        bad = any(
+            t.effect in ("NoSchedule", "NoExecute") and not tolerated(t, pod.tolerations) for t in node.taints
+        )
         assert statuses[i] == (UNTOLERATED if bad else OK)
         pns = tuple(t for t in pod.tolerations if t.effect in ("", "PreferNoSchedule"))
-        want_raw.append(sum(1 for t in node.taints if t.effect == "PreferNoSchedule" and not tolerated(t, pns)))
+        want_raw.append(
+            sum(1 for t in node.taints if t.effect == "PreferNoSchedule" and not tolerated(t, pns))
+        )
     assert raw == want_raw
     top = max(want_raw)
     assert normalized == [100 if top == 0 else 100 - r * 100 // top for r in want_raw]

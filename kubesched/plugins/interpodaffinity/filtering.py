@@ -38,6 +38,8 @@ ERR_REASON_AFFINITY = "node(s) didn't match pod affinity rules"
 ERR_REASON_ANTI_AFFINITY = "node(s) didn't match pod anti-affinity rules"
 
 Counts = dict[str, np.ndarray]
+#: ExistingTermIndex tag of existing pods' required anti-affinity terms.
+ANTI_AFFINITY_TAG = "requiredAntiAffinity"
 
 
 def _clone_counts(counts: Counts) -> Counts:
@@ -110,9 +112,9 @@ class PreFilterState:
                 _bump(self.anti_affinity_counts, snap, term.topology_key, row, multiplier)
 
 
-def anti_affinity_group_keys(pod: Pod) -> list[Hashable]:
-    """Group keys of an existing pod's required anti-affinity terms: (term, owner namespace)."""
-    return [(t, pod.namespace) for t in required_anti_affinity_terms(pod)]
+def anti_affinity_group_keys(pod: Pod) -> list[tuple[str, Hashable]]:
+    """Index keys of an existing pod's required anti-affinity terms: (term, owner namespace)."""
+    return [(ANTI_AFFINITY_TAG, (t, pod.namespace)) for t in required_anti_affinity_terms(pod)]
 
 
 def existing_anti_affinity_counts(
@@ -147,16 +149,18 @@ def incoming_counts(state: PreFilterState, snap: Snapshot) -> tuple[Counts, Coun
     return affinity, anti
 
 
-def build_state(pod: Pod, snap: Snapshot, anti_index: ExistingTermIndex) -> PreFilterState:
+def build_state(pod: Pod, snap: Snapshot, index: ExistingTermIndex) -> PreFilterState:
     """PreFilter's computation (without the Skip decision)."""
     aff = required_affinity_terms(pod)
     anti = required_anti_affinity_terms(pod)
     aff_ns = tuple(incoming_namespaces(t, pod, snap) for t in aff)
     anti_ns = tuple(incoming_namespaces(t, pod, snap) for t in anti)
     ns_labels = snap.namespaces.get(pod.namespace, {})
-    self_match = bool(aff) and all(incoming_term_matches(t, ns, pod) for t, ns in zip(aff, aff_ns, strict=True))
+    self_match = bool(aff) and all(
+        incoming_term_matches(t, ns, pod) for t, ns in zip(aff, aff_ns, strict=True)
+    )
     state = PreFilterState(aff, aff_ns, anti, anti_ns, ns_labels, self_match)
-    groups = anti_index.refresh(snap)
+    groups = index.refresh(snap).groups[ANTI_AFFINITY_TAG]
     state.existing_anti_affinity_counts = existing_anti_affinity_counts(groups, pod, ns_labels, snap)
     state.affinity_counts, state.anti_affinity_counts = incoming_counts(state, snap)
     return state

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Hashable
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -9,12 +10,14 @@ import numpy as np
 from kubesched.framework.interfaces import FilterPlugin, PreFilterPlugin, PreScorePlugin, ScorePlugin
 from kubesched.framework.status import Code, FilterResult, PreFilterResult, Status
 from kubesched.plugins.interpodaffinity.filtering import (
+    ANTI_AFFINITY_TAG,
     PreFilterState,
     anti_affinity_group_keys,
     build_state,
     filter_rows,
 )
 from kubesched.plugins.interpodaffinity.scoring import (
+    SCORING_TAG,
     PreScoreState,
     build_topology_score,
     normalize_scores,
@@ -36,6 +39,11 @@ PRE_SCORE_STATE_KEY = "PreScore" + NAME
 DEFAULT_HARD_POD_AFFINITY_WEIGHT = 1
 
 
+def _group_keys(pod: Pod) -> list[tuple[str, Hashable]]:
+    """Everything the index keeps for one existing pod: its filtering and its scoring terms."""
+    return anti_affinity_group_keys(pod) + scoring_group_keys(pod)
+
+
 class InterPodAffinity(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin):
     """kube-scheduler's InterPodAffinity (v1.36), vectorised over nodes and existing pods."""
 
@@ -47,15 +55,21 @@ class InterPodAffinity(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugi
         weight = self.args.get("hardPodAffinityWeight")
         # Defaulting applies only to an unset field: an explicit 0 turns the symmetric weight off.
         self.hard_pod_affinity_weight = DEFAULT_HARD_POD_AFFINITY_WEIGHT if weight is None else int(weight)
-        self.ignore_preferred_terms_of_existing_pods = bool(self.args.get("ignorePreferredTermsOfExistingPods", False))
-        self._anti_index = ExistingTermIndex("anti_affinity_pods", anti_affinity_group_keys)
-        self._score_index = ExistingTermIndex("affinity_pods", scoring_group_keys)
+        self.ignore_preferred_terms_of_existing_pods = bool(
+            self.args.get("ignorePreferredTermsOfExistingPods", False)
+        )
+        # One index of existing pods' terms serves PreFilter and PreScore (one refresh a cycle).
+        self._index = ExistingTermIndex(_group_keys, (ANTI_AFFINITY_TAG, SCORING_TAG))
 
     # ---- PreFilter / Filter -----------------------------------------------------------
     def pre_filter(self, state: CycleState, pod: Pod, snap: Snapshot) -> PreFilterResult | Status | None:
         """Skip when no existing anti-affinity term matches and the pod has no required terms."""
-        s = build_state(pod, snap, self._anti_index)
-        if not s.existing_anti_affinity_counts_nonzero() and not s.affinity_terms and not s.anti_affinity_terms:
+        s = build_state(pod, snap, self._index)
+        if (
+            not s.existing_anti_affinity_counts_nonzero()
+            and not s.affinity_terms
+            and not s.anti_affinity_terms
+        ):
             state.delete(PRE_FILTER_STATE_KEY)
             return Status(Code.Skip, plugin=self.name)
         state.write(PRE_FILTER_STATE_KEY, s)
@@ -88,7 +102,7 @@ class InterPodAffinity(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugi
         if self.ignore_preferred_terms_of_existing_pods and not has_constraints:
             state.delete(PRE_SCORE_STATE_KEY)
             return Status(Code.Skip, plugin=self.name)
-        groups = self._score_index.refresh(snap)
+        groups = self._index.refresh(snap).groups[SCORING_TAG]
         topology_score, touched = build_topology_score(pod, snap, groups, self.hard_pod_affinity_weight)
         if not touched:
             state.delete(PRE_SCORE_STATE_KEY)

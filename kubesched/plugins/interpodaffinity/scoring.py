@@ -29,6 +29,8 @@ if TYPE_CHECKING:
     from kubesched.api.objects import Pod
     from kubesched.state.snapshot import Snapshot
 
+#: ExistingTermIndex tag of existing pods' scoring terms.
+SCORING_TAG = "scoring"
 # Kinds of an existing pod's term, in its scoring group key.
 REQUIRED_AFFINITY, PREFERRED_AFFINITY, PREFERRED_ANTI_AFFINITY = 0, 1, 2
 
@@ -43,23 +45,26 @@ class PreScoreState:
         return self
 
 
-def preferred_terms(pod: Pod) -> tuple[tuple[WeightedPodAffinityTerm, ...], tuple[WeightedPodAffinityTerm, ...]]:
+def preferred_terms(
+    pod: Pod,
+) -> tuple[tuple[WeightedPodAffinityTerm, ...], tuple[WeightedPodAffinityTerm, ...]]:
     aff = pod.pod_affinity.preferred if pod.pod_affinity else ()
     anti = pod.pod_anti_affinity.preferred if pod.pod_anti_affinity else ()
     return aff, anti
 
 
-def scoring_group_keys(pod: Pod) -> list[Hashable]:
-    """Group keys of an existing pod's scoring terms: (kind, weight, term, owner namespace)."""
+def scoring_group_keys(pod: Pod) -> list[tuple[str, Hashable]]:
+    """Index keys of an existing pod's scoring terms: (kind, weight, term, owner namespace)."""
     keys: list[Hashable] = []
     if pod.pod_affinity:
         keys.extend((REQUIRED_AFFINITY, 0, t, pod.namespace) for t in pod.pod_affinity.required)
         keys.extend((PREFERRED_AFFINITY, w.weight, w.term, pod.namespace) for w in pod.pod_affinity.preferred)
     if pod.pod_anti_affinity:
         keys.extend(
-            (PREFERRED_ANTI_AFFINITY, w.weight, w.term, pod.namespace) for w in pod.pod_anti_affinity.preferred
+            (PREFERRED_ANTI_AFFINITY, w.weight, w.term, pod.namespace)
+            for w in pod.pod_anti_affinity.preferred
         )
-    return keys
+    return [(SCORING_TAG, k) for k in keys]
 
 
 def build_topology_score(

@@ -16,6 +16,8 @@ from __future__ import annotations
 import weakref
 from collections import Counter
 from collections.abc import Callable, Hashable, Iterable, Mapping
+from itertools import compress
+from operator import is_not
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -81,7 +83,9 @@ def existing_term_matches(
     return in_ns and term.selector.matches(pod.labels)
 
 
-def counts_by_value(snap: Snapshot, key: str, node_rows: np.ndarray, weights: np.ndarray | None = None) -> np.ndarray:
+def counts_by_value(
+    snap: Snapshot, key: str, node_rows: np.ndarray, weights: np.ndarray | None = None
+) -> np.ndarray:
     """Sum per value code of node label ``key`` over pods on ``node_rows`` (nodes without the key drop out)."""
     size = len(snap.labels.values_of(key))
     codes = snap.labels.codes(key)[node_rows]
@@ -115,67 +119,93 @@ def lookup(counts: np.ndarray | None, codes: np.ndarray) -> np.ndarray:
 
 
 class TermGroup:
-    """Existing pods sharing one term: uid -> (node row, how many times the pod carries the term)."""
+    """Existing pods sharing one term: their node rows and how often each pod carries the term.
 
-    __slots__ = ("key", "members", "_arrays")
+    Rows live in growable arrays (slot per pod, removal swaps the last slot in), so a group of
+    thousands of pods changes in O(1) per pod and is read without rebuilding.
+    """
+
+    __slots__ = ("key", "slot_of", "_uids", "_rows", "_mults")
 
     def __init__(self, key: Hashable) -> None:
         self.key = key
-        self.members: dict[str, tuple[int, int]] = {}
-        self._arrays: tuple[np.ndarray, np.ndarray] | None = None
+        self.slot_of: dict[str, int] = {}
+        self._uids: list[str] = []
+        self._rows = np.zeros(4, dtype=np.int64)
+        self._mults = np.zeros(4, dtype=np.float64)
+
+    def __len__(self) -> int:
+        return len(self._uids)
+
+    def add(self, uid: str, row: int, mult: int) -> None:
+        i = len(self._uids)
+        if i == len(self._rows):
+            self._rows = np.concatenate([self._rows, np.zeros(i, np.int64)])
+            self._mults = np.concatenate([self._mults, np.zeros(i, np.float64)])
+        self._uids.append(uid)
+        self.slot_of[uid] = i
+        self._rows[i] = row
+        self._mults[i] = mult
+
+    def remove(self, uid: str) -> None:
+        i = self.slot_of.pop(uid)
+        last = len(self._uids) - 1
+        if i != last:
+            moved = self._uids[last]
+            self._uids[i] = moved
+            self.slot_of[moved] = i
+            self._rows[i] = self._rows[last]
+            self._mults[i] = self._mults[last]
+        self._uids.pop()
 
     def arrays(self) -> tuple[np.ndarray, np.ndarray]:
-        """(node rows, multiplicities), cached until the membership changes."""
-        if self._arrays is None:
-            vals = list(self.members.values())
-            rows = np.fromiter((r for r, _ in vals), dtype=np.int64, count=len(vals))
-            mults = np.fromiter((m for _, m in vals), dtype=np.float64, count=len(vals))
-            self._arrays = (rows, mults)
-        return self._arrays
-
-    def changed(self) -> None:
-        self._arrays = None
+        """(node rows, multiplicities) of the member pods; views, do not mutate."""
+        n = len(self._uids)
+        return self._rows[:n], self._mults[:n]
 
 
 class ExistingTermIndex:
     """Groups the terms of the snapshot's pods with affinity, kept in step with the snapshot.
 
-    ``source`` names a uid->Pod dict on the snapshot (``anti_affinity_pods`` or
-    ``affinity_pods``); ``extract`` lists a pod's group keys, one per term it carries. A new
-    snapshot object or a node change (rows may move) rebuilds; otherwise only pods that came,
-    went or were replaced since the last call are touched.
+    ``extract`` lists a pod's ``(tag, group key)`` pairs, one per term it carries; groups are
+    kept per tag (one tag for filtering, one for scoring) so one pass over the snapshot's
+    ``affinity_pods`` serves both. A new snapshot object or a node change (rows may move)
+    rebuilds; otherwise only pods that came, went or were replaced since the last call are
+    touched.
     """
 
-    def __init__(self, source: str, extract: Callable[[Pod], Iterable[Hashable]]) -> None:
-        self._source = source
+    def __init__(self, extract: Callable[[Pod], Iterable[tuple[str, Hashable]]], tags: Iterable[str]) -> None:
         self._extract = extract
         self._snap: weakref.ref | None = None
         self._node_gen = -1
         self._gen = -1
         self._pods: dict[str, Pod] = {}
-        self._keys: dict[str, tuple[Hashable, ...]] = {}
-        self.groups: dict[Hashable, TermGroup] = {}
+        self._keys: dict[str, tuple[tuple[str, Hashable], ...]] = {}
+        self.groups: dict[str, dict[Hashable, TermGroup]] = {tag: {} for tag in tags}
 
-    def refresh(self, snap: Snapshot) -> dict[Hashable, TermGroup]:
-        src: dict[str, Pod] = getattr(snap, self._source)
+    def refresh(self, snap: Snapshot) -> ExistingTermIndex:
+        src: dict[str, Pod] = snap.affinity_pods
         same_snap = self._snap is not None and self._snap() is snap
         if not same_snap or self._node_gen != snap.node_generation:
             self._pods.clear()
             self._keys.clear()
-            self.groups.clear()
+            for groups in self.groups.values():
+                groups.clear()
             self._snap = weakref.ref(snap)
             self._node_gen = snap.node_generation
             for uid, pod in src.items():
                 self._add(uid, pod, snap)
         elif self._gen != snap.generation:
-            gone = [uid for uid, pod in self._pods.items() if src.get(uid) is not pod]
-            for uid in gone:
+            # C-level passes: uids that are new or now name another Pod object, and uids gone.
+            keys = src.keys()
+            changed = list(compress(keys, map(is_not, src.values(), map(self._pods.get, keys))))
+            for uid in self._pods.keys() - keys:
                 self._remove(uid)
-            for uid, pod in src.items():
-                if uid not in self._pods:
-                    self._add(uid, pod, snap)
+            for uid in changed:
+                self._remove(uid)
+                self._add(uid, src[uid], snap)
         self._gen = snap.generation
-        return self.groups
+        return self
 
     def _add(self, uid: str, pod: Pod, snap: Snapshot) -> None:
         row = snap.row_of.get(pod.node_name)
@@ -184,18 +214,18 @@ class ExistingTermIndex:
         self._pods[uid] = pod
         keys = Counter(self._extract(pod))
         self._keys[uid] = tuple(keys)
-        for key, mult in keys.items():
-            group = self.groups.get(key)
+        for (tag, key), mult in keys.items():
+            groups = self.groups[tag]
+            group = groups.get(key)
             if group is None:
-                group = self.groups[key] = TermGroup(key)
-            group.members[uid] = (row, mult)
-            group.changed()
+                group = groups[key] = TermGroup(key)
+            group.add(uid, row, mult)
 
     def _remove(self, uid: str) -> None:
         self._pods.pop(uid, None)
-        for key in self._keys.pop(uid, ()):
-            group = self.groups[key]
-            del group.members[uid]
-            group.changed()
-            if not group.members:
-                del self.groups[key]
+        for tag, key in self._keys.pop(uid, ()):
+            groups = self.groups[tag]
+            group = groups[key]
+            group.remove(uid)
+            if not len(group):
+                del groups[key]

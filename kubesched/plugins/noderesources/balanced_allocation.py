@@ -71,5 +71,7 @@ class BalancedAllocation(PreScorePlugin, ScorePlugin):
             reqs = self._pod_requests(pod)
             if not reqs.any():
                 return np.zeros(len(rows), np.int64)
-        requested, allocated, allocatable = allocation_matrices(snap, rows, self.resources, reqs, non_zero=False)
+        requested, allocated, allocatable = allocation_matrices(
+            snap, rows, self.resources, reqs, non_zero=False
+        )
         return balanced_resource_scorer(requested, allocated, allocatable)

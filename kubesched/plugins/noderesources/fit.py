@@ -19,7 +19,11 @@ from kubesched.api.resources import CPU, EPHEMERAL_STORAGE, MEMORY, PODS
 from kubesched.errors import InputError, join_path
 from kubesched.framework.interfaces import FilterPlugin, PreFilterPlugin, PreScorePlugin, ScorePlugin
 from kubesched.framework.status import Code, FilterResult, PreFilterResult, Status
-from kubesched.plugins.noderesources import is_extended_resource_name, is_qualified_name, is_scalar_resource_name
+from kubesched.plugins.noderesources import (
+    is_extended_resource_name,
+    is_qualified_name,
+    is_scalar_resource_name,
+)
 from kubesched.plugins.noderesources.strategies import (
     ResourceSpec,
     Scorer,
@@ -69,32 +73,50 @@ class FitArgs:
     def parse(cls, args: dict[str, Any] | None) -> FitArgs:
         """Wire-form args (camelCase); absent fields get kube-scheduler's defaults."""
         a = as_map(args, "")
-        ignored = [as_str(v, join_path("ignoredResources", i)) for i, v in enumerate(as_list(a.get("ignoredResources"), "ignoredResources"))]
+        ignored = [
+            as_str(v, join_path("ignoredResources", i))
+            for i, v in enumerate(as_list(a.get("ignoredResources"), "ignoredResources"))
+        ]
         for i, name in enumerate(ignored):
             if not is_qualified_name(name):
-                raise InputError(f'Invalid value: "{name}": must be a qualified name', path=join_path("ignoredResources", i))
+                raise InputError(
+                    f'Invalid value: "{name}": must be a qualified name',
+                    path=join_path("ignoredResources", i),
+                )
         groups = [
             as_str(v, join_path("ignoredResourceGroups", i))
             for i, v in enumerate(as_list(a.get("ignoredResourceGroups"), "ignoredResourceGroups"))
         ]
         for i, group in enumerate(groups):
             if "/" in group:
-                raise InputError(f"Invalid value: \"{group}\": resource group name can't contain '/'", path=join_path("ignoredResourceGroups", i))
+                raise InputError(
+                    f"Invalid value: \"{group}\": resource group name can't contain '/'",
+                    path=join_path("ignoredResourceGroups", i),
+                )
             if not is_qualified_name(group):
-                raise InputError(f'Invalid value: "{group}": must be a qualified name', path=join_path("ignoredResourceGroups", i))
+                raise InputError(
+                    f'Invalid value: "{group}": must be a qualified name',
+                    path=join_path("ignoredResourceGroups", i),
+                )
         raw_strategy = a.get("scoringStrategy")
         sp = "scoringStrategy"
         strategy = as_map(raw_strategy, sp)
-        kind = as_str(strategy.get("type"), join_path(sp, "type"), LEAST_ALLOCATED if raw_strategy is None else "")
+        kind = as_str(
+            strategy.get("type"), join_path(sp, "type"), LEAST_ALLOCATED if raw_strategy is None else ""
+        )
         if kind not in SCORING_STRATEGIES:
             allowed = ", ".join(f'"{s}"' for s in SCORING_STRATEGIES)
-            raise InputError(f'Unsupported value: "{kind}": supported values: {allowed}', path=join_path(sp, "type"))
+            raise InputError(
+                f'Unsupported value: "{kind}": supported values: {allowed}', path=join_path(sp, "type")
+            )
         resources = parse_resource_specs(strategy.get("resources"), join_path(sp, "resources"))
         shape = None
         rtcr = strategy.get("requestedToCapacityRatio")
         if rtcr is not None or kind == REQUESTED_TO_CAPACITY_RATIO:
             shape_path = join_path(join_path(sp, "requestedToCapacityRatio"), "shape")
-            shape = parse_shape(as_map(rtcr, join_path(sp, "requestedToCapacityRatio")).get("shape"), shape_path)
+            shape = parse_shape(
+                as_map(rtcr, join_path(sp, "requestedToCapacityRatio")).get("shape"), shape_path
+            )
         return cls(frozenset(ignored), frozenset(groups), kind, resources, shape)
 
     def scorer(self) -> Scorer:
@@ -133,7 +155,11 @@ def compute_pod_resource_request(pod: Pod) -> _PreFilterState:
     """computePodResourceRequest: what Resource.SetMaxResource keeps of the pod's requests."""
     reqs = pod.requests
     scalars = sorted(name for name in reqs if is_scalar_resource_name(name))
-    items = [(CPU, reqs.get(CPU, 0)), (MEMORY, reqs.get(MEMORY, 0)), (EPHEMERAL_STORAGE, reqs.get(EPHEMERAL_STORAGE, 0))]
+    items = [
+        (CPU, reqs.get(CPU, 0)),
+        (MEMORY, reqs.get(MEMORY, 0)),
+        (EPHEMERAL_STORAGE, reqs.get(EPHEMERAL_STORAGE, 0)),
+    ]
     items += [(name, reqs[name]) for name in scalars]
     return _PreFilterState(tuple(items), len(scalars))
 
@@ -188,7 +214,9 @@ class NodeResourcesFit(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugi
             reasons.append(reason)
             code = np.maximum(code, np.where(fail, np.int8(Code.Unschedulable), np.int8(0))).astype(np.int8)
             if unresolvable is not None:
-                code = np.maximum(code, np.where(unresolvable, np.int8(Code.UnschedulableAndUnresolvable), np.int8(0)))
+                code = np.maximum(
+                    code, np.where(unresolvable, np.int8(Code.UnschedulableAndUnresolvable), np.int8(0))
+                )
                 code = code.astype(np.int8)
 
         pods_col = snap.res_index[PODS]

@@ -53,7 +53,9 @@ DEFAULT_RESOURCES: tuple[ResourceSpec, ...] = (ResourceSpec(CPU, 1), ResourceSpe
 # ---- args ------------------------------------------------------------------------------------
 
 
-def parse_resource_specs(raw: Any, path: str, *, weight_must_be_one: bool = False) -> tuple[ResourceSpec, ...]:
+def parse_resource_specs(
+    raw: Any, path: str, *, weight_must_be_one: bool = False
+) -> tuple[ResourceSpec, ...]:
     """``resources[{name, weight}]`` with v1 defaulting (empty -> cpu:1, memory:1; weight 0 -> 1).
 
     ``weight_must_be_one`` applies BalancedAllocation's validation (weight 1, no duplicates);
@@ -103,9 +105,14 @@ def parse_shape(raw: Any, path: str) -> tuple[tuple[int, int], ...]:
             )
     for i, (u, s) in enumerate(points):
         if not 0 <= u <= MAX_UTILIZATION:
-            raise InputError(f"Invalid value: {u}: not in valid range [0, 100]", path=join_path(join_path(path, i), "utilization"))
+            raise InputError(
+                f"Invalid value: {u}: not in valid range [0, 100]",
+                path=join_path(join_path(path, i), "utilization"),
+            )
         if not 0 <= s <= MAX_CUSTOM_PRIORITY_SCORE:
-            raise InputError(f"Invalid value: {s}: not in valid range [0, 10]", path=join_path(join_path(path, i), "score"))
+            raise InputError(
+                f"Invalid value: {s}: not in valid range [0, 10]", path=join_path(join_path(path, i), "score")
+            )
     scale = MAX_NODE_SCORE // MAX_CUSTOM_PRIORITY_SCORE
     return tuple((u, s * scale) for u, s in points)
 
@@ -175,7 +182,11 @@ def allocation_matrices(
         name = spec.name
         if name == CPU or name == MEMORY:
             col = snap.res_index[name]
-            used = snap.non_zero_requested[rows, 0 if name == CPU else 1] if non_zero else snap.requested[rows, col]
+            used = (
+                snap.non_zero_requested[rows, 0 if name == CPU else 1]
+                if non_zero
+                else snap.requested[rows, col]
+            )
         elif name == EPHEMERAL_STORAGE:
             col = snap.res_index[name]
             used = snap.requested[rows, col]
@@ -258,7 +269,9 @@ def go_round(x: np.ndarray) -> np.ndarray:
     return t + np.where(np.abs(x - t) >= 0.5, np.sign(x), 0.0)
 
 
-def requested_to_capacity_ratio_scorer(resources: Sequence[ResourceSpec], shape: Sequence[tuple[int, int]]) -> Scorer:
+def requested_to_capacity_ratio_scorer(
+    resources: Sequence[ResourceSpec], shape: Sequence[tuple[int, int]]
+) -> Scorer:
     """RequestedToCapacityRatio: shape(utilization) per resource, rounded weighted mean of scores > 0."""
     weights = [r.weight for r in resources]
 
@@ -312,7 +325,9 @@ def balanced_resource_score(requested: np.ndarray, allocatable: np.ndarray) -> n
     return np.trunc((1 - std) * float(MAX_NODE_SCORE)).astype(np.int64)
 
 
-def balanced_resource_scorer(requested: np.ndarray, allocated: np.ndarray, allocatable: np.ndarray) -> np.ndarray:
+def balanced_resource_scorer(
+    requested: np.ndarray, allocated: np.ndarray, allocatable: np.ndarray
+) -> np.ndarray:
     """v1.36 BalancedAllocation: rewards the change in balance the pod brings, in [50, 100].
 
     MaxNodeScore/2 + (MaxNodeScore/2 + balance with pod - balance without pod) / 2: 75 when the

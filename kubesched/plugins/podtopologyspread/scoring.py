@@ -38,11 +38,19 @@ class PreScoreState:
     domain_counts: list[np.ndarray | None]  # per constraint (non-hostname): count per value code
     node_counts: list[np.ndarray | None]  # per constraint (hostname): matching pods per node row
     weights: list[float]  # topologyNormalizingWeight per constraint
-    topology_sizes: list[int] = field(default_factory=list)
+    seeded: list[np.ndarray | None] = field(default_factory=list)  # domains of scored filtered nodes
     scored_ignored: np.ndarray | None = None  # ignored flags of the rows last scored
 
     def clone(self) -> PreScoreState:
         return self
+
+    def topology_value_counts(self, i: int, values: list[str]) -> dict[str, int]:
+        """TopologyValueToPodCounts[i] as a dict; the slot past the vocabulary is "" (no label)."""
+        seeded, counts = self.seeded[i], self.domain_counts[i]
+        if seeded is None or counts is None:
+            return {}
+        names = [*values, ""]
+        return {names[k]: int(counts[k]) for k in np.flatnonzero(seeded)}
 
 
 def topology_normalizing_weight(size: int) -> float:
@@ -70,7 +78,7 @@ def compute_pre_score_state(
     n_filtered_kept = len(rows) - int(np.count_nonzero(ignored[rows]))
     # processAllNode: nodes missing any key are skipped only when all keys are required.
     base = all_keys if require_all_topologies else np.ones(n, bool)
-    codes_list, domain_counts, node_counts, weights, sizes = [], [], [], [], []
+    codes_list, domain_counts, node_counts, weights, seeded_list = [], [], [], [], []
     for c in constraints:
         codes = snap.labels.codes(c.topology_key)
         codes_list.append(codes.copy())
@@ -79,6 +87,7 @@ def compute_pre_score_state(
             # Per-node counts are taken in Score, without inclusion policies.
             node_counts.append(per_node)
             domain_counts.append(None)
+            seeded_list.append(None)
             size = n_filtered_kept
         else:
             node_counts.append(None)
@@ -100,9 +109,9 @@ def compute_pre_score_state(
             cnt = cnt.astype(np.int64)
             cnt[~seeded] = 0
             domain_counts.append(cnt)
-        sizes.append(size)
+            seeded_list.append(seeded)
         weights.append(topology_normalizing_weight(size))
-    return PreScoreState(constraints, ignored, codes_list, domain_counts, node_counts, weights, sizes)
+    return PreScoreState(constraints, ignored, codes_list, domain_counts, node_counts, weights, seeded_list)
 
 
 def _round_half_away(x: np.ndarray) -> np.ndarray:
