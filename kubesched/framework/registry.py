@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import importlib
-import importlib.util
 import importlib.metadata
+import importlib.util
 import sys
 from dataclasses import dataclass
 from pathlib import Path

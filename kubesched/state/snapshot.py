@@ -14,8 +14,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from kubesched.api.objects import HostPort, Node, Pod
-from kubesched.api.selectors import LabelSelector
 from kubesched.api.resources import CPU, EPHEMERAL_STORAGE, MEMORY, PODS
+from kubesched.api.selectors import LabelSelector
 from kubesched.api.taints import Taint
 from kubesched.state.labels import LabelIndex
 from kubesched.state.pods import PodIndex
@@ -213,10 +213,11 @@ class Snapshot:
 
     def remove_node(self, name: str) -> None:
         """Remove a node; its pods wait in ``orphans`` in case the node comes back."""
-        row = self.row_of.pop(name)
+        row = self.row_of[name]
         for pod in list(self.pods_on[row].values()):
             self.remove_pod(pod.uid)
             self.orphans[pod.uid] = pod
+        del self.row_of[name]
         last = len(self.nodes) - 1
         self.labels.swap_remove(row)
         if row != last:

@@ -13,14 +13,17 @@ from typing import Any
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as hs
 
 from kubesched.api.objects import Pod
 from kubesched.api.selectors import LabelSelector
+from kubesched.api.taints import first_untolerated
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.status import Code, PluginError, Status
 from kubesched.plugins.podtopologyspread import PodTopologySpread
 from kubesched.plugins.podtopologyspread.common import PRE_SCORE_STATE_KEY
-from kubesched.plugins.podtopologyspread.defaults import default_selector
+from kubesched.plugins.podtopologyspread.defaults import constraints_for, default_selector
 from kubesched.plugins.podtopologyspread.scoring import PreScoreState
 from kubesched.testing import build_snapshot, make_node, make_pod, run_score
 
@@ -567,3 +570,176 @@ def test_round_half_away_from_zero() -> None:
 
     x = np.array([0.0, 0.49999999999999994, 0.5, 1.5, 2.5, 2.4999999, 7.0])
     assert _round_half_away(x).tolist() == [0.0, 0.0, 1.0, 2.0, 3.0, 2.0, 7.0]
+
+
+# -- differential test: vectorised PreScore/Score/Normalize vs a literal port of scoring.go ---
+
+
+def _ref_inclusion(c: Any, p: Pod, n: Any) -> bool:
+    if c.node_affinity_policy == "Honor":
+        if any(n.labels.get(k) != v for k, v in p.node_selector.items()):
+            return False
+        na = p.node_affinity
+        if na is not None and na.required is not None and not na.required.matches(n.labels, n.name):
+            return False
+    if c.node_taints_policy == "Honor":
+        if first_untolerated(n.taints, p.tolerations, ("NoSchedule", "NoExecute")) is not None:
+            return False
+    return True
+
+
+def _ref_count(pods: list[Pod], c: Any, ns: str) -> int:
+    return sum(
+        1
+        for q in pods
+        if not q.deleting and q.namespace == ns and c.selector is not None and c.selector.matches(q.labels)
+    )
+
+
+def _ref_scores(plugin: PodTopologySpread, p: Pod, snap: Any, rows: list[int]) -> list[int] | None:
+    constraints = constraints_for(p, "ScheduleAnyway", plugin.default_constraints, snap)
+    if not constraints or snap.n == 0:
+        return None
+    require_all = bool(p.spread_constraints) or not plugin.system_defaulted
+    has_all = [all(c.topology_key in n.labels for c in constraints) for n in snap.nodes]
+    ignored: set[int] = set()
+    counts: list[dict[str, int]] = [{} for _ in constraints]
+    for r in rows:
+        if require_all and not has_all[r]:
+            ignored.add(r)
+            continue
+        for i, c in enumerate(constraints):
+            if c.topology_key != HOST:
+                counts[i].setdefault(snap.nodes[r].labels.get(c.topology_key, ""), 0)
+    weights = [
+        math.log((len(rows) - len(ignored) if c.topology_key == HOST else len(counts[i])) + 2)
+        for i, c in enumerate(constraints)
+    ]
+    for r, n in enumerate(snap.nodes):
+        if require_all and not has_all[r]:
+            continue
+        for i, c in enumerate(constraints):
+            if not _ref_inclusion(c, p, n):
+                continue
+            v = n.labels.get(c.topology_key, "")
+            if c.topology_key == HOST or v not in counts[i]:
+                continue
+            counts[i][v] += _ref_count(list(snap.pods_on[r].values()), c, p.namespace)
+    raw = []
+    for r in rows:
+        if r in ignored:
+            raw.append(0)
+            continue
+        score = 0.0
+        n = snap.nodes[r]
+        for i, c in enumerate(constraints):
+            if c.topology_key not in n.labels:
+                continue
+            if c.topology_key == HOST:
+                cnt = _ref_count(list(snap.pods_on[r].values()), c, p.namespace)
+            else:
+                cnt = counts[i][n.labels[c.topology_key]]
+            score += float(cnt) * weights[i] + float(c.max_skew - 1)
+        raw.append(int(math.floor(score)) + (1 if score - math.floor(score) >= 0.5 else 0))
+    valid = [s for r, s in zip(rows, raw, strict=True) if r not in ignored]
+    min_score = min(valid) if valid else 2**63 - 1
+    max_score = max([0, *valid])
+    out = []
+    for r, s in zip(rows, raw, strict=True):
+        if r in ignored:
+            out.append(0)
+        elif max_score == 0:
+            out.append(100)
+        else:
+            out.append(100 * (max_score + min_score - s) // max_score)
+    return out
+
+
+_KEYS = ("zone", "rack", HOST)
+_SELECTORS = (FOO, BAR, None, {}, {"matchLabels": {"foo": "x"}})
+
+
+@hs.composite
+def _cluster(draw: Any) -> tuple[dict, list[dict], list[dict], list[int], dict]:
+    nodes = []
+    n_nodes = draw(hs.integers(1, 7))
+    for k in range(n_nodes):
+        labels = {}
+        for key, values in (
+            ("zone", ["z1", "z2", ""]),
+            ("rack", ["r1", "r2"]),
+            (HOST, [f"n{k}"]),
+            (ZONE, ["a", "b", ""]),
+        ):
+            if draw(hs.integers(0, 3)) > 0:
+                labels[key] = draw(hs.sampled_from(values))
+        if draw(hs.booleans()):
+            labels["disk"] = "ssd"
+        nodes.append(node(f"n{k}", labels, draw(hs.booleans())))
+    existing = []
+    for j in range(draw(hs.integers(0, 12))):
+        labels = {k: draw(hs.sampled_from(["", "x"])) for k in ("foo", "bar") if draw(hs.booleans())}
+        existing.append(
+            pod(
+                f"e{j}",
+                labels,
+                node_name=f"n{draw(hs.integers(0, n_nodes - 1))}",
+                namespace=draw(hs.sampled_from(["default", "default", "other"])),
+                terminating=draw(hs.integers(0, 5)) == 0,
+            )
+        )
+    constraints = []
+    if draw(hs.integers(0, 3)) > 0:
+        for _ in range(draw(hs.integers(1, 3))):
+            constraints.append(
+                sc(
+                    draw(hs.integers(1, 5)),
+                    draw(hs.sampled_from(_KEYS)),
+                    draw(hs.sampled_from(["ScheduleAnyway", "ScheduleAnyway", "DoNotSchedule"])),
+                    draw(hs.sampled_from(_SELECTORS)),
+                    affinity_policy=draw(hs.sampled_from([None, "Honor", "Ignore"])),
+                    taints_policy=draw(hs.sampled_from([None, "Honor", "Ignore"])),
+                )
+            )
+    incoming = pod(
+        labels={k: "" for k in ("foo", "bar") if draw(hs.booleans())},
+        constraints=constraints,
+        node_selector={"disk": "ssd"} if draw(hs.booleans()) else None,
+        affinity_in=("zone", ["z1"]) if draw(hs.booleans()) else None,
+    )
+    rows = sorted(draw(hs.sets(hs.integers(0, n_nodes - 1), min_size=1)))
+    args = draw(
+        hs.sampled_from(
+            [
+                SYSTEM_ARGS,
+                LIST_ARGS,
+                {
+                    "defaultingType": "List",
+                    "defaultConstraints": [
+                        {"maxSkew": 2, "topologyKey": "zone", "whenUnsatisfiable": "ScheduleAnyway"},
+                        {"maxSkew": 1, "topologyKey": HOST, "whenUnsatisfiable": "ScheduleAnyway"},
+                    ],
+                },
+            ]
+        )
+    )
+    return incoming, nodes, existing, rows, args
+
+
+@settings(max_examples=300, deadline=None)
+@given(_cluster())
+def test_scores_match_literal_port(case: tuple[dict, list[dict], list[dict], list[int], dict]) -> None:
+    incoming, nodes, existing, rows, args = case
+    snap = build_snapshot(nodes, existing)
+    snap.workload_selectors = [("Service", "default", LabelSelector.parse(FOO, ""))]
+    p = Pod.parse(incoming)
+    plugin = PodTopologySpread(args)
+    state = CycleState()
+    want = _ref_scores(plugin, p, snap, rows)
+    status = plugin.pre_score(state, p, snap, np.asarray(rows, np.int32))
+    if want is None:
+        assert status is not None and status.code == Code.Skip
+        return
+    assert status is None
+    raw = plugin.score(state, p, snap, np.asarray(rows, np.int32))
+    assert plugin.normalize(state, p, raw).tolist() == want

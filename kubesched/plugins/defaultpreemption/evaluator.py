@@ -94,7 +94,9 @@ class Evaluator:
         """
         fw = self.handle.framework if self.handle is not None else None
         if fw is None:
-            raise PreFilterError(Status.error("preemption needs the profile's framework (handle.framework is unset)"))
+            raise PreFilterError(
+                Status.error("preemption needs the profile's framework (handle.framework is unset)")
+            )
         state = CycleState()
         try:
             names, st, with_nodes, _ = fw.run_pre_filter(state, pod, snap)

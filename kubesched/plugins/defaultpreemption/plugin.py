@@ -127,7 +127,9 @@ class DefaultPreemption(PostFilterPlugin, Evaluator):
         return Code.UnschedulableAndUnresolvable if absent is None else absent.code
 
     # ---- eligibility -----------------------------------------------------------------
-    def pod_eligible_to_preempt_others(self, pod: Pod, snap: Snapshot, nominated_code: Code | None) -> tuple[bool, str]:
+    def pod_eligible_to_preempt_others(
+        self, pod: Pod, snap: Snapshot, nominated_code: Code | None
+    ) -> tuple[bool, str]:
         """PodEligibleToPreemptOthers: not with preemptionPolicy Never, nor while earlier victims terminate."""
         if pod.preemption_policy == PREEMPT_NEVER:
             return False, NOT_ELIGIBLE_NEVER

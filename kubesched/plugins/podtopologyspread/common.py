@@ -80,7 +80,7 @@ class NodeMasks:
         mask = None
         if c.node_affinity_policy == HONOR:
             mask = self.affinity()
-        if False:
+        if c.node_taints_policy == HONOR:
             mask = self.taints() if mask is None else mask & self.taints()
         return mask
 
