@@ -82,6 +82,31 @@ def main() -> None:
                 "spec": spec,
             }
         )
+    # Two pods that fit nowhere, so the output shows kube-scheduler's FailedScheduling messages.
+    big = {"cpu": "16", "memory": "64Gi", "nvidia.com/gpu": "8"}
+    docs.append(
+        {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {"name": "train-8gpu", "namespace": "ml", "labels": {"app": "train"}},
+            "spec": {
+                "containers": [{"name": "main", "image": "registry.example/train:1", "resources": {"requests": big}}],
+                "tolerations": gpu_tol,
+            },
+        }
+    )
+    docs.append(
+        {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {"name": "needs-a100", "namespace": "ml", "labels": {"app": "infer"}},
+            "spec": {
+                "containers": [{"name": "main", "image": "registry.example/infer:1", "resources": {"requests": {"cpu": "2"}}}],
+                "nodeSelector": {"nvidia.com/gpu.product": "A100"},
+                "tolerations": gpu_tol,
+            },
+        }
+    )
     out = ROOT / "kubesched" / "examples" / "cluster.yaml"
     header = (
         "# Example cluster for kubesched, derived from the openb trace of Alibaba's Cluster Trace Program\n"

@@ -30,7 +30,6 @@ from .defaults import (
     MAX_CUSTOM_PRIORITY_SCORE,
     SCORING_STRATEGY_TYPES,
     default_resources,
-    system_default_constraints,
 )
 from .types import API_GROUP, SUPPORTED_VERSIONS, V1, V1BETA1, V1BETA3
 
@@ -300,9 +299,8 @@ def _spread(ctx: Ctx, raw: dict, path: str, version: str) -> dict:
         _unsupported(ctx, dpath, defaulting, ("System", "List"))
     if defaulting == "System" and constraints:
         raise ctx.error(dpath, "invalid value System: when .defaultConstraints are not empty")
-    if defaulting == "System":
-        # The effective constraints, as the plugin applies them (KK systemDefaultConstraints).
-        constraints = system_default_constraints()
+    # System keeps defaultConstraints empty (as kube-scheduler's defaulting does); the plugin
+    # applies the system constraints itself.
     return {"defaultConstraints": constraints, "defaultingType": defaulting}
 
 

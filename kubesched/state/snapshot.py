@@ -173,7 +173,8 @@ class Snapshot:
     def _write_node_row(self, row: int, node: Node) -> None:
         self._alloc[row] = 0
         for name, amount in node.allocatable.items():
-            self._alloc[row, self.col(name)] = amount
+            c = self.col(name)  # may widen the arrays: index after
+            self._alloc[row, c] = amount
         self._unsched[row] = node.unschedulable
         self._taint_set[row] = self._taint_id(node.taints)
 
@@ -245,9 +246,12 @@ class Snapshot:
         if row is None:
             self.orphans[pod.uid] = pod
             return
+        for name in pod.requests:
+            if name not in self.res_index:
+                self.col(name)  # may widen the arrays: take the row view after
         req = self._req[row]
         for name, amount in pod.requests.items():
-            req[self.col(name) if name not in self.res_index else self.res_index[name]] += amount
+            req[self.res_index[name]] += amount
         self._req[row, self.res_index[PODS]] += 1
         self._nz[row, 0] += pod.non_zero_cpu
         self._nz[row, 1] += pod.non_zero_mem
