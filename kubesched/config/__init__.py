@@ -5,8 +5,8 @@
 plugin registry and says which extension points a plugin implements (None = unknown plugin).
 """
 
-from .args import default_args
-from .defaults import BUILTIN_POINTS, UNSUPPORTED_PLUGINS, builtin_points_of
+from .args import default_args, effective_spread_constraints
+from .defaults import BUILTIN_POINTS, UNSUPPORTED_PLUGINS, builtin_points_of, system_default_constraints
 from .load import default_config, load_config, parse_config, parse_document
 from .types import (
     DEFAULT_SCHEDULER_NAME,
@@ -43,8 +43,10 @@ __all__ = [
     "default_args",
     "default_config",
     "effective_config",
+    "effective_spread_constraints",
     "load_config",
     "parse_config",
     "parse_document",
     "resolved_table",
+    "system_default_constraints",
 ]

@@ -30,6 +30,7 @@ from .defaults import (
     MAX_CUSTOM_PRIORITY_SCORE,
     SCORING_STRATEGY_TYPES,
     default_resources,
+    system_default_constraints,
 )
 from .types import API_GROUP, SUPPORTED_VERSIONS, V1, V1BETA1, V1BETA3
 
@@ -302,6 +303,17 @@ def _spread(ctx: Ctx, raw: dict, path: str, version: str) -> dict:
     # System keeps defaultConstraints empty (as kube-scheduler's defaulting does); the plugin
     # applies the system constraints itself.
     return {"defaultConstraints": constraints, "defaultingType": defaulting}
+
+
+def effective_spread_constraints(args: dict) -> list[dict]:
+    """The default constraints PodTopologySpread applies for resolved ``args``.
+
+    With ``defaultingType: System`` that is KK's systemDefaultConstraints (hostname maxSkew 3,
+    zone maxSkew 5, ScheduleAnyway); with ``List`` it is ``defaultConstraints`` as given.
+    """
+    if args.get("defaultingType", "System") == "System":
+        return system_default_constraints()
+    return [dict(c) for c in args.get("defaultConstraints", [])]
 
 
 # --- NodeAffinity ---

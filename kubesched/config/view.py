@@ -29,14 +29,6 @@ def resolved_table(cfg: SchedulerConfig) -> list[dict]:
     return rows
 
 
-def _wire_args(name: str, args: dict) -> dict:
-    """Args as a document would state them (System spreading keeps its constraints implicit)."""
-    args = copy.deepcopy(args)
-    if name == "PodTopologySpread" and args.get("defaultingType") == "System":
-        args["defaultConstraints"] = []
-    return args
-
-
 def effective_config(cfg: SchedulerConfig) -> dict:
     """The resolved config as a v1 document: every point spelled out, every default filled in.
 
@@ -55,7 +47,7 @@ def effective_config(cfg: SchedulerConfig) -> dict:
         profile = {
             "schedulerName": prof.scheduler_name,
             "plugins": plugins,
-            "pluginConfig": [{"name": n, "args": _wire_args(n, a)} for n, a in prof.plugin_args.items()],
+            "pluginConfig": [{"name": n, "args": copy.deepcopy(a)} for n, a in prof.plugin_args.items()],
         }
         if prof.percentage_of_nodes_to_score is not None:
             profile["percentageOfNodesToScore"] = prof.percentage_of_nodes_to_score

@@ -14,8 +14,10 @@ from kubesched.config import (
     default_args,
     default_config,
     effective_config,
+    effective_spread_constraints,
     parse_config,
     resolved_table,
+    system_default_constraints,
 )
 
 DEFAULT_POINTS = {
@@ -158,17 +160,15 @@ def test_default_plugin_args(cfg) -> None:
     }
     assert args["DefaultPreemption"] == {"minCandidateNodesPercentage": 10, "minCandidateNodesAbsolute": 100}
     assert args["NodeAffinity"] == {}
-    assert args["PodTopologySpread"] == {
-        "defaultingType": "System",
-        "defaultConstraints": [
-            {"maxSkew": 3, "topologyKey": "kubernetes.io/hostname", "whenUnsatisfiable": "ScheduleAnyway"},
-            {
-                "maxSkew": 5,
-                "topologyKey": "topology.kubernetes.io/zone",
-                "whenUnsatisfiable": "ScheduleAnyway",
-            },
-        ],
-    }
+    # upstream wire form: System keeps the list empty; the plugin applies the System constraints
+    assert args["PodTopologySpread"] == {"defaultingType": "System", "defaultConstraints": []}
+    assert effective_spread_constraints(args["PodTopologySpread"]) == [
+        {"maxSkew": 3, "topologyKey": "kubernetes.io/hostname", "whenUnsatisfiable": "ScheduleAnyway"},
+        {"maxSkew": 5, "topologyKey": "topology.kubernetes.io/zone", "whenUnsatisfiable": "ScheduleAnyway"},
+    ]
+    assert system_default_constraints() == effective_spread_constraints(args["PodTopologySpread"])
+    listed = {"defaultingType": "List", "defaultConstraints": [{"maxSkew": 1}]}
+    assert effective_spread_constraints(listed) == [{"maxSkew": 1}]
 
 
 def test_default_args_helper_matches_profile(cfg) -> None:

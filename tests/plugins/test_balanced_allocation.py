@@ -12,7 +12,6 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kubesched.api.objects import Node, Pod
 from kubesched.errors import InputError
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.status import Code
@@ -24,27 +23,10 @@ from kubesched.plugins.noderesources.strategies import (
     balanced_resource_scorer,
     pod_request_list,
 )
-from kubesched.state.snapshot import Snapshot
-from kubesched.testing import as_pod, make_node, make_pod
+from kubesched.testing import as_pod, build_snapshot, make_node, make_pod
 
 GPU = "nvidia.com/gpu"
 _uid = itertools.count()
-
-
-def build_snapshot(nodes: list[dict], pods: list[dict] = ()) -> Snapshot:  # type: ignore[assignment]
-    """testing.build_snapshot with resource columns registered first (Snapshot.col() growth bug)."""
-    snap = Snapshot()
-    parsed_nodes = [Node.parse(n) for n in nodes]
-    parsed_pods = [Pod.parse(p) for p in pods]
-    names = {*(k for n in parsed_nodes for k in n.allocatable), *(k for p in parsed_pods for k in p.requests)}
-    for name in sorted(names):
-        snap.col(name)
-    for n in parsed_nodes:
-        snap.add_node(n)
-    for p in parsed_pods:
-        if p.node_name:
-            snap.add_pod(p)
-    return snap
 
 
 def make_node_(name: str, milli_cpu: int, memory: int, extended: dict[str, int] | None = None) -> dict:

@@ -11,7 +11,6 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kubesched.api.objects import Node, Pod
 from kubesched.errors import InputError
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.status import Code
@@ -24,8 +23,7 @@ from kubesched.plugins.noderesources.strategies import (
     most_allocated_scorer,
     requested_to_capacity_ratio_scorer,
 )
-from kubesched.state.snapshot import Snapshot
-from kubesched.testing import make_node, make_pod, run_filter, run_score
+from kubesched.testing import build_snapshot, make_node, make_pod, run_filter, run_score
 
 EXT_A = "example.com/aaa"
 EXT_B = "example.com/bbb"
@@ -43,27 +41,6 @@ _uid = itertools.count()
 
 
 # ---- builders ----------------------------------------------------------------------------------
-
-
-def build_snapshot(nodes: list[dict], pods: list[dict] = ()) -> Snapshot:  # type: ignore[assignment]
-    """testing.build_snapshot, with every resource column registered before rows are written.
-
-    Works around Snapshot.col() growing the arrays while _write_node_row / add_pod still hold the
-    old ones (IndexError on the first extended resource); see the report to the snapshot owner.
-    """
-    snap = Snapshot()
-    parsed_nodes = [Node.parse(n) for n in nodes]
-    parsed_pods = [Pod.parse(p) for p in pods]
-    for name in sorted(
-        {*(k for n in parsed_nodes for k in n.allocatable), *(k for p in parsed_pods for k in p.requests)}
-    ):
-        snap.col(name)
-    for n in parsed_nodes:
-        snap.add_node(n)
-    for p in parsed_pods:
-        if p.node_name:
-            snap.add_pod(p)
-    return snap
 
 
 def container(requests: dict[str, Any] | None = None, name: str = "c", **extra: Any) -> dict:

@@ -77,7 +77,7 @@ def compute_pre_score_state(
     scored_rows = rows[~ignored[rows]]
     n_filtered_kept = len(rows) - int(np.count_nonzero(ignored[rows]))
     # processAllNode: nodes missing any key are skipped only when all keys are required.
-    base = all_keys
+    base = all_keys if require_all_topologies else np.ones(n, bool)
     codes_list, domain_counts, node_counts, weights, seeded_list = [], [], [], [], []
     for c in constraints:
         codes = snap.labels.codes(c.topology_key)
