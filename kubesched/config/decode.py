@@ -101,8 +101,6 @@ def opt_int(ctx: Ctx, obj: dict, key: str, path: str, *, bits: int = 32) -> int 
         return None
     fpath = join_path(path, key)
     if isinstance(value, bool) or not isinstance(value, int):
-        if isinstance(value, float) and value.is_integer():
-            raise ctx.error(fpath, f"expected an integer, got {describe(value)}")
         raise ctx.error(fpath, f"expected an integer, got {describe(value)}")
     lo, hi = INT32 if bits == 32 else INT64
     if not lo <= value <= hi:

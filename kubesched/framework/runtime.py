@@ -207,6 +207,17 @@ class Framework:
 
         Returns the boolean pass mask over ``rows``; failures go into ``diagnosis``.
         """
+        return self.filter_rows_plain(state, pod, snap, rows, diagnosis, nominated=True)
+
+    def filter_rows_plain(
+        self,
+        state: CycleState,
+        pod: Pod,
+        snap: Snapshot,
+        rows: np.ndarray,
+        diagnosis: Diagnosis | None,
+        nominated: bool = False,
+    ) -> np.ndarray:
         alive = np.ones(len(rows), bool)
         idx = np.arange(len(rows))
         for pl in self._active_filters(state):
@@ -224,7 +235,58 @@ class Framework:
                     diagnosis.failures.append(NodeFailures.from_result(pl.name, sub, res, failed))
                     diagnosis.unschedulable_plugins.add(pl.name)
                 alive[cur[failed]] = False
+        nominator = self.handle.nominator
+        if nominated and nominator is not None and nominator.nominated and alive.any():
+            self._recheck_with_nominated(state, pod, snap, rows, alive, diagnosis)
         return alive
+
+    def _recheck_with_nominated(
+        self,
+        state: CycleState,
+        pod: Pod,
+        snap: Snapshot,
+        rows: np.ndarray,
+        alive: np.ndarray,
+        diagnosis: Diagnosis | None,
+    ) -> None:
+        """RunFilterPluginsWithNominatedPods: a node must also fit with the pods of equal or
+        higher priority nominated to it (added to the snapshot and to the PreFilter state)."""
+        by_node: dict[str, list[Pod]] = {}
+        for other in self.handle.nominator.nominated.values():
+            if other.uid != pod.uid and other.priority >= pod.priority and other.nominated_node_name in snap.row_of:
+                by_node.setdefault(other.nominated_node_name, []).append(other)
+        if not by_node:
+            return
+        for i in np.nonzero(alive)[0]:
+            row = int(rows[i])
+            others = by_node.get(snap.nodes[row].name)
+            if not others:
+                continue
+            st2 = state.clone()
+            added = []
+            try:
+                for other in others:
+                    placed = other.with_node(snap.nodes[row].name)
+                    snap.add_pod(placed)
+                    added.append(placed)
+                    for pl in self.pre_filter:
+                        if pl.name not in st2.skip_filter:
+                            _guard(
+                                pl,
+                                "PreFilter",
+                                lambda pl=pl, placed=placed, st2=st2, row=row: pl.add_pod(st2, pod, placed, row, snap),
+                            )
+                one = rows[i : i + 1]
+                sub_diag = Diagnosis() if diagnosis is not None else None
+                ok = self.filter_rows_plain(st2, pod, snap, one, sub_diag)
+            finally:
+                for placed in added:
+                    snap.remove_pod(placed.uid)
+            if not ok[0]:
+                alive[i] = False
+                if diagnosis is not None and sub_diag is not None:
+                    diagnosis.failures.extend(sub_diag.failures)
+                    diagnosis.unschedulable_plugins |= sub_diag.unschedulable_plugins
 
     def find_feasible(
         self,
