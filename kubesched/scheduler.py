@@ -12,6 +12,7 @@ from kubesched.api.objects import Pod
 from kubesched.config import SchedulerConfig
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.diagnosis import NO_NODES, Diagnosis
+from kubesched.framework.equivalence import EquivalenceCache
 from kubesched.framework.handle import ClusterBackend, Handle
 from kubesched.framework.registry import Registry
 from kubesched.framework.runtime import Framework, PluginFailure, Scores
@@ -48,6 +49,7 @@ class ScheduleResult:
     scores: Scores | None = None
     attempt: int = 0
     duration: float = 0.0
+    state: CycleState | None = None  # the cycle's state when it differs from the caller's (cache)
 
 
 @dataclass
@@ -94,6 +96,8 @@ class Scheduler:
         self.nominated: dict[str, Pod] = {}  # uid -> pod with a nominated node
         self.hooks = SchedulerHooks()
         self.attempts = 0
+        self.equivalence = EquivalenceCache()
+        self.use_equivalence_cache = True
 
     # ---- pods entering ---------------------------------------------------------------
     def responsible_for(self, pod: Pod) -> bool:
@@ -121,6 +125,22 @@ class Scheduler:
         if n_all == 0:
             res.code, res.message = Code.UnschedulableAndUnresolvable, NO_NODES
             return res
+        pct = fw.percentage_of_nodes_to_score
+        if pct is None:
+            pct = self.config.percentage_of_nodes_to_score
+        if self.use_equivalence_cache and not self.nominated and not pod.nominated_node_name:
+            k = num_feasible_nodes_to_find(n_all, pct) if fw.has_scoring else 1
+            win = self.equivalence.lookup(fw, pod, snap, self.next_start_node_index, k, fw.has_scoring)
+            if win is not None and win.rows.size:
+                self.next_start_node_index = (self.next_start_node_index + win.processed) % n_all
+                res.evaluated, res.feasible = win.processed, int(win.rows.size)
+                res.state = win.state.clone() if (fw.reserve or fw.permit or fw.pre_bind) else win.state
+                if win.total is None:
+                    res.node = snap.nodes[int(win.rows[0])].name
+                else:
+                    res.scores = Scores(win.rows, win.total, win.per_plugin)
+                    res.node = snap.nodes[self.select_host(res.scores)].name
+                return res
         diag = Diagnosis()
         res.diagnosis = diag
         names, st, with_nodes, _ = fw.run_pre_filter(state, pod, snap)
@@ -145,9 +165,6 @@ class Scheduler:
             diag.absent_status = Status(
                 Code.UnschedulableAndUnresolvable, (f"node(s) didn't satisfy plugin(s) [{' '.join(sorted(with_nodes))}]",)
             )
-        pct = fw.percentage_of_nodes_to_score
-        if pct is None:
-            pct = self.config.percentage_of_nodes_to_score
         k = num_feasible_nodes_to_find(len(candidates), pct) if fw.has_scoring else 1
         feas = fw.find_feasible(state, pod, snap, candidates, self.next_start_node_index, k, diag)
         self.next_start_node_index = (self.next_start_node_index + feas.processed) % n_all
@@ -193,6 +210,8 @@ class Scheduler:
         except PluginFailure as e:
             res = ScheduleResult(pod, fw.profile_name, code=Code.Error, message=e.status.message)
         res.attempt = qpi.attempts
+        if res.state is not None:
+            state = res.state
         if res.node is None:
             if res.code in (Code.Unschedulable, Code.UnschedulableAndUnresolvable) and res.diagnosis and fw.post_filter:
                 self._post_filter(fw, state, pod, res)

@@ -127,6 +127,7 @@ class Pod:
     start_time: float | None
     deleting: bool
     raw: dict = field(repr=False)
+    _sig: Any = field(default=None, repr=False, compare=False)
 
     @property
     def key(self) -> str:
@@ -230,7 +231,47 @@ class Pod:
 
     def with_node(self, node_name: str) -> Pod:
         """A copy bound to ``node_name`` (what binding does to the object)."""
-        return dataclasses.replace(self, node_name=node_name)
+        p = object.__new__(Pod)  # shallow: parsed fields are shared, never mutated in place
+        for f in _POD_FIELDS:
+            setattr(p, f, getattr(self, f))
+        p.node_name = node_name
+        p._sig = None
+        return p
+
+    def signature(self) -> tuple | None:
+        """What scheduling reads of this pod: equal signatures get equal verdicts on equal nodes.
+
+        None when some field is unhashable (then the pod is never cached).
+        """
+        if self._sig is not None:
+            return self._sig or None
+        try:
+            sig = (
+                self.scheduler_name,
+                self.namespace,
+                tuple(sorted(self.labels.items())),
+                tuple(sorted(self.requests.items())),
+                self.non_zero_cpu,
+                self.non_zero_mem,
+                self.node_name,
+                self.priority,
+                self.host_ports,
+                tuple(sorted(self.node_selector.items())),
+                self.node_affinity,
+                self.pod_affinity,
+                self.pod_anti_affinity,
+                self.tolerations,
+                self.spread_constraints,
+                self.owners,
+                self.images,
+                tuple(c.image for c in self.init_containers),
+            )
+            hash(sig)
+        except TypeError:
+            self._sig = ()
+            return None
+        self._sig = sig
+        return sig
 
     @property
     def has_required_anti_affinity(self) -> bool:
@@ -239,6 +280,9 @@ class Pod:
     @property
     def has_affinity_terms(self) -> bool:
         return self.pod_affinity is not None or self.pod_anti_affinity is not None
+
+
+_POD_FIELDS = tuple(f.name for f in dataclasses.fields(Pod))
 
 
 @dataclass(frozen=True, slots=True)

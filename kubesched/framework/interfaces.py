@@ -29,6 +29,10 @@ class Plugin:
     name: ClassVar[str] = ""
     #: Args type name in KubeSchedulerConfiguration (``<Name>Args``), when the plugin has args.
     has_args: ClassVar[bool] = False
+    #: True when Filter/Score judge a node from the pod and that node's own row only (no other
+    #: nodes' pods) and NormalizeScore depends on the scores alone: the equivalence cache may
+    #: then reuse verdicts across equal pods. Leave False unless that holds.
+    row_local: ClassVar[bool] = False
 
     def __init__(self, args: dict[str, Any] | None = None, handle: Handle | None = None) -> None:
         self.args: dict[str, Any] = args or {}

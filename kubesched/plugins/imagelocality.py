@@ -72,6 +72,8 @@ class ImageLocality(ScorePlugin):
 
     name = NAME
 
+    row_local = True
+
     _cache: tuple[weakref.ref, int, _ImageTable] | None = None
 
     def _table(self, snap: Snapshot) -> _ImageTable:

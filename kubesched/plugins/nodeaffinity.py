@@ -179,6 +179,8 @@ class NodeAffinity(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin):
     """Filter by nodeSelector, required affinity and addedAffinity; score preferred terms."""
 
     name = NAME
+
+    row_local = True
     has_args = True
 
     def __init__(self, args: dict[str, Any] | None = None, handle: Handle | None = None) -> None:

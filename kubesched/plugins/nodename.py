@@ -23,6 +23,8 @@ class NodeName(FilterPlugin):
 
     name = NAME
 
+    row_local = True
+
     def filter(self, state: CycleState, pod: Pod, snap: Snapshot, rows: np.ndarray) -> FilterResult:
         """Unresolvable: no preemption makes another node carry the requested name."""
         if not pod.node_name:

@@ -65,6 +65,8 @@ class NodePorts(PreFilterPlugin, FilterPlugin):
 
     name = NAME
 
+    row_local = True
+
     def pre_filter(self, state: CycleState, pod: Pod, snap: Snapshot) -> PreFilterResult | Status | None:
         """util.GetHostPorts: containers plus restartable (sidecar) init containers."""
         if not pod.host_ports:

@@ -29,6 +29,8 @@ class NodeUnschedulable(FilterPlugin):
 
     name = NAME
 
+    row_local = True
+
     def filter(self, state: CycleState, pod: Pod, snap: Snapshot, rows: np.ndarray) -> FilterResult:
         """Unresolvable: preempting pods never uncordons a node."""
         if tolerated(_UNSCHEDULABLE_TAINT, pod.tolerations):

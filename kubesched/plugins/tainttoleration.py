@@ -63,6 +63,8 @@ class TaintToleration(FilterPlugin, PreScorePlugin, ScorePlugin):
 
     name = NAME
 
+    row_local = True
+
     def filter(self, state: CycleState, pod: Pod, snap: Snapshot, rows: np.ndarray) -> FilterResult:
         """Unresolvable: evicting pods never removes a taint."""
         tolerations = pod.tolerations

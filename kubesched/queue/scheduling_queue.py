@@ -91,7 +91,7 @@ class SchedulingQueue:
         self.pre_enqueue = pre_enqueue
         self.initial_backoff = initial_backoff
         self.max_backoff = max_backoff
-        self._active: list[_HeapItem] = []
+        self._active: list[tuple] = []
         self._backoff: list[tuple[float, int, QueuedPodInfo]] = []
         self.unschedulable: dict[str, QueuedPodInfo] = {}
         self.gated: dict[str, QueuedPodInfo] = {}
@@ -117,7 +117,10 @@ class SchedulingQueue:
             self.on_incoming(queue, event)
 
     def _push_active(self, qpi: QueuedPodInfo, event: str) -> None:
-        heapq.heappush(self._active, _HeapItem(qpi, self.less))
+        if self.less is priority_less:  # plain tuples compare in C: PrioritySort's key
+            heapq.heappush(self._active, (-qpi.pod.priority, qpi.timestamp, qpi.seq, qpi))
+        else:
+            heapq.heappush(self._active, (_HeapItem(qpi, self.less), 0, 0, qpi))
         self._where[qpi.pod.uid] = "active"
         self._incoming("active", event)
 
@@ -183,7 +186,7 @@ class SchedulingQueue:
         """Next pod to schedule, or None when activeQ is empty (after flushing backoff)."""
         self.flush_backoff()
         while self._active:
-            qpi = heapq.heappop(self._active).qpi
+            qpi = heapq.heappop(self._active)[3]
             uid = qpi.pod.uid
             if self._where.get(uid) != "active" or self._info.get(uid) is not qpi:
                 continue

@@ -81,6 +81,10 @@ class Snapshot:
         self.affinity_pods: dict[str, Pod] = {}  # assigned pods with any (anti-)affinity
         self.anti_affinity_pods: dict[str, Pod] = {}  # ... with required anti-affinity
         self.generation = 0  # bumps on any change
+        # Caches keyed on node rows: rows whose pods changed are appended to ``changed_rows``;
+        # anything else (nodes, namespaces, pods with affinity terms) bumps ``structure``.
+        self.changed_rows: list[int] = []
+        self.structure = 0
         self.node_generation = 0  # bumps when nodes are added, removed or changed
         self._order: np.ndarray | None = None
 
@@ -157,10 +161,18 @@ class Snapshot:
             new[: len(old)] = old
             setattr(self, attr, new)
 
-    def _changed(self, nodes: bool = False) -> None:
+    def _changed(self, nodes: bool = False, row: int | None = None) -> None:
         self.generation += 1
         if nodes:
             self.node_generation += 1
+        if row is None:
+            self.structure += 1
+            self.changed_rows.clear()
+        elif len(self.changed_rows) < 1_000_000:
+            self.changed_rows.append(row)
+        else:
+            self.structure += 1
+            self.changed_rows.clear()
 
     # ---- nodes -----------------------------------------------------------------------
     def _taint_id(self, taints: tuple[Taint, ...]) -> int:
@@ -264,7 +276,9 @@ class Snapshot:
             self.affinity_pods[pod.uid] = pod
             if pod.has_required_anti_affinity:
                 self.anti_affinity_pods[pod.uid] = pod
-        self._changed()
+            self._changed()
+        else:
+            self._changed(row=row)
 
     def remove_pod(self, uid: str) -> Pod | None:
         pod = self.pod_by_uid.pop(uid, None)
@@ -283,9 +297,11 @@ class Snapshot:
             for hp in pod.host_ports:
                 ports.remove(hp)
         self.pods.remove(uid)
-        self.affinity_pods.pop(uid, None)
-        self.anti_affinity_pods.pop(uid, None)
-        self._changed()
+        if self.affinity_pods.pop(uid, None) is not None:
+            self.anti_affinity_pods.pop(uid, None)
+            self._changed()
+        else:
+            self._changed(row=row)
         return pod
 
     def set_namespace(self, name: str, labels: dict[str, str]) -> None:

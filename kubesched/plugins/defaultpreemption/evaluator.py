@@ -119,32 +119,9 @@ class Evaluator:
             return Status()
         return diag.status_of(row) or Status(Code.Unschedulable)
 
-    def _nominated_to_add(self, pod: Pod, snap: Snapshot, node_name: str) -> list[Pod]:
-        """Pods nominated to the node with priority >= the pod's (addGENominatedPods)."""
-        nominator = self.handle.nominator if self.handle is not None else None
-        if nominator is None or not hasattr(nominator, "nominated_pods_on"):
-            return []
-        return [
-            p.with_node(node_name)
-            for p in nominator.nominated_pods_on(node_name)
-            if p.priority >= pod.priority and p.uid != pod.uid and p.uid not in snap.pod_by_uid
-        ]
-
     def fits(self, pod: Pod, snap: Snapshot, row: int) -> Status:
-        """RunFilterPluginsWithNominatedPods: must fit with and without higher nominated pods."""
-        nominated = self._nominated_to_add(pod, snap, snap.nodes[row].name)
-        if nominated:
-            added: list[Pod] = []
-            try:
-                for p in nominated:
-                    snap.add_pod(p)
-                    added.append(p)
-                st = self._run_filters(pod, snap, row)
-            finally:
-                for p in reversed(added):
-                    snap.remove_pod(p.uid)
-            if not st.ok:
-                return st
+        """RunFilterPluginsWithNominatedPods: the framework's filter_rows also checks the node
+        with the pods of equal or higher priority nominated to it."""
         return self._run_filters(pod, snap, row)
 
     # ---- one node --------------------------------------------------------------------

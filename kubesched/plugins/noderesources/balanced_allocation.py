@@ -45,6 +45,8 @@ class BalancedAllocation(PreScorePlugin, ScorePlugin):
     """Score in [50, 100]: 75 = balance unchanged, higher when the pod evens the node out."""
 
     name = NAME
+
+    row_local = True
     has_args = True
 
     def __init__(self, args: dict[str, Any] | None = None, handle: Handle | None = None) -> None:

@@ -168,6 +168,8 @@ class NodeResourcesFit(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugi
     """Filter on requests vs free allocatable; score with LeastAllocated / MostAllocated / RTCR."""
 
     name = NAME
+
+    row_local = True
     has_args = True
 
     def __init__(self, args: dict[str, Any] | None = None, handle: Handle | None = None) -> None:

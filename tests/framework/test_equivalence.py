@@ -1,0 +1,121 @@
+"""The equivalence cache changes speed, never placements: same seed, same result, cache on or off."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from kubesched.api.objects import Node, Pod
+from kubesched.app import VirtualClock
+from kubesched.cluster.memory import MemoryCluster
+from kubesched.config import default_config, parse_config
+from kubesched.framework.registry import Registry
+from kubesched.scheduler import Scheduler
+from kubesched.state.snapshot import Snapshot
+from kubesched.testing import make_node, make_pod
+
+
+def cluster(rng: random.Random, n_nodes: int) -> list[Node]:
+    nodes = []
+    for i in range(n_nodes):
+        taints = [{"key": "dedicated", "value": "gpu", "effect": "PreferNoSchedule"}] if i % 7 == 0 else None
+        if i % 11 == 0:
+            taints = [{"key": "team", "value": "x", "effect": "NoSchedule"}]
+        nodes.append(
+            Node.parse(
+                make_node(
+                    f"n{i:03d}",
+                    cpu=rng.choice(["2", "4", "8"]),
+                    memory=rng.choice(["4Gi", "8Gi", "16Gi"]),
+                    pods=rng.choice([5, 20, 110]),
+                    labels={"topology.kubernetes.io/zone": f"z{i % 3}", "disk": rng.choice(["ssd", "hdd"])},
+                    taints=taints,
+                    images=[(["nginx:1"], 300 * 1024 * 1024)] if i % 4 == 0 else None,
+                )
+            )
+        )
+    return nodes
+
+
+def workload(rng: random.Random, n_pods: int) -> list[Pod]:
+    """A few templates, as real workloads are, with some pods the cache must not serve."""
+    templates = [
+        {"requests": {"cpu": "100m", "memory": "500Mi"}},
+        {"requests": {"cpu": "500m", "memory": "1Gi"}, "spec": {"nodeSelector": {"disk": "ssd"}}},
+        {
+            "requests": {"cpu": "250m"},
+            "spec": {
+                "tolerations": [{"key": "team", "operator": "Exists"}],
+                "affinity": {
+                    "nodeAffinity": {
+                        "preferredDuringSchedulingIgnoredDuringExecution": [
+                            {"weight": 5, "preference": {"matchExpressions": [{"key": "disk", "operator": "In", "values": ["hdd"]}]}}
+                        ]
+                    }
+                },
+            },
+        },
+        {"requests": {"cpu": "1"}, "spec": {"containers": [
+            {"name": "c", "image": "nginx:1", "ports": [{"containerPort": 80, "hostPort": 8080}],
+             "resources": {"requests": {"cpu": "1"}}}]}},
+        {"requests": {"cpu": "3", "memory": "6Gi"}},
+        {  # anti-affinity: never cached, and it makes InterPodAffinity relevant to everyone after it
+            "requests": {"cpu": "100m"},
+            "labels": {"app": "db"},
+            "spec": {
+                "affinity": {
+                    "podAntiAffinity": {
+                        "requiredDuringSchedulingIgnoredDuringExecution": [
+                            {"labelSelector": {"matchLabels": {"app": "db"}}, "topologyKey": "kubernetes.io/hostname"}
+                        ]
+                    }
+                }
+            },
+        },
+    ]
+    pods = []
+    for i in range(n_pods):
+        t = rng.choices(templates, weights=[40, 15, 15, 8, 10, 2])[0]
+        spec = dict(t.get("spec", {}))
+        containers = spec.pop("containers", None)
+        pods.append(
+            Pod.parse(make_pod(f"p{i:04d}", requests=t["requests"], labels=t.get("labels"), spec=spec,
+                               containers=containers))
+        )
+    return pods
+
+
+def run(seed: int, n_nodes: int, n_pods: int, cache: bool, pct: int | None) -> list[tuple[str, str | None]]:
+    rng = random.Random(seed)
+    reg = Registry()
+    if pct is None:
+        cfg = default_config(reg.points_of)
+    else:
+        doc = {"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration",
+               "percentageOfNodesToScore": pct}
+        cfg = parse_config(doc, "test", reg.points_of)
+    snap = Snapshot()
+    for n in cluster(rng, n_nodes):
+        snap.add_node(n)
+    clock = VirtualClock()
+    sched = Scheduler(cfg, snap, MemoryCluster(), reg, seed=seed, clock=clock)
+    sched.use_equivalence_cache = cache
+    out: list[tuple[str, str | None]] = []
+    sched.hooks.on_scheduled.append(lambda r: out.append((r.pod.key, r.node)))
+    sched.hooks.on_failed.append(lambda r: out.append((r.pod.key, None)))
+    for p in workload(rng, n_pods):
+        sched.add_pending(p)
+    sched.run_until_idle(advance=clock.advance, max_attempts=5 * n_pods)
+    out.append(("next-start", str(sched.next_start_node_index)))
+    if cache:
+        assert sched.equivalence.hits > 0
+    return out
+
+
+@pytest.mark.parametrize("seed, n_nodes, n_pods, pct", [(1, 40, 300, None), (2, 250, 900, None), (3, 320, 1800, 30)])
+def test_cache_gives_identical_placements(seed, n_nodes, n_pods, pct):
+    with_cache = run(seed, n_nodes, n_pods, True, pct)
+    without = run(seed, n_nodes, n_pods, False, pct)
+    assert with_cache == without
+    assert any(node is None for _, node in without)  # the workload does exhaust some capacity
