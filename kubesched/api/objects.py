@@ -21,6 +21,7 @@ from kubesched.api.resources import (
     non_zero_requests,
     parse_resource_list,
     pod_requests,
+    supported_pod_level,
 )
 from kubesched.api.taints import Taint, Toleration, parse_taints, parse_tolerations
 from kubesched.errors import InputError, join_path
@@ -179,6 +180,7 @@ class Pod:
         pod_level = parse_resource_list(pod_res.get("requests"), join_path(sp, "resources.requests"))
         for k, v in parse_resource_list(pod_res.get("limits"), join_path(sp, "resources.limits")).items():
             pod_level.setdefault(k, v)
+        pod_level = supported_pod_level(pod_level)
         creqs = [c.requests for c in containers]
         ireqs = [(c.requests, c.restartable) for c in inits]
         requests = pod_requests(creqs, ireqs, overhead, pod_level)

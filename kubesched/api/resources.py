@@ -19,6 +19,12 @@ DEFAULT_MEMORY_REQUEST = 200 * 1024 * 1024
 
 # Pod-level resources (spec.resources) may set these (IsSupportedPodLevelResource).
 POD_LEVEL_RESOURCES = (CPU, MEMORY)
+HUGEPAGES_PREFIX = "hugepages-"
+
+
+def supported_pod_level(resources: Mapping[str, int]) -> Resources:
+    """The pod-level entries kube-scheduler honours: cpu, memory and hugepages-*."""
+    return {k: v for k, v in resources.items() if k in POD_LEVEL_RESOURCES or k.startswith(HUGEPAGES_PREFIX)}
 
 Resources = dict[str, int]
 
@@ -73,9 +79,7 @@ def pod_requests(
             add_into(current, sidecars)
         max_into(init_peak, current)
     max_into(reqs, init_peak)
-    for k in POD_LEVEL_RESOURCES:
-        if k in pod_level:
-            reqs[k] = pod_level[k]
+    reqs.update(pod_level)
     add_into(reqs, overhead)
     return reqs
 

@@ -190,14 +190,8 @@ ENOUGH_REQUESTS = [
     ("pod-level hugepages resource fit", pod(pod_level={"cpu": "3m", "memory": "2", HUGE_A: "5"}), [], {}, OK, ()),
     ("both pod-level and container-level hugepages resource fit",
      pod(res(1, 1, huge=3), pod_level={"cpu": "3m", "memory": "2", HUGE_A: "5"}), [], {}, OK, ()),
-    pytest.param(
-        "pod-level hugepages resource not fit",
-        pod(pod_level={"cpu": "3m", "memory": "2", HUGE_A: "10"}), [], {}, UU, (f"Insufficient {HUGE_A}",),
-        marks=pytest.mark.xfail(
-            strict=True,
-            reason="kubesched.api.resources.POD_LEVEL_RESOURCES lacks hugepages-* (IsSupportedPodLevelResource)",
-        ),
-    ),
+    ("pod-level hugepages resource not fit",
+     pod(pod_level={"cpu": "3m", "memory": "2", HUGE_A: "10"}), [], {}, UU, (f"Insufficient {HUGE_A}",)),
     ("one pod-level cpu resource fits and all init and non-init containers resources fit",
      pod(res(1, 1), init=(res(1, 1),), pod_level={"cpu": "3m", "memory": "2"}), [pod(res(5, 19))], {}, U,
      ("Insufficient memory",)),
