@@ -228,7 +228,7 @@ class Scheduler:
             node, st = fw.run_post_filter(state, pod, self.snapshot, res.diagnosis)
         except PluginFailure as e:
             node, st = None, e.status
-        if st.message:
+        if st.message and st.code != Code.Error:  # upstream only logs a PostFilter error
             res.diagnosis.post_filter_msg = st.message
             res.message = res.diagnosis.fit_error(self.snapshot.n)
         if node is not None:

@@ -33,7 +33,8 @@ class ClusterObjects:
     pods: list[Pod] = field(default_factory=list)
     namespaces: list[Namespace] = field(default_factory=list)
     priority_classes: list[PriorityClass] = field(default_factory=list)
-    workload_selectors: list[tuple[str, str, LabelSelector]] = field(default_factory=list)
+    # (kind, namespace, name, selector) of Services, RCs, ReplicaSets, StatefulSets
+    workload_selectors: list[tuple[str, str, str, LabelSelector]] = field(default_factory=list)
     skipped: dict[str, int] = field(default_factory=dict)
 
     def extend(self, other: ClusterObjects) -> None:
@@ -124,9 +125,10 @@ def parse_objects(path: str, docs: list[tuple[str, Any]]) -> ClusterObjects:
                     out.priority_classes.append(PriorityClass.parse(m, ipath))
                 elif kind in WORKLOAD_KINDS:
                     sel = _selector_of(kind, m, ipath)
-                    ns = as_map(m.get("metadata"), ipath).get("namespace") or "default"
+                    md = as_map(m.get("metadata"), ipath)
+                    ns = md.get("namespace") or "default"
                     if sel is not None:
-                        out.workload_selectors.append((kind, ns, sel))
+                        out.workload_selectors.append((kind, ns, str(md.get("name") or ""), sel))
                 elif kind in IGNORED_KINDS:
                     out.skipped[kind] = out.skipped.get(kind, 0) + 1
                 else:

@@ -55,6 +55,7 @@ class OwnerRef:
     kind: str
     name: str
     controller: bool
+    api_version: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -159,6 +160,7 @@ class Pod:
                 as_str(o.get("kind"), join_path(mp, "ownerReferences")),
                 as_str(o.get("name"), join_path(mp, "ownerReferences")),
                 bool(o.get("controller")),
+                as_str(o.get("apiVersion"), join_path(mp, "ownerReferences")),
             )
             for o in (as_map(x, join_path(mp, "ownerReferences")) for x in as_list(md.get("ownerReferences"), mp))
         )

@@ -75,9 +75,9 @@ class Snapshot:
         self.pod_by_uid: dict[str, Pod] = {}
         self.orphans: dict[str, Pod] = {}  # pods bound to a node we do not know (yet)
         self.namespaces: dict[str, dict[str, str]] = {}
-        # (kind, namespace, selector) of Services, ReplicationControllers, ReplicaSets and
+        # (kind, namespace, name, selector) of Services, ReplicationControllers, ReplicaSets and
         # StatefulSets: PodTopologySpread's system default constraints derive selectors from them.
-        self.workload_selectors: list[tuple[str, str, LabelSelector]] = []
+        self.workload_selectors: list[tuple[str, str, str, LabelSelector]] = []
         self.affinity_pods: dict[str, Pod] = {}  # assigned pods with any (anti-)affinity
         self.anti_affinity_pods: dict[str, Pod] = {}  # ... with required anti-affinity
         self.generation = 0  # bumps on any change
