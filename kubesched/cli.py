@@ -23,6 +23,11 @@ def _emit(data: Any, fmt: str) -> None:
         sys.stdout.write(yaml.safe_dump(data, sort_keys=False))
 
 
+def _warn(warnings: list[str]) -> None:
+    for w in warnings:
+        sys.stderr.write(f"kubesched: warning: {w}\n")
+
+
 def _files(args: argparse.Namespace) -> list[str]:
     from kubesched.app import example_path
 
@@ -35,6 +40,7 @@ def cmd_schedule(args: argparse.Namespace) -> int:
     from kubesched.scheduler import ScheduleResult
 
     s = build_session(_files(args), args.config, args.seed, args.plugin_path)
+    _warn(s.config.warnings)
     final: dict[str, tuple[int, ScheduleResult]] = {}
     seq = 0
 
@@ -131,12 +137,17 @@ def cmd_plugins_list(args: argparse.Namespace) -> int:
 
 def cmd_config_view(args: argparse.Namespace) -> int:
     from kubesched.app import build_config, build_registry
-    from kubesched.config import resolved_table
+    from kubesched.config import effective_config, resolved_table
 
     reg = build_registry(args.plugin_path)
     cfg = build_config(args.config, reg)
-    data = {"profiles": resolved_table(cfg), "warnings": list(cfg.warnings)}
-    _emit(data, "json" if args.output == "json" else "yaml")
+    _warn(cfg.warnings)
+    if args.output == "table":
+        from kubesched.render import config_table
+
+        config_table(resolved_table(cfg))
+    else:
+        _emit(effective_config(cfg), args.output)
     return 0
 
 
@@ -175,8 +186,9 @@ def build_parser() -> argparse.ArgumentParser:
     pl.set_defaults(func=cmd_plugins_list)
     p = sub.add_parser("config", help="configuration tools")
     csub = p.add_subparsers(dest="config_command", required=True)
-    cv = csub.add_parser("view", help="the resolved profiles (defaults merged, versions converted)")
+    cv = csub.add_parser("view", help="the resolved configuration as a v1 document (defaults merged, versions converted)")
     _common(cv, files=False)
+    cv.set_defaults(output="yaml")
     cv.set_defaults(func=cmd_config_view)
     return parser
 

@@ -72,3 +72,12 @@ def plugins_table(rows: list[dict[str, Any]]) -> None:
     for r in rows:
         t.add_row(r["name"], r["origin"], ", ".join(r["points"]) or f"[red]{r['error']}[/red]")
     _console.print(t)
+
+
+def config_table(rows: list[dict[str, Any]]) -> None:
+    t = Table(title="resolved profiles")
+    for col in ("profile", "point", "order", "plugin", "weight"):
+        t.add_column(col, justify="right" if col in ("order", "weight") else "left")
+    for r in rows:
+        t.add_row(r["profile"], r["point"], str(r["order"]), r["plugin"], "" if r["weight"] is None else str(r["weight"]))
+    _console.print(t)
