@@ -124,10 +124,11 @@ def instantiate_node(
 ) -> WireDict:
     """One created node: a name, the hostname label, allocatable defaulted, one prepared label.
 
-    ``label`` is labelNodePrepareStrategy's (key, value) for this node, chosen round-robin by
-    the caller.
+    ``template`` must be a fresh dict (a NODE_TEMPLATES factory's result): it is filled in
+    place, which is cheaper than a deep copy per node. ``label`` is labelNodePrepareStrategy's
+    (key, value) for this node, chosen round-robin by the caller.
     """
-    node = copy.deepcopy(template)
+    node = template
     md = node["metadata"]
     if not md.get("name"):
         md["name"] = names(md.pop("generateName"), "Node")
