@@ -204,6 +204,7 @@ class Scheduler:
         fw = self.frameworks[pod.scheduler_name]
         t0 = time.perf_counter()
         self.attempts += 1
+        qpi.failed_generation = self.snapshot.generation  # as of the start of this attempt
         state = CycleState()
         try:
             res = self.schedule_pod(fw, state, pod)
@@ -262,6 +263,7 @@ class Scheduler:
         def fail(st: Status) -> None:
             fw.run_unreserve(state, pod, node)
             self.snapshot.remove_pod(pod.uid)
+            qpi.failed_generation = self.snapshot.generation  # assume + forget is no progress
             res.node, res.code, res.message = None, st.code if st.rejected else Code.Error, st.message
             self._failed(qpi, res)
             self.queue.move_for_event("AssignedPodDelete")
@@ -304,4 +306,7 @@ class Scheduler:
             nxt = self.queue.next_backoff_expiry()
             if nxt is None or advance is None:
                 return
+            gen = self.snapshot.generation
+            if all(q.failed_generation == gen for q in self.queue.backoff_pods()):
+                return  # nothing changed since each of them failed: waiting cannot help
             advance(nxt)

@@ -53,6 +53,7 @@ class QueuedPodInfo:
     backoff_expiry: float = 0.0
     gated: Status | None = None
     seq: int = 0
+    failed_generation: int = -1  # snapshot generation when it last failed (offline runs stop on no progress)
 
 
 class _HeapItem:
@@ -259,6 +260,9 @@ class SchedulingQueue:
                 return expiry
             heapq.heappop(self._backoff)
         return None
+
+    def backoff_pods(self) -> list[QueuedPodInfo]:
+        return [qpi for _, _, qpi in self._backoff if self._where.get(qpi.pod.uid) == "backoff"]
 
     def pending_pods(self) -> list[QueuedPodInfo]:
         return list(self._info.values())
