@@ -110,31 +110,35 @@ def _selector_of(kind: str, m: dict, path: str) -> LabelSelector | None:
 
 
 def parse_objects(path: str, docs: list[tuple[str, Any]]) -> ClusterObjects:
+    try:
+        return _parse_objects(docs)
+    except InputError as e:
+        raise InputError(e.reason, source=path, path=e.path) from None
+
+
+def _parse_objects(docs: list[tuple[str, Any]]) -> ClusterObjects:
     out = ClusterObjects()
     for dpath, doc in docs:
         for ipath, m in _kind_items(dpath, doc):
             kind = m["kind"]
-            try:
-                if kind == "Node":
-                    out.nodes.append(Node.parse(m, ipath))
-                elif kind == "Pod":
-                    out.pods.append(Pod.parse(m, ipath))
-                elif kind == "Namespace":
-                    out.namespaces.append(Namespace.parse(m, ipath))
-                elif kind == "PriorityClass":
-                    out.priority_classes.append(PriorityClass.parse(m, ipath))
-                elif kind in WORKLOAD_KINDS:
-                    sel = _selector_of(kind, m, ipath)
-                    md = as_map(m.get("metadata"), ipath)
-                    ns = md.get("namespace") or "default"
-                    if sel is not None:
-                        out.workload_selectors.append((kind, ns, str(md.get("name") or ""), sel))
-                elif kind in IGNORED_KINDS:
-                    out.skipped[kind] = out.skipped.get(kind, 0) + 1
-                else:
-                    raise InputError(f'unknown kind "{kind}"', path=f"{ipath}.kind" if ipath else "kind")
-            except InputError as e:
-                raise InputError(e.reason, source=path, path=e.path) from None
+            if kind == "Node":
+                out.nodes.append(Node.parse(m, ipath))
+            elif kind == "Pod":
+                out.pods.append(Pod.parse(m, ipath))
+            elif kind == "Namespace":
+                out.namespaces.append(Namespace.parse(m, ipath))
+            elif kind == "PriorityClass":
+                out.priority_classes.append(PriorityClass.parse(m, ipath))
+            elif kind in WORKLOAD_KINDS:
+                sel = _selector_of(kind, m, ipath)
+                md = as_map(m.get("metadata"), ipath)
+                ns = md.get("namespace") or "default"
+                if sel is not None:
+                    out.workload_selectors.append((kind, ns, str(md.get("name") or ""), sel))
+            elif kind in IGNORED_KINDS:
+                out.skipped[kind] = out.skipped.get(kind, 0) + 1
+            else:
+                raise InputError(f'unknown kind "{kind}"', path=f"{ipath}.kind" if ipath else "kind")
     return out
 
 
@@ -144,10 +148,11 @@ def load_cluster(paths: list[str]) -> ClusterObjects:
     for p in paths:
         objs.extend(parse_objects(p, read_documents(p)))
     resolve_priorities(objs)
-    names = [n.name for n in objs.nodes]
-    if len(names) != len(set(names)):
-        dup = next(n for n in names if names.count(n) > 1)
-        raise InputError(f'duplicate node "{dup}"', source=paths[0] if len(paths) == 1 else None)
+    seen: set[str] = set()
+    for n in objs.nodes:
+        if n.name in seen:
+            raise InputError(f'duplicate node "{n.name}"', source=", ".join(paths))
+        seen.add(n.name)
     return objs
 
 
