@@ -73,6 +73,9 @@ class EquivalenceCache:
 
     def _build(self, fw: Framework, pod: Pod, snap: Snapshot) -> Entry | None:
         """PreFilter + PreScore once, then filter and raw-score every node."""
+        for pl in (*fw.filter, *fw.score):
+            if not pl.row_local and not pl.may_skip(pod, snap):
+                return None
         state = CycleState()
         names, st, _with_nodes, _ = fw.run_pre_filter(state, pod, snap)
         if names is not None or not st.ok:

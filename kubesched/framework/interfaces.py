@@ -38,6 +38,11 @@ class Plugin:
         self.args: dict[str, Any] = args or {}
         self.handle = handle
 
+    def may_skip(self, pod: Pod, snap: Snapshot) -> bool:
+        """Cheap hint for the equivalence cache: False when this plugin certainly takes part in
+        this pod's cycle (so a plugin that is not ``row_local`` makes the pod uncacheable)."""
+        return True
+
     @classmethod
     def extension_points(cls) -> frozenset[str]:
         return frozenset(point for point, base in POINT_CLASSES.items() if issubclass(cls, base))

@@ -62,6 +62,11 @@ class InterPodAffinity(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugi
         self._index = ExistingTermIndex(_group_keys, (ANTI_AFFINITY_TAG, SCORING_TAG))
 
     # ---- PreFilter / Filter -----------------------------------------------------------
+
+    def may_skip(self, pod: Pod, snap: Snapshot) -> bool:
+        """Skips only for a pod without terms in a cluster without pods that have terms."""
+        return not pod.has_affinity_terms and not snap.affinity_pods
+
     def pre_filter(self, state: CycleState, pod: Pod, snap: Snapshot) -> PreFilterResult | Status | None:
         """Skip when no existing anti-affinity term matches and the pod has no required terms."""
         s = build_state(pod, snap, self._index)

@@ -57,6 +57,10 @@ class PodTopologySpread(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlug
         # Matching pods per node, shared by PreFilter and PreScore of the same cycle.
         self._count_cache: dict[tuple, np.ndarray] = {}
 
+    def may_skip(self, pod: Pod, snap: Snapshot) -> bool:
+        """Own constraints always count; default ones only where a workload could select the pod."""
+        return not pod.spread_constraints and not (self.default_constraints and snap.workload_selectors)
+
     # ---- shared -----------------------------------------------------------------------
     def _count(self, snap: Snapshot, selector: LabelSelector | None, namespace: str) -> np.ndarray:
         key = (id(snap), snap.generation, snap.n, selector, namespace)
