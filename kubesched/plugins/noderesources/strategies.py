@@ -221,19 +221,20 @@ def _weighted_average(
             score = per_resource(requested[i], np.where(on, allocatable[i], 1))
             node += np.where(on, score * w, 0)
             wsum += np.where(on, w, 0)
-        return np.where(wsum == 0, 0, go_div(node, np.where(wsum == 0, 1, wsum)))
+        return np.where(wsum == 0, 0, node // np.where(wsum == 0, 1, wsum))  # both non-negative
 
     return scorer
 
 
 def _least_requested_score(requested: np.ndarray, capacity: np.ndarray) -> np.ndarray:
     """(capacity - requested) × 100 / capacity; 0 once requested exceeds capacity."""
-    return np.where(requested > capacity, 0, go_div((capacity - requested) * MAX_NODE_SCORE, capacity))
+    # where requested <= capacity both operands are non-negative, so floor division is Go's
+    return np.where(requested > capacity, 0, (capacity - requested) * MAX_NODE_SCORE // capacity)
 
 
 def _most_requested_score(requested: np.ndarray, capacity: np.ndarray) -> np.ndarray:
     """requested × 100 / capacity, requested capped at capacity (non-zero defaults may overshoot)."""
-    return go_div(np.minimum(requested, capacity) * MAX_NODE_SCORE, capacity)
+    return np.minimum(requested, capacity) * MAX_NODE_SCORE // capacity  # non-negative operands
 
 
 def least_allocated_scorer(resources: Sequence[ResourceSpec]) -> Scorer:
@@ -300,6 +301,12 @@ def balanced_resource_score(requested: np.ndarray, allocatable: np.ndarray) -> n
     """
     nres, n = requested.shape
     on = allocatable != 0
+    if nres == 2:  # the default (cpu, memory): std = |f1 - f2| / 2 where both are offered
+        both = on[0] & on[1]
+        f0 = np.minimum(requested[0] / np.where(on[0], allocatable[0], 1), 1.0)
+        f1 = np.minimum(requested[1] / np.where(on[1], allocatable[1], 1), 1.0)
+        std = np.where(both, np.abs((f0 - f1) / 2), 0.0)
+        return np.trunc((1 - std) * float(MAX_NODE_SCORE)).astype(np.int64)
     frac = np.zeros((nres, n), np.float64)
     for i in range(nres):
         f = requested[i].astype(np.float64) / np.where(on[i], allocatable[i], 1).astype(np.float64)
