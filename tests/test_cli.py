@@ -213,3 +213,25 @@ def test_console_script_prints_no_traceback(tmp_path):
     )
     assert proc.returncode == 2
     assert "Traceback" not in proc.stderr and proc.stderr.startswith("kubesched: error: ")
+
+
+def test_preemption_avoids_pdb_protected_victims(capsys, tmp_path):
+    docs = [
+        make_node("n1", cpu="1", memory="4Gi"),
+        make_node("n2", cpu="1", memory="4Gi"),
+        make_pod("guarded", requests={"cpu": "1"}, node="n1", priority=0, labels={"app": "db"}),
+        make_pod("loose", requests={"cpu": "1"}, node="n2", priority=0, labels={"app": "batch"}),
+        {
+            "apiVersion": "policy/v1",
+            "kind": "PodDisruptionBudget",
+            "metadata": {"name": "db", "namespace": "default"},
+            "spec": {"selector": {"matchLabels": {"app": "db"}}, "minAvailable": 1},
+            "status": {"disruptionsAllowed": 0},
+        },
+        make_pod("urgent", requests={"cpu": "1"}, priority=1000),
+    ]
+    path = write(tmp_path, "c.yaml", docs)
+    code, out, err = run(capsys, "schedule", "-f", path, "--seed", "5", "-o", "json")
+    assert code == 0, err
+    (placement,) = json.loads(out)["placements"]
+    assert placement == {"pod": "default/urgent", "node": "n2", "profile": "default-scheduler", "message": None}

@@ -10,7 +10,7 @@ from typing import Any
 import yaml
 
 from kubesched.api.fields import as_map
-from kubesched.api.objects import Namespace, Node, Pod, PriorityClass
+from kubesched.api.objects import Namespace, Node, Pod, PodDisruptionBudget, PriorityClass
 from kubesched.api.selectors import LabelSelector
 from kubesched.errors import InputError
 
@@ -20,7 +20,7 @@ IGNORED_KINDS = frozenset(
     {
         "Deployment", "DaemonSet", "Job", "CronJob", "ConfigMap", "Secret", "ServiceAccount", "Endpoints",
         "EndpointSlice", "Event", "Lease", "PersistentVolume", "PersistentVolumeClaim", "StorageClass",
-        "Role", "RoleBinding", "ClusterRole", "ClusterRoleBinding", "PodDisruptionBudget", "Ingress",
+        "Role", "RoleBinding", "ClusterRole", "ClusterRoleBinding", "Ingress",
         "NetworkPolicy", "LimitRange", "ResourceQuota", "HorizontalPodAutoscaler", "CustomResourceDefinition",
         "KubeSchedulerConfiguration", "ControllerRevision", "CSINode", "CSIDriver", "VolumeAttachment",
     }
@@ -35,6 +35,7 @@ class ClusterObjects:
     priority_classes: list[PriorityClass] = field(default_factory=list)
     # (kind, namespace, name, selector) of Services, RCs, ReplicaSets, StatefulSets
     workload_selectors: list[tuple[str, str, str, LabelSelector]] = field(default_factory=list)
+    pdbs: list[PodDisruptionBudget] = field(default_factory=list)
     skipped: dict[str, int] = field(default_factory=dict)
 
     def extend(self, other: ClusterObjects) -> None:
@@ -43,6 +44,7 @@ class ClusterObjects:
         self.namespaces += other.namespaces
         self.priority_classes += other.priority_classes
         self.workload_selectors += other.workload_selectors
+        self.pdbs += other.pdbs
         for k, v in other.skipped.items():
             self.skipped[k] = self.skipped.get(k, 0) + v
 
@@ -129,6 +131,8 @@ def _parse_objects(docs: list[tuple[str, Any]]) -> ClusterObjects:
                 out.namespaces.append(Namespace.parse(m, ipath))
             elif kind == "PriorityClass":
                 out.priority_classes.append(PriorityClass.parse(m, ipath))
+            elif kind == "PodDisruptionBudget":
+                out.pdbs.append(PodDisruptionBudget.parse(m, ipath))
             elif kind in WORKLOAD_KINDS:
                 sel = _selector_of(kind, m, ipath)
                 md = as_map(m.get("metadata"), ipath)

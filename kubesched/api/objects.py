@@ -23,6 +23,7 @@ from kubesched.api.resources import (
     pod_requests,
     supported_pod_level,
 )
+from kubesched.api.selectors import LabelSelector
 from kubesched.api.taints import Taint, Toleration, parse_taints, parse_tolerations
 from kubesched.errors import InputError, join_path
 
@@ -374,4 +375,28 @@ class PriorityClass:
             value,
             as_bool(m.get("globalDefault"), join_path(path, "globalDefault")),
             as_str(m.get("preemptionPolicy"), join_path(path, "preemptionPolicy")) or "PreemptLowerPriority",
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class PodDisruptionBudget:
+    """What preemption reads of a policy/v1 PodDisruptionBudget."""
+
+    namespace: str
+    selector: LabelSelector | None
+    disruptions_allowed: int
+    disrupted_pods: frozenset[str] = frozenset()  # pod names already evicted
+
+    @classmethod
+    def parse(cls, d: Any, path: str = "") -> PodDisruptionBudget:
+        m = as_map(d, path)
+        md = as_map(m.get("metadata"), join_path(path, "metadata"))
+        spec = as_map(m.get("spec"), join_path(path, "spec"))
+        status = as_map(m.get("status"), join_path(path, "status"))
+        sp = join_path(path, "status")
+        return cls(
+            as_str(md.get("namespace"), join_path(path, "metadata.namespace")) or "default",
+            LabelSelector.parse(spec.get("selector"), join_path(path, "spec.selector")),
+            as_int(status.get("disruptionsAllowed"), join_path(sp, "disruptionsAllowed")) or 0,
+            frozenset(as_map(status.get("disruptedPods"), join_path(sp, "disruptedPods"))),
         )

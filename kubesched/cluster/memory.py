@@ -46,6 +46,7 @@ def populate(snapshot: Snapshot, objs: ClusterObjects) -> list[Pod]:
     for ns in objs.namespaces:
         snapshot.set_namespace(ns.name, ns.labels)
     snapshot.workload_selectors.extend(objs.workload_selectors)
+    snapshot.pdbs.extend(objs.pdbs)
     for node in objs.nodes:
         snapshot.add_node(node)
     pending = []

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from kubesched.api.objects import HostPort, Node, Pod
+from kubesched.api.objects import HostPort, Node, Pod, PodDisruptionBudget
 from kubesched.api.resources import CPU, EPHEMERAL_STORAGE, MEMORY, PODS
 from kubesched.api.selectors import LabelSelector
 from kubesched.api.taints import Taint
@@ -78,6 +78,7 @@ class Snapshot:
         # (kind, namespace, name, selector) of Services, ReplicationControllers, ReplicaSets and
         # StatefulSets: PodTopologySpread's system default constraints derive selectors from them.
         self.workload_selectors: list[tuple[str, str, str, LabelSelector]] = []
+        self.pdbs: list[PodDisruptionBudget] = []  # read by DefaultPreemption
         self.affinity_pods: dict[str, Pod] = {}  # assigned pods with any (anti-)affinity
         self.anti_affinity_pods: dict[str, Pod] = {}  # ... with required anti-affinity
         self.generation = 0  # bumps on any change

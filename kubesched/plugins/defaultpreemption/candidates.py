@@ -9,13 +9,15 @@ from __future__ import annotations
 import functools
 import math
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
+
+from kubesched.api.objects import PodDisruptionBudget
 
 if TYPE_CHECKING:
     from kubesched.api.objects import Pod
-    from kubesched.api.selectors import LabelSelector
 
+__all__ = ["PodDisruptionBudget"]
 MAX_INT32 = 2**31 - 1
 MIN_INT64 = -(2**63)
 
@@ -30,16 +32,6 @@ class Candidate:
     name: str
     victims: list[Pod]
     num_pdb_violations: int = 0
-
-
-@dataclass(frozen=True)
-class PodDisruptionBudget:
-    """What preemption reads of a policy/v1 PodDisruptionBudget."""
-
-    namespace: str
-    selector: LabelSelector | None
-    disruptions_allowed: int
-    disrupted_pods: frozenset[str] = field(default_factory=frozenset)  # pod names already evicted
 
 
 def pod_start_time(pod: Pod) -> float:

@@ -164,8 +164,10 @@ class DefaultPreemption(PostFilterPlugin, Evaluator):
         return self.random_offset(num_nodes), self.calculate_num_candidates(num_nodes)
 
     def pod_disruption_budgets(self) -> list[PodDisruptionBudget]:
-        """PDBs are not part of the snapshot yet: empty unless ``pdb_lister`` is set."""
-        return list(self.pdb_lister()) if self.pdb_lister is not None else []
+        """The snapshot's PodDisruptionBudgets, unless a ``pdb_lister`` is set."""
+        if self.pdb_lister is not None:
+            return list(self.pdb_lister())
+        return list(self.handle.snapshot.pdbs) if self.handle is not None else []
 
     def find_candidates(
         self, pod: Pod, snap: Snapshot, diagnosis: Diagnosis
