@@ -151,6 +151,13 @@ def cmd_config_view(args: argparse.Namespace) -> int:
     return 0
 
 
+# ---- bench -------------------------------------------------------------------------------
+def cmd_bench(args: argparse.Namespace) -> int:
+    from kubesched.bench.report import run_bench
+
+    return run_bench(args)
+
+
 # ---- parser ------------------------------------------------------------------------------
 def _common(p: argparse.ArgumentParser, files: bool = True) -> None:
     if files:
@@ -190,6 +197,16 @@ def build_parser() -> argparse.ArgumentParser:
     _common(cv, files=False)
     cv.set_defaults(output="yaml")
     cv.set_defaults(func=cmd_config_view)
+    p = sub.add_parser("bench", help="kube-scheduler's scheduler_perf workloads, in memory, in pods/s")
+    p.add_argument("--workload", action="append", metavar="NAME", help="Case/Workload, Case_Workload or Case (repeatable)")
+    p.add_argument("--scale", type=float, default=1.0, help="scale node and pod counts (0.1: 500 nodes)")
+    p.add_argument("--nodes", type=int, help="set the main node count (init pods follow it)")
+    p.add_argument("--pods", type=int, help="set the measured (or bound) pod count")
+    p.add_argument("--json", metavar="FILE", help="also write the results as JSON ('-': stdout)")
+    p.add_argument("--seed", type=int, default=0, help="seed for generated names and the tie-break")
+    p.add_argument("--list", action="store_true", help="list the workloads and exit")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.set_defaults(func=cmd_bench)
     return parser
 
 

@@ -7,8 +7,8 @@ runs repeat), nodes get the ``kubernetes.io/hostname`` label, capacity is copied
 allocatable when unset (``SetDefaults_NodeStatus``), and pods get the two 300 s NoExecute
 tolerations of the DefaultTolerationSeconds admission plugin (still enabled upstream).
 
-Pod specs of one template share their nested dicts and lists: parsing never mutates them, and
-150,000 pods then cost one spec, not 150,000 copies.
+Every created pod gets its own spec dicts, as the informer's decoded objects do, so the memory
+figures count one manifest per pod (``Pod.raw`` keeps it).
 """
 
 from __future__ import annotations
@@ -150,7 +150,9 @@ def round_robin(key: str, values: list[str]) -> Callable[[int], tuple[str, str]]
 
 
 # ---- pods ----------------------------------------------------------------------------------
-def _std_container(cpu: str = "100m", memory: str = "500Mi", limits: bool = True, port: bool = True) -> WireDict:
+def _std_container(
+    cpu: str = "100m", memory: str = "500Mi", limits: bool = True, port: bool = True
+) -> WireDict:
     """The pause container every scheduler_perf pod template uses (requests = limits)."""
     res: WireDict = {"requests": {"cpu": cpu, "memory": memory}}
     if limits:
@@ -190,7 +192,11 @@ def pod_default() -> WireDict:
 
 
 def pod_with_pod_anti_affinity() -> WireDict:
-    aff = {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [_term("green", HOSTNAME_LABEL, SCHED_NS)]}}
+    aff = {
+        "podAntiAffinity": {
+            "requiredDuringSchedulingIgnoredDuringExecution": [_term("green", HOSTNAME_LABEL, SCHED_NS)]
+        }
+    }
     return _pod("anti-affinity-pod-", {"affinity": aff, "containers": [_std_container()]}, {"color": "green"})
 
 
@@ -199,25 +205,41 @@ def pod_with_pod_anti_affinity_label() -> WireDict:
 
 
 def pod_with_pod_affinity() -> WireDict:
-    aff = {"podAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [_term("blue", ZONE_LABEL, SCHED_NS)]}}
+    aff = {
+        "podAffinity": {
+            "requiredDuringSchedulingIgnoredDuringExecution": [_term("blue", ZONE_LABEL, SCHED_NS)]
+        }
+    }
     return _pod("affinity-pod-", {"affinity": aff, "containers": [_std_container()]}, {"color": "blue"})
 
 
 def pod_with_preferred_pod_affinity() -> WireDict:
     pref = [{"weight": 1, "podAffinityTerm": _term("red", HOSTNAME_LABEL, SCHED_NS)}]
     aff = {"podAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": pref}}
-    return _pod("preferred-affinity-pod-", {"affinity": aff, "containers": [_std_container()]}, {"color": "red"})
+    return _pod(
+        "preferred-affinity-pod-", {"affinity": aff, "containers": [_std_container()]}, {"color": "red"}
+    )
 
 
 def pod_with_preferred_pod_anti_affinity() -> WireDict:
     pref = [{"weight": 1, "podAffinityTerm": _term("yellow", HOSTNAME_LABEL, SCHED_NS)}]
     aff = {"podAntiAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": pref}}
-    return _pod("preferred-anti-affinity-pod-", {"affinity": aff, "containers": [_std_container()]}, {"color": "yellow"})
+    return _pod(
+        "preferred-anti-affinity-pod-",
+        {"affinity": aff, "containers": [_std_container()]},
+        {"color": "yellow"},
+    )
 
 
 def pod_with_node_affinity() -> WireDict:
     expr = {"key": ZONE_LABEL, "operator": "In", "values": ["zone1", "zone2"]}
-    aff = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [{"matchExpressions": [expr]}]}}}
+    aff = {
+        "nodeAffinity": {
+            "requiredDuringSchedulingIgnoredDuringExecution": {
+                "nodeSelectorTerms": [{"matchExpressions": [expr]}]
+            }
+        }
+    }
     return _pod("node-affinity-", {"affinity": aff, "containers": [_std_container()]})
 
 
@@ -228,7 +250,11 @@ def _spreading(when: str) -> WireDict:
         "whenUnsatisfiable": when,
         "labelSelector": {"matchLabels": {"color": "blue"}},
     }
-    return _pod("spreading-pod-", {"topologySpreadConstraints": [tsc], "containers": [_std_container()]}, {"color": "blue"})
+    return _pod(
+        "spreading-pod-",
+        {"topologySpreadConstraints": [tsc], "containers": [_std_container()]},
+        {"color": "blue"},
+    )
 
 
 def pod_with_topology_spreading() -> WireDict:
@@ -240,19 +266,31 @@ def pod_with_preferred_topology_spreading() -> WireDict:
 
 
 def pod_affinity_ns_selector() -> WireDict:
-    aff = {"podAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [_term("blue", ZONE_LABEL, ns_selector=True)]}}
+    aff = {
+        "podAffinity": {
+            "requiredDuringSchedulingIgnoredDuringExecution": [_term("blue", ZONE_LABEL, ns_selector=True)]
+        }
+    }
     return _pod("affinity-pod-", {"affinity": aff, "containers": [_std_container()]}, {"color": "blue"})
 
 
 def pod_anti_affinity_ns_selector() -> WireDict:
-    aff = {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [_term("green", HOSTNAME_LABEL, ns_selector=True)]}}
+    aff = {
+        "podAntiAffinity": {
+            "requiredDuringSchedulingIgnoredDuringExecution": [
+                _term("green", HOSTNAME_LABEL, ns_selector=True)
+            ]
+        }
+    }
     return _pod("anti-affinity-pod-", {"affinity": aff, "containers": [_std_container()]}, {"color": "green"})
 
 
 def pod_preferred_affinity_ns_selector() -> WireDict:
     pref = [{"weight": 1, "podAffinityTerm": _term("red", HOSTNAME_LABEL, ns_selector=True)}]
     aff = {"podAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": pref}}
-    return _pod("preferred-affinity-pod-", {"affinity": aff, "containers": [_std_container()]}, {"color": "red"})
+    return _pod(
+        "preferred-affinity-pod-", {"affinity": aff, "containers": [_std_container()]}, {"color": "red"}
+    )
 
 
 def pod_preferred_anti_affinity_ns_selector() -> WireDict:
@@ -264,7 +302,13 @@ def pod_preferred_anti_affinity_ns_selector() -> WireDict:
 def daemonset_pod() -> WireDict:
     """templates/daemonset-pod.yaml: pinned by matchFields to scheduler-perf-node; no requests, no ports."""
     field = {"key": "metadata.name", "operator": "In", "values": ["scheduler-perf-node"]}
-    aff = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [{"matchFields": [field]}]}}}
+    aff = {
+        "nodeAffinity": {
+            "requiredDuringSchedulingIgnoredDuringExecution": {
+                "nodeSelectorTerms": [{"matchFields": [field]}]
+            }
+        }
+    }
     return _pod("daemonset-", {"affinity": aff, "containers": [_bare_container()]})
 
 
@@ -356,13 +400,32 @@ def normalise_keys(pod: WireDict) -> WireDict:
 
 # ---- what the API server adds on create ----------------------------------------------------
 DEFAULT_TOLERATIONS = (
-    {"key": "node.kubernetes.io/not-ready", "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 300},
-    {"key": "node.kubernetes.io/unreachable", "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 300},
+    {
+        "key": "node.kubernetes.io/not-ready",
+        "operator": "Exists",
+        "effect": "NoExecute",
+        "tolerationSeconds": 300,
+    },
+    {
+        "key": "node.kubernetes.io/unreachable",
+        "operator": "Exists",
+        "effect": "NoExecute",
+        "tolerationSeconds": 300,
+    },
 )
 
 
+def fresh(obj: Any) -> Any:
+    """A structural copy of plain JSON data (much cheaper than copy.deepcopy)."""
+    if isinstance(obj, dict):
+        return {k: fresh(v) for k, v in obj.items()}
+    if isinstance(obj, list):
+        return [fresh(v) for v in obj]
+    return obj
+
+
 class PodFactory:
-    """Creates pods from one template: shared spec, fresh metadata (name, namespace)."""
+    """Creates pods from one template: a generated name, the namespace, a copy of the spec."""
 
     def __init__(self, template: WireDict, names: NameGenerator, *, default_tolerations: bool = True) -> None:
         tpl = normalise_keys(copy.deepcopy(template))
@@ -377,8 +440,8 @@ class PodFactory:
     def __call__(self, namespace: str) -> WireDict:
         md: WireDict = {"name": self.names(self.generate_name, "Pod", namespace), "namespace": namespace}
         if self.labels:
-            md["labels"] = self.labels
-        return {"apiVersion": "v1", "kind": "Pod", "metadata": md, "spec": self.spec}
+            md["labels"] = dict(self.labels)
+        return {"apiVersion": "v1", "kind": "Pod", "metadata": md, "spec": fresh(self.spec)}
 
 
 # ---- namespaces and other objects ----------------------------------------------------------

@@ -116,7 +116,9 @@ class Workload:
         """The issue's target: ten times the upstream floor."""
         return None if self.threshold is None else 10 * self.threshold
 
-    def resolve(self, scale: float = 1.0, nodes: int | None = None, pods: int | None = None) -> dict[str, int]:
+    def resolve(
+        self, scale: float = 1.0, nodes: int | None = None, pods: int | None = None
+    ) -> dict[str, int]:
         """Concrete params: node counts scale up (ceil), pod and namespace counts down (floor, >= 1)."""
         if scale <= 0:
             raise ValueError("scale must be positive")
@@ -151,7 +153,11 @@ def _basic_ops() -> tuple[Op, ...]:
 
 def _affinity_ops(template: str, measured_template: str | None = None, zone1: bool = False) -> tuple[Op, ...]:
     """affinity/: nodes, namespaces sched-0/1, init pods in sched-0, measured in sched-1."""
-    nodes = CreateNodes("initNodes", "node-default", ZONE_LABEL, ("zone1",)) if zone1 else CreateNodes("initNodes")
+    nodes = (
+        CreateNodes("initNodes", "node-default", ZONE_LABEL, ("zone1",))
+        if zone1
+        else CreateNodes("initNodes")
+    )
     return (
         nodes,
         CreateNamespaces("sched", 2),
@@ -187,7 +193,12 @@ def _p(init_nodes: int, init_pods: int, measure_pods: int) -> dict[str, int]:
 
 
 def _ns_params(nodes: int, per_ns: int, namespaces: int, measure: int) -> dict[str, int]:
-    return {"initNodes": nodes, "initPodsPerNamespace": per_ns, "initNamespaces": namespaces, "measurePods": measure}
+    return {
+        "initNodes": nodes,
+        "initPodsPerNamespace": per_ns,
+        "initNamespaces": namespaces,
+        "measurePods": measure,
+    }
 
 
 _NS_FIXED = ("initPodsPerNamespace",)
@@ -245,7 +256,13 @@ WORKLOADS: tuple[Workload, ...] = (
         590,
     ),
     # ---- affinity/ ----
-    Workload("SchedulingPodAntiAffinity", "5000Nodes_2000Pods", _affinity_ops("pod-with-pod-anti-affinity"), _p(5000, 1000, 2000), 60),
+    Workload(
+        "SchedulingPodAntiAffinity",
+        "5000Nodes_2000Pods",
+        _affinity_ops("pod-with-pod-anti-affinity"),
+        _p(5000, 1000, 2000),
+        60,
+    ),
     Workload(
         "SchedulingPodMatchingAntiAffinity",
         "5000Nodes_5000Pods",
@@ -253,9 +270,19 @@ WORKLOADS: tuple[Workload, ...] = (
         _p(5000, 1000, 5000),
         595,
     ),
-    Workload("SchedulingPodAffinity", "5000Nodes_5000Pods", _affinity_ops("pod-with-pod-affinity", zone1=True), _p(5000, 5000, 5000), 35),
     Workload(
-        "SchedulingPreferredPodAffinity", "5000Nodes_5000Pods", _affinity_ops("pod-with-preferred-pod-affinity"), _p(5000, 5000, 5000), 90
+        "SchedulingPodAffinity",
+        "5000Nodes_5000Pods",
+        _affinity_ops("pod-with-pod-affinity", zone1=True),
+        _p(5000, 5000, 5000),
+        35,
+    ),
+    Workload(
+        "SchedulingPreferredPodAffinity",
+        "5000Nodes_5000Pods",
+        _affinity_ops("pod-with-preferred-pod-affinity"),
+        _p(5000, 5000, 5000),
+        90,
     ),
     Workload(
         "SchedulingPreferredPodAntiAffinity",
@@ -324,7 +351,13 @@ WORKLOADS: tuple[Workload, ...] = (
         fixed_params=_NS_FIXED,
     ),
     # ---- topology_spreading/ ----
-    Workload("TopologySpreading", "5000Nodes_5000Pods", _spreading_ops("pod-with-topology-spreading"), _p(5000, 5000, 5000), 460),
+    Workload(
+        "TopologySpreading",
+        "5000Nodes_5000Pods",
+        _spreading_ops("pod-with-topology-spreading"),
+        _p(5000, 5000, 5000),
+        460,
+    ),
     Workload(
         "PreferredTopologySpreading",
         "5000Nodes_5000Pods",
