@@ -129,8 +129,12 @@ class Scheduler:
         if pct is None:
             pct = self.config.percentage_of_nodes_to_score
         if self.use_equivalence_cache and not self.nominated and not pod.nominated_node_name:
-            k = num_feasible_nodes_to_find(n_all, pct) if fw.has_scoring else 1
-            win = self.equivalence.lookup(fw, pod, snap, self.next_start_node_index, k, fw.has_scoring)
+            scoring = fw.has_scoring
+
+            def k_of(m: int) -> int:
+                return num_feasible_nodes_to_find(m, pct) if scoring else 1
+
+            win = self.equivalence.lookup(fw, pod, snap, self.next_start_node_index, k_of, scoring)
             if win is not None and win.rows.size:
                 self.next_start_node_index = (self.next_start_node_index + win.processed) % n_all
                 res.evaluated, res.feasible = win.processed, int(win.rows.size)
@@ -161,7 +165,8 @@ class Scheduler:
                 return res
         candidates = snap.order
         if names is not None:
-            candidates = candidates[np.isin(candidates, snap.rows_of(names))]
+            chosen = snap.rows_of(names)
+            candidates = chosen[np.argsort(snap.order_positions[chosen], kind="stable")].astype(np.int32)
             diag.absent_status = Status(
                 Code.UnschedulableAndUnresolvable, (f"node(s) didn't satisfy plugin(s) [{' '.join(sorted(with_nodes))}]",)
             )

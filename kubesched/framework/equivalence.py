@@ -12,6 +12,7 @@ placements are the same; ``tests/framework/test_equivalence.py`` checks that.
 from __future__ import annotations
 
 from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -40,7 +41,8 @@ class Entry:
     order: np.ndarray  # evaluation order of rows (snapshot.order at build time)
     csum: np.ndarray = field(default_factory=lambda: np.zeros(1, np.int64))  # prefix sums of ok[order]
     pos: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))  # row -> position in order
-    dirty: set[int] = field(default_factory=set)
+    dirty: set[int] = field(default_factory=set)  # rows whose pods changed since their verdicts
+    unscored: set[int] = field(default_factory=set)  # rows filtered again but not scored again
 
     def reindex(self) -> None:
         c = np.zeros(len(self.order) + 1, np.int64)
@@ -78,12 +80,19 @@ class EquivalenceCache:
                 return None
         state = CycleState()
         names, st, _with_nodes, _ = fw.run_pre_filter(state, pod, snap)
-        if names is not None or not st.ok:
+        if not st.ok:
             return None
         if not all(pl.row_local or pl.name in state.skip_filter for pl in fw.filter):
             return None
+        if names is None:
+            order = np.asarray(snap.order, np.int64)
+        else:  # PreFilter narrowed the candidates (by the pod's own terms, as row-local plugins do)
+            chosen = snap.rows_of(names).astype(np.int64)
+            order = chosen[np.argsort(snap.order_positions[chosen], kind="stable")]
+        rows = order.astype(np.int32)
+        ok = np.zeros(snap.n, bool)
+        ok[rows] = fw.filter_rows_plain(state, pod, snap, rows, None)
         rows = np.arange(snap.n, dtype=np.int32)
-        ok = fw.filter_rows_plain(state, pod, snap, rows, None)
         skip: set[str] = set()
         for pl in fw.pre_score:
             out = pl.pre_score(state, pod, snap, rows[ok])
@@ -106,29 +115,39 @@ class EquivalenceCache:
             raw[pl.name] = arr
             if not _normalizes(pl):
                 static += arr * fw.score_weights.get(pl.name, 1)
-        order = np.asarray(snap.order, np.int64)
         e = Entry(snap.structure, len(snap.changed_rows), state, ok, raw, static, order)
-        e.pos = np.empty(snap.n, np.int64)
-        e.pos[order] = np.arange(snap.n)
+        e.pos = np.full(snap.n, -1, np.int64)  # -1: not a candidate
+        e.pos[order] = np.arange(len(order))
         e.reindex()
         return e
 
     def _refresh(self, fw: Framework, pod: Pod, snap: Snapshot, e: Entry, rows: np.ndarray) -> None:
-        ok = fw.filter_rows_plain(e.state, pod, snap, rows, None)
-        e.ok[rows] = ok
-        feas = rows[ok]
-        if feas.size:
-            e.static[feas] = 0
-            for name, arr in e.raw.items():
-                pl = fw.plugins[name]
-                arr[feas] = np.asarray(pl.score(e.state, pod, snap, feas), np.int64)  # type: ignore[attr-defined]
-                if not _normalizes(pl):
-                    e.static[feas] += arr[feas] * fw.score_weights.get(name, 1)
-        e.dirty.difference_update(rows.tolist())
+        """Filter stale rows again now; their scores only when a window needs them."""
+        e.ok[rows] = fw.filter_rows_plain(e.state, pod, snap, rows, None)
+        e.unscored.update(rows.tolist())
         e.reindex()
 
+    def _rescore(self, fw: Framework, pod: Pod, snap: Snapshot, e: Entry) -> None:
+        rows = np.fromiter(e.unscored, np.int64, len(e.unscored))
+        e.unscored.clear()
+        feas = rows[e.ok[rows]].astype(np.int32)
+        if not feas.size:
+            return
+        e.static[feas] = 0
+        for name, arr in e.raw.items():
+            pl = fw.plugins[name]
+            arr[feas] = np.asarray(pl.score(e.state, pod, snap, feas), np.int64)  # type: ignore[attr-defined]
+            if not _normalizes(pl):
+                e.static[feas] += arr[feas] * fw.score_weights.get(name, 1)
+
     def lookup(
-        self, fw: Framework, pod: Pod, snap: Snapshot, start: int, num_to_find: int, has_scoring: bool
+        self,
+        fw: Framework,
+        pod: Pod,
+        snap: Snapshot,
+        start: int,
+        num_to_find: Callable[[int], int],
+        has_scoring: bool,
     ) -> Window | None:
         """The cycle's feasible window and scores, or None when this pod cannot use the cache."""
         sig = pod.signature()
@@ -153,23 +172,28 @@ class EquivalenceCache:
             if len(log) > e.log_pos:
                 e.dirty.update(log[e.log_pos :])
             e.log_pos = len(log)
-        n = snap.n
+        n = len(e.order)
+        if n == 0:
+            return None
+        k = num_to_find(n)
         s = start % n
         c = e.csum
         while True:
             after = int(c[n] - c[s])  # feasible nodes from the start index to the end
-            if after >= num_to_find:
-                cut = int(np.searchsorted(c, c[s] + num_to_find, side="left")) - s
-            elif int(c[n]) >= num_to_find:
-                cut = (n - s) + int(np.searchsorted(c, num_to_find - after, side="left"))
+            if after >= k:
+                cut = int(np.searchsorted(c, c[s] + k, side="left")) - s
+            elif int(c[n]) >= k:
+                cut = (n - s) + int(np.searchsorted(c, k - after, side="left"))
             else:
                 cut = n
             if e.dirty:
                 stale = np.fromiter(e.dirty, np.int64, len(e.dirty))
-                if (((e.pos[stale] - s) % n) < cut).any():
-                    # Refresh every stale row at once: the others would be needed by later
+                p = e.pos[stale]
+                if ((p >= 0) & (((p - s) % n) < cut)).any():
+                    # Refresh every stale candidate at once: the others would be needed by later
                     # windows anyway, and one batched call costs about what one row costs.
-                    self._refresh(fw, pod, snap, e, stale.astype(np.int32))
+                    e.dirty.clear()
+                    self._refresh(fw, pod, snap, e, stale[p >= 0].astype(np.int32))
                     c = e.csum
                     continue
             break
@@ -181,6 +205,8 @@ class EquivalenceCache:
         window = span[e.ok[span]]
         if window.size < 2 or not has_scoring:
             return Window(window, cut, None, {}, e.state)
+        if e.unscored:
+            self._rescore(fw, pod, snap, e)
         total = e.static[window]
         per: dict[str, tuple[np.ndarray, np.ndarray, int]] = {}
         for pl in fw.score:

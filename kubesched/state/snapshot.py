@@ -88,6 +88,7 @@ class Snapshot:
         self.structure = 0
         self.node_generation = 0  # bumps when nodes are added, removed or changed
         self._order: np.ndarray | None = None
+        self._order_pos = np.zeros(0, np.int64)
 
     # ---- sizes and column views ------------------------------------------------------
     def __len__(self) -> int:
@@ -141,7 +142,15 @@ class Snapshot:
                 for i in range(depth):
                     out.extend(z[i] for z in lists if i < len(z))
             self._order = np.asarray(out, np.int32)
+            self._order_pos = np.empty(len(out), np.int64)
+            self._order_pos[self._order] = np.arange(len(out))
         return self._order
+
+    @property
+    def order_positions(self) -> np.ndarray:
+        """Row -> its position in ``order``."""
+        _ = self.order
+        return self._order_pos
 
     def col(self, resource: str) -> int:
         """Column of a resource, adding it (zeros) the first time it is seen."""

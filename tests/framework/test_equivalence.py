@@ -60,6 +60,21 @@ def workload(rng: random.Random, n_pods: int) -> list[Pod]:
             {"name": "c", "image": "nginx:1", "ports": [{"containerPort": 80, "hostPort": 8080}],
              "resources": {"requests": {"cpu": "1"}}}]}},
         {"requests": {"cpu": "3", "memory": "6Gi"}},
+        {  # PreFilter narrows the candidates to a few named nodes (DaemonSet style)
+            "requests": {"cpu": "50m"},
+            "spec": {
+                "affinity": {
+                    "nodeAffinity": {
+                        "requiredDuringSchedulingIgnoredDuringExecution": {
+                            "nodeSelectorTerms": [
+                                {"matchFields": [{"key": "metadata.name", "operator": "In", "values": [name]}]}
+                                for name in ("n001", "n005", "n010", "n020", "n033")
+                            ]
+                        }
+                    }
+                }
+            },
+        },
         {  # anti-affinity: never cached, and it makes InterPodAffinity relevant to everyone after it
             "requests": {"cpu": "100m"},
             "labels": {"app": "db"},
@@ -76,7 +91,7 @@ def workload(rng: random.Random, n_pods: int) -> list[Pod]:
     ]
     pods = []
     for i in range(n_pods):
-        t = rng.choices(templates, weights=[40, 15, 15, 8, 10, 2])[0]
+        t = rng.choices(templates, weights=[40, 15, 15, 8, 10, 6, 2])[0]
         spec = dict(t.get("spec", {}))
         containers = spec.pop("containers", None)
         pods.append(
@@ -113,7 +128,7 @@ def run(seed: int, n_nodes: int, n_pods: int, cache: bool, pct: int | None) -> l
     return out
 
 
-@pytest.mark.parametrize("seed, n_nodes, n_pods, pct", [(1, 40, 300, None), (2, 250, 900, None), (3, 320, 1800, 30)])
+@pytest.mark.parametrize("seed, n_nodes, n_pods, pct", [(1, 40, 300, None), (2, 250, 1500, None), (3, 320, 1800, 30)])
 def test_cache_gives_identical_placements(seed, n_nodes, n_pods, pct):
     with_cache = run(seed, n_nodes, n_pods, True, pct)
     without = run(seed, n_nodes, n_pods, False, pct)
