@@ -1,12 +1,17 @@
 """Equivalence cache: pods with equal scheduling signatures reuse per-node verdicts.
 
-Most pods of a workload are copies of one template. When every enabled filter and score
-plugin judges a node from that node's row alone (``Plugin.row_local``), a pod's filter
-verdicts and raw scores for all nodes can be kept and only rows whose pods changed since
-(``Snapshot.changed_rows``) need to be judged again — and only when they fall inside the
-window of nodes the cycle examines. Normalisation, weights, the adaptive node count, the
-rotating start index and the seeded tie-break run exactly as in the regular cycle, so the
-placements are the same; ``tests/framework/test_equivalence.py`` checks that.
+Most pods of a workload are copies of one template. Plugins that judge a node from the pod
+and that node's own row (``Plugin.row_local``: resources, taints, node affinity, ports...)
+give the same verdicts and raw scores for every copy, so they are kept per signature for
+all nodes, and only rows whose pods changed since (``Snapshot.changed_rows``) are judged
+again, lazily, when they fall inside the window of nodes a cycle examines.
+
+Plugins that look at other nodes' pods (PodTopologySpread, InterPodAffinity, user plugins)
+run fresh every cycle — PreFilter on the whole snapshot, Filter on the candidates the cached
+verdicts let through, PreScore/Score/NormalizeScore on the feasible window — exactly as in
+the regular cycle. The adaptive node count, the rotating start index, weights and the seeded
+tie-break are the regular cycle's, so placements are identical;
+``tests/framework/test_equivalence.py`` runs workloads with the cache on and off and compares.
 """
 
 from __future__ import annotations
@@ -14,13 +19,13 @@ from __future__ import annotations
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from kubesched.framework.cycle_state import CycleState
-from kubesched.framework.interfaces import ScorePlugin
-from kubesched.framework.status import Code
+from kubesched.framework.interfaces import MAX_NODE_SCORE, MIN_NODE_SCORE, ScorePlugin
+from kubesched.framework.status import Code, PreFilterResult
 
 if TYPE_CHECKING:
     from kubesched.api.objects import Pod
@@ -30,17 +35,26 @@ if TYPE_CHECKING:
 MAX_ENTRIES = 32
 
 
+class _Fallback(Exception):
+    """This cycle needs the regular path (a rejection, narrowing, or an out-of-range score)."""
+
+
 @dataclass
 class Entry:
     structure: int
     log_pos: int
-    state: CycleState
-    ok: np.ndarray  # bool per row: passes every filter
-    raw: dict[str, np.ndarray]  # score plugin -> raw score per row (valid where ok)
-    static: np.ndarray  # weighted sum of the scores that need no normalisation, per row
-    order: np.ndarray  # evaluation order of rows (snapshot.order at build time)
+    state: CycleState  # PreFilter/PreScore state of the row-local plugins
+    ok: np.ndarray  # bool per row: passes every row-local filter
+    raw: dict[str, np.ndarray]  # row-local score plugin -> raw score per row (valid where ok)
+    static: np.ndarray  # weighted sum of the row-local scores that need no normalisation
+    order: np.ndarray  # candidate rows in evaluation order
+    fresh_pre_filter: list[Any]  # non-row-local PreFilter plugins, run every cycle
+    fresh_filter: list[Any]
+    fresh_pre_score: list[Any]
+    fresh_score: list[Any]
+    local_skip_score: frozenset[str] = frozenset()
     csum: np.ndarray = field(default_factory=lambda: np.zeros(1, np.int64))  # prefix sums of ok[order]
-    pos: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))  # row -> position in order
+    pos: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))  # row -> position, -1 if none
     dirty: set[int] = field(default_factory=set)  # rows whose pods changed since their verdicts
     unscored: set[int] = field(default_factory=set)  # rows filtered again but not scored again
 
@@ -73,41 +87,38 @@ class EquivalenceCache:
     def clear(self) -> None:
         self._entries.clear()
 
+    # ---- building and refreshing the row-local verdicts ------------------------------------
     def _build(self, fw: Framework, pod: Pod, snap: Snapshot) -> Entry | None:
-        """PreFilter + PreScore once, then filter and raw-score every node."""
-        for pl in (*fw.filter, *fw.score):
-            if not pl.row_local and not pl.may_skip(pod, snap):
-                return None
         state = CycleState()
         names, st, _with_nodes, _ = fw.run_pre_filter(state, pod, snap)
         if not st.ok:
             return None
-        if not all(pl.row_local or pl.name in state.skip_filter for pl in fw.filter):
-            return None
+        fresh_pf = [pl for pl in fw.pre_filter if not pl.row_local]
+        if names is not None and any(pl.name not in state.skip_filter for pl in fresh_pf):
+            return None  # narrowing must come from row-local plugins (the pod's own terms)
         if names is None:
             order = np.asarray(snap.order, np.int64)
-        else:  # PreFilter narrowed the candidates (by the pod's own terms, as row-local plugins do)
+        else:
             chosen = snap.rows_of(names).astype(np.int64)
             order = chosen[np.argsort(snap.order_positions[chosen], kind="stable")]
-        rows = order.astype(np.int32)
+        local_filters = [pl for pl in fw.filter if pl.row_local]
         ok = np.zeros(snap.n, bool)
-        ok[rows] = fw.filter_rows_plain(state, pod, snap, rows, None)
-        rows = np.arange(snap.n, dtype=np.int32)
+        ok[order] = fw.filter_rows_plain(state, pod, snap, order.astype(np.int32), None, only=local_filters)
+        feas = np.nonzero(ok)[0].astype(np.int32)
         skip: set[str] = set()
         for pl in fw.pre_score:
-            out = pl.pre_score(state, pod, snap, rows[ok])
+            if not pl.row_local:
+                continue
+            out = pl.pre_score(state, pod, snap, feas)
             if out is not None and out.code == Code.Skip:
                 skip.add(pl.name)
             elif out is not None and not out.ok:
                 return None
         state.skip_score = skip
-        if not all(pl.row_local or pl.name in skip for pl in fw.score):
-            return None
         raw: dict[str, np.ndarray] = {}
-        feas = rows[ok]
         static = np.zeros(snap.n, np.int64)
         for pl in fw.score:
-            if pl.name in skip:
+            if not pl.row_local or pl.name in skip:
                 continue
             arr = np.zeros(snap.n, np.int64)
             if feas.size:
@@ -115,15 +126,29 @@ class EquivalenceCache:
             raw[pl.name] = arr
             if not _normalizes(pl):
                 static += arr * fw.score_weights.get(pl.name, 1)
-        e = Entry(snap.structure, len(snap.changed_rows), state, ok, raw, static, order)
-        e.pos = np.full(snap.n, -1, np.int64)  # -1: not a candidate
+        e = Entry(
+            snap.structure,
+            len(snap.changed_rows),
+            state,
+            ok,
+            raw,
+            static,
+            order,
+            fresh_pf,
+            [pl for pl in fw.filter if not pl.row_local],
+            [pl for pl in fw.pre_score if not pl.row_local],
+            [pl for pl in fw.score if not pl.row_local],
+        )
+        e.local_skip_score = frozenset(skip)
+        e.pos = np.full(snap.n, -1, np.int64)
         e.pos[order] = np.arange(len(order))
         e.reindex()
         return e
 
     def _refresh(self, fw: Framework, pod: Pod, snap: Snapshot, e: Entry, rows: np.ndarray) -> None:
         """Filter stale rows again now; their scores only when a window needs them."""
-        e.ok[rows] = fw.filter_rows_plain(e.state, pod, snap, rows, None)
+        local = [pl for pl in fw.filter if pl.row_local]
+        e.ok[rows] = fw.filter_rows_plain(e.state, pod, snap, rows, None, only=local)
         e.unscored.update(rows.tolist())
         e.reindex()
 
@@ -140,6 +165,95 @@ class EquivalenceCache:
             if not _normalizes(pl):
                 e.static[feas] += arr[feas] * fw.score_weights.get(name, 1)
 
+    def _refresh_in(self, fw: Framework, pod: Pod, snap: Snapshot, e: Entry, s: int, lo: int, hi: int) -> bool:
+        """Refresh stale rows if any sits at rotated positions [lo, hi); True if it did."""
+        if not e.dirty:
+            return False
+        n = len(e.order)
+        stale = np.fromiter(e.dirty, np.int64, len(e.dirty))
+        p = e.pos[stale]
+        rel = (p - s) % n
+        if not ((p >= 0) & (rel >= lo) & (rel < hi)).any():
+            return False
+        # Refresh every stale candidate at once: the others would be needed by later windows
+        # anyway, and one batched call costs about what one row costs.
+        e.dirty.clear()
+        self._refresh(fw, pod, snap, e, stale[p >= 0].astype(np.int32))
+        return True
+
+    # ---- one cycle ---------------------------------------------------------------------------
+    def _cycle_state(self, pod: Pod, snap: Snapshot, e: Entry, rerun: bool) -> tuple[CycleState, bool]:
+        """(state, fresh): the cached state, plus (``rerun``) a fresh PreFilter of the plugins
+        that look beyond one row. Cached entries are shared read-only; a cycle that runs fresh
+        plugins writes to a copy. ``fresh`` says whether any non-row-local plugin takes part."""
+        active = [pl for pl in e.fresh_pre_filter if not pl.skips(pod, snap)]
+        fresh = bool(active) or any(not pl.skips(pod, snap) for pl in (*e.fresh_pre_score, *e.fresh_score))
+        if not fresh:
+            return e.state, False
+        state = CycleState()
+        state._data = dict(e.state._data)
+        state.skip_score = set(e.local_skip_score)
+        state.skip_filter = set(e.state.skip_filter)
+        if not rerun:
+            return state, True
+        state.skip_filter -= {pl.name for pl in active}
+        for pl in active:
+            out = pl.pre_filter(state, pod, snap)
+            st = out.status if isinstance(out, PreFilterResult) else out
+            if isinstance(out, PreFilterResult) and out.node_names is not None:
+                raise _Fallback
+            if st is None or st.ok:
+                continue
+            if st.code == Code.Skip:
+                state.skip_filter.add(pl.name)
+                continue
+            raise _Fallback
+        return state, True
+
+    def _window_cached(self, fw: Framework, pod: Pod, snap: Snapshot, e: Entry, s: int, k: int) -> tuple[np.ndarray, int]:
+        """First k rows passing the cached verdicts, by prefix sums (no plugin runs)."""
+        n = len(e.order)
+        while True:
+            c = e.csum
+            after = int(c[n] - c[s])  # feasible nodes from the start index to the end
+            if after >= k:
+                cut = int(np.searchsorted(c, c[s] + k, side="left")) - s
+            elif int(c[n]) >= k:
+                cut = (n - s) + int(np.searchsorted(c, k - after, side="left"))
+            else:
+                cut = n
+            if not self._refresh_in(fw, pod, snap, e, s, 0, cut):
+                break
+        order = e.order
+        span = order[s : s + cut] if s + cut <= n else np.concatenate((order[s:], order[: s + cut - n]))
+        return span[e.ok[span]], cut
+
+    def _window_fresh(
+        self, fw: Framework, pod: Pod, snap: Snapshot, e: Entry, state: CycleState, filters: list[Any], s: int, k: int
+    ) -> tuple[np.ndarray, int]:
+        """First k rows passing the cached verdicts and, run now, the other filters."""
+        n = len(e.order)
+        found: list[np.ndarray] = []
+        nfound, lo = 0, 0
+        chunk = max(64, k + k // 4)
+        while lo < n and nfound < k:
+            hi = min(n, lo + chunk)
+            self._refresh_in(fw, pod, snap, e, s, lo, hi)
+            rows = e.order[(s + np.arange(lo, hi)) % n]
+            at = np.nonzero(e.ok[rows])[0]
+            cand = rows[at].astype(np.int32)
+            passed = fw.filter_rows_plain(state, pod, snap, cand, None, only=filters) if cand.size else cand.astype(bool)
+            at, cand = at[passed], cand[passed]
+            need = k - nfound
+            if cand.size >= need:
+                found.append(cand[:need])
+                return np.concatenate(found), lo + int(at[need - 1]) + 1
+            found.append(cand)
+            nfound += int(cand.size)
+            lo = hi
+            chunk *= 2
+        return (np.concatenate(found) if found else np.zeros(0, np.int32)), n
+
     def lookup(
         self,
         fw: Framework,
@@ -149,7 +263,9 @@ class EquivalenceCache:
         num_to_find: Callable[[int], int],
         has_scoring: bool,
     ) -> Window | None:
-        """The cycle's feasible window and scores, or None when this pod cannot use the cache."""
+        """The cycle's feasible window and scores, or None when the regular path must run."""
+        if pod.has_affinity_terms:
+            return None  # binding it changes the snapshot's structure: every entry would go stale
         sig = pod.signature()
         if sig is None:
             return None
@@ -157,6 +273,7 @@ class EquivalenceCache:
         e = self._entries.get(key)
         if e is not None and e.structure != snap.structure:
             e = None
+        fresh_build = e is None
         if e is None:
             self.misses += 1
             e = self._build(fw, pod, snap)
@@ -175,52 +292,64 @@ class EquivalenceCache:
         n = len(e.order)
         if n == 0:
             return None
-        k = num_to_find(n)
-        s = start % n
-        c = e.csum
-        while True:
-            after = int(c[n] - c[s])  # feasible nodes from the start index to the end
-            if after >= k:
-                cut = int(np.searchsorted(c, c[s] + k, side="left")) - s
-            elif int(c[n]) >= k:
-                cut = (n - s) + int(np.searchsorted(c, k - after, side="left"))
+        try:
+            state, fresh = self._cycle_state(pod, snap, e, rerun=not fresh_build)
+            k = num_to_find(n)
+            s = start % n
+            filters = [pl for pl in e.fresh_filter if pl.name not in state.skip_filter] if fresh else []
+            if filters:
+                window, cut = self._window_fresh(fw, pod, snap, e, state, filters, s, k)
             else:
-                cut = n
-            if e.dirty:
-                stale = np.fromiter(e.dirty, np.int64, len(e.dirty))
-                p = e.pos[stale]
-                if ((p >= 0) & (((p - s) % n) < cut)).any():
-                    # Refresh every stale candidate at once: the others would be needed by later
-                    # windows anyway, and one batched call costs about what one row costs.
-                    e.dirty.clear()
-                    self._refresh(fw, pod, snap, e, stale[p >= 0].astype(np.int32))
-                    c = e.csum
-                    continue
-            break
-        order = e.order
-        if s + cut <= n:
-            span = order[s : s + cut]
-        else:
-            span = np.concatenate((order[s:], order[: s + cut - n]))
-        window = span[e.ok[span]]
-        if window.size < 2 or not has_scoring:
-            return Window(window, cut, None, {}, e.state)
+                window, cut = self._window_cached(fw, pod, snap, e, s, k)
+            if window.size < 2 or not has_scoring:
+                return Window(window, cut, None, {}, state)
+            return self._score(fw, pod, snap, e, state, window, cut, fresh)
+        except _Fallback:
+            return None
+
+    def _score(
+        self,
+        fw: Framework,
+        pod: Pod,
+        snap: Snapshot,
+        e: Entry,
+        state: CycleState,
+        window: np.ndarray,
+        cut: int,
+        fresh: bool,
+    ) -> Window:
         if e.unscored:
             self._rescore(fw, pod, snap, e)
+        skip = set(e.local_skip_score) | {pl.name for pl in e.fresh_score}
+        if fresh:
+            skip = set(e.local_skip_score)
+            for pl in e.fresh_pre_score:
+                out = pl.pre_score(state, pod, snap, window)
+                if out is not None and out.code == Code.Skip:
+                    skip.add(pl.name)
+                elif out is not None and not out.ok:
+                    raise _Fallback
+            state.skip_score = skip
         total = e.static[window]
         per: dict[str, tuple[np.ndarray, np.ndarray, int]] = {}
         for pl in fw.score:
-            arr = e.raw.get(pl.name)
-            if arr is None:
-                continue
-            raw = arr[window]
             w = fw.score_weights.get(pl.name, 1)
-            if _normalizes(pl):
-                norm = pl.normalize(e.state, pod, raw.copy())
-                norm = raw if norm is None else np.asarray(norm, np.int64)
-                total = total + norm * w
+            arr = e.raw.get(pl.name)
+            if arr is not None:
+                raw = arr[window]
+                if not _normalizes(pl):
+                    if self.keep_details:
+                        per[pl.name] = (raw, raw, w)
+                    continue
+            elif pl.row_local or pl.name in skip:
+                continue
             else:
-                norm = raw
+                raw = np.asarray(pl.score(state, pod, snap, window), np.int64)
+            norm = pl.normalize(state, pod, raw.copy())
+            norm = raw if norm is None else np.asarray(norm, np.int64)
+            if norm.size and (norm.max() > MAX_NODE_SCORE or norm.min() < MIN_NODE_SCORE):
+                raise _Fallback  # the regular path reports the invalid score
+            total = total + norm * w
             if self.keep_details:
                 per[pl.name] = (raw, norm, w)
-        return Window(window, cut, total, per, e.state)
+        return Window(window, cut, total, per, state)

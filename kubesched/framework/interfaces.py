@@ -38,10 +38,10 @@ class Plugin:
         self.args: dict[str, Any] = args or {}
         self.handle = handle
 
-    def may_skip(self, pod: Pod, snap: Snapshot) -> bool:
-        """Cheap hint for the equivalence cache: False when this plugin certainly takes part in
-        this pod's cycle (so a plugin that is not ``row_local`` makes the pod uncacheable)."""
-        return True
+    def skips(self, pod: Pod, snap: Snapshot) -> bool:
+        """Cheap, exact hint for the equivalence cache: True only when this plugin's PreFilter and
+        PreScore certainly return Skip for this pod in this snapshot (so it need not run)."""
+        return False
 
     @classmethod
     def extension_points(cls) -> frozenset[str]:

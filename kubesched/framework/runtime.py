@@ -217,10 +217,15 @@ class Framework:
         rows: np.ndarray,
         diagnosis: Diagnosis | None,
         nominated: bool = False,
+        only: list[FilterPlugin] | None = None,
     ) -> np.ndarray:
+        """``only`` restricts the run to those plugins (the equivalence cache's split)."""
         alive = np.ones(len(rows), bool)
         idx = np.arange(len(rows))
-        for pl in self._active_filters(state):
+        plugins = self._active_filters(state)
+        if only is not None:
+            plugins = [pl for pl in plugins if pl in only]
+        for pl in plugins:
             cur = idx[alive]
             if cur.size == 0:
                 break

@@ -75,6 +75,26 @@ def workload(rng: random.Random, n_pods: int) -> list[Pod]:
                 }
             },
         },
+        {  # hard spreading: PodTopologySpread runs fresh each cycle beside the cached verdicts
+            "requests": {"cpu": "200m"},
+            "labels": {"color": "blue"},
+            "spec": {
+                "topologySpreadConstraints": [
+                    {"maxSkew": 2, "topologyKey": "topology.kubernetes.io/zone", "whenUnsatisfiable": "DoNotSchedule",
+                     "labelSelector": {"matchLabels": {"color": "blue"}}}
+                ]
+            },
+        },
+        {  # soft spreading: fresh PreScore/Score on the feasible window
+            "requests": {"cpu": "150m"},
+            "labels": {"color": "red"},
+            "spec": {
+                "topologySpreadConstraints": [
+                    {"maxSkew": 1, "topologyKey": "kubernetes.io/hostname", "whenUnsatisfiable": "ScheduleAnyway",
+                     "labelSelector": {"matchLabels": {"color": "red"}}}
+                ]
+            },
+        },
         {  # anti-affinity: never cached, and it makes InterPodAffinity relevant to everyone after it
             "requests": {"cpu": "100m"},
             "labels": {"app": "db"},
@@ -91,7 +111,7 @@ def workload(rng: random.Random, n_pods: int) -> list[Pod]:
     ]
     pods = []
     for i in range(n_pods):
-        t = rng.choices(templates, weights=[40, 15, 15, 8, 10, 6, 2])[0]
+        t = rng.choices(templates, weights=[40, 15, 15, 8, 10, 6, 10, 10, 2])[0]
         spec = dict(t.get("spec", {}))
         containers = spec.pop("containers", None)
         pods.append(

@@ -63,8 +63,8 @@ class InterPodAffinity(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugi
 
     # ---- PreFilter / Filter -----------------------------------------------------------
 
-    def may_skip(self, pod: Pod, snap: Snapshot) -> bool:
-        """Skips only for a pod without terms in a cluster without pods that have terms."""
+    def skips(self, pod: Pod, snap: Snapshot) -> bool:
+        """A pod without terms in a cluster without pods that have terms."""
         return not pod.has_affinity_terms and not snap.affinity_pods
 
     def pre_filter(self, state: CycleState, pod: Pod, snap: Snapshot) -> PreFilterResult | Status | None:

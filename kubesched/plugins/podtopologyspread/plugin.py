@@ -57,8 +57,8 @@ class PodTopologySpread(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlug
         # Matching pods per node, shared by PreFilter and PreScore of the same cycle.
         self._count_cache: dict[tuple, np.ndarray] = {}
 
-    def may_skip(self, pod: Pod, snap: Snapshot) -> bool:
-        """Own constraints always count; default ones only where a workload could select the pod."""
+    def skips(self, pod: Pod, snap: Snapshot) -> bool:
+        """No own constraints, and no workload that could give the pod default ones."""
         return not pod.spread_constraints and not (self.default_constraints and snap.workload_selectors)
 
     # ---- shared -----------------------------------------------------------------------
