@@ -134,7 +134,11 @@ class Scheduler:
             def k_of(m: int) -> int:
                 return num_feasible_nodes_to_find(m, pct) if scoring else 1
 
-            win = self.equivalence.lookup(fw, pod, snap, self.next_start_node_index, k_of, scoring)
+            try:
+                win = self.equivalence.lookup(fw, pod, snap, self.next_start_node_index, k_of, scoring)
+            except Exception:  # noqa: BLE001 - a plugin failed: the regular path reports it properly
+                self.equivalence.clear()
+                win = None
             if win is not None and win.rows.size:
                 self.next_start_node_index = (self.next_start_node_index + win.processed) % n_all
                 res.evaluated, res.feasible = win.processed, int(win.rows.size)

@@ -187,7 +187,8 @@ class EquivalenceCache:
         that look beyond one row. Cached entries are shared read-only; a cycle that runs fresh
         plugins writes to a copy. ``fresh`` says whether any non-row-local plugin takes part."""
         active = [pl for pl in e.fresh_pre_filter if not pl.skips(pod, snap)]
-        fresh = bool(active) or any(not pl.skips(pod, snap) for pl in (*e.fresh_pre_score, *e.fresh_score))
+        others = (*e.fresh_filter, *e.fresh_pre_score, *e.fresh_score)
+        fresh = bool(active) or any(not pl.skips(pod, snap) for pl in others)
         if not fresh:
             return e.state, False
         state = CycleState()
