@@ -589,6 +589,8 @@ def _ref_inclusion(c: Any, p: Pod, n: Any) -> bool:
 
 
 def _ref_count(pods: list[Pod], c: Any, ns: str) -> int:
+    if c.selector is not None and c.selector.is_empty:
+        return 0  # v1.36: countPodsMatchSelector returns 0 for an empty selector
     return sum(
         1
         for q in pods

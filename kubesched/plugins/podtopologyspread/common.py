@@ -88,7 +88,9 @@ class NodeMasks:
 def matching_pods_per_node(snap: Snapshot, selector: LabelSelector | None, namespace: str) -> np.ndarray:
     """countPodsMatchSelector for every node: non-terminating pods of ``namespace`` matching."""
     pods = snap.pods
-    if selector is None or len(pods) == 0:
+    if selector is None or selector.is_empty or len(pods) == 0:
+        # v1.36 counts nothing for an empty selector (countPodsMatchSelector's selector.Empty()
+        # check, fixed upstream only after 1.36: kubernetes/kubernetes#141340)
         return np.zeros(snap.n, dtype=np.int64)
     ns_code = pods.ns_codes.get(namespace)
     if ns_code is None:
