@@ -97,11 +97,21 @@ class Evaluator:
             raise PreFilterError(
                 Status.error("preemption needs the profile's framework (handle.framework is unset)")
             )
-        state = CycleState()
-        try:
-            names, st, with_nodes, _ = fw.run_pre_filter(state, pod, snap)
-        except PluginFailure as e:
-            raise PreFilterError(Status(Code.Error, e.status.reasons, e.status.plugin)) from e
+        # When every PreFilter plugin either reads only the pod (row_local) or certainly skips,
+        # removing victims cannot change the PreFilter state: compute it once per preemptor.
+        reusable = all(pl.row_local or pl.skips(pod, snap) for pl in fw.pre_filter)
+        key = (pod.uid, id(snap), snap.structure)
+        cached = getattr(self, "_pre_filter_cache", None)
+        if reusable and cached is not None and cached[0] == key:
+            state, names, st, with_nodes = cached[1]
+        else:
+            state = CycleState()
+            try:
+                names, st, with_nodes, _ = fw.run_pre_filter(state, pod, snap)
+            except PluginFailure as e:
+                raise PreFilterError(Status(Code.Error, e.status.reasons, e.status.plugin)) from e
+            if reusable:
+                self._pre_filter_cache = (key, (state, names, st, with_nodes))
         if st.code == Code.Error:
             raise PreFilterError(st)
         if not st.ok:
