@@ -47,7 +47,7 @@ _DNS1123_SUBDOMAIN_RE = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-
 _INT64_RE = re.compile(r"[+-]?[0-9]+")
 
 
-def _qualified_name_problem(key: str) -> str | None:
+def qualified_name_problem(key: str) -> str | None:
     """Why ``key`` is not a qualified name (IsQualifiedName), or None."""
     parts = key.split("/")
     if len(parts) == 1:
@@ -76,7 +76,7 @@ def validate_label_key(key: Any, path: str) -> str:
     """A label key, as Kubernetes accepts it (``[prefix/]name``)."""
     if not isinstance(key, str):
         raise InputError(f"label key must be a string, got {key!r}", path=path)
-    problem = _qualified_name_problem(key)
+    problem = qualified_name_problem(key)
     if problem:
         raise InputError(f'invalid label key "{key}": {problem}', path=path)
     return key

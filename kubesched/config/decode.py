@@ -12,6 +12,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from kubesched.api.selectors import qualified_name_problem
 from kubesched.errors import InputError, join_path
 
 from .types import PointsOf
@@ -194,35 +195,9 @@ def opt_duration(ctx: Ctx, obj: dict, key: str, path: str) -> str | None:
     return value
 
 
-# --- Kubernetes name rules (apimachinery validation), for label keys and resource names ---
+# --- Kubernetes name rules: one implementation, in kubesched.api.selectors ---
 
-_QUALIFIED_NAME = re.compile(r"^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$")
-_DNS1123_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
-
-
-def qualified_name_error(value: str) -> str | None:
-    """Why ``value`` is not a qualified name (``[prefix/]name``, as label keys), or None."""
-    parts = value.split("/")
-    if len(parts) == 1:
-        name = parts[0]
-    elif len(parts) == 2:
-        prefix, name = parts
-        if not prefix:
-            return "prefix part must be non-empty"
-        if len(prefix) > 253 or not _DNS1123_SUBDOMAIN.match(prefix):
-            return "prefix part must be a lowercase RFC 1123 subdomain"
-    else:
-        return "a qualified name may contain at most one '/'"
-    if not name:
-        return "name part must be non-empty"
-    if len(name) > 63:
-        return "name part must be no more than 63 characters"
-    if not _QUALIFIED_NAME.match(name):
-        return (
-            "name part must consist of alphanumeric characters, '-', '_' or '.', "
-            "and must start and end with an alphanumeric character"
-        )
-    return None
+qualified_name_error = qualified_name_problem
 
 
 def check_label_name(ctx: Ctx, value: str, path: str) -> None:
