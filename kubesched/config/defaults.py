@@ -8,7 +8,7 @@ per-point tables keep upstream's lists but the resolver drops those names silent
 
 from __future__ import annotations
 
-from .types import V1, V1BETA1, V1BETA2, V1BETA3
+from .types import EXTENSION_POINTS, V1, V1BETA1, V1BETA2, V1BETA3
 
 #: Extension points of the built-in plugins (the registry cross-checks its own against this).
 BUILTIN_POINTS: dict[str, frozenset[str]] = {
@@ -296,19 +296,7 @@ PROFILE_FIELDS: dict[str, frozenset[str]] = {
     V1: frozenset({"schedulerName", "plugins", "pluginConfig", "percentageOfNodesToScore"}),
 }
 
-_POINTS_NO_PREENQUEUE = {
-    "queueSort",
-    "preFilter",
-    "filter",
-    "postFilter",
-    "preScore",
-    "score",
-    "reserve",
-    "permit",
-    "preBind",
-    "bind",
-    "postBind",
-}
+_POINTS_NO_PREENQUEUE = set(EXTENSION_POINTS) - {"preEnqueue"}
 #: 1.36 alpha (workload-aware scheduling) points: accepted in v1, not run by kubesched.
 PLACEMENT_POINTS: frozenset[str] = frozenset({"placementGenerate", "placementScore"})
 PLUGINS_FIELDS: dict[str, frozenset[str]] = {
