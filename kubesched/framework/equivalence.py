@@ -197,6 +197,9 @@ class EquivalenceCache:
         state.skip_filter = set(e.state.skip_filter)
         if not rerun:
             return state, True
+        # A plugin whose skips() holds now would return Skip from PreFilter: its state from the
+        # entry's build may be stale (pods came or went since), so it must not filter.
+        state.skip_filter |= {pl.name for pl in e.fresh_pre_filter if pl not in active}
         state.skip_filter -= {pl.name for pl in active}
         for pl in active:
             out = pl.pre_filter(state, pod, snap)
@@ -265,8 +268,6 @@ class EquivalenceCache:
         has_scoring: bool,
     ) -> Window | None:
         """The cycle's feasible window and scores, or None when the regular path must run."""
-        if pod.has_affinity_terms:
-            return None  # binding it changes the snapshot's structure: every entry would go stale
         sig = pod.signature()
         if sig is None:
             return None

@@ -18,6 +18,7 @@ from kubesched.api.resources import CPU, EPHEMERAL_STORAGE, MEMORY, PODS
 from kubesched.api.selectors import LabelSelector
 from kubesched.api.taints import Taint
 from kubesched.state.labels import LabelIndex
+from kubesched.state.matchcount import MatchCounts
 from kubesched.state.pods import PodIndex
 
 REGION_LABELS = ("topology.kubernetes.io/region", "failure-domain.beta.kubernetes.io/region")
@@ -72,6 +73,8 @@ class Snapshot:
         self.pods_on: list[dict[str, Pod]] = []
         self.ports_on: list[list[HostPort]] = []
         self.pods = PodIndex()
+        # Per-query matching-pod counts, updated on every pod add/remove (cleared on node changes).
+        self.match_counts = MatchCounts(self.labels, self.pods)
         self.pod_by_uid: dict[str, Pod] = {}
         self.orphans: dict[str, Pod] = {}  # pods bound to a node we do not know (yet)
         self.namespaces: dict[str, dict[str, str]] = {}
@@ -81,9 +84,15 @@ class Snapshot:
         self.pdbs: list[PodDisruptionBudget] = []  # read by DefaultPreemption
         self.affinity_pods: dict[str, Pod] = {}  # assigned pods with any (anti-)affinity
         self.anti_affinity_pods: dict[str, Pod] = {}  # ... with required anti-affinity
+        # uids of pods with affinity terms added or removed, in order, so indexes of their terms
+        # catch up without diffing ``affinity_pods``; a truncation bumps ``affinity_log_epoch``.
+        self.affinity_log: list[str] = []
+        self.affinity_log_epoch = 0
+        self._ns_generation = 0
+        self._ns_matching: dict[LabelSelector, tuple[int, int, frozenset[str]]] = {}
         self.generation = 0  # bumps on any change
         # Caches keyed on node rows: rows whose pods changed are appended to ``changed_rows``;
-        # anything else (nodes, namespaces, pods with affinity terms) bumps ``structure``.
+        # anything else (nodes, namespaces) bumps ``structure``.
         self.changed_rows: list[int] = []
         self.structure = 0
         self.node_generation = 0  # bumps when nodes are added, removed or changed
@@ -175,6 +184,7 @@ class Snapshot:
         self.generation += 1
         if nodes:
             self.node_generation += 1
+            self.match_counts.clear()
         if row is None:
             self.structure += 1
             self.changed_rows.clear()
@@ -281,14 +291,16 @@ class Snapshot:
         if pod.host_ports:
             self.ports_on[row].extend(pod.host_ports)
         self.pods.add(pod, row)
+        self.match_counts.on_pod(pod, row, 1)
         self.pod_by_uid[pod.uid] = pod
         if pod.has_affinity_terms:
             self.affinity_pods[pod.uid] = pod
+            self._log_affinity(pod.uid)
             if pod.has_required_anti_affinity:
                 self.anti_affinity_pods[pod.uid] = pod
-            self._changed()
-        else:
-            self._changed(row=row)
+        # Plugins reading other nodes' pods run fresh every cycle (their indexes follow
+        # ``affinity_log`` and ``match_counts``), so only this row's cached verdicts go stale.
+        self._changed(row=row)
 
     def remove_pod(self, uid: str) -> Pod | None:
         pod = self.pod_by_uid.pop(uid, None)
@@ -307,15 +319,22 @@ class Snapshot:
             for hp in pod.host_ports:
                 ports.remove(hp)
         self.pods.remove(uid)
+        self.match_counts.on_pod(pod, row, -1)
         if self.affinity_pods.pop(uid, None) is not None:
             self.anti_affinity_pods.pop(uid, None)
-            self._changed()
-        else:
-            self._changed(row=row)
+            self._log_affinity(uid)
+        self._changed(row=row)
         return pod
+
+    def _log_affinity(self, uid: str) -> None:
+        if len(self.affinity_log) >= 100_000:
+            self.affinity_log.clear()
+            self.affinity_log_epoch += 1
+        self.affinity_log.append(uid)
 
     def set_namespace(self, name: str, labels: dict[str, str]) -> None:
         self.namespaces[name] = labels
+        self._ns_generation += 1
         self._changed()
 
     # ---- views -----------------------------------------------------------------------
@@ -334,6 +353,17 @@ class Snapshot:
         return np.fromiter((self.row_of[n] for n in names if n in self.row_of), np.int32)
 
     def namespaces_matching(self, selector) -> frozenset[str]:  # noqa: ANN001
-        """Namespaces (known objects, or seen on pods) whose labels match a LabelSelector."""
+        """Namespaces (known objects, or seen on pods) whose labels match a LabelSelector.
+
+        Cached per selector until a namespace changes or pods show up in a new namespace.
+        """
+        stamp = (self._ns_generation, len(self.pods.ns_codes))
+        hit = self._ns_matching.get(selector)
+        if hit is not None and hit[:2] == stamp:
+            return hit[2]
         names = set(self.namespaces) | set(self.pods.ns_codes)
-        return frozenset(ns for ns in names if selector.matches(self.namespaces.get(ns, {})))
+        out = frozenset(ns for ns in names if selector.matches(self.namespaces.get(ns, {})))
+        if len(self._ns_matching) >= 64:
+            self._ns_matching.clear()
+        self._ns_matching[selector] = (*stamp, out)
+        return out

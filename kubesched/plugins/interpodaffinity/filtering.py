@@ -19,12 +19,12 @@ from kubesched.plugins.interpodaffinity.terms import (
     Namespaces,
     TermGroup,
     add_counts,
-    counts_by_value,
     existing_term_matches,
     incoming_namespaces,
-    incoming_term_mask,
     incoming_term_matches,
     lookup,
+    matching_counts,
+    owner_key,
     required_affinity_terms,
     required_anti_affinity_terms,
 )
@@ -113,8 +113,11 @@ class PreFilterState:
 
 
 def anti_affinity_group_keys(pod: Pod) -> list[tuple[str, Hashable]]:
-    """Index keys of an existing pod's required anti-affinity terms: (term, owner namespace)."""
-    return [(ANTI_AFFINITY_TAG, (t, pod.namespace)) for t in required_anti_affinity_terms(pod)]
+    """Index keys of an existing pod's required anti-affinity terms: (term, owner namespace).
+
+    The owner namespace is "" when the term does not read it, so one group serves all owners.
+    """
+    return [(ANTI_AFFINITY_TAG, (t, owner_key(t, pod.namespace))) for t in required_anti_affinity_terms(pod)]
 
 
 def existing_anti_affinity_counts(
@@ -125,8 +128,7 @@ def existing_anti_affinity_counts(
     for (term, owner_ns), group in groups.items():
         if not existing_term_matches(term, owner_ns, pod, ns_labels):
             continue
-        rows, mults = group.arrays()
-        add_counts(counts, term.topology_key, counts_by_value(snap, term.topology_key, rows, mults))
+        add_counts(counts, term.topology_key, group.counts(snap, term.topology_key))
     return counts
 
 
@@ -134,18 +136,13 @@ def incoming_counts(state: PreFilterState, snap: Snapshot) -> tuple[Counts, Coun
     """getIncomingAffinityAntiAffinityCounts: existing pods matching the pod's required terms."""
     affinity: Counts = {}
     anti: Counts = {}
-    node_row = snap.pods.node_row
     if state.affinity_terms:
         # One pod must match every affinity term for any of them to count.
-        match_all = np.ones(len(snap.pods), dtype=bool)
-        for term, ns in zip(state.affinity_terms, state.affinity_namespaces, strict=True):
-            match_all &= incoming_term_mask(term, ns, snap)
-        rows = node_row[match_all]
+        both = tuple(zip(state.affinity_terms, state.affinity_namespaces, strict=True))
         for term in state.affinity_terms:
-            add_counts(affinity, term.topology_key, counts_by_value(snap, term.topology_key, rows))
+            add_counts(affinity, term.topology_key, matching_counts(snap, both, term.topology_key))
     for term, ns in zip(state.anti_affinity_terms, state.anti_affinity_namespaces, strict=True):
-        rows = node_row[incoming_term_mask(term, ns, snap)]
-        add_counts(anti, term.topology_key, counts_by_value(snap, term.topology_key, rows))
+        add_counts(anti, term.topology_key, matching_counts(snap, ((term, ns),), term.topology_key))
     return affinity, anti
 
 

@@ -18,11 +18,11 @@ from kubesched.framework.interfaces import MAX_NODE_SCORE
 from kubesched.plugins.interpodaffinity.terms import (
     TermGroup,
     add_counts,
-    counts_by_value,
     existing_term_matches,
     incoming_namespaces,
-    incoming_term_mask,
     lookup,
+    matching_counts,
+    owner_key,
 )
 
 if TYPE_CHECKING:
@@ -56,12 +56,15 @@ def preferred_terms(
 def scoring_group_keys(pod: Pod) -> list[tuple[str, Hashable]]:
     """Index keys of an existing pod's scoring terms: (kind, weight, term, owner namespace)."""
     keys: list[Hashable] = []
+    ns = pod.namespace
     if pod.pod_affinity:
-        keys.extend((REQUIRED_AFFINITY, 0, t, pod.namespace) for t in pod.pod_affinity.required)
-        keys.extend((PREFERRED_AFFINITY, w.weight, w.term, pod.namespace) for w in pod.pod_affinity.preferred)
+        keys.extend((REQUIRED_AFFINITY, 0, t, owner_key(t, ns)) for t in pod.pod_affinity.required)
+        keys.extend(
+            (PREFERRED_AFFINITY, w.weight, w.term, owner_key(w.term, ns)) for w in pod.pod_affinity.preferred
+        )
     if pod.pod_anti_affinity:
         keys.extend(
-            (PREFERRED_ANTI_AFFINITY, w.weight, w.term, pod.namespace)
+            (PREFERRED_ANTI_AFFINITY, w.weight, w.term, owner_key(w.term, ns))
             for w in pod.pod_anti_affinity.preferred
         )
     return [(SCORING_TAG, k) for k in keys]
@@ -80,12 +83,11 @@ def build_topology_score(
     score: dict[str, np.ndarray] = {}
     touched = False
     aff, anti = preferred_terms(pod)
-    node_row = snap.pods.node_row
     # The incoming pod's preferred terms against every existing pod.
     for weighted, sign in [(w, 1) for w in aff] + [(w, -1) for w in anti]:
         term = weighted.term
-        mask = incoming_term_mask(term, incoming_namespaces(term, pod, snap), snap)
-        counts = counts_by_value(snap, term.topology_key, node_row[mask])
+        ns = incoming_namespaces(term, pod, snap)
+        counts = matching_counts(snap, ((term, ns),), term.topology_key)
         if counts.any():
             touched = True
             add_counts(score, term.topology_key, counts * (sign * weighted.weight))
@@ -100,8 +102,7 @@ def build_topology_score(
             weight = hard_weight
         if not existing_term_matches(term, owner_ns, pod, ns_labels):
             continue
-        rows, mults = group.arrays()
-        counts = counts_by_value(snap, term.topology_key, rows, mults)
+        counts = group.counts(snap, term.topology_key)
         if counts.any():
             touched = True
             sign = -1 if kind == PREFERRED_ANTI_AFFINITY else 1

@@ -16,8 +16,6 @@ from __future__ import annotations
 import weakref
 from collections import Counter
 from collections.abc import Callable, Hashable, Iterable, Mapping
-from itertools import compress
-from operator import is_not
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -26,6 +24,7 @@ from kubesched.api.affinity import PodAffinityTerm
 
 if TYPE_CHECKING:
     from kubesched.api.objects import Pod
+    from kubesched.state.labels import LabelIndex
     from kubesched.state.snapshot import Snapshot
 
 #: None stands for "every namespace" (an empty namespaceSelector).
@@ -71,6 +70,14 @@ def incoming_term_mask(term: PodAffinityTerm, namespaces: Namespaces, snap: Snap
     return mask
 
 
+def owner_key(term: PodAffinityTerm, owner_namespace: str) -> str:
+    """The owner's namespace as far as the term reads it: only a term without namespaces and
+    without namespaceSelector defaults to it (``resolved_namespaces``); "" otherwise."""
+    if not term.namespaces and term.namespace_selector is None:
+        return owner_namespace
+    return ""
+
+
 def existing_term_matches(
     term: PodAffinityTerm, owner_namespace: str, pod: Pod, ns_labels: Mapping[str, str]
 ) -> bool:
@@ -81,6 +88,18 @@ def existing_term_matches(
         term.namespace_selector is not None and term.namespace_selector.matches(ns_labels)
     )
     return in_ns and term.selector.matches(pod.labels)
+
+
+def matching_counts(
+    snap: Snapshot, conjuncts: Iterable[tuple[PodAffinityTerm, Namespaces]], key: str
+) -> np.ndarray:
+    """counts_by_value over the existing pods matching every incoming term (read-only).
+
+    Served by the snapshot's incremental MatchCounts: a workload's pods ask the same question
+    every cycle, and only the pod bound in between changes the answer.
+    """
+    query = (tuple((t.selector, ns) for t, ns in conjuncts), False)
+    return snap.match_counts.per_value(query, snap.n, key)
 
 
 def counts_by_value(
@@ -122,20 +141,32 @@ class TermGroup:
     """Existing pods sharing one term: their node rows and how often each pod carries the term.
 
     Rows live in growable arrays (slot per pod, removal swaps the last slot in), so a group of
-    thousands of pods changes in O(1) per pod and is read without rebuilding.
+    thousands of pods changes in O(1) per pod and is read without rebuilding. Per-topology-value
+    sums (``counts``) are built on first use and then kept up to date on add/remove: the index
+    rebuilds its groups whenever nodes change, so value codes stay valid for a group's lifetime.
     """
 
-    __slots__ = ("key", "slot_of", "_uids", "_rows", "_mults")
+    __slots__ = ("key", "slot_of", "_uids", "_rows", "_mults", "_labels", "_by_value")
 
-    def __init__(self, key: Hashable) -> None:
+    def __init__(self, key: Hashable, labels: LabelIndex | None = None) -> None:
         self.key = key
         self.slot_of: dict[str, int] = {}
         self._uids: list[str] = []
         self._rows = np.zeros(4, dtype=np.int64)
         self._mults = np.zeros(4, dtype=np.float64)
+        self._labels = labels
+        self._by_value: dict[str, np.ndarray] = {}
 
     def __len__(self) -> int:
         return len(self._uids)
+
+    def _bump(self, row: int, mult: int) -> None:
+        if self._labels is None:
+            return
+        for key, arr in self._by_value.items():
+            code = int(self._labels.codes(key)[row])
+            if code >= 0:
+                arr[code] += mult
 
     def add(self, uid: str, row: int, mult: int) -> None:
         i = len(self._uids)
@@ -146,9 +177,11 @@ class TermGroup:
         self.slot_of[uid] = i
         self._rows[i] = row
         self._mults[i] = mult
+        self._bump(row, mult)
 
     def remove(self, uid: str) -> None:
         i = self.slot_of.pop(uid)
+        self._bump(int(self._rows[i]), -int(self._mults[i]))
         last = len(self._uids) - 1
         if i != last:
             moved = self._uids[last]
@@ -163,6 +196,17 @@ class TermGroup:
         n = len(self._uids)
         return self._rows[:n], self._mults[:n]
 
+    def counts(self, snap: Snapshot, key: str) -> np.ndarray:
+        """counts_by_value over the members (weighted by multiplicity); do not mutate."""
+        if self._labels is None or self._labels is not snap.labels:
+            rows, mults = self.arrays()
+            return counts_by_value(snap, key, rows, mults)
+        arr = self._by_value.get(key)
+        if arr is None:
+            rows, mults = self.arrays()
+            arr = self._by_value[key] = counts_by_value(snap, key, rows, mults)
+        return arr
+
 
 class ExistingTermIndex:
     """Groups the terms of the snapshot's pods with affinity, kept in step with the snapshot.
@@ -170,15 +214,16 @@ class ExistingTermIndex:
     ``extract`` lists a pod's ``(tag, group key)`` pairs, one per term it carries; groups are
     kept per tag (one tag for filtering, one for scoring) so one pass over the snapshot's
     ``affinity_pods`` serves both. A new snapshot object or a node change (rows may move)
-    rebuilds; otherwise only pods that came, went or were replaced since the last call are
-    touched.
+    rebuilds; otherwise only pods the snapshot's ``affinity_log`` names since the last call
+    (they came, went or were replaced) are touched.
     """
 
     def __init__(self, extract: Callable[[Pod], Iterable[tuple[str, Hashable]]], tags: Iterable[str]) -> None:
         self._extract = extract
         self._snap: weakref.ref | None = None
         self._node_gen = -1
-        self._gen = -1
+        self._epoch = -1
+        self._log_pos = 0
         self._pods: dict[str, Pod] = {}
         self._keys: dict[str, tuple[tuple[str, Hashable], ...]] = {}
         self.groups: dict[str, dict[Hashable, TermGroup]] = {tag: {} for tag in tags}
@@ -186,7 +231,8 @@ class ExistingTermIndex:
     def refresh(self, snap: Snapshot) -> ExistingTermIndex:
         src: dict[str, Pod] = snap.affinity_pods
         same_snap = self._snap is not None and self._snap() is snap
-        if not same_snap or self._node_gen != snap.node_generation:
+        log: list[str] = snap.affinity_log
+        if not same_snap or self._node_gen != snap.node_generation or self._epoch != snap.affinity_log_epoch:
             self._pods.clear()
             self._keys.clear()
             for groups in self.groups.values():
@@ -195,16 +241,17 @@ class ExistingTermIndex:
             self._node_gen = snap.node_generation
             for uid, pod in src.items():
                 self._add(uid, pod, snap)
-        elif self._gen != snap.generation:
-            # C-level passes: uids that are new or now name another Pod object, and uids gone.
-            keys = src.keys()
-            changed = list(compress(keys, map(is_not, src.values(), map(self._pods.get, keys))))
-            for uid in self._pods.keys() - keys:
+        elif self._log_pos != len(log):
+            # Only pods logged since the last call can have come, gone or been replaced.
+            for uid in dict.fromkeys(log[self._log_pos :]):
+                pod = src.get(uid)
+                if pod is self._pods.get(uid):
+                    continue
                 self._remove(uid)
-            for uid in changed:
-                self._remove(uid)
-                self._add(uid, src[uid], snap)
-        self._gen = snap.generation
+                if pod is not None:
+                    self._add(uid, pod, snap)
+        self._epoch = snap.affinity_log_epoch
+        self._log_pos = len(log)
         return self
 
     def _add(self, uid: str, pod: Pod, snap: Snapshot) -> None:
@@ -218,7 +265,7 @@ class ExistingTermIndex:
             groups = self.groups[tag]
             group = groups.get(key)
             if group is None:
-                group = groups[key] = TermGroup(key)
+                group = groups[key] = TermGroup(key, snap.labels)
             group.add(uid, row, mult)
 
     def _remove(self, uid: str) -> None:

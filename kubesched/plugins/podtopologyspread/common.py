@@ -86,20 +86,16 @@ class NodeMasks:
 
 
 def matching_pods_per_node(snap: Snapshot, selector: LabelSelector | None, namespace: str) -> np.ndarray:
-    """countPodsMatchSelector for every node: non-terminating pods of ``namespace`` matching."""
-    pods = snap.pods
-    if selector is None or selector.is_empty or len(pods) == 0:
+    """countPodsMatchSelector for every node: non-terminating pods of ``namespace`` matching.
+
+    Read-only; served by the snapshot's incremental MatchCounts (one scalar match per bound pod
+    instead of a mask over every assigned pod per cycle).
+    """
+    if selector is None or selector.is_empty or len(snap.pods) == 0:
         # v1.36 counts nothing for an empty selector (countPodsMatchSelector's selector.Empty()
         # check, fixed upstream only after 1.36: kubernetes/kubernetes#141340)
         return np.zeros(snap.n, dtype=np.int64)
-    ns_code = pods.ns_codes.get(namespace)
-    if ns_code is None:
-        return np.zeros(snap.n, dtype=np.int64)
-    mask = (pods.namespace == ns_code) & ~pods.deleting
-    if not mask.any():
-        return np.zeros(snap.n, dtype=np.int64)
-    mask &= selector.mask(pods.labels)
-    return np.bincount(pods.node_row[mask], minlength=snap.n)[: snap.n].astype(np.int64, copy=False)
+    return snap.match_counts.per_node((((selector, frozenset((namespace,))),), True), snap.n)
 
 
 def selector_matches(selector: LabelSelector | None, labels: dict[str, str]) -> bool:
