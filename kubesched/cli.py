@@ -158,6 +158,13 @@ def cmd_bench(args: argparse.Namespace) -> int:
     return run_bench(args)
 
 
+# ---- extender ----------------------------------------------------------------------------
+def cmd_extender(args: argparse.Namespace) -> int:
+    from kubesched.server.extender import run
+
+    return run(args)
+
+
 # ---- parser ------------------------------------------------------------------------------
 def _common(p: argparse.ArgumentParser, files: bool = True) -> None:
     if files:
@@ -207,6 +214,16 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--list", action="store_true", help="list the workloads and exit")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.set_defaults(func=cmd_bench)
+    p = sub.add_parser("extender", help="serve the kube-scheduler extender protocol (filter, prioritize, bind, preempt)")
+    p.add_argument(
+        "-f", "--file", action="append", help="cluster objects the extender holds (NodeNames mode, bind); default: none"
+    )
+    p.add_argument("--config", help="KubeSchedulerConfiguration file (v1, v1beta3, v1beta2, v1beta1)")
+    p.add_argument("--plugin-path", action="append", default=[], help="Python file defining plugins (repeatable)")
+    p.add_argument("--listen", default="127.0.0.1:8888", help="HOST:PORT to serve on (':8888': every interface)")
+    p.add_argument("--url-prefix", default="", help="also serve the verbs under this path (the urlPrefix's path)")
+    p.add_argument("--seed", type=int, default=None, help="seed for random choices (reproducible runs)")
+    p.set_defaults(func=cmd_extender)
     return parser
 
 

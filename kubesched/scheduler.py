@@ -228,8 +228,7 @@ class Scheduler:
             res.duration = time.perf_counter() - t0
             self._failed(qpi, res)
             return res
-        self._assume_and_bind(fw, state, qpi, res)
-        res.duration = time.perf_counter() - t0
+        self._assume_and_bind(fw, state, qpi, res, t0)
         return res
 
     def _post_filter(self, fw: Framework, state: CycleState, pod: Pod, res: ScheduleResult) -> None:
@@ -261,7 +260,9 @@ class Scheduler:
         for cb in self.hooks.on_failed:
             cb(res)
 
-    def _assume_and_bind(self, fw: Framework, state: CycleState, qpi: QueuedPodInfo, res: ScheduleResult) -> None:
+    def _assume_and_bind(
+        self, fw: Framework, state: CycleState, qpi: QueuedPodInfo, res: ScheduleResult, t0: float
+    ) -> None:
         pod, node = qpi.pod, res.node
         assert node is not None
         assumed = pod.with_node(node)
@@ -296,6 +297,7 @@ class Scheduler:
             return fail(st)
         fw.run_post_bind(state, pod, node)
         self.queue.move_for_event("AssignedPodAdd")
+        res.duration = time.perf_counter() - t0
         for cb in self.hooks.on_scheduled:
             cb(res)
 

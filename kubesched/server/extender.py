@@ -1,0 +1,408 @@
+"""``kubesched extender``: the kube-scheduler extender protocol served by a kubesched profile.
+
+kube-scheduler calls ``POST <urlPrefix>/<verb>`` with ``ExtenderArgs`` and friends (see
+``kubesched.server.wire``). Each verb runs the same Framework as ``schedule``/``explain``:
+
+- filter: the profile's PreFilter + Filter over the given nodes (a node stops at its first
+  failing plugin, as in a scheduling cycle); failures are split by code into ``FailedNodes``
+  and ``FailedAndUnresolvableNodes`` with kube-scheduler's status messages.
+- prioritize: PreScore + Score + NormalizeScore + weights, rescaled to 0..10 as
+  ``total * 10 // (100 * sum of the weights of the score plugins that ran)``.
+- bind: the profile's Bind plugins against the cluster backend this server holds.
+- preempt: the profile's victim selection restricted to the given candidates (docs/extender.md).
+
+Two node modes: ``Nodes`` (full objects; a snapshot is built per request from them plus the
+pods this server knows) and ``NodeNames`` (nodeCacheCapable; names resolved against the
+cluster this server holds, from ``-f`` files for now).
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import sys
+import threading
+from collections.abc import Callable
+from typing import Any
+from urllib.parse import urlsplit
+
+import numpy as np
+
+from kubesched.api.load import ClusterObjects, load_cluster, resolve_priorities
+from kubesched.api.objects import Node, Pod
+from kubesched.cluster.memory import MemoryCluster, populate
+from kubesched.config import SchedulerConfig
+from kubesched.errors import InputError, join_path
+from kubesched.framework.cycle_state import CycleState
+from kubesched.framework.diagnosis import Diagnosis
+from kubesched.framework.interfaces import MAX_NODE_SCORE
+from kubesched.framework.registry import Registry
+from kubesched.framework.runtime import Framework, PluginFailure
+from kubesched.framework.status import Code, Status
+from kubesched.plugins.defaultpreemption.candidates import (
+    PodDisruptionBudget,
+    filter_pods_with_pdb_violation,
+    more_important_pod,
+)
+from kubesched.plugins.defaultpreemption.evaluator import Evaluator
+from kubesched.scheduler import Scheduler
+from kubesched.server import wire
+from kubesched.server.httpd import HTTPServer, PostHandler, Response
+from kubesched.server.metrics import RequestTimer, SchedulerMetrics
+from kubesched.state.snapshot import Snapshot
+
+VERBS = ("filter", "prioritize", "bind", "preempt")
+
+
+class ExtenderError(Exception):
+    """The request was valid but the profile could not answer it (a plugin failed): HTTP 500."""
+
+
+class _PlainEvaluator(Evaluator):
+    """Victim selection for profiles without a preemption plugin: upstream's defaults."""
+
+    def __init__(self, fw: Framework) -> None:
+        self.handle = fw.handle
+        self.is_eligible_pod = lambda snap, row, victim, preemptor: True
+        self.more_important_pod = more_important_pod
+
+    def pod_disruption_budgets(self) -> list[PodDisruptionBudget]:
+        return list(self.handle.snapshot.pdbs) if self.handle is not None else []
+
+
+def normalize_prefix(prefix: str) -> str:
+    """kube-scheduler's ``urlPrefix`` (a URL or a path) as a path without a trailing slash."""
+    path = urlsplit(prefix).path if "://" in prefix else prefix
+    path = path.strip()
+    if not path or path == "/":
+        return ""
+    return "/" + path.strip("/")
+
+
+class Extender:
+    """The four verbs over one configuration and the cluster this server holds.
+
+    Requests are served one at a time (the snapshot and plugins are not thread-safe).
+    """
+
+    def __init__(
+        self,
+        config: SchedulerConfig,
+        registry: Registry,
+        objects: ClusterObjects | None = None,
+        *,
+        seed: int | None = None,
+        metrics: SchedulerMetrics | None = None,
+    ) -> None:
+        self.config = config
+        self.registry = registry
+        self.objects = objects if objects is not None else ClusterObjects()
+        self.seed = seed
+        self.metrics = metrics
+        self.snapshot = Snapshot()
+        populate(self.snapshot, self.objects)
+        self.cluster = MemoryCluster()
+        for pod in self.objects.pods:
+            self.cluster.pods[pod.uid] = pod
+        self.scheduler = Scheduler(config, self.snapshot, self.cluster, registry, seed=seed)
+        if metrics is not None:
+            metrics.attach(self.scheduler)
+        self._lock = threading.Lock()
+
+    # ---- helpers ---------------------------------------------------------------------
+    def framework_for(self, sched: Scheduler, pod: Pod) -> Framework:
+        """The profile named by the pod's schedulerName, else the first profile."""
+        fw = sched.frameworks.get(pod.scheduler_name)
+        return fw if fw is not None else next(iter(sched.frameworks.values()))
+
+    def _resolve_priority(self, pod: Pod) -> None:
+        """A pod without spec.priority gets its PriorityClass's value (admission's job)."""
+        if self.objects.priority_classes:
+            resolve_priorities(ClusterObjects(pods=[pod], priority_classes=self.objects.priority_classes))
+
+    def _request_scheduler(self, nodes: list[Node]) -> Scheduler:
+        """nodeCacheCapable: false: a snapshot of the request's nodes plus the pods we know."""
+        snap = Snapshot()
+        for ns in self.objects.namespaces:
+            snap.set_namespace(ns.name, ns.labels)
+        snap.workload_selectors.extend(self.objects.workload_selectors)
+        snap.pdbs.extend(self.objects.pdbs)
+        for node in nodes:
+            snap.add_node(node)
+        for pod in self.cluster.pods.values():
+            if pod.node_name and not pod.terminal:
+                snap.add_pod(pod)  # pods on nodes outside the request wait as orphans
+        sched = Scheduler(self.config, snap, None, self.registry, seed=self.seed)
+        if self.metrics is not None:
+            for fw in sched.frameworks.values():
+                self.metrics.observe_framework(fw)
+        return sched
+
+    def _scheduler_for(self, args: wire.ExtenderArgs) -> Scheduler:
+        if args.nodes is not None:
+            return self._request_scheduler(args.nodes)
+        for i, name in enumerate(args.node_names or []):
+            if name not in self.snapshot.row_of:
+                raise InputError(
+                    f'node "{name}" is not in the cluster this extender holds', path=join_path("NodeNames", i)
+                )
+        return self.scheduler
+
+    def _end_cycle(self, profile: str, record: bool = True) -> None:
+        if self.metrics is not None:
+            self.metrics.end_cycle(profile, record=record)
+
+    # ---- filter ----------------------------------------------------------------------
+    def filter(self, doc: dict[str, Any]) -> dict[str, Any]:
+        args = wire.parse_extender_args(doc)
+        self._resolve_priority(args.pod)
+        sched = self._scheduler_for(args)
+        fw = self.framework_for(sched, args.pod)
+        try:
+            return self._filter(sched, fw, args)
+        finally:
+            self._end_cycle(fw.profile_name)
+
+    def _filter(self, sched: Scheduler, fw: Framework, args: wire.ExtenderArgs) -> dict[str, Any]:
+        pod, snap, names = args.pod, sched.snapshot, args.names
+        failed: dict[str, str] = {}
+        unresolvable: dict[str, str] = {}
+
+        def reject(name: str, st: Status) -> None:
+            (unresolvable if st.code == Code.UnschedulableAndUnresolvable else failed)[name] = st.message
+
+        state = CycleState()
+        try:
+            allowed, st, with_nodes, _ = fw.run_pre_filter(state, pod, snap)
+        except PluginFailure as e:
+            return wire.filter_result(args, [], {}, {}, e.status.message)
+        if st.rejected:
+            for name in names:  # a PreFilter rejection is every node's status
+                reject(name, st)
+            return wire.filter_result(args, [], failed, unresolvable)
+        if not st.ok:
+            return wire.filter_result(args, [], {}, {}, st.message)
+        candidates = names
+        if allowed is not None:
+            narrowed = Status(
+                Code.UnschedulableAndUnresolvable,
+                (f"node(s) didn't satisfy plugin(s) [{' '.join(sorted(with_nodes))}]",),
+            )
+            for name in names:
+                if name not in allowed:
+                    reject(name, narrowed)
+            candidates = [n for n in names if n in allowed]
+        rows = np.asarray([snap.row_of[n] for n in candidates], np.int32)
+        diag = Diagnosis()
+        try:
+            ok = fw.filter_rows(state, pod, snap, rows, diag) if rows.size else np.zeros(0, bool)
+        except PluginFailure as e:
+            return wire.filter_result(args, [], {}, {}, e.status.message)
+        passed: list[str] = []
+        for i, name in enumerate(candidates):
+            if ok[i]:
+                passed.append(name)
+            else:
+                reject(name, diag.status_of(int(rows[i])) or Status(Code.Unschedulable))
+        return wire.filter_result(args, passed, failed, unresolvable)
+
+    # ---- prioritize ------------------------------------------------------------------
+    def prioritize(self, doc: dict[str, Any]) -> list[dict[str, Any]]:
+        args = wire.parse_extender_args(doc)
+        self._resolve_priority(args.pod)
+        sched = self._scheduler_for(args)
+        fw = self.framework_for(sched, args.pod)
+        try:
+            return wire.host_priority_list(self._prioritize(sched, fw, args))
+        finally:
+            self._end_cycle(fw.profile_name)
+
+    def _prioritize(self, sched: Scheduler, fw: Framework, args: wire.ExtenderArgs) -> list[tuple[str, int]]:
+        names, snap = args.names, sched.snapshot
+        if not names:
+            return []
+        rows = np.asarray([snap.row_of[n] for n in names], np.int32)
+        state = CycleState()
+        try:
+            fw.run_pre_filter(state, args.pod, snap, run_all=True)  # PreScore/Score may read its state
+            scores = fw.run_score(state, args.pod, snap, rows)
+        except PluginFailure as e:
+            raise ExtenderError(e.status.message) from None
+        return [(n, s) for n, s in zip(names, extender_scores(scores.total, scores.per_plugin), strict=True)]
+
+    # ---- bind ------------------------------------------------------------------------
+    def bind(self, doc: dict[str, Any]) -> dict[str, Any]:
+        b = wire.parse_binding_args(doc)
+        key = f"{b.pod_namespace}/{b.pod_name}"
+        pod = self.cluster.pods.get(b.pod_uid) if b.pod_uid else None
+        if pod is None and not b.pod_uid:
+            pod = next((p for p in self.cluster.pods.values() if p.key == key), None)
+        if pod is None:
+            uid = f" (uid {b.pod_uid})" if b.pod_uid else ""
+            return wire.binding_result(f'pod "{key}"{uid} not found in the cluster this extender holds')
+        if pod.key != key:
+            return wire.binding_result(f'pod uid {b.pod_uid} is "{pod.key}", not "{key}"')
+        if b.node not in self.snapshot.row_of:
+            return wire.binding_result(f'node "{b.node}" not found in the cluster this extender holds')
+        if pod.node_name:
+            return wire.binding_result(f'pod "{key}" is already bound to node "{pod.node_name}"')
+        fw = self.framework_for(self.scheduler, pod)
+        try:
+            st = fw.run_bind(CycleState(), pod, b.node)
+        except PluginFailure as e:  # a bind plugin raised: the protocol's Error, like any failed bind
+            return wire.binding_result(e.status.message)
+        if st.code == Code.Skip:
+            return wire.binding_result(f'no bind plugin of profile "{fw.profile_name}" bound the pod')
+        if not st.ok:
+            return wire.binding_result(st.message or f"bind failed ({st.code.name})")
+        bound = pod.with_node(b.node)
+        bound.nominated_node_name = ""
+        self.cluster.pods[pod.uid] = bound
+        self.snapshot.add_pod(bound)
+        return wire.binding_result()
+
+    # ---- preempt ---------------------------------------------------------------------
+    def preempt(self, doc: dict[str, Any]) -> dict[str, Any]:
+        a = wire.parse_preemption_args(doc)
+        self._resolve_priority(a.pod)
+        fw = self.framework_for(self.scheduler, a.pod)
+        try:
+            return wire.preemption_result(self._preempt(fw, a))
+        finally:
+            self._end_cycle(fw.profile_name, record=False)  # dry-run checks are no extension point
+
+    def _evaluator(self, fw: Framework) -> Evaluator:
+        for pl in fw.post_filter:
+            if isinstance(pl, Evaluator):
+                return pl
+        return _PlainEvaluator(fw)
+
+    def _preempt(self, fw: Framework, a: wire.PreemptionArgs) -> dict[str, tuple[list[str], int]]:
+        snap = self.snapshot
+        key = "NodeNameToMetaVictims" if a.meta else "NodeNameToVictims"
+        base = self._evaluator(fw)
+        pdbs_of: Callable[[], list[PodDisruptionBudget]] = getattr(
+            base, "pod_disruption_budgets", lambda: list(snap.pdbs)
+        )
+        out: dict[str, tuple[list[str], int]] = {}
+        for node in sorted(a.victims):
+            v = a.victims[node]
+            row = snap.row_of.get(node)
+            missing = [i for i, uid in enumerate(v.uids) if row is None or uid not in snap.pods_on[row]]
+            if row is None or missing:
+                if a.meta:  # names only: the server must hold the node and its pods
+                    if row is None:
+                        raise InputError(f'node "{node}" is not in the cluster this extender holds', path=f"{key}.{node}")
+                    i = missing[0]
+                    raise InputError(
+                        f'pod with UID "{v.uids[i]}" is not on node "{node}" in the cluster this extender holds',
+                        path=f"{key}.{node}.Pods[{i}].UID",
+                    )
+                if v.uids:  # full pods on a node we do not hold: echo them in the meta form
+                    out[node] = (list(v.uids), v.num_pdb_violations)
+                continue
+            assert row is not None
+            allowed = set(v.uids)
+            ev = copy.copy(base)
+            eligible = base.is_eligible_pod
+            ev.is_eligible_pod = lambda s, r, victim, p, eligible=eligible, allowed=allowed: (
+                victim.uid in allowed and eligible(s, r, victim, p)
+            )
+            victims, num_pdb, st = ev.select_victims_on_node(a.pod, snap, row, pdbs_of())
+            if not st.ok:
+                continue  # the candidates cannot make room (or none may be evicted): not a candidate
+            if victims:
+                out[node] = ([p.uid for p in victims], num_pdb)
+                continue
+            # The profile needs no eviction here, but kube-scheduler's own dry run did and a node
+            # must come back with victims: keep its (eligible) candidates.
+            pods_on = snap.pods_on[row]
+            keep = [u for u in v.uids if pods_on[u].priority < a.pod.priority and eligible(snap, row, pods_on[u], a.pod)]
+            if len(keep) == len(v.uids):
+                out[node] = (keep, v.num_pdb_violations)
+            else:
+                violating, _ = filter_pods_with_pdb_violation([pods_on[u] for u in keep], pdbs_of())
+                out[node] = (keep, len(violating))
+        return out
+
+    # ---- HTTP ------------------------------------------------------------------------
+    def handlers(self, prefix: str = "") -> dict[str, PostHandler]:
+        """``/<verb>``, and ``<prefix>/<verb>`` when a URL prefix is configured."""
+        verbs: dict[str, Callable[[dict[str, Any]], Any]] = {
+            "filter": self.filter,
+            "prioritize": self.prioritize,
+            "bind": self.bind,
+            "preempt": self.preempt,
+        }
+        routes: dict[str, PostHandler] = {}
+        p = normalize_prefix(prefix)
+        for verb, fn in verbs.items():
+            h = self._handler(verb, fn)
+            routes[f"/{verb}"] = h
+            if p:
+                routes[f"{p}/{verb}"] = h
+        return routes
+
+    def _handler(self, verb: str, fn: Callable[[dict[str, Any]], Any]) -> PostHandler:
+        def handle(body: bytes) -> Response:
+            with RequestTimer(self.metrics, verb) as t:
+                try:
+                    doc = wire.decode_body(body)
+                    with self._lock:
+                        out = fn(doc)
+                except InputError as e:
+                    t.code = 400
+                    raise e.within(source=f"{verb} request") from None
+                except ExtenderError as e:
+                    t.code = 500
+                    return Response.text(f"{verb}: {e}", 500)
+                except Exception:
+                    t.code = 500
+                    raise
+                return Response.json(out)
+
+        return handle
+
+    def server(self, listen: tuple[str, int], prefix: str = "") -> HTTPServer:
+        """An HTTP server for the verbs, the probes and this extender's ``/metrics``."""
+        return HTTPServer(listen, self.handlers(prefix), metrics=self.metrics)
+
+
+def extender_scores(total: np.ndarray, per_plugin: dict[str, tuple[Any, Any, int]]) -> list[int]:
+    """Weighted totals rescaled to 0..10: ``total * 10 // (100 * sum of weights that ran)``."""
+    max_total = MAX_NODE_SCORE * sum(int(w) for _, _, w in per_plugin.values())
+    if max_total <= 0:
+        return [wire.MIN_EXTENDER_PRIORITY] * len(total)
+    out = []
+    for t in np.asarray(total, np.int64).tolist():
+        s = int(t) * wire.MAX_EXTENDER_PRIORITY // max_total
+        out.append(min(max(s, wire.MIN_EXTENDER_PRIORITY), wire.MAX_EXTENDER_PRIORITY))
+    return out
+
+
+def run(args: argparse.Namespace) -> int:
+    """``kubesched extender``: load, validate, then serve until SIGINT/SIGTERM."""
+    from kubesched.app import build_config, build_registry
+    from kubesched.server.httpd import parse_listen, serve_until_signalled
+
+    listen = parse_listen(args.listen)
+    registry = build_registry(args.plugin_path)
+    config = build_config(args.config, registry)
+    for w in config.warnings:
+        sys.stderr.write(f"kubesched: warning: {w}\n")
+    objects = load_cluster(args.file) if args.file else ClusterObjects()
+    metrics = SchedulerMetrics(seed=args.seed)
+    ext = Extender(config, registry, objects, seed=args.seed, metrics=metrics)
+    server = ext.server(listen, args.url_prefix)
+    prefix = normalize_prefix(args.url_prefix)
+
+    def announce() -> None:
+        verbs = ", ".join(f"/{v}" for v in VERBS) + (f" (also under {prefix})" if prefix else "")
+        sys.stderr.write(
+            f"kubesched extender: serving {verbs} on {server.url} "
+            f"({len(objects.nodes)} nodes, {len(objects.pods)} pods held; /metrics, /healthz)\n"
+        )
+        sys.stderr.flush()
+
+    serve_until_signalled(server, announce)
+    return 0
