@@ -135,6 +135,15 @@ def cmd_plugins_list(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_plugins_new(args: argparse.Namespace) -> int:
+    """Write a plugin skeleton and its test, then say how to enable it."""
+    from kubesched.scaffold import enable_snippet, write_skeleton
+
+    plugin, test = write_skeleton(args.name, args.dir, args.kind)
+    sys.stdout.write(f"wrote {plugin}\nwrote {test}\n\n{enable_snippet(args.name, args.kind, plugin)}")
+    return 0
+
+
 def cmd_config_view(args: argparse.Namespace) -> int:
     from kubesched.app import build_config, build_registry
     from kubesched.config import effective_config, resolved_table
@@ -198,6 +207,11 @@ def build_parser() -> argparse.ArgumentParser:
     pl.add_argument("--plugin-path", action="append", default=[])
     pl.add_argument("-o", "--output", choices=("table", "json", "yaml"), default="table")
     pl.set_defaults(func=cmd_plugins_list)
+    pn = psub.add_parser("new", help="write a plugin skeleton (NAME.py) and its pytest test")
+    pn.add_argument("name", metavar="NAME", help="the plugin's class and configured name, e.g. LowLatencyFirst")
+    pn.add_argument("--dir", default=".", help="where to write the files (default: current directory)")
+    pn.add_argument("--kind", choices=("score", "filter"), default="score", help="extension point (default: score)")
+    pn.set_defaults(func=cmd_plugins_new)
     p = sub.add_parser("config", help="configuration tools")
     csub = p.add_subparsers(dest="config_command", required=True)
     cv = csub.add_parser("view", help="the resolved configuration as a v1 document (defaults merged, versions converted)")

@@ -16,4 +16,8 @@ BUILTIN: dict[str, str] = {
     "NodeResourcesBalancedAllocation": "kubesched.plugins.noderesources.balanced_allocation:BalancedAllocation",
     "ImageLocality": "kubesched.plugins.imagelocality:ImageLocality",
     "DefaultBinder": "kubesched.plugins.defaultbinder:DefaultBinder",
+    # kubesched's own strategies (issue 6): known by name, not enabled by default; their args
+    # reach the constructor raw and are validated there.
+    "LowestLoad": "kubesched.plugins.lowestload:LowestLoad",
+    "BusinessPriority": "kubesched.plugins.businesspriority:BusinessPriority",
 }
