@@ -53,6 +53,13 @@ class Entry:
     fresh_pre_score: list[Any]
     fresh_score: list[Any]
     local_skip_score: frozenset[str] = frozenset()
+    # Node-only plugins (``Plugin.node_only``) judge a row from its node object, which cannot change
+    # while the entry lives (node changes bump ``structure``): their verdicts and scores are kept
+    # apart, and only the plugins that read the row's pods run again when its pods change.
+    node_ok: np.ndarray = field(default_factory=lambda: np.zeros(0, bool))  # passes node-only filters
+    pod_filters: list[Any] = field(default_factory=list)  # row-local filters that read the row's pods
+    static_node: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))  # node-only part of static
+    scored: np.ndarray = field(default_factory=lambda: np.zeros(0, bool))  # node-only scores known per row
     csum: np.ndarray = field(default_factory=lambda: np.zeros(1, np.int64))  # prefix sums of ok[order]
     pos: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))  # row -> position, -1 if none
     dirty: set[int] = field(default_factory=set)  # rows whose pods changed since their verdicts
@@ -103,7 +110,13 @@ class EquivalenceCache:
             order = chosen[np.argsort(snap.order_positions[chosen], kind="stable")]
         local_filters = [pl for pl in fw.filter if pl.row_local]
         ok = np.zeros(snap.n, bool)
-        ok[order] = fw.filter_rows_plain(state, pod, snap, order.astype(np.int32), None, only=local_filters)
+        order32 = order.astype(np.int32)
+        ok[order] = fw.filter_rows_plain(state, pod, snap, order32, None, only=local_filters)
+        node_filters = [pl for pl in local_filters if pl.node_only]
+        node_ok = np.zeros(snap.n, bool)
+        node_ok[order] = (
+            fw.filter_rows_plain(state, pod, snap, order32, None, only=node_filters) if node_filters else True
+        )
         feas = np.nonzero(ok)[0].astype(np.int32)
         skip: set[str] = set()
         for pl in fw.pre_score:
@@ -117,6 +130,7 @@ class EquivalenceCache:
         state.skip_score = skip
         raw: dict[str, np.ndarray] = {}
         static = np.zeros(snap.n, np.int64)
+        static_node = np.zeros(snap.n, np.int64)
         for pl in fw.score:
             if not pl.row_local or pl.name in skip:
                 continue
@@ -125,7 +139,10 @@ class EquivalenceCache:
                 arr[feas] = np.asarray(pl.score(state, pod, snap, feas), np.int64)
             raw[pl.name] = arr
             if not _normalizes(pl):
-                static += arr * fw.score_weights.get(pl.name, 1)
+                weighted = arr * fw.score_weights.get(pl.name, 1)
+                static += weighted
+                if pl.node_only:
+                    static_node += weighted
         e = Entry(
             snap.structure,
             len(snap.changed_rows),
@@ -140,17 +157,33 @@ class EquivalenceCache:
             [pl for pl in fw.score if not pl.row_local],
         )
         e.local_skip_score = frozenset(skip)
+        e.node_ok = node_ok
+        e.pod_filters = [pl for pl in local_filters if not pl.node_only]
+        e.static_node = static_node
+        e.scored = np.zeros(snap.n, bool)
+        e.scored[feas] = True
         e.pos = np.full(snap.n, -1, np.int64)
         e.pos[order] = np.arange(len(order))
         e.reindex()
         return e
 
     def _refresh(self, fw: Framework, pod: Pod, snap: Snapshot, e: Entry, rows: np.ndarray) -> None:
-        """Filter stale rows again now; their scores only when a window needs them."""
-        local = [pl for pl in fw.filter if pl.row_local]
-        e.ok[rows] = fw.filter_rows_plain(e.state, pod, snap, rows, None, only=local)
+        """Filter stale rows again now (pod-reading plugins only); their scores when a window needs them."""
+        before = e.ok[rows]
+        keep = e.node_ok[rows]
+        now = keep.copy()
+        if e.pod_filters and keep.any():
+            now[keep] = fw.filter_rows_plain(e.state, pod, snap, rows[keep], None, only=e.pod_filters)
+        e.ok[rows] = now
         e.unscored.update(rows.tolist())
-        e.reindex()
+        flipped = np.nonzero(before != now)[0]
+        if flipped.size > 8:
+            e.reindex()
+            return
+        csum = e.csum
+        for i in flipped.tolist():
+            # one verdict changed: shift the prefix sums after its position instead of a full cumsum
+            csum[int(e.pos[rows[i]]) + 1 :] += 1 if now[i] else -1
 
     def _rescore(self, fw: Framework, pod: Pod, snap: Snapshot, e: Entry) -> None:
         rows = np.fromiter(e.unscored, np.int64, len(e.unscored))
@@ -158,9 +191,22 @@ class EquivalenceCache:
         feas = rows[e.ok[rows]].astype(np.int32)
         if not feas.size:
             return
-        e.static[feas] = 0
+        new = feas[~e.scored[feas]]
+        if new.size:  # never scored in this entry: node-only scores too
+            e.scored[new] = True
+            e.static_node[new] = 0
+            for name, arr in e.raw.items():
+                pl = fw.plugins[name]
+                if not pl.node_only:
+                    continue
+                arr[new] = np.asarray(pl.score(e.state, pod, snap, new), np.int64)  # type: ignore[attr-defined]
+                if not _normalizes(pl):
+                    e.static_node[new] += arr[new] * fw.score_weights.get(name, 1)
+        e.static[feas] = e.static_node[feas]
         for name, arr in e.raw.items():
             pl = fw.plugins[name]
+            if pl.node_only:
+                continue
             arr[feas] = np.asarray(pl.score(e.state, pod, snap, feas), np.int64)  # type: ignore[attr-defined]
             if not _normalizes(pl):
                 e.static[feas] += arr[feas] * fw.score_weights.get(name, 1)

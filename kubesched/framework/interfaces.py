@@ -33,6 +33,10 @@ class Plugin:
     #: nodes' pods) and NormalizeScore depends on the scores alone: the equivalence cache may
     #: then reuse verdicts across equal pods. Leave False unless that holds.
     row_local: ClassVar[bool] = False
+    #: True (with ``row_local``) when Filter/Score read the pod and the node object only, not
+    #: the pods assigned to it: the equivalence cache then skips the plugin when a row's pods
+    #: change (node changes rebuild the cache anyway). Leave False unless that holds.
+    node_only: ClassVar[bool] = False
 
     def __init__(self, args: dict[str, Any] | None = None, handle: Handle | None = None) -> None:
         self.args: dict[str, Any] = args or {}

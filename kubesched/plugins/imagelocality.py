@@ -73,6 +73,7 @@ class ImageLocality(ScorePlugin):
     name = NAME
 
     row_local = True
+    node_only = True  # reads the node object, never the pods on it
 
     _cache: tuple[weakref.ref, int, _ImageTable] | None = None
 

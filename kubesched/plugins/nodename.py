@@ -24,6 +24,7 @@ class NodeName(FilterPlugin):
     name = NAME
 
     row_local = True
+    node_only = True  # reads the node object, never the pods on it
 
     def filter(self, state: CycleState, pod: Pod, snap: Snapshot, rows: np.ndarray) -> FilterResult:
         """Unresolvable: no preemption makes another node carry the requested name."""

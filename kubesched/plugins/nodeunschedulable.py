@@ -30,6 +30,7 @@ class NodeUnschedulable(FilterPlugin):
     name = NAME
 
     row_local = True
+    node_only = True  # reads the node object, never the pods on it
 
     def filter(self, state: CycleState, pod: Pod, snap: Snapshot, rows: np.ndarray) -> FilterResult:
         """Unresolvable: preempting pods never uncordons a node."""

@@ -64,6 +64,7 @@ class TaintToleration(FilterPlugin, PreScorePlugin, ScorePlugin):
     name = NAME
 
     row_local = True
+    node_only = True  # reads the node object, never the pods on it
 
     def filter(self, state: CycleState, pod: Pod, snap: Snapshot, rows: np.ndarray) -> FilterResult:
         """Unresolvable: evicting pods never removes a taint."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import weakref
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -83,6 +84,57 @@ class NodeMasks:
         if c.node_taints_policy == HONOR:
             mask = self.taints() if mask is None else mask & self.taints()
         return mask
+
+
+#: Per-(pod fields, constraints) masks kept for one snapshot and node generation.
+_MASK_CACHE_SIZE = 16
+
+
+class MaskCache:
+    """Node masks per pod shape, kept while the snapshot's nodes do not change.
+
+    The masks read only node labels and taints, so they are valid until ``node_generation``
+    bumps; recomputing them over every node each cycle dominated the spreading workloads.
+    Returned arrays are read-only and shared.
+    """
+
+    def __init__(self) -> None:
+        self._snap: weakref.ref | None = None
+        self._stamp: tuple[int, int] = (-1, -1)
+        self._entries: dict[tuple, tuple[np.ndarray, list[np.ndarray | None]]] = {}
+
+    def get(
+        self, pod: Pod, snap: Snapshot, constraints: tuple[TopologySpreadConstraint, ...]
+    ) -> tuple[np.ndarray, list[np.ndarray | None]]:
+        """(all-keys mask, per constraint its inclusion mask or None), as NodeMasks computes them."""
+        stamp = (snap.node_generation, snap.n)
+        if self._snap is None or self._snap() is not snap or self._stamp != stamp:
+            self._snap = weakref.ref(snap)
+            self._stamp = stamp
+            self._entries.clear()
+        na = pod.node_affinity
+        key = (
+            tuple((c.topology_key, c.node_affinity_policy, c.node_taints_policy) for c in constraints),
+            tuple(pod.node_selector.items()),
+            na.required if na is not None else None,
+            pod.tolerations,
+        )
+        hit = self._entries.get(key)
+        if hit is None:
+            masks = NodeMasks(pod, snap)
+            all_keys = _frozen(masks.all_keys(constraints))
+            inclusions = [masks.inclusion(c) for c in constraints]
+            hit = (all_keys, [None if m is None else _frozen(m) for m in inclusions])
+            if len(self._entries) >= _MASK_CACHE_SIZE:
+                self._entries.clear()
+            self._entries[key] = hit
+        return hit
+
+
+def _frozen(a: np.ndarray) -> np.ndarray:
+    a = np.array(a, dtype=bool)  # own copy: NodeMasks may hand out a shared array
+    a.flags.writeable = False
+    return a
 
 
 def matching_pods_per_node(snap: Snapshot, selector: LabelSelector | None, namespace: str) -> np.ndarray:

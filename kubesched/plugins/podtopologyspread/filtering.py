@@ -18,6 +18,7 @@ from kubesched.framework.status import Code, FilterResult
 from kubesched.plugins.podtopologyspread.common import (
     ERR_REASON_CONSTRAINTS_NOT_MATCH,
     ERR_REASON_NODE_LABEL_NOT_MATCH,
+    MaskCache,
     NodeMasks,
     min_domains,
     selector_matches,
@@ -99,17 +100,24 @@ class PreFilterState:
 
 
 def compute_pre_filter_state(
-    pod: Pod, constraints: tuple[TopologySpreadConstraint, ...], snap: Snapshot, count: CountFn
+    pod: Pod,
+    constraints: tuple[TopologySpreadConstraint, ...],
+    snap: Snapshot,
+    count: CountFn,
+    mask_cache: MaskCache | None = None,
 ) -> PreFilterState:
     """calPreFilterState over every node of the snapshot."""
     if not constraints:
         return PreFilterState((), [], [], [], None, pod.namespace)
-    masks = NodeMasks(pod, snap)
-    all_keys = masks.all_keys(constraints)
+    if mask_cache is not None:
+        all_keys, inclusions = mask_cache.get(pod, snap, constraints)
+    else:
+        masks = NodeMasks(pod, snap)
+        all_keys = masks.all_keys(constraints)
+        inclusions = [masks.inclusion(c) for c in constraints]
     counts, present, eligible = [], [], []
-    for c in constraints:
+    for c, inclusion in zip(constraints, inclusions, strict=True):
         elig = all_keys
-        inclusion = masks.inclusion(c)
         if inclusion is not None:
             elig = elig & inclusion
         codes = snap.labels.codes(c.topology_key)

@@ -12,6 +12,7 @@ from kubesched.plugins.podtopologyspread.common import (
     NAME,
     PRE_FILTER_STATE_KEY,
     PRE_SCORE_STATE_KEY,
+    MaskCache,
     matching_pods_per_node,
 )
 from kubesched.plugins.podtopologyspread.defaults import (
@@ -56,6 +57,8 @@ class PodTopologySpread(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlug
         self.system_defaulted = parsed.system_defaulted
         # Matching pods per node, shared by PreFilter and PreScore of the same cycle.
         self._count_cache: dict[tuple, np.ndarray] = {}
+        # Node masks (topology keys, inclusion policies) per pod shape, until nodes change.
+        self._masks = MaskCache()
 
     def skips(self, pod: Pod, snap: Snapshot) -> bool:
         """No own constraints, and no workload that could give the pod default ones."""
@@ -76,7 +79,9 @@ class PodTopologySpread(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlug
         constraints = constraints_for(pod, DO_NOT_SCHEDULE, self.default_constraints, snap)
         if not constraints:
             return Status(Code.Skip, plugin=self.name)
-        state.write(PRE_FILTER_STATE_KEY, compute_pre_filter_state(pod, constraints, snap, self._count))
+        state.write(
+            PRE_FILTER_STATE_KEY, compute_pre_filter_state(pod, constraints, snap, self._count, self._masks)
+        )
         return None
 
     def _pre_filter_state(self, state: CycleState) -> PreFilterState:
@@ -108,7 +113,9 @@ class PodTopologySpread(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlug
         # Only require all topology labels for non-system-default spreading, so nodes
         # without a zone label still get hostname spreading.
         require_all = bool(pod.spread_constraints) or not self.system_defaulted
-        st = compute_pre_score_state(pod, constraints, snap, np.asarray(rows), require_all, self._count)
+        st = compute_pre_score_state(
+            pod, constraints, snap, np.asarray(rows), require_all, self._count, self._masks
+        )
         state.write(PRE_SCORE_STATE_KEY, st)
         return None
 

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from kubesched.framework.interfaces import MAX_NODE_SCORE
-from kubesched.plugins.podtopologyspread.common import NodeMasks
+from kubesched.plugins.podtopologyspread.common import MaskCache, NodeMasks
 from kubesched.plugins.podtopologyspread.defaults import LABEL_HOSTNAME
 
 if TYPE_CHECKING:
@@ -65,11 +65,16 @@ def compute_pre_score_state(
     rows: np.ndarray,
     require_all_topologies: bool,
     count: CountFn,
+    mask_cache: MaskCache | None = None,
 ) -> PreScoreState:
     """initPreScoreState over the filtered ``rows`` plus the count over all nodes."""
     n = snap.n
-    masks = NodeMasks(pod, snap)
-    all_keys = masks.all_keys(constraints)
+    if mask_cache is not None:
+        all_keys, inclusions = mask_cache.get(pod, snap, constraints)
+    else:
+        masks = NodeMasks(pod, snap)
+        all_keys = masks.all_keys(constraints)
+        inclusions = [masks.inclusion(c) for c in constraints]
     rows = np.asarray(rows, dtype=np.int64)
     ignored = np.zeros(n, bool)
     if require_all_topologies:
@@ -79,7 +84,7 @@ def compute_pre_score_state(
     # processAllNode: nodes missing any key are skipped only when all keys are required.
     base = all_keys if require_all_topologies else np.ones(n, bool)
     codes_list, domain_counts, node_counts, weights, seeded_list = [], [], [], [], []
-    for c in constraints:
+    for c, inclusion in zip(constraints, inclusions, strict=True):
         codes = snap.labels.codes(c.topology_key)
         codes_list.append(codes.copy())
         per_node = count(snap, c.selector, pod.namespace)
@@ -99,7 +104,6 @@ def compute_pre_score_state(
             seeded[dom[scored_rows]] = True
             size = int(np.count_nonzero(seeded))
             elig = base
-            inclusion = masks.inclusion(c)
             if inclusion is not None:
                 elig = elig & inclusion
             d = dom[elig]
