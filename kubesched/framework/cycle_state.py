@@ -9,13 +9,12 @@ from typing import Any
 class CycleState:
     """A dict keyed by plugin-chosen keys; ``clone`` is used by preemption dry runs."""
 
-    __slots__ = ("_data", "skip_filter", "skip_score", "record_plugin_metrics")
+    __slots__ = ("_data", "skip_filter", "skip_score")
 
     def __init__(self) -> None:
         self._data: dict[str, Any] = {}
         self.skip_filter: set[str] = set()
         self.skip_score: set[str] = set()
-        self.record_plugin_metrics = False
 
     def read(self, key: str) -> Any:
         return self._data.get(key)

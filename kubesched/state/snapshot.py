@@ -132,10 +132,6 @@ class Snapshot:
         return self._taint_set[: self.n]
 
     @property
-    def names(self) -> list[str]:
-        return [n.name for n in self.nodes]
-
-    @property
     def order(self) -> np.ndarray:
         """Rows in node-tree order: round-robin over zones, insertion order within a zone."""
         if self._order is None:
