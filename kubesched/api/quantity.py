@@ -7,6 +7,7 @@ zero) and in :func:`value` / :func:`milli_value` (up to the unit, away from zero
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from fractions import Fraction
@@ -158,9 +159,25 @@ def resource_value(name: str, q: str | int | float | Fraction, path: str = "") -
 
     Results are clamped to int64, the width of the snapshot's columns (upstream would overflow).
     """
+    if isinstance(q, str):
+        try:
+            return _cached_value(name == "cpu", q)
+        except InputError:
+            parse_quantity(q, path)  # raises the same error, now naming the field
+            raise
     frac = q if isinstance(q, Fraction) else parse_quantity(q, path)
-    n = milli_value(frac) if name == "cpu" else value(frac)
+    return _clamped(name == "cpu", frac)
+
+
+def _clamped(milli: bool, frac: Fraction) -> int:
+    n = milli_value(frac) if milli else value(frac)
     return max(INT64_MIN, min(INT64_MAX, n))
+
+
+@functools.lru_cache(maxsize=4096)
+def _cached_value(milli: bool, text: str) -> int:
+    """Manifests repeat the same few strings ("100m", "500Mi"): parse each once."""
+    return _clamped(milli, parse_quantity(text))
 
 
 _BINARY_FORMAT = (("Ei", 60), ("Pi", 50), ("Ti", 40), ("Gi", 30), ("Mi", 20), ("Ki", 10))
