@@ -121,14 +121,22 @@ class MaskCache:
         )
         hit = self._entries.get(key)
         if hit is None:
-            masks = NodeMasks(pod, snap)
-            all_keys = _frozen(masks.all_keys(constraints))
-            inclusions = [masks.inclusion(c) for c in constraints]
-            hit = (all_keys, [None if m is None else _frozen(m) for m in inclusions])
+            all_keys, inclusions = node_masks(pod, snap, constraints, None)
+            hit = (_frozen(all_keys), [None if m is None else _frozen(m) for m in inclusions])
             if len(self._entries) >= _MASK_CACHE_SIZE:
                 self._entries.clear()
             self._entries[key] = hit
         return hit
+
+
+def node_masks(
+    pod: Pod, snap: Snapshot, constraints: tuple[TopologySpreadConstraint, ...], cache: MaskCache | None
+) -> tuple[np.ndarray, list[np.ndarray | None]]:
+    """(all-keys mask, per constraint its inclusion mask or None), from ``cache`` when given."""
+    if cache is not None:
+        return cache.get(pod, snap, constraints)
+    masks = NodeMasks(pod, snap)
+    return masks.all_keys(constraints), [masks.inclusion(c) for c in constraints]
 
 
 def _frozen(a: np.ndarray) -> np.ndarray:

@@ -19,8 +19,8 @@ from kubesched.plugins.podtopologyspread.common import (
     ERR_REASON_CONSTRAINTS_NOT_MATCH,
     ERR_REASON_NODE_LABEL_NOT_MATCH,
     MaskCache,
-    NodeMasks,
     min_domains,
+    node_masks,
     selector_matches,
 )
 
@@ -109,12 +109,7 @@ def compute_pre_filter_state(
     """calPreFilterState over every node of the snapshot."""
     if not constraints:
         return PreFilterState((), [], [], [], None, pod.namespace)
-    if mask_cache is not None:
-        all_keys, inclusions = mask_cache.get(pod, snap, constraints)
-    else:
-        masks = NodeMasks(pod, snap)
-        all_keys = masks.all_keys(constraints)
-        inclusions = [masks.inclusion(c) for c in constraints]
+    all_keys, inclusions = node_masks(pod, snap, constraints, mask_cache)
     counts, present, eligible = [], [], []
     for c, inclusion in zip(constraints, inclusions, strict=True):
         elig = all_keys

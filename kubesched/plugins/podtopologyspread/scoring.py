@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from kubesched.framework.interfaces import MAX_NODE_SCORE
-from kubesched.plugins.podtopologyspread.common import MaskCache, NodeMasks
+from kubesched.plugins.podtopologyspread.common import MaskCache, node_masks
 from kubesched.plugins.podtopologyspread.defaults import LABEL_HOSTNAME
 
 if TYPE_CHECKING:
@@ -69,12 +69,7 @@ def compute_pre_score_state(
 ) -> PreScoreState:
     """initPreScoreState over the filtered ``rows`` plus the count over all nodes."""
     n = snap.n
-    if mask_cache is not None:
-        all_keys, inclusions = mask_cache.get(pod, snap, constraints)
-    else:
-        masks = NodeMasks(pod, snap)
-        all_keys = masks.all_keys(constraints)
-        inclusions = [masks.inclusion(c) for c in constraints]
+    all_keys, inclusions = node_masks(pod, snap, constraints, mask_cache)
     rows = np.asarray(rows, dtype=np.int64)
     ignored = np.zeros(n, bool)
     if require_all_topologies:
