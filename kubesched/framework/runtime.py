@@ -136,12 +136,7 @@ class Framework:
 
     # ---- PreEnqueue ------------------------------------------------------------------
     def run_pre_enqueue(self, pod: Pod) -> Status:
-        for pl in self.pre_enqueue:
-            st = _guard(pl, "PreEnqueue", lambda pl=pl: pl.pre_enqueue(pod)) or Status()
-            if not st.ok:
-                st.plugin = pl.name
-                return st
-        return Status()
+        return self._until_failure(self.pre_enqueue, "PreEnqueue", lambda pl: pl.pre_enqueue(pod))
 
     # ---- PreFilter -------------------------------------------------------------------
     def run_pre_filter(
@@ -418,13 +413,18 @@ class Framework:
         return out
 
     # ---- Reserve / Permit / Bind ------------------------------------------------------
-    def run_reserve(self, state: CycleState, pod: Pod, node: str) -> Status:
-        for pl in self.reserve:
-            st = _guard(pl, "Reserve", lambda pl=pl: pl.reserve(state, pod, node)) or Status()
+    @staticmethod
+    def _until_failure(plugins: list[Any], point: str, call: Callable[[Any], Status | None]) -> Status:
+        """Run ``call`` on each plugin in order; the first non-success status, naming its plugin."""
+        for pl in plugins:
+            st = _guard(pl, point, lambda pl=pl: call(pl)) or Status()
             if not st.ok:
                 st.plugin = pl.name
                 return st
         return Status()
+
+    def run_reserve(self, state: CycleState, pod: Pod, node: str) -> Status:
+        return self._until_failure(self.reserve, "Reserve", lambda pl: pl.reserve(state, pod, node))
 
     def run_unreserve(self, state: CycleState, pod: Pod, node: str) -> None:
         for pl in reversed(self.reserve):
@@ -448,12 +448,7 @@ class Framework:
         return (Status(Code.Wait) if waiting else Status()), wait
 
     def run_pre_bind(self, state: CycleState, pod: Pod, node: str) -> Status:
-        for pl in self.pre_bind:
-            st = _guard(pl, "PreBind", lambda pl=pl: pl.pre_bind(state, pod, node)) or Status()
-            if not st.ok:
-                st.plugin = pl.name
-                return st
-        return Status()
+        return self._until_failure(self.pre_bind, "PreBind", lambda pl: pl.pre_bind(state, pod, node))
 
     def run_bind(self, state: CycleState, pod: Pod, node: str) -> Status:
         for pl in self.bind:
