@@ -122,6 +122,19 @@ class PodAffinity:
         return cls(required, tuple(preferred))
 
 
+#: Wire fields of a core/v1 TopologySpreadConstraint.
+SPREAD_CONSTRAINT_FIELDS: tuple[str, ...] = (
+    "maxSkew",
+    "topologyKey",
+    "whenUnsatisfiable",
+    "labelSelector",
+    "minDomains",
+    "nodeAffinityPolicy",
+    "nodeTaintsPolicy",
+    "matchLabelKeys",
+)
+
+
 @dataclass(frozen=True, slots=True)
 class TopologySpreadConstraint:
     max_skew: int
@@ -175,6 +188,7 @@ __all__ = [
     "NodeAffinity",
     "PodAffinity",
     "PodAffinityTerm",
+    "SPREAD_CONSTRAINT_FIELDS",
     "TopologySpreadConstraint",
     "WeightedPodAffinityTerm",
     "merge_label_keys",

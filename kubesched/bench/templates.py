@@ -18,6 +18,8 @@ import random
 from collections.abc import Callable
 from typing import Any
 
+from kubesched.api.affinity import SPREAD_CONSTRAINT_FIELDS
+
 #: k8s.io/apimachinery/pkg/util/rand.String's alphabet (no vowels, no confusable digits).
 NAME_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"
 HOSTNAME_LABEL = "kubernetes.io/hostname"
@@ -369,17 +371,7 @@ POD_TEMPLATES: dict[str, Callable[[], WireDict]] = {
 # ---- Go's case-insensitive JSON field matching ---------------------------------------------
 #: Field names of the pod spec parts a template may spell in another case (encoding/json
 #: matches struct fields case-insensitively; Python dict lookups do not).
-_SPREAD_FIELDS = (
-    "maxSkew",
-    "topologyKey",
-    "whenUnsatisfiable",
-    "labelSelector",
-    "minDomains",
-    "nodeAffinityPolicy",
-    "nodeTaintsPolicy",
-    "matchLabelKeys",
-)
-_SPREAD_BY_LOWER = {f.lower(): f for f in _SPREAD_FIELDS}
+_SPREAD_BY_LOWER = {f.lower(): f for f in SPREAD_CONSTRAINT_FIELDS}
 
 
 def normalise_keys(pod: WireDict) -> WireDict:

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from kubesched.api.affinity import SPREAD_CONSTRAINT_FIELDS
 from kubesched.errors import join_path
 
 from .decode import (
@@ -214,16 +215,7 @@ def _interpod(ctx: Ctx, raw: dict, path: str, version: str) -> dict:
 
 # --- PodTopologySpread ---
 
-_CONSTRAINT_FIELDS = (
-    "maxSkew",
-    "topologyKey",
-    "whenUnsatisfiable",
-    "labelSelector",
-    "minDomains",
-    "nodeAffinityPolicy",
-    "nodeTaintsPolicy",
-    "matchLabelKeys",
-)
+_CONSTRAINT_FIELDS = SPREAD_CONSTRAINT_FIELDS
 _WHEN_UNSATISFIABLE = ("DoNotSchedule", "ScheduleAnyway")
 _NODE_POLICIES = ("Honor", "Ignore")
 
