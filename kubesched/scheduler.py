@@ -70,8 +70,14 @@ class Scheduler:
         *,
         seed: int | None = None,
         clock: Callable[[], float] = time.monotonic,
+        tie_break: str = "random",
     ) -> None:
+        if tie_break not in ("random", "first"):
+            raise ValueError(f"tie_break must be 'random' or 'first', not {tie_break!r}")
         self.config = config
+        # "random" is kube-scheduler's reservoir sampling; "first" takes the tied node that comes
+        # first in node-tree order (reproducible replays, e.g. the FGD paper's simulator).
+        self.tie_break = tie_break
         self.snapshot = snapshot
         self.cluster = cluster
         self.rng = np.random.default_rng(seed)
@@ -195,11 +201,15 @@ class Scheduler:
         return res
 
     def select_host(self, scores: Scores) -> int:
-        """The highest total; ties broken uniformly at random (seeded)."""
+        """The highest total; ties broken uniformly at random (seeded) or by node order."""
         best = scores.total.max()
         ties = np.nonzero(scores.total == best)[0]
-        pick = ties[0] if ties.size == 1 else ties[int(self.rng.integers(ties.size))]
-        return int(scores.rows[pick])
+        if ties.size == 1:
+            return int(scores.rows[ties[0]])
+        if self.tie_break == "first":
+            rows = scores.rows[ties]
+            return int(rows[np.argmin(self.snapshot.order_positions[rows])])
+        return int(scores.rows[ties[int(self.rng.integers(ties.size))]])
 
     def schedule_one(self) -> ScheduleResult | None:
         """Pop one pod and run its scheduling cycle and (synchronous) binding cycle."""
