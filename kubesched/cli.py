@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import importlib
 import json
 import sys
 from collections.abc import Callable, Sequence
@@ -14,6 +15,10 @@ from kubesched import UPSTREAM_RELEASE, __version__
 from kubesched.errors import InputError
 
 EXIT_USAGE = 2
+
+# Subcommands that live in their own modules: each module has ``add_parser(sub)``, which adds its
+# subparser(s) and sets ``func``. Importing must stay cheap (import heavy things inside func).
+COMMAND_MODULES: tuple[str, ...] = ()
 
 
 def _emit(data: Any, fmt: str) -> None:
@@ -238,6 +243,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--url-prefix", default="", help="also serve the verbs under this path (the urlPrefix's path)")
     p.add_argument("--seed", type=int, default=None, help="seed for random choices (reproducible runs)")
     p.set_defaults(func=cmd_extender)
+    for mod in COMMAND_MODULES:
+        importlib.import_module(mod).add_parser(sub)
     return parser
 
 
