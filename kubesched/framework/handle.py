@@ -38,3 +38,6 @@ class Handle:
         self.parallelism = parallelism
         self.framework: Framework | None = None  # set once the profile's framework is built
         self.nominator: Any = None  # the queue's nominated pods, when a scheduler owns this handle
+        # measured node utilization (kubesched.framework.utilization.UtilizationSource), set by
+        # the simulator; live, load-aware plugins build their own from their args
+        self.utilization: Any = None
