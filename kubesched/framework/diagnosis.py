@@ -53,11 +53,13 @@ class Diagnosis:
         return self.absent_status
 
     def statuses(self) -> dict[int, Status]:
-        """Explicit per-row statuses (rows that were filtered and failed)."""
+        """Explicit per-row statuses (rows that were filtered and failed; the first failure wins,
+        as in status_of)."""
         out: dict[int, Status] = {}
         for f in self.failures:
             for i, row in enumerate(f.rows.tolist()):
-                out[row] = f.status_at(i)
+                if row not in out:
+                    out[row] = f.status_at(i)
         return out
 
     def rows_with_code(self, code: Code) -> np.ndarray:

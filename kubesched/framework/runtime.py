@@ -257,33 +257,39 @@ class Framework:
                 by_node.setdefault(other.nominated_node_name, []).append(other)
         if not by_node:
             return
-        for i in np.nonzero(alive)[0]:
-            row = int(rows[i])
-            others = by_node.get(snap.nodes[row].name)
-            if not others:
-                continue
+        todo = [i for i in np.nonzero(alive)[0].tolist() if snap.nodes[int(rows[i])].name in by_node]
+        if not todo:
+            return
+        active_pre = [pl for pl in self.pre_filter if pl.name not in state.skip_filter]
+        if all(pl.row_local for pl in (*active_pre, *self._active_filters(state))):
+            # Every verdict reads its own row only: add all nominated pods, check once.
+            groups = [todo]
+        else:
+            groups = [[i] for i in todo]
+        for group in groups:
             st2 = state.clone()
             added = []
             try:
-                for other in others:
-                    placed = other.with_node(snap.nodes[row].name)
-                    snap.add_pod(placed)
-                    added.append(placed)
-                    for pl in self.pre_filter:
-                        if pl.name not in st2.skip_filter:
+                for i in group:
+                    row = int(rows[i])
+                    for other in by_node[snap.nodes[row].name]:
+                        placed = other.with_node(snap.nodes[row].name)
+                        snap.add_pod(placed)
+                        added.append(placed)
+                        for pl in active_pre:
                             _guard(
                                 pl,
                                 "PreFilter",
                                 lambda pl=pl, placed=placed, st2=st2, row=row: pl.add_pod(st2, pod, placed, row, snap),
                             )
-                one = rows[i : i + 1]
+                idx = np.asarray(group)
                 sub_diag = Diagnosis() if diagnosis is not None else None
-                ok = self.filter_rows_plain(st2, pod, snap, one, sub_diag)
+                ok = self.filter_rows_plain(st2, pod, snap, rows[idx], sub_diag)
             finally:
                 for placed in added:
                     snap.remove_pod(placed.uid)
-            if not ok[0]:
-                alive[i] = False
+            if not ok.all():
+                alive[idx[~ok]] = False
                 if diagnosis is not None and sub_diag is not None:
                     diagnosis.failures.extend(sub_diag.failures)
                     diagnosis.unschedulable_plugins |= sub_diag.unschedulable_plugins
@@ -399,11 +405,13 @@ class Framework:
             norm = _guard(pl, "NormalizeScore", lambda pl=pl, raw=raw: pl.normalize(state, pod, raw.copy()))
             norm = raw if norm is None else np.asarray(norm, np.int64)
             if norm.size and (norm.max() > MAX_NODE_SCORE or norm.min() < MIN_NODE_SCORE):
-                bad = int(norm.max() if norm.max() > MAX_NODE_SCORE else norm.min())
+                # upstream's text, with the first offending node's score (node order)
+                bad = int(norm[(norm > MAX_NODE_SCORE) | (norm < MIN_NODE_SCORE)][0])
                 raise PluginFailure(
                     Status.error(
-                        f"plugin {pl.name!r} returns an invalid score {bad}, it should in the range of "
-                        f"[{MIN_NODE_SCORE}, {MAX_NODE_SCORE}] after normalizing",
+                        f'applying score defaultWeights on Score plugins: plugin "{pl.name}" returns an '
+                        f"invalid score {bad}, it should in the range of [{MIN_NODE_SCORE}, {MAX_NODE_SCORE}] "
+                        "after normalizing",
                         pl.name,
                     )
                 )

@@ -8,7 +8,7 @@ and the profile's PreFilter is re-run on a fresh CycleState for every check.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -28,6 +28,7 @@ from kubesched.plugins.defaultpreemption.candidates import (
 if TYPE_CHECKING:
     from kubesched.api.objects import Pod
     from kubesched.framework.handle import Handle
+    from kubesched.framework.runtime import Framework
     from kubesched.state.snapshot import Snapshot
 
 NO_VICTIMS = "No preemption victims found for incoming pod"
@@ -87,40 +88,53 @@ class Evaluator:
     more_important_pod: MoreImportantPodFunc
 
     # ---- one filter check ------------------------------------------------------------
-    def _run_filters(self, pod: Pod, snap: Snapshot, row: int) -> Status:
-        """RunFilterPlugins on one node of the current snapshot (PreFilter re-run first).
-
-        A PreFilter error raises PreFilterError; a Filter error is returned as an Error status.
-        """
+    def _framework(self) -> Framework:
         fw = self.handle.framework if self.handle is not None else None
         if fw is None:
             raise PreFilterError(
                 Status.error("preemption needs the profile's framework (handle.framework is unset)")
             )
+        return fw
+
+    def _pre_filter(self, pod: Pod, snap: Snapshot) -> tuple[CycleState, set[str] | None, Status, set[str]]:
+        """The profile's PreFilter on the current snapshot; a PreFilter error raises PreFilterError."""
+        fw = self._framework()
         # When every PreFilter plugin either reads only the pod (row_local) or certainly skips,
         # removing victims cannot change the PreFilter state: compute it once per preemptor.
         reusable = all(pl.row_local or pl.skips(pod, snap) for pl in fw.pre_filter)
         key = (pod.uid, id(snap), snap.structure)
         cached = getattr(self, "_pre_filter_cache", None)
         if reusable and cached is not None and cached[0] == key:
-            state, names, st, with_nodes = cached[1]
-        else:
-            state = CycleState()
-            try:
-                names, st, with_nodes, _ = fw.run_pre_filter(state, pod, snap)
-            except PluginFailure as e:
-                raise PreFilterError(Status(Code.Error, e.status.reasons, e.status.plugin)) from e
-            if reusable:
-                self._pre_filter_cache = (key, (state, names, st, with_nodes))
+            return cached[1]
+        state = CycleState()
+        try:
+            names, st, with_nodes, _ = fw.run_pre_filter(state, pod, snap)
+        except PluginFailure as e:
+            raise PreFilterError(Status(Code.Error, e.status.reasons, e.status.plugin)) from e
         if st.code == Code.Error:
             raise PreFilterError(st)
+        out = (state, names, st, with_nodes)
+        if reusable:
+            self._pre_filter_cache = (key, out)
+        return out
+
+    @staticmethod
+    def _not_in_pre_filter_result(with_nodes: set[str]) -> Status:
+        msg = f"node(s) didn't satisfy plugin(s) [{' '.join(sorted(with_nodes))}]"
+        return Status(Code.UnschedulableAndUnresolvable, (msg,))
+
+    def _run_filters(self, pod: Pod, snap: Snapshot, row: int) -> Status:
+        """RunFilterPlugins on one node of the current snapshot (PreFilter re-run first).
+
+        A PreFilter error raises PreFilterError; a Filter error is returned as an Error status.
+        """
+        state, names, st, with_nodes = self._pre_filter(pod, snap)
         if not st.ok:
             return st
+        fw = self._framework()
         try:
-            node_name = snap.nodes[row].name
-            if names is not None and node_name not in names:
-                msg = f"node(s) didn't satisfy plugin(s) [{' '.join(sorted(with_nodes))}]"
-                return Status(Code.UnschedulableAndUnresolvable, (msg,))
+            if names is not None and snap.nodes[row].name not in names:
+                return self._not_in_pre_filter_result(with_nodes)
             diag = Diagnosis()
             ok = fw.filter_rows(state, pod, snap, np.asarray([row], np.int32), diag)
         except PluginFailure as e:
@@ -209,21 +223,109 @@ class Evaluator:
         statuses: dict[int, Status] = {}
         errors: list[str] = []
         n = len(rows)
-        for i in range(n):
-            row = int(rows[(offset + i) % n])
-            victims, num_pdb, st = self.select_victims_on_node(pod, snap, row, pdbs)
-            name = snap.nodes[row].name
-            if st.ok and victims:
-                cand = Candidate(name, victims, num_pdb)
-                bucket = non_violating if num_pdb == 0 else violating
-                if len(bucket) < num_candidates:  # candidateList drops adds beyond its size
-                    bucket.append(cand)
-                if non_violating and len(non_violating) + len(violating) >= num_candidates:
-                    break
-                continue
-            if st.ok:
-                st = Status.error(f'expected at least one victim pod on node "{name}"')
-            if st.code == Code.Error:
-                errors.append(st.message)
-            statuses[row] = st
+        ordered = rows[(offset + np.arange(n)) % n] if n else rows
+        chunk = max(num_candidates, 64)
+        batched = self._batchable(pod, snap)
+        for start in range(0, n, chunk):
+            part = ordered[start : start + chunk]
+            results: Iterable[tuple[list[Pod], int, Status]] | None = None
+            if batched:
+                results = self._victims_batched(pod, snap, part, pdbs)
+            if results is None:  # not batchable, or a Filter error: node by node (lazily), as upstream
+                results = (self.select_victims_on_node(pod, snap, int(r), pdbs) for r in part)
+            for row, (victims, num_pdb, st) in zip(part.tolist(), results, strict=False):
+                name = snap.nodes[row].name
+                if st.ok and victims:
+                    cand = Candidate(name, victims, num_pdb)
+                    bucket = non_violating if num_pdb == 0 else violating
+                    if len(bucket) < num_candidates:  # candidateList drops adds beyond its size
+                        bucket.append(cand)
+                    if non_violating and len(non_violating) + len(violating) >= num_candidates:
+                        return non_violating + violating, statuses, errors
+                    continue
+                if st.ok:
+                    st = Status.error(f'expected at least one victim pod on node "{name}"')
+                if st.code == Code.Error:
+                    errors.append(st.message)
+                statuses[row] = st
         return non_violating + violating, statuses, errors
+
+    # ---- many nodes at once ----------------------------------------------------------
+    def _batchable(self, pod: Pod, snap: Snapshot) -> bool:
+        """Every PreFilter and Filter plugin judges a node by its own row only (or skips): then
+        evicting on one node cannot change another node's verdict, and all nodes of a chunk can
+        be dry-run together, one vectorised Filter pass per reprieve round."""
+        fw = self.handle.framework if self.handle is not None else None
+        if fw is None:
+            return False
+        return all(pl.row_local or pl.skips(pod, snap) for pl in (*fw.pre_filter, *fw.filter))
+
+    def _victims_batched(
+        self, pod: Pod, snap: Snapshot, rows: np.ndarray, pdbs: Sequence[PodDisruptionBudget]
+    ) -> list[tuple[list[Pod], int, Status]] | None:
+        """select_victims_on_node for every row, with the same results; None on a Filter error."""
+        try:
+            state, names, pst, with_nodes = self._pre_filter(pod, snap)
+        except PreFilterError as e:
+            return [([], 0, e.status)] * len(rows)
+        fw = self._framework()
+        out: list[tuple[list[Pod], int, Status]] = [([], 0, Status())] * len(rows)
+        saved: dict[int, list[Pod]] = {}
+        lists: dict[int, tuple[list[Pod], int]] = {}  # i -> (reprieve order, #violating first)
+        try:
+            for i, row in enumerate(rows.tolist()):
+                node_pods = list(snap.pods_on[row].values())
+                potential = [
+                    p for p in node_pods if p.priority < pod.priority and self.is_eligible_pod(snap, row, p, pod)
+                ]
+                if not potential:
+                    out[i] = ([], 0, Status(Code.UnschedulableAndUnresolvable, (NO_VICTIMS,)))
+                elif not pst.ok:
+                    out[i] = ([], 0, pst)
+                elif names is not None and snap.nodes[row].name not in names:
+                    out[i] = ([], 0, self._not_in_pre_filter_result(with_nodes))
+                else:
+                    saved[i] = node_pods
+                    ordered = sort_by_importance(potential, self.more_important_pod)
+                    bad, good = filter_pods_with_pdb_violation(ordered, pdbs)
+                    lists[i] = (bad + good, len(bad))
+                    for p in potential:
+                        snap.remove_pod(p.uid)
+            idx = np.fromiter(lists, np.int64, len(lists))
+            if idx.size:
+                diag = Diagnosis()
+                ok = fw.filter_rows(state, pod, snap, rows[idx].astype(np.int32), diag)
+                failed = diag.statuses()
+                for i in idx[~ok].tolist():
+                    out[i] = ([], 0, failed.get(int(rows[i])) or Status(Code.Unschedulable))
+                    del lists[i]
+            victims: dict[int, list[Pod]] = {i: [] for i in lists}
+            violations = dict.fromkeys(lists, 0)
+            k = 0
+            while True:  # round k gives back each node's k-th pod, most important first
+                turn = [i for i, (order, _) in lists.items() if k < len(order)]
+                if not turn:
+                    break
+                for i in turn:
+                    snap.add_pod(lists[i][0][k])
+                sub = rows[np.asarray(turn)].astype(np.int32)
+                fits = fw.filter_rows(state, pod, snap, sub, None)
+                for i, fit in zip(turn, fits.tolist(), strict=True):
+                    if not fit:
+                        p = lists[i][0][k]
+                        snap.remove_pod(p.uid)
+                        victims[i].append(p)
+                        if k < lists[i][1]:
+                            violations[i] += 1
+                k += 1
+            for i, (order, n_bad) in lists.items():
+                v = victims[i]
+                if 0 < n_bad < len(order):
+                    v = sort_by_importance(v, self.more_important_pod)
+                out[i] = (v, violations[i], Status())
+            return out
+        except PluginFailure:
+            return None
+        finally:
+            for i, node_pods in saved.items():
+                self._restore_node(snap, int(rows[i]), node_pods)
