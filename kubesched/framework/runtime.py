@@ -409,9 +409,9 @@ class Framework:
                 bad = int(norm[(norm > MAX_NODE_SCORE) | (norm < MIN_NODE_SCORE)][0])
                 raise PluginFailure(
                     Status.error(
-                        f'applying score defaultWeights on Score plugins: plugin "{pl.name}" returns an '
-                        f"invalid score {bad}, it should in the range of [{MIN_NODE_SCORE}, {MAX_NODE_SCORE}] "
-                        "after normalizing",
+                        f'applying score defaultWeights on Score plugins: plugin "{pl.name}" returns '
+                        f"an invalid score {bad}, it should in the range of "
+                        f"[{MIN_NODE_SCORE}, {MAX_NODE_SCORE}] after normalizing",
                         pl.name,
                     )
                 )

@@ -7,6 +7,9 @@
 
 or, for plain functions, ``score_plugin("LowestLoad")(fn)`` / ``filter_plugin("Name")(fn)``.
 ``node`` is a NodeInfo (node, pods, requested, allocatable).
+
+A strategy that picks the node itself subclasses ``NodeSelectorStrategy`` and implements
+``select_node(pod, nodes) -> str | None`` (or decorates a function with ``node_selector("Name")``).
 """
 
 from __future__ import annotations
@@ -92,5 +95,68 @@ def filter_plugin(name: str) -> Callable[[Callable[[Pod, NodeInfo], FilterVerdic
 
         attrs = {"name": name, "filter_node": filter_node, "__doc__": fn.__doc__, "__module__": fn.__module__}
         return type(name, (NodeFilterPlugin,), attrs)
+
+    return wrap
+
+
+class NodeSelectorStrategy(FilterPlugin):
+    """Implement ``select_node(pod, nodes) -> str | None``: the node the pod goes to, or None.
+
+    ``nodes`` are the NodeInfos of every node that passes the profile's other filters (resources,
+    taints, affinity...), in node-tree order. The adapter is a Filter: the chosen node passes and
+    every other node fails as UnschedulableAndUnresolvable (preemption cannot change a choice), so
+    only the chosen node is feasible and scores cannot outvote it. None makes the pod
+    unschedulable with a reason naming the plugin. The choice is made once per scheduling cycle.
+    """
+
+    def select_node(self, pod: Pod, nodes: list[NodeInfo]) -> str | None:
+        raise NotImplementedError
+
+    def _choice(self, state: CycleState, pod: Pod, snap: Snapshot) -> str | None:
+        key = f"NodeSelectorStrategy/{self.name}"
+        cached = state.read(key)
+        if cached is not None:
+            return cached[0]
+        rows = snap.order.astype(np.int32)
+        fw = self.handle.framework if self.handle is not None else None
+        if fw is not None and rows.size:
+            # the other filters' verdicts over every node; other strategies are left out (each
+            # would ask this one back)
+            others = [pl for pl in fw.filter if not isinstance(pl, NodeSelectorStrategy)]
+            rows = rows[fw.filter_rows_plain(state, pod, snap, rows, None, only=others)]
+        nodes = [snap.node_info(int(r)) for r in rows]
+        picked = self.select_node(pod, nodes)
+        if picked is not None and not isinstance(picked, str):
+            picked = getattr(picked, "name", picked)  # a NodeInfo or Node is accepted too
+        if picked is not None and picked not in {n.name for n in nodes}:
+            raise ValueError(
+                f"select_node returned {picked!r}, which is not one of the {len(nodes)} feasible nodes"
+            )
+        state.write(key, (picked,))
+        return picked
+
+    def filter(self, state: CycleState, pod: Pod, snap: Snapshot, rows: np.ndarray) -> FilterResult:
+        picked = self._choice(state, pod, snap)
+        n = len(rows)
+        if picked is None:
+            reason = f"node(s) not chosen by {self.name}: it selected no node"
+            return FilterResult.from_mask(np.ones(n, bool), reason, Code.UnschedulableAndUnresolvable)
+        chosen = snap.row_of.get(picked, -1)
+        reason = f"node(s) not chosen by {self.name}"
+        return FilterResult.from_mask(np.asarray(rows) != chosen, reason, Code.UnschedulableAndUnresolvable)
+
+
+SelectFn = Callable[["Pod", "list[NodeInfo]"], "str | None"]
+
+
+def node_selector(name: str) -> Callable[[SelectFn], type[NodeSelectorStrategy]]:
+    """Turn ``fn(pod, nodes) -> node name | None`` into a strategy plugin class named ``name``."""
+
+    def wrap(fn: SelectFn) -> type[NodeSelectorStrategy]:
+        def select_node(self: NodeSelectorStrategy, pod: Pod, nodes: list[NodeInfo]) -> str | None:
+            return fn(pod, nodes)
+
+        attrs = {"name": name, "select_node": select_node, "__doc__": fn.__doc__, "__module__": fn.__module__}
+        return type(name, (NodeSelectorStrategy,), attrs)
 
     return wrap

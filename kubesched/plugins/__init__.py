@@ -20,4 +20,7 @@ BUILTIN: dict[str, str] = {
     # reach the constructor raw and are validated there.
     "LowestLoad": "kubesched.plugins.lowestload:LowestLoad",
     "BusinessPriority": "kubesched.plugins.businesspriority:BusinessPriority",
+    # LoadAware (issue 6): scheduler-plugins' Trimaran scorers over Prometheus / simulator utilization
+    "TargetLoadPacking": "kubesched.plugins.loadaware.targetloadpacking:TargetLoadPacking",
+    "LoadVariationRiskBalancing": "kubesched.plugins.loadaware.loadvariationriskbalancing:LoadVariationRiskBalancing",
 }

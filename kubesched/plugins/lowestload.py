@@ -5,8 +5,10 @@ Load is the requested share of allocatable (``mode: Requested``): for every list
 100m/200Mi scoring defaults), averaged with the resource weights (integer division). Score =
 100 - load, in [0, 100]. Unlike NodeResourcesFit's LeastAllocated it reads real requests, counts
 a resource whether or not the pod asks for it, and gives 0 (not a free pass) to a node offering
-none of the listed resources. ``mode: Measured`` (utilization from Prometheus) comes with the
-LoadAware work of issue 6 and is rejected for now. Not enabled by default.
+none of the listed resources. ``mode: Measured`` takes cpu and memory in use from measured
+utilization instead (Prometheus or the simulator, as the LoadAware plugins read it), falling back
+to requests per node without measurements and for all nodes when the source is down. Not enabled
+by default.
 """
 
 from __future__ import annotations
@@ -17,8 +19,11 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from kubesched.api.resources import CPU, MEMORY
 from kubesched.errors import InputError, join_path
 from kubesched.framework.interfaces import MAX_NODE_SCORE, ScorePlugin
+from kubesched.plugins.loadaware.args import parse_metric_provider
+from kubesched.plugins.loadaware.source import UtilizationReader
 
 if TYPE_CHECKING:
     from kubesched.api.objects import Pod
@@ -99,8 +104,17 @@ def parse_load_resources(raw: Any, path: str) -> tuple[LoadResource, ...]:
     return tuple(out)
 
 
-def free_score(snap: Snapshot, rows: np.ndarray, pod: Pod, resources: Sequence[LoadResource]) -> np.ndarray:
-    """100 - weighted mean requested share (with the pod) per row; 0 where no resource is offered."""
+def free_score(
+    snap: Snapshot,
+    rows: np.ndarray,
+    pod: Pod,
+    resources: Sequence[LoadResource],
+    used: Mapping[str, np.ndarray] | None = None,
+) -> np.ndarray:
+    """100 - weighted mean used share (with the pod) per row; 0 where no resource is offered.
+
+    Use is the requested amount unless ``used`` gives a column over ``rows`` for the resource.
+    """
     rows = np.asarray(rows, dtype=np.intp)
     n = len(rows)
     total = np.zeros(n, np.int64)
@@ -110,10 +124,11 @@ def free_score(snap: Snapshot, rows: np.ndarray, pod: Pod, resources: Sequence[L
         if col is None:
             continue
         alloc = snap.alloc[rows, col]
-        used = snap.requested[rows, col] + int(pod.requests.get(res.name, 0))
+        base = used.get(res.name) if used is not None else None
+        in_use = (snap.requested[rows, col] if base is None else base) + int(pod.requests.get(res.name, 0))
         on = alloc > 0
         safe = np.where(on, alloc, 1)
-        share = np.minimum(used, safe) * MAX_NODE_SCORE // safe  # non-negative operands: Go's division
+        share = np.minimum(in_use, safe) * MAX_NODE_SCORE // safe  # non-negative operands: Go's division
         total += np.where(on, share * res.weight, 0)
         wsum += np.where(on, res.weight, 0)
     load = total // np.where(wsum == 0, 1, wsum)
@@ -121,7 +136,8 @@ def free_score(snap: Snapshot, rows: np.ndarray, pod: Pod, resources: Sequence[L
 
 
 class LowestLoad(ScorePlugin):
-    """Score only; row-local (reads the pod's requests and the node's own row), no normalization."""
+    """Score only, no normalization. Row-local in Requested mode (the pod's requests and the
+    node's own row); not in Measured mode, whose input changes without the snapshot changing."""
 
     name = NAME
     has_args = True
@@ -129,20 +145,42 @@ class LowestLoad(ScorePlugin):
 
     def __init__(self, args: dict[str, Any] | None = None, handle: Handle | None = None) -> None:
         super().__init__(args, handle)
-        body = args_body(NAME, self.args, ("resources", "mode"))
+        body = args_body(NAME, self.args, ("resources", "mode", "metricProvider", "prometheus"))
         root = f"{NAME}Args"
         mode = body.get("mode", "Requested")
         mpath = join_path(root, "mode")
-        if mode == "Measured":
-            raise InputError(
-                'unsupported value "Measured": measured utilization (Prometheus) comes with the LoadAware '
-                'plugins of issue 6; use "Requested"',
-                path=mpath,
-            )
-        if mode != "Requested":
-            raise InputError(f'unknown value {mode!r} (supported: "Requested")', path=mpath)
+        if mode not in MODES:
+            raise InputError(f"unknown value {mode!r} (supported: {', '.join(MODES)})", path=mpath)
         self.mode: str = mode
         self.resources = parse_load_resources(body.get("resources"), join_path(root, "resources"))
+        self.reader: UtilizationReader | None = None
+        if mode == "Measured":
+            self.row_local = False  # type: ignore[misc] - per instance: measurements are not in the row
+            self.reader = UtilizationReader(NAME, parse_metric_provider(body, root), handle)
+        else:
+            for key in ("metricProvider", "prometheus"):
+                if key in body:
+                    raise InputError('only used with mode "Measured"', path=join_path(root, key))
 
     def score(self, state: CycleState, pod: Pod, snap: Snapshot, rows: np.ndarray) -> np.ndarray:
-        return free_score(snap, rows, pod, self.resources)
+        if self.reader is None:
+            return free_score(snap, rows, pod, self.resources)
+        return free_score(snap, rows, pod, self.resources, self._measured(snap, rows))
+
+    def _measured(self, snap: Snapshot, rows: np.ndarray) -> dict[str, np.ndarray] | None:
+        """cpu and memory in use (millicores, bytes) per row: measured where known, else requested."""
+        assert self.reader is not None
+        usage = self.reader.read()
+        if usage is None:
+            return None  # requests for every node; the reader has logged why
+        rows = np.asarray(rows, dtype=np.intp)
+        cpu_avg, _, mem_avg, _ = (c[rows] for c in self.reader.columns(usage, snap))
+        out: dict[str, np.ndarray] = {}
+        for res, pct in ((CPU, cpu_avg), (MEMORY, mem_avg)):
+            col = snap.res_index.get(res)
+            if col is None:
+                continue
+            known = ~np.isnan(pct)
+            measured = np.floor(np.where(known, pct, 0.0) * snap.alloc[rows, col] / 100.0).astype(np.int64)
+            out[res] = np.where(known, np.maximum(measured, 0), snap.requested[rows, col])
+        return out

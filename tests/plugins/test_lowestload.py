@@ -1,8 +1,9 @@
-"""LowestLoad: the formula table, bad args (exit 2 naming the field), and the example config."""
+"""LowestLoad: the formula table, Measured mode, bad args (exit 2 naming the field), the example config."""
 
 from __future__ import annotations
 
 import json
+import logging
 from pathlib import Path
 
 import pytest
@@ -10,6 +11,8 @@ import yaml
 
 from kubesched.cli import main
 from kubesched.errors import InputError
+from kubesched.framework.handle import Handle
+from kubesched.framework.utilization import NodeUsage, UtilizationUnavailable
 from kubesched.plugins.lowestload import LowestLoad
 from kubesched.testing import build_snapshot, make_node, make_pod, run_score
 
@@ -63,8 +66,10 @@ def test_score_table(args, nodes, existing, pod, want):
 @pytest.mark.parametrize(
     ("args", "field"),
     [
-        ({"mode": "Measured"}, "LowestLoadArgs.mode"),
         ({"mode": "Guess"}, "LowestLoadArgs.mode"),
+        ({"metricProvider": {"type": "Prometheus"}}, "LowestLoadArgs.metricProvider"),  # Requested mode
+        ({"mode": "Measured", "metricProvider": {"type": "SignalFx"}}, "LowestLoadArgs.metricProvider.type"),
+        ({"mode": "Measured", "prometheus": {"window": "soon"}}, "LowestLoadArgs.prometheus.window"),
         ({"resources": [{"name": "cpu", "weight": 0}]}, "LowestLoadArgs.resources[0].weight"),
         ({"resources": [{"name": "cpu", "weight": 101}]}, "LowestLoadArgs.resources[0].weight"),
         ({"resources": [{"name": "cpu"}, {"name": "cpu"}]}, "LowestLoadArgs.resources[1].name"),
@@ -80,9 +85,47 @@ def test_bad_args(args, field):
     assert e.value.path == field
 
 
-def test_measured_mode_says_when_it_comes():
-    with pytest.raises(InputError, match="LoadAware"):
-        LowestLoad({"mode": "Measured"})
+class DictSource:
+    """Measured utilization with fixed answers; None = down."""
+
+    def __init__(self, usage):
+        self.data = usage
+
+    def usage(self):
+        if self.data is None:
+            raise UtilizationUnavailable("test source is down")
+        return self.data
+
+
+def _measured(usage, nodes, existing=()):
+    snap = build_snapshot(nodes, existing)
+    handle = Handle(snap)
+    handle.utilization = DictSource(usage)
+    return LowestLoad({"mode": "Measured"}, handle), snap
+
+
+def test_measured_mode_reads_utilization_and_falls_back_per_node():
+    nodes = [make_node(n, cpu="4", memory="8Gi") for n in ("a", "b", "c")]
+    existing = [make_pod("x", node="c", requests={"cpu": "2", "memory": "2Gi"})]
+    usage = {"a": NodeUsage(cpu_avg=50, mem_avg=25), "b": NodeUsage(cpu_avg=10, mem_avg=float("nan"))}
+    pl, snap = _measured(usage, nodes, existing)
+    assert not pl.row_local  # measurements change without the snapshot changing
+    raw, norm = run_score(pl, make_pod("p", requests={"cpu": "1", "memory": "2Gi"}), snap)
+    # a: cpu (2000 + 1000)/4000 = 75, mem (2Gi + 2Gi)/8Gi = 50 -> 62 -> 38
+    # b: cpu (400 + 1000) -> 35; memory unmeasured -> requests 0 + 2Gi -> 25 -> 30 -> 70
+    # c: no measurement -> requests: cpu 75, mem 50 -> 38
+    assert raw == [38, 70, 38] and norm == raw
+
+
+def test_measured_mode_uses_requests_while_the_source_is_down(caplog):
+    nodes = [make_node("a", cpu="4", memory="8Gi"), make_node("b", cpu="4", memory="8Gi")]
+    pl, snap = _measured(None, nodes, [make_pod("x", node="a", requests={"cpu": "2"})])
+    with caplog.at_level(logging.WARNING, logger="kubesched.loadaware"):
+        raw, _ = run_score(pl, make_pod("p", requests={"cpu": "1"}), snap)
+    assert raw == [63, 88]  # a: cpu 75, mem 0 -> 37 -> 63; b: 25, 0 -> 12 -> 88
+    assert "LowestLoad" in caplog.text and "falling back to requests" in caplog.text
+    pl.handle.utilization.data = {"a": NodeUsage(0, mem_avg=0), "b": NodeUsage(100, mem_avg=0)}
+    assert run_score(pl, make_pod("p", requests={"cpu": "1"}), snap)[0] == [88, 50]  # measured wins again
 
 
 def test_envelope_and_defaults_accepted():
