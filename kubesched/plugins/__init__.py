@@ -23,4 +23,13 @@ BUILTIN: dict[str, str] = {
     # LoadAware (issue 6): scheduler-plugins' Trimaran scorers over Prometheus / simulator utilization
     "TargetLoadPacking": "kubesched.plugins.loadaware.targetloadpacking:TargetLoadPacking",
     "LoadVariationRiskBalancing": "kubesched.plugins.loadaware.loadvariationriskbalancing:LoadVariationRiskBalancing",
+    # GPU sharing and the FGD paper's policies (issue 5, docs/gpu-sharing.md): not enabled by
+    # default; named as hkust-adsl/kubernetes-scheduler-simulator names them.
+    "Open-Gpu-Share": "kubesched.plugins.gpushare.opengpushare:OpenGpuShare",
+    "RandomScore": "kubesched.plugins.gpushare.random_score:RandomScore",
+    "DotProductScore": "kubesched.plugins.gpushare.dotproduct:DotProductScore",
+    "GpuClusteringScore": "kubesched.plugins.gpushare.clustering:GpuClusteringScore",
+    "GpuPackingScore": "kubesched.plugins.gpushare.packing:GpuPackingScore",
+    "BestFitScore": "kubesched.plugins.gpushare.bestfit:BestFitScore",
+    "FGDScore": "kubesched.plugins.gpushare.fgd:FGDScore",
 }

@@ -1,0 +1,51 @@
+"""BestFitScore: the node left with the least CPU and GPU once the pod is on it.
+
+``raw = int(100 (1 - [(cpuLeft - cpu)/128000 * 0.5 + (gpuLeft - gpu)/8000 * 0.5]))``, then
+NormalizeScore scales min..max over the feasible nodes to 0..100 (all 0 when they are equal).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from kubesched.framework.interfaces import MAX_NODE_SCORE, ScorePlugin
+from kubesched.gpu.model import MAX_SPEC_CPU, MAX_SPEC_GPU
+from kubesched.gpu.state import GpuState
+from kubesched.plugins.gpushare.common import cpu_left, cycle_ask, pod_cpu
+
+if TYPE_CHECKING:
+    from kubesched.api.objects import Pod
+    from kubesched.framework.cycle_state import CycleState
+    from kubesched.state.snapshot import Snapshot
+
+NAME = "BestFitScore"
+
+
+def min_max_normalize(scores: np.ndarray) -> np.ndarray:
+    """The simulator's NormalizeScore: (s - lowest) * 100 / (highest - lowest), integer."""
+    if scores.size == 0:
+        return scores
+    lo, hi = int(scores.min()), int(scores.max())
+    if hi == lo:
+        return np.zeros_like(scores)
+    return (scores - lo) * MAX_NODE_SCORE // (hi - lo)
+
+
+class BestFitScore(ScorePlugin):
+    name = NAME
+
+    def score(self, state: CycleState, pod: Pod, snap: Snapshot, rows: np.ndarray) -> np.ndarray:
+        ask = cycle_ask(state, pod)
+        st = GpuState.of(snap)
+        cl = cpu_left(snap, rows).astype(np.float64)
+        gl = st.total_left(rows).astype(np.float64)
+        c = float(pod_cpu(pod))
+        g = float(ask.total_milli if ask else 0)
+        s = (cl - c) / MAX_SPEC_CPU * 0.5 + (gl - g) / MAX_SPEC_GPU * 0.5
+        raw = ((1.0 - s) * 100.0).astype(np.int64)
+        return np.where((cl < c) | (gl < g), 0, raw)
+
+    def normalize(self, state: CycleState, pod: Pod, scores: np.ndarray) -> np.ndarray | None:
+        return min_max_normalize(scores)

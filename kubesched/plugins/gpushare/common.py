@@ -1,0 +1,64 @@
+"""What every GPU-sharing plugin reads: the pod's GPU ask (parsed once per cycle) and CPU left."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from kubesched.api.resources import CPU
+from kubesched.errors import InputError, join_path
+from kubesched.gpu.model import GpuAsk, pod_gpu_ask
+
+if TYPE_CHECKING:
+    from kubesched.api.objects import Pod
+    from kubesched.framework.cycle_state import CycleState
+    from kubesched.state.snapshot import Snapshot
+
+ASK_KEY = "gpushare/ask"
+_NONE = object()
+
+
+def cycle_ask(state: CycleState | None, pod: Pod) -> GpuAsk | None:
+    """The pod's GPU ask, cached in the cycle state (ValueError on a malformed annotation)."""
+    if state is not None:
+        hit = state.read(ASK_KEY)
+        if hit is not None and hit[0] is pod:
+            return None if hit[1] is _NONE else hit[1]
+    ask = pod_gpu_ask(pod)
+    if state is not None:
+        state.write(ASK_KEY, (pod, _NONE if ask is None else ask))
+    return ask
+
+
+def cpu_left(snap: Snapshot, rows: np.ndarray) -> np.ndarray:
+    """Allocatable minus requested milli-CPU per row (what the paper's NodeResource calls left)."""
+    c = snap.res_index[CPU]
+    return snap.alloc[rows, c] - snap.requested[rows, c]
+
+
+def pod_cpu(pod: Pod) -> int:
+    """The pod's milli-CPU in score and fragmentation formulas (non-zero default for none)."""
+    return int(pod.non_zero_cpu)
+
+
+def args_body(name: str, args: Mapping[str, Any] | None, allowed: tuple[str, ...]) -> dict[str, Any]:
+    """Args without the optional apiVersion/kind envelope; unknown fields are errors."""
+    root = f"{name}Args"
+    if args is None:
+        return {}
+    if not isinstance(args, Mapping):
+        raise InputError(f"expected an object, got {type(args).__name__}", path=root)
+    body = dict(args)
+    body.pop("apiVersion", None)
+    kind = body.pop("kind", None)
+    if kind is not None and kind != root:
+        raise InputError(
+            f'invalid value "{kind}": has to match plugin args "{root}"', path=join_path(root, "kind")
+        )
+    for key in body:
+        if key not in allowed:
+            known = ", ".join(allowed) if allowed else "none"
+            raise InputError(f'unknown field "{key}" (known: {known})', path=join_path(root, str(key)))
+    return body

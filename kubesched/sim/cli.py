@@ -1,0 +1,148 @@
+"""`kubesched simulate`: replay a workload through the scheduler and write a report folder."""
+
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+from typing import Any
+
+from kubesched.errors import InputError
+
+
+def add_parser(sub: Any) -> None:
+    p = sub.add_parser(
+        "simulate",
+        help="replay a workload (openb trace, manifests, synthetic) on a virtual clock and report metrics",
+        description="Discrete-event simulation of the scheduler on a workload; writes CSV, JSON, PNG and HTML "
+        "to --out.",
+    )
+    src = p.add_argument_group("workload (exactly one)")
+    src.add_argument("--trace", metavar="FILE", help="openb pod list CSV (needs --nodes)")
+    src.add_argument("--nodes", metavar="FILE", help="openb node list CSV (with --trace)")
+    src.add_argument(
+        "-f", "--file", action="append", metavar="FILE", help="Kubernetes manifests: nodes and pods (repeatable)"
+    )
+    src.add_argument(
+        "--synthetic",
+        nargs="?",
+        const="default",
+        metavar="SPEC",
+        help="generate a seeded workload from a YAML spec (no SPEC: the built-in default)",
+    )
+    src.add_argument(
+        "--synth", action="append", default=[], metavar="KEY=VALUE", help="override a synthetic spec field (pods.count=500)"
+    )
+    src.add_argument("--skip-invalid", action="store_true", help="skip bad trace rows (counted and reported)")
+    src.add_argument("--limit", type=int, metavar="N", help="replay only the first N pods by arrival")
+    p.add_argument("--mode", choices=("time", "arrival"), default="time", help="replay by time (default) or arrival order")
+    p.add_argument("--config", help="KubeSchedulerConfiguration file (v1, v1beta3, v1beta2, v1beta1)")
+    p.add_argument("--plugin-path", action="append", default=[], help="Python file defining plugins (repeatable)")
+    p.add_argument("--seed", type=int, default=0, help="seed for tie-breaks, usage draws and synthetic workloads")
+    p.add_argument("--tie-break", choices=("random", "first"), default="random", help="among equal top scores")
+    p.add_argument("--out", default="sim-out", metavar="DIR", help="output folder (created; default sim-out)")
+    p.add_argument("--bins", type=int, default=100, help="time mode: number of time bins (default 100)")
+    p.add_argument("--max-wait", type=float, metavar="SECONDS", help="time mode: withdraw pods pending longer")
+    p.add_argument(
+        "--usage-fraction", default="0.5:1.0", metavar="LOW:HIGH", help="share of requests a pod uses (uniform)"
+    )
+    p.add_argument("--no-plots", action="store_true", help="skip the PNG plots (the HTML report has none then)")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar (also off when stdout is not a TTY)")
+    p.add_argument("-o", "--output", choices=("table", "json"), default="table", help="what to print on stdout")
+    p.set_defaults(func=run)
+
+
+def _check(args: argparse.Namespace) -> None:
+    sources = [bool(args.trace or args.nodes), bool(args.file), args.synthetic is not None]
+    if sum(sources) != 1:
+        raise InputError("give exactly one workload: --trace FILE --nodes FILE, -f FILE, or --synthetic [SPEC]")
+    if bool(args.trace) != bool(args.nodes):
+        raise InputError("--trace and --nodes go together (pod list and node list CSVs)")
+    if args.synth and args.synthetic is None:
+        raise InputError("--synth: only with --synthetic")
+    if args.skip_invalid and not args.trace:
+        raise InputError("--skip-invalid: only with --trace")
+    if args.limit is not None and args.limit <= 0:
+        raise InputError(f"--limit: must be greater than 0, got {args.limit}")
+    if args.bins <= 0:
+        raise InputError(f"--bins: must be greater than 0, got {args.bins}")
+    if args.max_wait is not None and (not math.isfinite(args.max_wait) or args.max_wait <= 0):
+        raise InputError(f"--max-wait: must be a positive number of seconds, got {args.max_wait}")
+    if args.max_wait is not None and args.mode != "time":
+        raise InputError("--max-wait: only with --mode time")
+
+
+def load_workload(args: argparse.Namespace):  # noqa: ANN201 - Workload, imported lazily
+    if args.trace:
+        from kubesched.sim.openb import load_openb
+
+        wl = load_openb(args.trace, args.nodes, skip_invalid=args.skip_invalid)
+    elif args.file:
+        from kubesched.sim.workload import from_manifests
+
+        wl = from_manifests(args.file)
+    else:
+        from kubesched.sim.synthetic import generate, load_spec
+
+        spec, source = load_spec(args.synthetic, args.synth)
+        wl = generate(spec, args.seed, source)
+    return wl.head(args.limit) if args.limit else wl
+
+
+def run(args: argparse.Namespace) -> int:
+    from rich.console import Console
+
+    from kubesched.app import build_config, build_registry
+    from kubesched.scheduler import Scheduler
+    from kubesched.sim.report import prepare_out_dir, write_outputs
+    from kubesched.sim.runner import simulate
+    from kubesched.sim.usage import UsageModel
+    from kubesched.state.snapshot import Snapshot
+
+    # everything is validated before the output folder is created: bad input writes nothing
+    _check(args)
+    usage = UsageModel.parse(args.usage_fraction)
+    registry = build_registry(args.plugin_path)
+    config = build_config(args.config, registry)
+    Scheduler(config, Snapshot(), None, registry)  # plugin args that only fail when built
+    for w in config.warnings:
+        sys.stderr.write(f"kubesched: warning: {w}\n")
+    wl = load_workload(args)
+    if wl.skipped:
+        sys.stderr.write(f"kubesched: warning: skipped {len(wl.skipped)} invalid row(s) of {args.trace}: {wl.skipped[0]}\n")
+    if not wl.pods:
+        raise InputError("the workload has no pods", source=wl.source or None)
+    out = prepare_out_dir(args.out)
+    err = Console(stderr=True)
+    show = not args.no_progress and sys.stdout.isatty() and err.is_terminal
+    kwargs = dict(
+        mode=args.mode, seed=args.seed, registry=registry, usage=usage, bins=args.bins,
+        max_wait=args.max_wait, tie_break=args.tie_break,
+    )
+    if show:
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+        cols = (TextColumn("simulating [dim]pods arrived[/dim]"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
+        with Progress(*cols, console=err, transient=True) as prog:
+            task = prog.add_task("sim", total=len(wl.pods))
+            result = simulate(config, wl, progress=lambda d, t: prog.update(task, completed=d, total=t), **kwargs)
+    else:
+        result = simulate(config, wl, **kwargs)
+    write_outputs(result, out, plots=not args.no_plots)
+    if args.output == "json":
+        import json
+
+        from kubesched.sim.report import _json_ready
+
+        sys.stdout.write(json.dumps(_json_ready(result.summary), indent=2) + "\n")
+    else:
+        from rich.table import Table
+        from rich.text import Text
+
+        from kubesched.sim.report import summary_rows
+
+        table = Table(title=f"kubesched simulate → {out}/report.html", show_header=False)
+        for k, v in summary_rows(result.summary):
+            table.add_row(Text(k), Text(v))
+        Console().print(table)
+    return 0

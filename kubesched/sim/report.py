@@ -1,0 +1,157 @@
+"""Write a run to a folder: events.csv, bins.csv, pods.csv, summary.json, PNG plots, report.html."""
+
+from __future__ import annotations
+
+import base64
+import csv
+import html
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+from kubesched.errors import InputError
+from kubesched.sim.runner import SimResult
+
+PLOTS = ("allocation", "gpu", "queue", "utilization")
+
+
+def prepare_out_dir(path: str) -> Path:
+    """Create the folder (and parents) and check it is writable, before any simulation runs."""
+    p = Path(path)
+    try:
+        p.mkdir(parents=True, exist_ok=True)
+        probe = p / ".kubesched-write-test"
+        probe.write_text("")
+        probe.unlink()
+    except OSError as e:
+        raise InputError(f"cannot write to the output folder: {e.strerror}", source=path) from None
+    return p
+
+
+def _clean(v: Any) -> Any:
+    """Plain JSON/CSV values: numpy scalars to Python, NaN to None."""
+    if hasattr(v, "item"):
+        v = v.item()
+    if isinstance(v, float) and not math.isfinite(v):
+        return None
+    return v
+
+
+def _json_ready(d: Any) -> Any:
+    if isinstance(d, dict):
+        return {str(k): _json_ready(v) for k, v in d.items()}
+    if isinstance(d, (list, tuple)):
+        return [_json_ready(v) for v in d]
+    return _clean(d)
+
+
+def write_csv(path: Path, table: dict[str, list[Any]]) -> None:
+    cols = list(table)
+    n = len(table[cols[0]]) if cols else 0
+    with path.open("w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(cols)
+        columns = [table[c] for c in cols]
+        for i in range(n):
+            w.writerow(["" if (x := _clean(col[i])) is None else x for col in columns])
+
+
+def write_outputs(result: SimResult, out: Path, *, plots: bool = True) -> list[Path]:
+    """Every output file of a run; returns the paths written."""
+    written = []
+    for name, table in (("events.csv", result.events), ("bins.csv", result.bins), ("pods.csv", result.pods)):
+        write_csv(out / name, table)
+        written.append(out / name)
+    (out / "summary.json").write_text(json.dumps(_json_ready(result.summary), indent=2) + "\n")
+    written.append(out / "summary.json")
+    images: dict[str, Path] = {}
+    if plots:
+        from kubesched.sim.plots import draw_all
+
+        images = draw_all(result, out)
+        written += list(images.values())
+    (out / "report.html").write_text(render_html(result, images))
+    written.append(out / "report.html")
+    return written
+
+
+# ---- the HTML report ---------------------------------------------------------------------------
+def _fmt(v: Any) -> str:
+    v = _clean(v)
+    if v is None:
+        return "–"
+    if isinstance(v, float):
+        return f"{v:,.2f}"
+    if isinstance(v, int):
+        return f"{v:,}"
+    return str(v)
+
+
+def summary_rows(s: dict[str, Any]) -> list[tuple[str, str]]:
+    """The report's summary table: (label, value) pairs."""
+    pods = s["pods"]
+    alloc = s["allocation_pct"]
+    gpu = s["gpu"]
+    q = s["queueing_delay_s"]
+    u = s["utilization_pct"]
+    run = s["run"]
+    rows = [
+        ("mode", _fmt(s["mode"])),
+        ("seed", _fmt(s["seed"])),
+        ("workload", _fmt(s["source"])),
+        ("profiles", _fmt(", ".join(s["profiles"]))),
+        ("nodes (start / end)", f'{_fmt(s["nodes"]["initial"])} / {_fmt(s["nodes"]["final"])}'),
+        ("pods", _fmt(pods["total"])),
+        ("scheduled", _fmt(pods["scheduled"])),
+        ("failed (never placed)", _fmt(pods["failed"])),
+        ("preempted / evicted", f'{_fmt(pods["preempted"])} / {_fmt(pods["evicted"])}'),
+        ("input rows skipped", _fmt(pods["skipped_input_rows"])),
+    ]
+    for res in ("cpu", "memory", "gpu"):
+        a = alloc[res]
+        rows.append(
+            (f"{res} allocated % (final / mean / peak)", f'{_fmt(a["final"])} / {_fmt(a["mean"])} / {_fmt(a["peak"])}')
+        )
+    rows += [
+        ("unallocated GPU % (final)", _fmt(gpu["unallocated_pct"])),
+        ("GPU fragmentation % of capacity (final / mean)", f'{_fmt(gpu["frag_pct"]["final"])} / {_fmt(gpu["frag_pct"]["mean"])}'),
+        ("GPU fragmentation ratio % (final / mean)", f'{_fmt(gpu["frag_ratio_pct"]["final"])} / {_fmt(gpu["frag_ratio_pct"]["mean"])}'),
+        ("queueing delay s (p50 / p99 / max)", f'{_fmt(q["p50"])} / {_fmt(q["p99"])} / {_fmt(q["max"])}'),
+        ("CPU / memory used % (mean)", f'{_fmt(u["cpu"]["mean"])} / {_fmt(u["memory"]["mean"])}'),
+        ("arrived workload %", f'{_fmt(s["arrived_workload_pct"])} (of {s["workload_resource"]} capacity)'),
+        ("wall time s", _fmt(run["wall_s"])),
+        ("events / s", _fmt(run["events_per_s"])),
+        ("scheduling attempts / s", _fmt(run["attempts_per_s"])),
+    ]
+    return rows
+
+
+def render_html(result: SimResult, images: dict[str, Path]) -> str:
+    """One self-contained page: summary table, failure reasons, plots embedded as base64 PNG."""
+    s = result.summary
+    parts = [
+        "<!doctype html><html><head><meta charset='utf-8'><title>kubesched simulate report</title>",
+        "<style>body{font-family:system-ui,sans-serif;margin:2em;max-width:1100px}"
+        "table{border-collapse:collapse;margin:1em 0}td,th{border:1px solid #ccc;padding:4px 10px;text-align:left}"
+        "th{background:#f3f3f3}img{max-width:100%;border:1px solid #eee;margin:.5em 0}</style></head><body>",
+        f"<h1>kubesched simulate: {html.escape(str(s['mode']))} mode</h1>",
+        "<h2>Summary</h2><table>",
+    ]
+    parts += [f"<tr><th>{html.escape(k)}</th><td>{html.escape(v)}</td></tr>" for k, v in summary_rows(s)]
+    parts.append("</table>")
+    reasons = s.get("failed_by_reason") or {}
+    if reasons:
+        parts.append("<h2>Why pods failed</h2><table><tr><th>reason</th><th>pods</th></tr>")
+        parts += [f"<tr><td>{html.escape(r)}</td><td>{_fmt(c)}</td></tr>" for r, c in list(reasons.items())[:20]]
+        parts.append("</table>")
+    if images:
+        parts.append("<h2>Plots</h2>")
+    for name, path in images.items():
+        data = base64.b64encode(path.read_bytes()).decode("ascii")
+        parts.append(f"<h3>{html.escape(name)}</h3><img alt='{html.escape(name)}' src='data:image/png;base64,{data}'>")
+    parts.append(
+        "<p>Files next to this report: events.csv (one row per event), bins.csv (per bin), pods.csv "
+        "(one row per pod), summary.json.</p></body></html>\n"
+    )
+    return "".join(parts)

@@ -1,0 +1,136 @@
+"""Workload sources: the seeded synthetic generator and a slice of the real openb trace."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+from sim_helpers import OPENB, gpu_cfg
+
+from kubesched.cli import main
+from kubesched.errors import InputError
+from kubesched.gpu.model import pod_gpu_ask
+from kubesched.sim.runner import simulate
+from kubesched.sim.synthetic import generate, load_spec
+
+SPEC = {
+    "nodes": [
+        {"count": 3, "cpu": "16", "memory": "64Gi", "gpus": 4, "gpuModel": "A", "namePrefix": "a-"},
+        {"count": 2, "cpu": "8", "memory": "32Gi"},
+    ],
+    "pods": {
+        "count": 400,
+        "arrivalRate": 2.0,
+        "duration": {"dist": "lognormal", "median": 30, "sigma": 0.5},
+        "cpu": {"dist": "uniform", "min": "500m", "max": "2"},
+        "memory": {"dist": "choice", "values": ["1Gi", "2Gi"], "weights": [3, 1]},
+        "gpu": {"fraction": 0.5, "shareFraction": 0.5, "milli": {"dist": "uniform", "min": 100, "max": 900}},
+    },
+}
+
+
+def fingerprint(wl) -> list[tuple]:  # noqa: ANN001
+    return [
+        (p.name, tuple(sorted(p.requests.items())), tuple(sorted(p.annotations.items())), a, d)
+        for p, a, d in zip(wl.pods, wl.arrival, wl.duration, strict=True)
+    ]
+
+
+def test_synthetic_is_seeded() -> None:
+    a, b, c = generate(SPEC, 11), generate(SPEC, 11), generate(SPEC, 12)
+    assert fingerprint(a) == fingerprint(b)
+    assert fingerprint(a) != fingerprint(c)
+    assert [n.name for n in a.nodes] == ["a-0", "a-1", "a-2", "node-1-0", "node-1-1"]
+
+
+def test_synthetic_follows_its_distributions() -> None:
+    wl = generate(SPEC, 5)
+    arrival = np.asarray(wl.arrival)
+    gaps = np.diff(np.concatenate([[0.0], arrival]))
+    assert np.all(gaps > 0) and gaps.mean() == pytest.approx(0.5, rel=0.2)  # Poisson, rate 2/s
+    dur = np.asarray(wl.duration, float)
+    assert np.median(dur) == pytest.approx(30, rel=0.2)
+    cpu = np.asarray([p.requests["cpu"] for p in wl.pods])
+    assert cpu.min() >= 500 and cpu.max() <= 2000
+    asks = [pod_gpu_ask(p) for p in wl.pods]
+    gpu = [a for a in asks if a is not None]
+    assert len(gpu) / len(asks) == pytest.approx(0.5, abs=0.1)
+    share = [a for a in gpu if a.sharing]
+    assert len(share) / len(gpu) == pytest.approx(0.5, abs=0.12)
+    assert all(100 <= a.milli <= 900 for a in share)
+    assert all(a.milli == 1000 for a in gpu if not a.sharing)
+
+
+def test_same_seed_same_simulation() -> None:
+    cfg, reg = gpu_cfg("BestFitScore")
+    spec = {**SPEC, "pods": {**SPEC["pods"], "count": 150}}  # busy enough to queue and retry
+    r1 = simulate(cfg, generate(spec, 3), seed=3, registry=reg, bins=10)
+    r2 = simulate(cfg, generate(spec, 3), seed=3, registry=reg, bins=10)
+    assert r1.summary["run"]["scheduling_attempts"] > 150
+    assert json.dumps(r1.pods) == json.dumps(r2.pods)
+    assert r1.summary["queueing_delay_s"] == r2.summary["queueing_delay_s"]
+
+
+def test_spec_overrides_and_errors() -> None:
+    spec, _ = load_spec(None, ["pods.count=7", "nodes.0.gpus=2"])
+    wl = generate(spec, 0)
+    assert len(wl.pods) == 7 and wl.nodes[0].allocatable["alibabacloud.com/gpu-count"] == 2
+    with pytest.raises(InputError, match="pods.gpu.fraction: invalid value 1.5: must be at least 0 and at most 1"):
+        generate({"pods": {"gpu": {"fraction": 1.5}}}, 0)
+    with pytest.raises(InputError, match=r"nodes\[0\].cpu: invalid quantity"):
+        generate({"nodes": {"cpu": "lots"}}, 0)
+    with pytest.raises(InputError, match="no list item 3"):
+        load_spec(None, ["nodes.3.count=1"])
+
+
+# ---- the real trace -----------------------------------------------------------------------------
+needs_openb = pytest.mark.skipif(not OPENB.is_dir(), reason=f"openb trace data not found at {OPENB}")
+
+
+@needs_openb
+@pytest.mark.parametrize("mode", ["time", "arrival"])
+def test_openb_slice(mode: str) -> None:
+    from kubesched.sim.openb import load_openb
+
+    wl = load_openb(str(OPENB / "openb_pod_list_default.csv"), str(OPENB / "openb_node_list_gpu_node.csv")).head(400)
+    assert len(wl.nodes) == 1213 and len(wl.pods) == 400
+    cfg, reg = gpu_cfg("BestFitScore")
+    res = simulate(cfg, wl, mode=mode, seed=0, registry=reg, bins=20)
+    s = res.summary
+    assert s["gpu"]["capacity_milli"] == 6_212_000  # the paper's 6212 GPUs
+    assert s["pods"]["scheduled"] + s["pods"]["failed"] == 400
+    assert s["pods"]["scheduled"] > 390  # a nearly empty cluster takes almost everything
+    assert s["allocation_pct"]["gpu"]["peak"] > 0
+    frag = s["gpu"]["frag_pct"]["mean"]
+    assert frag is not None and 0 < frag < 100
+    if mode == "time":
+        assert s["queueing_delay_s"]["p50"] == 0.0 and s["pods"]["completed"] == s["pods"]["scheduled"]
+    else:
+        # a pod of the slice only lands once: the GPUs it holds are what the summary counts
+        held = sum(g for g, st in zip(res.pods["gpu_milli"], res.pods["state"], strict=True) if st == "running")
+        assert s["gpu"]["allocated_milli"] == held
+
+
+@needs_openb
+def test_openb_skip_invalid_is_counted(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    lines = (OPENB / "openb_pod_list_default.csv").read_text().splitlines()[:60]
+    lines[5] = lines[5].replace(",1000,", ",abc,", 1) if ",1000," in lines[5] else lines[5] + ",extra"
+    lines[9] = "broken-row"
+    trace = tmp_path / "pods.csv"
+    trace.write_text("\n".join(lines) + "\n")
+    nodes = str(OPENB / "openb_node_list_gpu_node.csv")
+    out = tmp_path / "out"
+    rc = main(["simulate", "--trace", str(trace), "--nodes", nodes, "--out", str(out), "--no-plots"])
+    assert rc == 2
+    assert f"{trace}:" in capsys.readouterr().err
+    rc = main(
+        ["simulate", "--trace", str(trace), "--nodes", nodes, "--out", str(out), "--no-plots", "--skip-invalid"]
+    )
+    assert rc == 0
+    err = capsys.readouterr().err
+    assert "skipped 2 invalid row(s)" in err
+    s = json.loads((out / "summary.json").read_text())
+    assert s["pods"]["skipped_input_rows"] == 2 and s["pods"]["total"] == 57
+    assert len(s["skipped_rows"]) == 2 and all(str(trace) in r for r in s["skipped_rows"])
