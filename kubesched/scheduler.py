@@ -17,6 +17,13 @@ from kubesched.framework.handle import ClusterBackend, Handle
 from kubesched.framework.registry import Registry
 from kubesched.framework.runtime import Framework, PluginFailure, Scores
 from kubesched.framework.status import Code, Status
+from kubesched.framework.waiting import (
+    PODS_TO_ACTIVATE,
+    WaitingPod,
+    WaitingPods,
+    attach_waiting,
+    run_permit_plugins,
+)
 from kubesched.queue.scheduling_queue import QueuedPodInfo, SchedulingQueue, priority_less
 from kubesched.state.snapshot import Snapshot
 
@@ -60,6 +67,17 @@ class SchedulerHooks:
     on_failed: list[Callable[[ScheduleResult], None]] = field(default_factory=list)
 
 
+@dataclass
+class _Parked:
+    """A binding cycle paused at Permit (WaitOnPermit), resumed once its waiting pod is resolved."""
+
+    fw: Framework
+    state: CycleState
+    qpi: QueuedPodInfo
+    res: ScheduleResult
+    t0: float
+
+
 class Scheduler:
     def __init__(
         self,
@@ -83,9 +101,11 @@ class Scheduler:
         self.rng = np.random.default_rng(seed)
         self.clock = clock
         self.frameworks: dict[str, Framework] = {}
+        self.waiting = WaitingPods()  # pods parked at Permit, shared by every profile
         for prof in config.profiles:
             handle = Handle(snapshot, cluster, self.rng, config.parallelism)
             handle.nominator = self
+            attach_waiting(handle, self.waiting, clock)
             self.frameworks[prof.scheduler_name] = Framework(prof, registry, handle)
         first = next(iter(self.frameworks.values()))
         less = priority_less
@@ -104,6 +124,9 @@ class Scheduler:
         self.attempts = 0
         self.equivalence = EquivalenceCache()
         self.use_equivalence_cache = True
+        self.progress = 0  # binds and deletions: what offline runs count as getting somewhere
+        self._waited_since_progress = False
+        self._resolving = False
 
     # ---- pods entering ---------------------------------------------------------------
     def responsible_for(self, pod: Pod) -> bool:
@@ -213,6 +236,7 @@ class Scheduler:
 
     def schedule_one(self) -> ScheduleResult | None:
         """Pop one pod and run its scheduling cycle and (synchronous) binding cycle."""
+        self.expire_waiting_pods()
         qpi = self.queue.pop()
         if qpi is None:
             return None
@@ -237,6 +261,7 @@ class Scheduler:
                 self._post_filter(fw, state, pod, res)
             res.duration = time.perf_counter() - t0
             self._failed(qpi, res)
+            self._process_waiting()  # a PostFilter may have rejected waiting pods (a gang giving up)
             return res
         self._assume_and_bind(fw, state, qpi, res, t0)
         return res
@@ -273,61 +298,190 @@ class Scheduler:
     def _assume_and_bind(
         self, fw: Framework, state: CycleState, qpi: QueuedPodInfo, res: ScheduleResult, t0: float
     ) -> None:
+        """Assume, Reserve, Permit; then bind now, or park the binding cycle when Permit says Wait."""
         pod, node = qpi.pod, res.node
         assert node is not None
         assumed = pod.with_node(node)
         assumed.nominated_node_name = ""
         self.snapshot.add_pod(assumed)
         self.nominated.pop(pod.uid, None)
-
-        def fail(st: Status) -> None:
-            fw.run_unreserve(state, pod, node)
-            self.snapshot.remove_pod(pod.uid)
-            qpi.failed_generation = self.snapshot.generation  # assume + forget is no progress
-            res.node, res.code, res.message = None, st.code if st.rejected else Code.Error, st.message
-            self._failed(qpi, res)
-            self.queue.move_for_event("AssignedPodDelete")
-
-        st = fw.run_reserve(state, pod, node)
+        try:
+            st = fw.run_reserve(state, pod, node)
+        except PluginFailure as e:
+            st = e.status
         if not st.ok:
-            return fail(st)
-        st, _timeout = fw.run_permit(state, pod, node)
+            return self._forget(_Parked(fw, state, qpi, res, t0), st)
+        try:
+            st, waits = run_permit_plugins(fw, state, pod, node)
+        except PluginFailure as e:
+            st, waits = e.status, {}
+        self._activate(state)
         if st.code == Code.Wait:
-            st = Status()  # offline: a waiting pod is let through (Permit waiting is live-only)
+            # The pod stays assumed (its resources held) and in flight until it is resolved.
+            wp = WaitingPod(assumed, node, waits, self.clock())
+            wp.context = _Parked(fw, state, qpi, res, t0)
+            self.waiting.add(wp)
+            self._waited_since_progress = True
+            res.code, res.message = Code.Wait, st.message
+            return None
         if not st.ok:
-            return fail(st)
+            return self._forget(_Parked(fw, state, qpi, res, t0), st, permit=True)
+        self._process_waiting()  # pods this Permit allowed (the rest of a gang) bind first
+        self._bind(_Parked(fw, state, qpi, res, t0))
+        return None
+
+    def _bind(self, p: _Parked) -> None:
+        """The binding cycle after Permit: PreBind, Bind, PostBind."""
+        fw, state, qpi, res = p.fw, p.state, p.qpi, p.res
+        pod, node = qpi.pod, res.node
+        assert node is not None
+        if not self.queue.contains(pod.uid):  # deleted while it waited at Permit: nothing to bind
+            return self._forget(p, Status(Code.Unschedulable, ("removed",)))
         self.queue.done(pod.uid)
-        st = fw.run_pre_bind(state, pod, node)
-        if st.ok:
-            st = fw.run_bind(state, pod, node)
-            if st.code == Code.Skip:
-                st = Status()
+        try:
+            st = fw.run_pre_bind(state, pod, node)
+            if st.ok:
+                st = fw.run_bind(state, pod, node)
+                if st.code == Code.Skip:
+                    st = Status()
+        except PluginFailure as e:
+            st = e.status
         if not st.ok:
             self.queue._info[pod.uid] = qpi  # back in the queue's books for the retry
-            return fail(st)
+            return self._forget(p, st)
+        res.code, res.message = Code.Success, None
+        self.progress += 1
+        self._waited_since_progress = False
         fw.run_post_bind(state, pod, node)
         self.queue.move_for_event("AssignedPodAdd")
-        res.duration = time.perf_counter() - t0
+        res.duration = time.perf_counter() - p.t0
         for cb in self.hooks.on_scheduled:
             cb(res)
+        return None
+
+    def _forget(self, p: _Parked, st: Status, *, permit: bool = False) -> None:
+        """Unreserve and forget an assumed pod; requeue it with the failure unless it was deleted."""
+        fw, state, qpi, res = p.fw, p.state, p.qpi, p.res
+        pod, node = qpi.pod, res.node
+        assert node is not None
+        fw.run_unreserve(state, pod, node)
+        self.snapshot.remove_pod(pod.uid)
+        qpi.failed_generation = self.snapshot.generation  # assume + forget is no progress
+        res.node, res.code = None, st.code if st.rejected else Code.Error
+        if permit and st.rejected:
+            # schedule_one.go: a Permit rejection is a FitError over the one suggested node
+            res.diagnosis = Diagnosis(absent_status=st, unschedulable_plugins={st.plugin} if st.plugin else set())
+            res.message = res.diagnosis.fit_error(1)
+        else:
+            res.message = st.message
+        res.duration = time.perf_counter() - p.t0
+        if not self.queue.contains(pod.uid):  # deleted while assumed: nothing to requeue
+            self.queue.move_for_event("AssignedPodDelete")
+            return None
+        self._failed(qpi, res)
+        # Forgetting the assumed pod frees its resources: move the others (never the pod itself).
+        mine = self.queue.unschedulable.pop(pod.uid, None)
+        self.queue.move_for_event("AssignedPodDelete")
+        if mine is not None:
+            self.queue.unschedulable[pod.uid] = mine
+        return None
+
+    def _process_waiting(self) -> None:
+        """Resume the parked binding cycles of waiting pods that were allowed or rejected, in the order
+        they started waiting (kube-scheduler's WaitOnPermit returning in their binding goroutines)."""
+        if self._resolving:
+            return  # the outer call picks up pods resolved meanwhile (e.g. rejected by an Unreserve)
+        self._resolving = True
+        try:
+            while (wp := self.waiting.first_resolved()) is not None:
+                self.waiting.remove(wp.pod.uid)
+                assert wp.status is not None
+                if wp.status.ok:
+                    self._bind(wp.context)
+                else:
+                    self._forget(wp.context, wp.status, permit=True)
+        finally:
+            self._resolving = False
+
+    def _activate(self, state: CycleState) -> None:
+        """framework.PodsToActivate: pods a plugin asked for leave backoff/unschedulable for activeQ."""
+        want = state.read(PODS_TO_ACTIVATE)
+        if not want:
+            return
+        state.delete(PODS_TO_ACTIVATE)
+        q = self.queue
+        for uid in want:
+            qpi = q.info(uid)
+            if qpi is None or q._where.get(uid) not in ("backoff", "unschedulable"):
+                continue
+            q.unschedulable.pop(uid, None)
+            q._push_active(qpi, "ForceActivate")
+
+    def expire_waiting_pods(self) -> int:
+        """Reject the waiting pods whose Permit timeout has passed on the scheduler's clock, and
+        finish the binding cycles of every resolved waiting pod (also those allowed or rejected
+        through the handle outside a cycle). Live callers run it when ``next_waiting_deadline``
+        comes; ``schedule_one`` runs it first thing."""
+        if not len(self.waiting):
+            return 0
+        n = self.waiting.expire(self.clock())
+        if self.waiting.first_resolved() is not None:
+            self._process_waiting()
+        return n
+
+    def next_waiting_deadline(self) -> float | None:
+        return self.waiting.next_deadline()
 
     # ---- cluster events --------------------------------------------------------------
     def delete_pod(self, pod: Pod) -> None:
         """A pod was deleted (e.g. a preemption victim)."""
+        if pod.uid in self.waiting:  # RejectWaitingPod: its parked binding cycle unreserves and forgets it
+            self.queue.delete(pod.uid)
+            self.waiting.reject(pod.uid, "", "removed")
+            self._process_waiting()
         if self.snapshot.remove_pod(pod.uid) is not None:
             self.queue.move_for_event("AssignedPodDelete")
+        self.progress += 1
+        self._waited_since_progress = False
         self.queue.delete(pod.uid)
         self.nominated.pop(pod.uid, None)
 
     def run_until_idle(self, advance: Callable[[float], None] | None = None, max_attempts: int = 1_000_000) -> None:
-        """Drain the queue; ``advance(t)`` moves a virtual clock to the next backoff expiry."""
+        """Drain the queue; ``advance(t)`` moves a virtual clock to the next backoff expiry or Permit timeout.
+
+        Offline runs stop when waiting cannot help: no pod waits at Permit and every backoff pod
+        failed after the last change. Pods parked at Permit never end a run early: the clock moves
+        on to their timeouts. A gang that cannot fit would cycle forever (its members wait, one
+        fails, the others are released and retried, as in a live cluster): once a pod is tried
+        again with the same pods waiting where they were and nothing bound or deleted since, the
+        run ends, after the pods still waiting got their timeouts.
+        """
+        seen: set[tuple[int, str, frozenset[tuple[str, str]]]] = set()
         while self.attempts < max_attempts:
-            if self.schedule_one() is not None:
+            self.expire_waiting_pods()  # so that ``parked`` is what the next attempt sees
+            waited = self._waited_since_progress
+            progress = self.progress
+            parked = frozenset((wp.pod.uid, wp.node_name) for wp in self.waiting) if waited else frozenset()
+            res = self.schedule_one()
+            if res is not None:
+                if waited and self.progress == progress:
+                    key = (progress, res.pod.uid, parked)
+                    if key in seen:  # a gang going round in circles
+                        break
+                    seen.add(key)
                 continue
-            nxt = self.queue.next_backoff_expiry()
-            if nxt is None or advance is None:
+            if advance is None:
                 return
-            gen = self.snapshot.generation
-            if all(q.failed_generation == gen for q in self.queue.backoff_pods()):
-                return  # nothing changed since each of them failed: waiting cannot help
-            advance(nxt)
+            nxt = self.queue.next_backoff_expiry()
+            if nxt is not None:
+                gen = self.snapshot.generation
+                if all(q.failed_generation == gen for q in self.queue.backoff_pods()):
+                    nxt = None  # nothing changed since each of them failed: waiting cannot help
+            deadline = self.waiting.next_deadline()
+            if nxt is None and deadline is None:
+                return
+            advance(min(t for t in (nxt, deadline) if t is not None))
+        if advance is not None:
+            while (deadline := self.waiting.next_deadline()) is not None:
+                advance(deadline)
+                self.expire_waiting_pods()

@@ -10,7 +10,15 @@ from typing import Any
 import yaml
 
 from kubesched.api.fields import as_map
-from kubesched.api.objects import Namespace, Node, Pod, PodDisruptionBudget, PriorityClass
+from kubesched.api.objects import (
+    ElasticQuota,
+    Namespace,
+    Node,
+    Pod,
+    PodDisruptionBudget,
+    PodGroup,
+    PriorityClass,
+)
 from kubesched.api.selectors import LabelSelector
 from kubesched.errors import InputError
 
@@ -36,6 +44,9 @@ class ClusterObjects:
     # (kind, namespace, name, selector) of Services, RCs, ReplicaSets, StatefulSets
     workload_selectors: list[tuple[str, str, str, LabelSelector]] = field(default_factory=list)
     pdbs: list[PodDisruptionBudget] = field(default_factory=list)
+    # scheduler-plugins objects (scheduling.x-k8s.io/v1alpha1): Coscheduling, CapacityScheduling
+    pod_groups: list[PodGroup] = field(default_factory=list)
+    elastic_quotas: list[ElasticQuota] = field(default_factory=list)
     skipped: dict[str, int] = field(default_factory=dict)
 
     def extend(self, other: ClusterObjects) -> None:
@@ -45,6 +56,8 @@ class ClusterObjects:
         self.priority_classes += other.priority_classes
         self.workload_selectors += other.workload_selectors
         self.pdbs += other.pdbs
+        self.pod_groups += other.pod_groups
+        self.elastic_quotas += other.elastic_quotas
         for k, v in other.skipped.items():
             self.skipped[k] = self.skipped.get(k, 0) + v
 
@@ -133,6 +146,10 @@ def _parse_objects(docs: list[tuple[str, Any]]) -> ClusterObjects:
                 out.priority_classes.append(PriorityClass.parse(m, ipath))
             elif kind == "PodDisruptionBudget":
                 out.pdbs.append(PodDisruptionBudget.parse(m, ipath))
+            elif kind == "PodGroup":
+                out.pod_groups.append(PodGroup.parse(m, ipath))
+            elif kind == "ElasticQuota":
+                out.elastic_quotas.append(ElasticQuota.parse(m, ipath))
             elif kind in WORKLOAD_KINDS:
                 sel = _selector_of(kind, m, ipath)
                 md = as_map(m.get("metadata"), ipath)
@@ -157,7 +174,26 @@ def load_cluster(paths: list[str]) -> ClusterObjects:
         if n.name in seen:
             raise InputError(f'duplicate node "{n.name}"', source=", ".join(paths))
         seen.add(n.name)
+    _check_unique_scheduling_objects(objs, paths)
     return objs
+
+
+def _check_unique_scheduling_objects(objs: ClusterObjects, paths: list[str]) -> None:
+    """One PodGroup per namespace/name; one ElasticQuota per namespace (CapacityScheduling reads one)."""
+    groups: set[str] = set()
+    for pg in objs.pod_groups:
+        if pg.key in groups:
+            raise InputError(f'duplicate PodGroup "{pg.key}"', source=", ".join(paths))
+        groups.add(pg.key)
+    quotas: dict[str, str] = {}
+    for eq in objs.elastic_quotas:
+        if eq.namespace in quotas:
+            raise InputError(
+                f'namespace "{eq.namespace}" has two ElasticQuotas ("{quotas[eq.namespace]}", "{eq.name}"); '
+                "at most one per namespace",
+                source=", ".join(paths),
+            )
+        quotas[eq.namespace] = eq.name
 
 
 def resolve_priorities(objs: ClusterObjects) -> None:

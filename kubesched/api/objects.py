@@ -15,6 +15,7 @@ from typing import Any
 
 from kubesched.api.affinity import NodeAffinity, PodAffinity, TopologySpreadConstraint
 from kubesched.api.fields import as_bool, as_int, as_list, as_map, as_str, str_map
+from kubesched.api.quantity import format_quantity
 from kubesched.api.resources import (
     PODS,
     Resources,
@@ -400,3 +401,100 @@ class PodDisruptionBudget:
             as_int(status.get("disruptionsAllowed"), join_path(sp, "disruptionsAllowed")) or 0,
             frozenset(as_map(status.get("disruptedPods"), join_path(sp, "disruptedPods"))),
         )
+
+
+# ---- scheduler-plugins objects (scheduling.x-k8s.io/v1alpha1) --------------------------------
+#: API groups of PodGroup and ElasticQuota: today's and the one before scheduler-plugins v0.24.
+SCHEDULING_API_VERSIONS = ("scheduling.x-k8s.io/v1alpha1", "scheduling.sigs.k8s.io/v1alpha1")
+
+
+def _scheduling_meta(m: dict, path: str, kind: str) -> tuple[str, str, float | None]:
+    """(namespace, name, creation time) of a scheduler-plugins object; checks its apiVersion."""
+    api = m.get("apiVersion")
+    if api is not None and api not in SCHEDULING_API_VERSIONS:
+        raise InputError(
+            f'unsupported apiVersion "{api}" for {kind} (supported: {", ".join(SCHEDULING_API_VERSIONS)})',
+            path=join_path(path, "apiVersion"),
+        )
+    mp = join_path(path, "metadata")
+    md = as_map(m.get("metadata"), mp)
+    name = as_str(md.get("name"), join_path(mp, "name"))
+    if not name:
+        raise InputError("metadata.name is required", path=join_path(mp, "name"))
+    namespace = as_str(md.get("namespace"), join_path(mp, "namespace")) or "default"
+    return namespace, name, _parse_time(md.get("creationTimestamp"), join_path(mp, "creationTimestamp"))
+
+
+def _int32(value: Any, path: str, default: int | None, minimum: int) -> int | None:
+    v = as_int(value, path, default)
+    if v is not None and not minimum <= v <= 2**31 - 1:
+        raise InputError(f"invalid value {v}: must be in [{minimum}, {2**31 - 1}]", path=path)
+    return v
+
+
+@dataclass(frozen=True, slots=True)
+class PodGroup:
+    """A gang for Coscheduling: pods labelled ``scheduling.x-k8s.io/pod-group: <name>``."""
+
+    namespace: str
+    name: str
+    min_member: int
+    min_resources: Resources | None  # None when the spec has no minResources
+    schedule_timeout_seconds: int | None
+    creation_time: float | None
+
+    @property
+    def key(self) -> str:
+        return f"{self.namespace}/{self.name}"
+
+    @classmethod
+    def parse(cls, d: Any, path: str = "") -> PodGroup:
+        m = as_map(d, path)
+        namespace, name, created = _scheduling_meta(m, path, "PodGroup")
+        sp = join_path(path, "spec")
+        spec = as_map(m.get("spec"), sp)
+        raw_min = spec.get("minResources")
+        min_resources = None if raw_min is None else parse_resource_list(raw_min, join_path(sp, "minResources"))
+        for k, v in (min_resources or {}).items():
+            if v < 0:
+                raise InputError("must be greater than or equal to 0", path=join_path(sp, f"minResources.{k}"))
+        return cls(
+            namespace,
+            name,
+            _int32(spec.get("minMember"), join_path(sp, "minMember"), 0, 0) or 0,
+            min_resources,
+            _int32(spec.get("scheduleTimeoutSeconds"), join_path(sp, "scheduleTimeoutSeconds"), None, 0),
+            created,
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class ElasticQuota:
+    """CapacityScheduling's per-namespace quota: guaranteed ``min`` and ceiling ``max``."""
+
+    namespace: str
+    name: str
+    min: Resources | None  # None when the spec has no min (every resource 0)
+    max: Resources | None  # None when the spec has no max (unlimited)
+
+    @classmethod
+    def parse(cls, d: Any, path: str = "") -> ElasticQuota:
+        m = as_map(d, path)
+        namespace, name, _ = _scheduling_meta(m, path, "ElasticQuota")
+        sp = join_path(path, "spec")
+        spec = as_map(m.get("spec"), sp)
+        out: dict[str, Resources | None] = {}
+        for fld in ("min", "max"):
+            raw = spec.get(fld)
+            rl = None if raw is None else parse_resource_list(raw, join_path(sp, fld))
+            for k, v in (rl or {}).items():
+                if v < 0:
+                    raise InputError("must be greater than or equal to 0", path=join_path(sp, f"{fld}.{k}"))
+            out[fld] = rl
+        lo, hi = out["min"], out["max"]
+        if lo is not None and hi is not None:
+            for k, v in lo.items():
+                if k in hi and v > hi[k]:
+                    shown = f"{format_quantity(k, v)} must not exceed max {format_quantity(k, hi[k])}"
+                    raise InputError(f"min {shown}", path=join_path(sp, f"min.{k}"))
+        return cls(namespace, name, lo, hi)

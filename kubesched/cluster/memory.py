@@ -47,6 +47,8 @@ def populate(snapshot: Snapshot, objs: ClusterObjects) -> list[Pod]:
         snapshot.set_namespace(ns.name, ns.labels)
     snapshot.workload_selectors.extend(objs.workload_selectors)
     snapshot.pdbs.extend(objs.pdbs)
+    snapshot.pod_groups.update(((pg.namespace, pg.name), pg) for pg in objs.pod_groups)
+    snapshot.elastic_quotas.update((eq.namespace, eq) for eq in objs.elastic_quotas)
     for node in objs.nodes:
         snapshot.add_node(node)
     pending = []

@@ -32,4 +32,8 @@ BUILTIN: dict[str, str] = {
     "GpuPackingScore": "kubesched.plugins.gpushare.packing:GpuPackingScore",
     "BestFitScore": "kubesched.plugins.gpushare.bestfit:BestFitScore",
     "FGDScore": "kubesched.plugins.gpushare.fgd:FGDScore",
+    # Gang scheduling and elastic quota (issue 6), as scheduler-plugins ships them, with its
+    # PodGroup / ElasticQuota objects (scheduling.x-k8s.io/v1alpha1); not enabled by default.
+    "Coscheduling": "kubesched.plugins.coscheduling:Coscheduling",
+    "CapacityScheduling": "kubesched.plugins.capacityscheduling:CapacityScheduling",
 }

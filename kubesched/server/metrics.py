@@ -112,14 +112,16 @@ class _StateCollector(Collector):
 
     def collect(self) -> Iterable[Metric]:
         counts = dict.fromkeys(QUEUES, 0)
-        nodes = pods = 0
+        nodes = pods = assumed = 0
         for s in list(self.schedulers):
             for q, v in _queue_counts(s).items():
                 counts[q] = counts.get(q, 0) + v
             nodes += s.snapshot.n
             pods += len(s.snapshot.pod_by_uid)
-        # Binding is synchronous (assume, then bind in the same call), so nothing stays assumed.
-        return [self._pending(counts), self._cache(nodes, pods, 0)]
+            # offline binding is synchronous (nothing stays assumed); the live scheduler binds
+            # asynchronously and keeps its assumed pods in ``in_flight``
+            assumed += len(getattr(s, "in_flight", ()))
+        return [self._pending(counts), self._cache(nodes, pods, assumed)]
 
 
 def _queue_counts(s: Scheduler) -> dict[str, int]:

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from kubesched.api.objects import HostPort, Node, Pod, PodDisruptionBudget
+from kubesched.api.objects import ElasticQuota, HostPort, Node, Pod, PodDisruptionBudget, PodGroup
 from kubesched.api.resources import CPU, EPHEMERAL_STORAGE, MEMORY, PODS
 from kubesched.api.selectors import LabelSelector
 from kubesched.api.taints import Taint
@@ -82,6 +82,10 @@ class Snapshot:
         # StatefulSets: PodTopologySpread's system default constraints derive selectors from them.
         self.workload_selectors: list[tuple[str, str, str, LabelSelector]] = []
         self.pdbs: list[PodDisruptionBudget] = []  # read by DefaultPreemption
+        # scheduler-plugins objects: PodGroups by (namespace, name) for Coscheduling, the
+        # ElasticQuota of each namespace for CapacityScheduling
+        self.pod_groups: dict[tuple[str, str], PodGroup] = {}
+        self.elastic_quotas: dict[str, ElasticQuota] = {}
         self.affinity_pods: dict[str, Pod] = {}  # assigned pods with any (anti-)affinity
         self.anti_affinity_pods: dict[str, Pod] = {}  # ... with required anti-affinity
         # uids of pods with affinity terms added or removed, in order, so indexes of their terms

@@ -1,0 +1,202 @@
+"""Benchmark of the live path: `kubesched run` against the test API server, over real HTTP.
+
+The API server (tests/kubeapi, the same REST + watch protocol as kube-apiserver) runs in this
+process; `kubesched run` runs as its own process and talks to it through the official client,
+exactly as it would to a cluster. Two phases, on N nodes (default 5000, scheduler_perf's node):
+
+* burst: P pods created at once; throughput = pods / (last bound - first created), the figure
+  Kubernetes' scheduler-throughput test reports;
+* steady: pods created at a fixed rate below capacity; p50/p90/p99 of creation-to-bound latency
+  (an upper bound of queue-to-bound: it includes the watch delivery to the scheduler).
+
+    python bench/live.py [--nodes 5000] [--pods 5000] [--rate 200] [--steady-pods 2000] [--json out.json]
+
+Run from the repository root (it imports tests.kubeapi). A benchmark measures; nothing asserts.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import urllib.request
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from kubesched.testing import make_node, make_pod  # noqa: E402
+from tests.kubeapi import KubeAPIServer  # noqa: E402
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def wait_ready(url: str, timeout: float) -> bool:
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        try:
+            with urllib.request.urlopen(url, timeout=1) as r:  # noqa: S310 - loopback
+                if r.status == 200:
+                    return True
+        except OSError:
+            pass
+        time.sleep(0.1)
+    return False
+
+
+class BoundWatcher:
+    """Polls the store for pods that got a nodeName; records the first time each is seen bound."""
+
+    def __init__(self, api: KubeAPIServer) -> None:
+        self.api = api
+        self.pending: dict[str, float] = {}  # name -> created at
+        self.latency: dict[str, float] = {}
+        self.bound_at: dict[str, float] = {}
+        self.lock = threading.Lock()
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._thread.start()
+
+    def add(self, name: str, t: float) -> None:
+        with self.lock:
+            self.pending[name] = t
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            with self.lock:
+                names = list(self.pending)
+            now = time.monotonic()
+            for name in names:
+                p = self.api.get("Pod", name, "bench")
+                if p and p.get("spec", {}).get("nodeName"):
+                    with self.lock:
+                        t0 = self.pending.pop(name)
+                    self.latency[name] = now - t0
+                    self.bound_at[name] = now
+            time.sleep(0.005)
+
+    def wait(self, n: int, timeout: float) -> bool:
+        end = time.monotonic() + timeout
+        while time.monotonic() < end:
+            if len(self.latency) >= n:
+                return True
+            time.sleep(0.02)
+        return False
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._thread.join()
+
+
+def pod(name: str) -> dict:
+    d = make_pod(name, namespace="bench", requests={"cpu": "100m", "memory": "500Mi"}, spec={"schedulerName": "kubesched"})
+    del d["metadata"]["uid"]
+    return d
+
+
+def percentiles(xs: list[float]) -> dict[str, float]:
+    a = np.asarray(xs)
+    return {f"p{q}": float(np.percentile(a, q)) for q in (50, 90, 99)} | {"max": float(a.max())}
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--nodes", type=int, default=5000)
+    ap.add_argument("--pods", type=int, default=5000, help="pods of the burst phase")
+    ap.add_argument("--rate", type=float, default=200.0, help="pods/s of the steady phase")
+    ap.add_argument("--steady-pods", type=int, default=2000)
+    ap.add_argument("--qps", type=float, default=5000.0, help="--kube-api-qps of the scheduler")
+    ap.add_argument("--json", help="write the results here")
+    args = ap.parse_args()
+
+    api = KubeAPIServer(bookmark_interval=1.0)
+    api.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "bench"}})
+    for i in range(args.nodes):
+        api.create(make_node(f"node-{i}", cpu="4", memory="32Gi", pods=110))
+    tmp = Path(tempfile.mkdtemp(prefix="kubesched-live-bench-"))
+    kubeconfig = api.write_kubeconfig(tmp / "kubeconfig")
+    port = free_port()
+    cmd = [
+        sys.executable, "-m", "kubesched.cli", "run", "--kubeconfig", kubeconfig,
+        "--metrics-listen", f"127.0.0.1:{port}", "--kube-api-qps", str(args.qps),
+        "--kube-api-burst", str(int(args.qps)), "--seed", "1", "--log-level", "warning",
+    ]
+    sched = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=open(tmp / "sched.log", "w"))  # noqa: SIM115
+    results: dict = {
+        "machine": {"nproc": os.cpu_count(), "python": platform.python_version(), "cpu": platform.processor()},
+        "nodes": args.nodes,
+    }
+    try:
+        t_start = time.monotonic()
+        if not wait_ready(f"http://127.0.0.1:{port}/readyz", 120):
+            print("scheduler never became ready; see", tmp / "sched.log", file=sys.stderr)
+            return 1
+        results["ready_s"] = time.monotonic() - t_start
+        watcher = BoundWatcher(api)
+
+        # burst
+        t0 = time.monotonic()
+        for i in range(args.pods):
+            api.create(pod(f"burst-{i}"))
+            watcher.add(f"burst-{i}", time.monotonic())
+        created = time.monotonic()
+        ok = watcher.wait(args.pods, 600)
+        last = max(watcher.bound_at.values()) if watcher.bound_at else float("nan")
+        results["burst"] = {
+            "pods": args.pods,
+            "bound": len(watcher.latency),
+            "complete": ok,
+            "create_s": created - t0,
+            "pods_per_s": len(watcher.latency) / (last - t0),
+        }
+        print(f"burst: {len(watcher.latency)}/{args.pods} bound in {last - t0:.2f} s "
+              f"= {results['burst']['pods_per_s']:.0f} pods/s (creation took {created - t0:.2f} s)")
+
+        # steady
+        base = len(watcher.latency)
+        gap = 1.0 / args.rate
+        t0 = time.monotonic()
+        for i in range(args.steady_pods):
+            due = t0 + i * gap
+            delay = due - time.monotonic()
+            if delay > 0:
+                time.sleep(delay)
+            api.create(pod(f"steady-{i}"))
+            watcher.add(f"steady-{i}", time.monotonic())
+        ok = watcher.wait(base + args.steady_pods, 600)
+        lat = [v for k, v in watcher.latency.items() if k.startswith("steady-")]
+        results["steady"] = {"rate": args.rate, "pods": args.steady_pods, "bound": len(lat), "complete": ok} | {
+            k: v for k, v in percentiles(lat).items()
+        }
+        s = results["steady"]
+        print(f"steady at {args.rate:.0f} pods/s: creation-to-bound p50 {s['p50'] * 1000:.0f} ms, "
+              f"p90 {s['p90'] * 1000:.0f} ms, p99 {s['p99'] * 1000:.0f} ms, max {s['max'] * 1000:.0f} ms")
+        watcher.stop()
+    finally:
+        sched.send_signal(signal.SIGTERM)
+        try:
+            sched.wait(60)
+        except subprocess.TimeoutExpired:
+            sched.kill()
+        api.close()
+    if args.json:
+        Path(args.json).write_text(json.dumps(results, indent=2) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

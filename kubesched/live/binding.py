@@ -1,0 +1,145 @@
+"""The live binding cycle: assume, then bind on a worker thread (kube-scheduler's bind goroutine).
+
+``LiveScheduler`` runs the scheduling cycle exactly as ``Scheduler`` does. After Reserve and
+Permit (at once, or when a pod parked at Permit is allowed) it leaves the pod assumed in the
+snapshot and hands PreBind/Bind to ``submit``; the outcome comes back to the scheduling
+thread (``complete``), which alone touches the snapshot and the queue:
+
+- bound: PostBind, the pod stays assumed until the watch shows it bound (``confirm``);
+- the pod is already bound (409) or gone (404), or the watch showed it bound meanwhile:
+  the assumption is dropped without error and the pod is not retried;
+- any other failure: Unreserve, the assumed pod is forgotten and the pod goes back to the
+  queue with backoff (a FailedScheduling event says why).
+
+A pod is in ``in_flight`` from the start of its binding until its outcome is processed, and
+assumed (in the snapshot) from its scheduling cycle until then or until the watch shows it
+bound; the cache ignores the API's (stale) view of it as pending meanwhile, so it is never
+scheduled or bound twice.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from kubesched.api.objects import Pod
+from kubesched.framework.cycle_state import CycleState
+from kubesched.framework.runtime import Framework
+from kubesched.framework.status import Code, Status
+from kubesched.queue.scheduling_queue import QueuedPodInfo
+from kubesched.scheduler import Scheduler, ScheduleResult
+
+
+@dataclass(eq=False)
+class InFlight:
+    """One pod between the start of its binding and the binding's outcome."""
+
+    parked: Any  # the scheduler's binding-cycle context: fw, state, qpi, res, t0
+    node: str
+    assumed: Pod | None  # the copy on ``node`` held by the snapshot
+    confirmed: bool = False  # the watch showed the pod bound
+    deleted: bool = False  # the watch showed the pod deleted
+
+    @property
+    def fw(self) -> Framework:
+        return self.parked.fw
+
+    @property
+    def state(self) -> CycleState:
+        return self.parked.state
+
+    @property
+    def qpi(self) -> QueuedPodInfo:
+        return self.parked.qpi
+
+    @property
+    def res(self) -> ScheduleResult:
+        return self.parked.res
+
+    @property
+    def pod(self) -> Pod:
+        return self.parked.qpi.pod
+
+
+class LiveScheduler(Scheduler):
+    """A Scheduler whose binding cycle (PreBind, Bind) runs on worker threads.
+
+    The scheduling cycle, Reserve and Permit (including pods parked at Permit) are the base
+    class's; ``_bind`` is where the base class runs PreBind/Bind/PostBind synchronously, and
+    where this class hands the binding to ``submit`` instead (when one is set).
+    """
+
+    def __init__(self, *args, submit: Callable[[InFlight], None] | None = None, **kwargs) -> None:  # noqa: ANN002,ANN003
+        super().__init__(*args, **kwargs)
+        self.submit: Callable[[InFlight], None] | None = submit
+        self.in_flight: dict[str, InFlight] = {}  # pod uid -> its binding in progress
+
+    def _bind(self, p: Any) -> None:
+        if self.submit is None:
+            return super()._bind(p)
+        pod, node = p.qpi.pod, p.res.node
+        assert node is not None
+        self.queue.done(pod.uid)
+        b = InFlight(p, node, self.snapshot.pod_by_uid.get(pod.uid))
+        self.in_flight[pod.uid] = b
+        self.submit(b)
+        return None
+
+    def _drop_assumed(self, b: InFlight) -> None:
+        """Take our assumed copy out of the snapshot (not a copy the watch put there since)."""
+        uid = b.pod.uid
+        cur = self.snapshot.pod_by_uid.get(uid) or self.snapshot.orphans.get(uid)
+        if cur is not None and cur is b.assumed:
+            self.snapshot.remove_pod(uid)
+
+    # ---- outcomes (scheduling thread) -------------------------------------------------
+    def complete(self, b: InFlight, st: Status, gone: bool) -> str:
+        """Apply a binding's outcome: ``bound``, ``dropped`` (already bound or deleted) or ``requeued``.
+
+        ``gone``: the API said the pod is already bound or does not exist (409/404).
+        """
+        uid = b.pod.uid
+        if self.in_flight.get(uid) is b:
+            del self.in_flight[uid]
+        pod, node, res = b.pod, b.node, b.res
+        if st.code == Code.Skip:
+            st = Status()  # no Bind plugin took it: the assumption stands, as offline
+        if st.ok and not b.deleted:
+            res.code, res.message = Code.Success, None
+            self.progress += 1
+            b.fw.run_post_bind(b.state, pod, node)
+            self.queue.move_for_event("AssignedPodAdd")
+            res.duration = time.perf_counter() - b.parked.t0
+            for cb in self.hooks.on_scheduled:
+                cb(res)
+            return "bound"
+        b.fw.run_unreserve(b.state, pod, node)
+        if b.deleted:
+            return "dropped"
+        if not b.confirmed:
+            self._drop_assumed(b)
+        if gone or b.confirmed:
+            return "dropped"
+        # Forget and retry with backoff (the base class's failed binding, minus the Unreserve done above).
+        qpi = b.qpi
+        qpi.failed_generation = self.snapshot.generation
+        res.node, res.code, res.message = None, Code.Error, st.message
+        res.duration = time.perf_counter() - b.parked.t0
+        self.queue._info[uid] = qpi  # back in the queue's books (as Scheduler does on a failed bind)
+        self._failed(qpi, res)
+        self.queue.move_for_event("AssignedPodDelete")
+        return "requeued"
+
+    def confirm(self, uid: str) -> None:
+        """The watch shows the pod bound: an in-flight binding must not be undone or retried."""
+        b = self.in_flight.get(uid)
+        if b is not None:
+            b.confirmed = True
+
+    def forget_deleted(self, uid: str) -> None:
+        """The pod was deleted while its binding was in flight."""
+        b = self.in_flight.get(uid)
+        if b is not None:
+            b.deleted = True

@@ -1,0 +1,142 @@
+"""``kubesched run``: flags, validation (one line, exit 2) and signal handling around ``Runner``."""
+
+from __future__ import annotations
+
+import argparse
+import math
+import signal
+import sys
+import threading
+from types import FrameType
+
+from kubesched.errors import InputError
+
+DEFAULT_SCHEDULER_NAME = "kubesched"
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "run",
+        help="run as a secondary scheduler against a Kubernetes API (watch, bind, events, lease)",
+        description="Schedule the pods whose spec.schedulerName matches a profile, against a live cluster.",
+    )
+    p.add_argument("--kubeconfig", help="kubeconfig file (default: the in-cluster service account)")
+    p.add_argument("--context", help="kubeconfig context (default: its current context)")
+    p.add_argument(
+        "--config",
+        help=f'KubeSchedulerConfiguration file (default: the default profile, named "{DEFAULT_SCHEDULER_NAME}")',
+    )
+    p.add_argument("--plugin-path", action="append", default=[], help="Python file defining plugins (repeatable)")
+    p.add_argument("--kube-api-qps", type=float, default=50.0, help="API requests per second (default 50)")
+    p.add_argument("--kube-api-burst", type=int, default=100, help="API request burst (default 100)")
+    p.add_argument("--leader-elect", action="store_true", help="hold a Lease before scheduling (for replicas)")
+    p.add_argument(
+        "--leader-elect-resource-name", "--lease-name", dest="lease_name",
+        help="Lease name (default: the first profile's schedulerName)",
+    )
+    p.add_argument(
+        "--leader-elect-resource-namespace", "--lease-namespace", dest="lease_namespace", default="kube-system",
+        help="Lease namespace (default kube-system)",
+    )
+    p.add_argument("--leader-elect-lease-duration", type=float, default=15.0, metavar="SECONDS")
+    p.add_argument("--leader-elect-renew-deadline", type=float, default=10.0, metavar="SECONDS")
+    p.add_argument("--leader-elect-retry-period", type=float, default=2.0, metavar="SECONDS")
+    p.add_argument(
+        "--metrics-listen", default="127.0.0.1:10251",
+        help="HOST:PORT for /healthz, /livez, /readyz and /metrics (':10251' for every interface; 'off' for none)",
+    )
+    p.add_argument("--bind-workers", type=int, default=16, help="bindings in flight at once (default 16)")
+    p.add_argument(
+        "--watch-idle-timeout", type=float, default=90.0, metavar="SECONDS",
+        help="reconnect a watch that sent nothing (not even a bookmark) for this long (default 90)",
+    )
+    p.add_argument("--watch-backoff", type=float, default=0.2, metavar="SECONDS", help="first reconnect delay")
+    p.add_argument(
+        "--shutdown-timeout", type=float, default=30.0, metavar="SECONDS",
+        help="on SIGTERM, wait this long at most for bindings in flight (default 30)",
+    )
+    p.add_argument("--seed", type=int, default=None, help="seed for the random tie-break")
+    p.add_argument("--log-format", choices=("text", "json"), default="text")
+    p.add_argument("--log-level", choices=("debug", "info", "warning", "error"), default="info")
+    p.set_defaults(func=cmd_run)
+
+
+def _positive(value: float, flag: str, *, integer: bool = False) -> None:
+    if not math.isfinite(value) or value <= 0:
+        raise InputError(f"must be a positive {'integer' if integer else 'number'}, got {value:g}", path=flag)
+
+
+def build_runner(args: argparse.Namespace):  # noqa: ANN201 - Runner, imported lazily (keeps the CLI import cheap)
+    """Validate everything, then build the runner; nothing touches the cluster until ``serve``."""
+    from kubesched.app import build_config, build_registry
+    from kubesched.config.load import DEFAULTS_SOURCE, parse_config
+    from kubesched.config.types import KIND, V1
+    from kubesched.live.client import KubeClient, load_configuration
+    from kubesched.live.leader import LeaseConfig
+    from kubesched.live.runner import Runner, RunOptions
+    from kubesched.server.httpd import parse_listen
+
+    _positive(args.kube_api_qps, "--kube-api-qps")
+    _positive(args.kube_api_burst, "--kube-api-burst", integer=True)
+    _positive(args.bind_workers, "--bind-workers", integer=True)
+    _positive(args.watch_idle_timeout, "--watch-idle-timeout")
+    _positive(args.watch_backoff, "--watch-backoff")
+    _positive(args.shutdown_timeout, "--shutdown-timeout")
+    for flag in ("lease_duration", "renew_deadline", "retry_period"):
+        _positive(getattr(args, f"leader_elect_{flag}"), f"--leader-elect-{flag.replace('_', '-')}")
+    if args.leader_elect_renew_deadline >= args.leader_elect_lease_duration:
+        raise InputError("must be less than --leader-elect-lease-duration", path="--leader-elect-renew-deadline")
+    if args.leader_elect_retry_period >= args.leader_elect_renew_deadline:
+        raise InputError("must be less than --leader-elect-renew-deadline", path="--leader-elect-retry-period")
+    listen = None
+    if args.metrics_listen != "off":
+        try:
+            listen = parse_listen(args.metrics_listen)
+        except InputError as e:
+            raise InputError(e.reason, path="--metrics-listen") from None
+    registry = build_registry(args.plugin_path)
+    if args.config:
+        config = build_config(args.config, registry)
+    else:  # the default profile, but a secondary scheduler must not answer for the cluster's default-scheduler
+        doc = {"apiVersion": V1, "kind": KIND, "profiles": [{"schedulerName": DEFAULT_SCHEDULER_NAME}]}
+        config = parse_config(doc, DEFAULTS_SOURCE, registry.points_of)
+    for w in config.warnings:
+        sys.stderr.write(f"kubesched: warning: {w}\n")
+    client = KubeClient(load_configuration(args.kubeconfig, args.context))
+    name = config.profiles[0].scheduler_name
+    lease = LeaseConfig(
+        args.lease_name or name,
+        args.lease_namespace,
+        "",
+        args.leader_elect_lease_duration,
+        args.leader_elect_renew_deadline,
+        args.leader_elect_retry_period,
+    )
+    opts = RunOptions(
+        qps=args.kube_api_qps,
+        burst=args.kube_api_burst,
+        leader_elect=args.leader_elect,
+        lease=lease,
+        metrics_listen=listen,
+        bind_workers=args.bind_workers,
+        watch_idle_timeout=args.watch_idle_timeout,
+        watch_backoff=args.watch_backoff,
+        shutdown_timeout=args.shutdown_timeout,
+        seed=args.seed,
+    )
+    return Runner(config, registry, client, opts)
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    from kubesched.live import logs
+
+    logs.setup(args.log_format, args.log_level)
+    runner = build_runner(args)
+
+    def on_signal(signum: int, frame: FrameType | None) -> None:
+        runner.stop()
+
+    if threading.current_thread() is threading.main_thread():
+        for s in (signal.SIGINT, signal.SIGTERM):
+            signal.signal(s, on_signal)
+    return runner.serve()

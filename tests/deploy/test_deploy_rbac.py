@@ -1,0 +1,92 @@
+"""RBAC: exactly what `kubesched run` does to the API, nothing more; none for the extender."""
+
+from __future__ import annotations
+
+from deploy_testlib import by_kind, granted, objects, one, render
+
+# (apiGroup, resource, resourceName or None) -> verbs: the API calls of `kubesched run`
+# (kubesched/live: informers list+watch, bind, status patches, events and their series patches,
+# preemption's deletes, its Lease) and of the scheduler-plugins CRDs named in issue 4.
+CLUSTER_WIDE: dict[tuple[str, str, str | None], set[str]] = {
+    ("", "nodes", None): {"list", "watch"},
+    ("", "namespaces", None): {"list", "watch"},
+    ("", "pods", None): {"list", "watch", "delete"},
+    ("", "pods/binding", None): {"create"},
+    ("", "pods/status", None): {"patch"},
+    ("", "events", None): {"create", "patch"},
+    ("events.k8s.io", "events", None): {"create", "patch"},
+    ("scheduling.k8s.io", "priorityclasses", None): {"list", "watch"},
+    ("policy", "poddisruptionbudgets", None): {"list", "watch"},
+    # PodTopologySpread's default constraints (kubesched.live.resources.WORKLOADS)
+    ("", "services", None): {"list", "watch"},
+    ("", "replicationcontrollers", None): {"list", "watch"},
+    ("apps", "replicasets", None): {"list", "watch"},
+    ("apps", "statefulsets", None): {"list", "watch"},
+    ("scheduling.x-k8s.io", "podgroups", None): {"list", "watch"},
+    ("scheduling.x-k8s.io", "elasticquotas", None): {"list", "watch"},
+}
+
+
+def lease_rules(lease: str) -> dict[tuple[str, str, str | None], set[str]]:
+    return {
+        ("coordination.k8s.io", "leases", None): {"create"},
+        ("coordination.k8s.io", "leases", lease): {"get", "update"},
+    }
+
+
+def check_binding(binding: dict, role: dict, objs: list[dict], namespace: str) -> None:
+    assert binding["roleRef"] == {
+        "apiGroup": "rbac.authorization.k8s.io",
+        "kind": role["kind"],
+        "name": role["metadata"]["name"],
+    }
+    sa = one(objs, "ServiceAccount")
+    assert binding["subjects"] == [
+        {"kind": "ServiceAccount", "name": sa["metadata"]["name"], "namespace": namespace}
+    ]
+    pod_spec = one(objs, "Deployment")["spec"]["template"]["spec"]
+    assert pod_spec["serviceAccountName"] == sa["metadata"]["name"]
+
+
+def test_cluster_role_is_exactly_the_scheduler_calls() -> None:
+    objs = objects(render(namespace="sched-system"))
+    role = one(objs, "ClusterRole")
+    assert granted(role) == CLUSTER_WIDE
+    check_binding(one(objs, "ClusterRoleBinding"), role, objs, "sched-system")
+
+
+def test_leases_only_in_the_release_namespace_and_only_its_own() -> None:
+    objs = objects(render(namespace="sched-system"))
+    role = one(objs, "Role")
+    assert role["metadata"]["namespace"] == "sched-system"
+    assert granted(role) == lease_rules("kubesched")
+    binding = one(objs, "RoleBinding")
+    assert binding["metadata"]["namespace"] == "sched-system"
+    check_binding(binding, role, objs, "sched-system")
+    # no extension-apiserver-authentication-reader binding: kubesched does no delegated authn
+    assert len(by_kind(objs, "RoleBinding")) == 1
+
+
+def test_lease_name_follows_the_first_profile() -> None:
+    objs = objects(render({"profiles": [{"schedulerName": "gpu"}, {"schedulerName": "cpu"}]}))
+    assert granted(one(objs, "Role")) == lease_rules("gpu")
+
+
+def test_extra_rules_are_added_to_the_cluster_role() -> None:
+    extra = {"apiGroups": ["example.com"], "resources": ["widgets"], "verbs": ["list", "watch"]}
+    objs = objects(render({"rbac": {"extraRules": [extra]}}))
+    assert granted(one(objs, "ClusterRole")) == {**CLUSTER_WIDE, ("example.com", "widgets", None): {"list", "watch"}}
+
+
+def test_extender_gets_no_api_access() -> None:
+    objs = objects(render({"mode": "extender"}))
+    kinds = {o["kind"] for o in objs}
+    assert not kinds & {"ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding"}
+    assert one(objs, "ServiceAccount")["automountServiceAccountToken"] is False
+    assert one(objs, "Deployment")["spec"]["template"]["spec"]["automountServiceAccountToken"] is False
+
+
+def test_rbac_can_be_left_to_the_cluster_admin() -> None:
+    objs = objects(render({"rbac": {"create": False}, "serviceAccount": {"create": False, "name": "sched"}}))
+    assert {o["kind"] for o in objs} == {"ConfigMap", "Deployment", "Service"}
+    assert one(objs, "Deployment")["spec"]["template"]["spec"]["serviceAccountName"] == "sched"
