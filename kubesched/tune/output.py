@@ -1,0 +1,215 @@
+"""What a study writes: the best config, every trial, the trade-off plot, a summary, a table."""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from kubesched.tune.metrics import METRICS
+from kubesched.tune.space import SearchSpace
+from kubesched.tune.study import StudyOutcome, TrialRecord
+
+
+def config_yaml(doc: dict[str, Any], header: list[str]) -> str:
+    """The document as ``kubesched config view`` prints it, under a comment header."""
+    lines = "".join(f"# {h}\n" for h in header)
+    return lines + yaml.safe_dump(doc, sort_keys=False)
+
+
+def _fmt(v: float | None) -> str:
+    if v is None or (isinstance(v, float) and not math.isfinite(v)):
+        return "-"
+    return f"{v:.4g}" if abs(v) < 1e5 else f"{v:.0f}"
+
+
+def _label(rec: TrialRecord) -> str:
+    return (
+        "base config"
+        if rec.number < 0
+        else f"trial {rec.number}" + (" (base config)" if rec.baseline else "")
+    )
+
+
+def _header(out: StudyOutcome, rec: TrialRecord) -> list[str]:
+    s = out.settings
+    vals = ", ".join(
+        f"{m} {_fmt(v)} (base config {_fmt(b)})"
+        for m, v, b in zip(s.metrics, rec.values or [], out.baseline.values or [], strict=False)
+    )
+    return [
+        f"kubesched tune: {_label(rec)} of {len(out.records)}; {vals}",
+        f"simulator seeds {','.join(map(str, s.sim_seeds))}; metric(s) {','.join(s.metrics)} ({','.join(s.directions)})",
+    ]
+
+
+def write_outputs(
+    out: StudyOutcome,
+    space: SearchSpace,
+    folder: Path,
+    *,
+    plot: bool = True,
+    simulation: dict[str, Any] | None = None,
+) -> dict[str, Path]:
+    """best-config.yaml, trials.csv, summary.json (with ``simulation``: how trials were run),
+    tradeoff.png, and pareto/ for several metrics."""
+    written: dict[str, Path] = {}
+    best_doc = space.document(out.best.assignment)
+    p = folder / "best-config.yaml"
+    p.write_text(config_yaml(best_doc, _header(out, out.best)))
+    written["best config"] = p
+    if len(out.settings.metrics) > 1:
+        pdir = folder / "pareto"
+        pdir.mkdir(exist_ok=True)
+        for old in pdir.glob("trial-*.yaml"):
+            old.unlink()
+        for rec in out.pareto:
+            name = "base-config.yaml" if rec.number < 0 else f"trial-{rec.number}.yaml"
+            (pdir / name).write_text(config_yaml(space.document(rec.assignment), _header(out, rec)))
+        written["Pareto configs"] = pdir
+    written["trials"] = write_trials_csv(out, space, folder / "trials.csv")
+    written["summary"] = write_summary(out, space, folder / "summary.json", simulation or {})
+    if plot:
+        from kubesched.tune.plots import draw
+
+        written["plot"] = draw(out, space, folder / "tradeoff.png")
+    return written
+
+
+def _row_values(rec: TrialRecord, space: SearchSpace) -> dict[str, Any]:
+    row: dict[str, Any] = {"number": rec.number, "state": rec.state, "baseline": rec.baseline}
+    for w in space.weights:
+        row[f"weight.{w.plugin}"] = rec.assignment.weights[w.plugin]
+    for a in space.args:
+        row[f"arg.{a.key}"] = rec.assignment.args.get(a.key)
+    ev = rec.evaluation
+    row["seconds"] = round(ev.seconds, 3) if ev else None
+    for m in METRICS:
+        row[m] = ev.values[m] if ev else None
+    return row
+
+
+def write_trials_csv(out: StudyOutcome, space: SearchSpace, path: Path) -> Path:
+    """One row per trial: its weights (0 = off) and args, then every metric (seed mean);
+    the objective metric(s) come first."""
+    recs = out.records if any(r is out.baseline for r in out.records) else [out.baseline, *out.records]
+    rows = [_row_values(r, space) for r in recs]
+    first = ["number", "state", "baseline", *out.settings.metrics]
+    cols = first + [c for c in rows[0] if c not in first]
+    with path.open("w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=cols)
+        w.writeheader()
+        for row in rows:
+            w.writerow({k: ("" if v is None else v) for k, v in row.items()})
+    return path
+
+
+def _assignment_json(rec: TrialRecord) -> dict[str, Any]:
+    return {
+        "trial": rec.number if rec.number >= 0 else None,
+        "weights": rec.assignment.weights,
+        "args": rec.assignment.args,
+        "values": rec.values,
+        "metrics": rec.evaluation.values if rec.evaluation else None,
+    }
+
+
+def write_summary(out: StudyOutcome, space: SearchSpace, path: Path, simulation: dict[str, Any]) -> Path:
+    s = out.settings
+    doc = {
+        "simulation": simulation,
+        "metrics": s.metrics,
+        "directions": s.directions,
+        "profile": space.profile_name,
+        "weight_range": [space.range.low, space.range.high],
+        "weight_scale": "log" if space.range.log else "linear",
+        "params": [a.spec for a in space.args],
+        "trials": len(out.records),
+        "failed_trials": sum(r.state != "COMPLETE" for r in out.records),
+        "seed": s.seed,
+        "sim_seeds": s.sim_seeds,
+        "eval_seeds": s.eval_seeds,
+        "sampler": s.sampler,
+        "wall_s": out.wall_s,
+        "baseline": _assignment_json(out.baseline),
+        "best": _assignment_json(out.best),
+        "pareto": [_assignment_json(r) for r in out.pareto] if len(s.metrics) > 1 else None,
+        "held_out": {
+            k: {"values": ev.values, "per_seed": {str(sd): v for sd, v in ev.per_seed.items()}}
+            for k, ev in out.held_out.items()
+        },
+    }
+    path.write_text(json.dumps(doc, indent=2) + "\n")
+    return path
+
+
+def _change(base: float | None, best: float | None) -> str:
+    """Relative change, or the difference when the base is 0."""
+    if base is None or best is None:
+        return "-"
+    if base:
+        return f"{100 * (best - base) / abs(base):+.1f} %"
+    return f"{best - base:+.4g}"
+
+
+def print_report(out: StudyOutcome, space: SearchSpace, written: dict[str, Path]) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    s = out.settings
+    con = Console()
+    dirs = ", ".join(f"{m} ({d})" for m, d in zip(s.metrics, s.directions, strict=True))
+    caption = f"tuned on seeds {','.join(map(str, s.sim_seeds))}"
+    if out.held_out:
+        caption += f"; held out: seeds {','.join(map(str, s.eval_seeds))}"
+    t = Table(
+        title=f"kubesched tune: base config vs {_label(out.best)} of {len(out.records)}; {dirs}",
+        caption=caption,
+    )
+    t.add_column("metric", no_wrap=True)
+    t.add_column("seeds", no_wrap=True)
+    for col in ("base", "best", "change"):
+        t.add_column(col, justify="right", no_wrap=True)
+    shown = list(s.metrics)
+    for extra in ("gpu.unallocated_pct", "pods.failed", "gpu.frag_pct.mean", "queueing_delay_s.p90"):
+        if (
+            extra not in shown
+            and out.baseline.evaluation
+            and out.baseline.evaluation.values.get(extra) is not None
+        ):
+            shown.append(extra)
+    for m in shown:
+        b = out.baseline.evaluation.values[m] if out.baseline.evaluation else None
+        v = out.best.evaluation.values[m] if out.best.evaluation else None
+        t.add_row(m, "tuned", _fmt(b), _fmt(v), _change(b, v), style="bold" if m in s.metrics else None)
+    if out.held_out:
+        for m in shown:
+            b, v = out.held_out["baseline"].values[m], out.held_out["best"].values[m]
+            t.add_row(
+                m, "held out", _fmt(b), _fmt(v), _change(b, v), style="bold" if m in s.metrics else None
+            )
+    con.print(t)
+    w = Table(title=f"{space.profile_name}: weights (0: off), args")
+    for col in ("plugin / arg", "base config", "best"):
+        w.add_column(col, justify="left" if col == "plugin / arg" else "right")
+    for dim in space.weights:
+        w.add_row(
+            dim.plugin,
+            str(out.baseline.assignment.weights[dim.plugin]),
+            str(out.best.assignment.weights[dim.plugin]),
+        )
+    for a in space.args:
+        w.add_row(
+            a.key,
+            str(out.baseline.assignment.args.get(a.key, "(unset)")),
+            str(out.best.assignment.args.get(a.key)),
+        )
+    con.print(w)
+    if len(s.metrics) > 1:
+        con.print(f"Pareto front: {len(out.pareto)} trial(s): " + ", ".join(_label(r) for r in out.pareto))
+    for what, path in written.items():
+        con.print(f"{what}: {path}")

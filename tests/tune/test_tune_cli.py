@@ -1,0 +1,109 @@
+"""`kubesched tune`: bad input is one line and exit 2, before anything is written."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from tune_helpers import write_pack_case
+
+from kubesched.cli import main
+
+
+def _run(args: list[str], capsys) -> tuple[int, str]:  # noqa: ANN001
+    rc = main(["tune", *args])
+    return rc, capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("extra", "needle"),
+    [
+        (["--metric", "gpu.unknown"], 'unknown metric "gpu.unknown"'),
+        (["--metric", "pods.failed", "--weights", "NodeResourcesFit,Nope"], 'unknown plugin "Nope"'),
+        (["--metric", "pods.failed", "--weight-range", "50-10"], "--weight-range"),
+        (["--metric", "pods.failed", "--param", "NodeResourcesFit.scoringStrategy.type=A|B"], "value 'A'"),
+        (["--metric", "pods.failed", "--param", "Nope.x=1:2"], 'unknown plugin "Nope"'),
+        (["--metric", "pods.failed", "--sim-seeds", "1,x"], "--sim-seeds"),
+        (["--metric", "pods.failed", "--trials", "-1"], "--trials"),
+        (["--metric", "pods.failed", "--profile", "other"], 'no profile "other"'),
+        (["--metric", "pods.failed", "--inflate", "0"], "--inflate"),
+        (["--metric", "pods.failed", "--direction", "down"], "--direction"),
+    ],
+)
+def test_bad_input_is_one_line_and_exit_2(tmp_path: Path, capsys, extra: list[str], needle: str) -> None:  # noqa: ANN001
+    cluster, _ = write_pack_case(tmp_path)
+    out = tmp_path / "out"
+    rc, err = _run(["-f", str(cluster), "--out", str(out), *extra], capsys)
+    assert rc == 2
+    assert err.startswith("kubesched: error:") and err.count("\n") == 1 and needle in err
+    assert not out.exists()
+
+
+def test_a_base_config_that_fails_to_load(tmp_path: Path, capsys) -> None:  # noqa: ANN001
+    cluster, _ = write_pack_case(tmp_path)
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(
+        "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\nprofiles: 3\n"
+    )
+    rc, err = _run(["-f", str(cluster), "--config", str(bad), "--metric", "pods.failed"], capsys)
+    assert rc == 2 and str(bad) in err and err.count("\n") == 1
+
+
+def test_no_workload_and_undefined_metric(tmp_path: Path, capsys) -> None:  # noqa: ANN001
+    rc, err = _run(["--metric", "pods.failed"], capsys)
+    assert rc == 2 and "exactly one workload" in err
+    cluster, base = write_pack_case(tmp_path)
+    # no GPU in the cluster: the simulator has no fragmentation figure, so there is nothing to tune
+    rc, err = _run(
+        [
+            "-f",
+            str(cluster),
+            "--config",
+            str(base),
+            "--metric",
+            "gpu.frag_pct.mean",
+            "--trials",
+            "1",
+            "--out",
+            str(tmp_path / "o"),
+        ],
+        capsys,
+    )
+    assert rc == 2 and "reports no value" in err
+
+
+def test_without_optuna_it_says_how_to_install(tmp_path: Path, capsys, monkeypatch) -> None:  # noqa: ANN001
+    cluster, _ = write_pack_case(tmp_path)
+    monkeypatch.setitem(sys.modules, "optuna", None)  # what `import optuna` meets when it is not installed
+    rc, err = _run(["-f", str(cluster), "--metric", "pods.failed"], capsys)
+    assert rc == 2 and "pip install 'kubesched[tune]'" in err and err.count("\n") == 1
+
+
+def test_importing_kubesched_and_its_cli_does_not_import_optuna() -> None:
+    code = "import sys, kubesched.cli as c; c.build_parser(); assert 'optuna' not in sys.modules, 'optuna imported'"
+    subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_help_lists_the_metrics(capsys) -> None:  # noqa: ANN001
+    with pytest.raises(SystemExit) as e:
+        main(["tune", "--help"])
+    assert e.value.code == 0
+    text = capsys.readouterr().out
+    assert "gpu.unallocated_pct" in text and "queueing_delay_s.p90" in text and "--weight-range" in text
+
+
+def test_storage_keeps_the_study_and_a_taken_name_is_refused(tmp_path: Path, capsys) -> None:  # noqa: ANN001
+    import optuna
+
+    cluster, base = write_pack_case(tmp_path)
+    url = f"sqlite:///{tmp_path / 'tune.db'}"
+    common = ["-f", str(cluster), "--config", str(base), "--mode", "arrival", "--metric", "pods.failed"]
+    common += ["--trials", "2", "--storage", url, "--study-name", "s1", "--no-progress"]
+    assert _run([*common, "--out", str(tmp_path / "a")], capsys)[0] == 0
+    assert len(optuna.load_study(study_name="s1", storage=url).trials) == 3  # base config + 2
+    rc, err = _run([*common, "--out", str(tmp_path / "b")], capsys)
+    assert rc == 2 and 'study "s1" already exists' in err and not (tmp_path / "b").exists()
+    rc, err = _run([*common[:-5], "--storage", "nosuchdriver://x", "--out", str(tmp_path / "c")], capsys)
+    assert rc == 2 and "--storage" in err and not (tmp_path / "c").exists()
