@@ -21,11 +21,18 @@ from kubesched.framework.waiting import (
     PODS_TO_ACTIVATE,
     WaitingPod,
     WaitingPods,
-    attach_waiting,
     run_permit_plugins,
 )
-from kubesched.queue.scheduling_queue import QueuedPodInfo, SchedulingQueue, priority_less
+from kubesched.queue.scheduling_queue import (
+    QueuedPodInfo,
+    SchedulingQueue,
+    merge_event_plugins,
+    priority_less,
+)
 from kubesched.state.snapshot import Snapshot
+
+#: (bind/deletion count, pod tried, pods waiting at Permit and their nodes): see ``schedule_one_tracked``.
+CircleKey = tuple[int, str, frozenset[tuple[str, str]]]
 
 MIN_FEASIBLE_NODES_TO_FIND = 100
 MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND = 5
@@ -103,9 +110,8 @@ class Scheduler:
         self.frameworks: dict[str, Framework] = {}
         self.waiting = WaitingPods()  # pods parked at Permit, shared by every profile
         for prof in config.profiles:
-            handle = Handle(snapshot, cluster, self.rng, config.parallelism)
+            handle = Handle(snapshot, cluster, self.rng, config.parallelism, waiting_pods=self.waiting, clock=clock)
             handle.nominator = self
-            attach_waiting(handle, self.waiting, clock)
             self.frameworks[prof.scheduler_name] = Framework(prof, registry, handle)
         first = next(iter(self.frameworks.values()))
         less = priority_less
@@ -117,6 +123,7 @@ class Scheduler:
             pre_enqueue=self._pre_enqueue,
             initial_backoff=config.pod_initial_backoff_seconds,
             max_backoff=config.pod_max_backoff_seconds,
+            event_plugins=merge_event_plugins(self._declared_events()),
         )
         self.next_start_node_index = 0
         self.nominated: dict[str, Pod] = {}  # uid -> pod with a nominated node
@@ -127,6 +134,15 @@ class Scheduler:
         self.progress = 0  # binds and deletions: what offline runs count as getting somewhere
         self._waited_since_progress = False
         self._resolving = False
+
+    def _declared_events(self) -> dict[str, frozenset[str]]:
+        """plugin -> the events it registers (EventsToRegister), over every profile's plugins."""
+        out: dict[str, frozenset[str]] = {}
+        for fw in self.frameworks.values():
+            for name, pl in fw.plugins.items():
+                if pl.events_to_register is not None:
+                    out[name] = out.get(name, frozenset()) | pl.events_to_register
+        return out
 
     # ---- pods entering ---------------------------------------------------------------
     def responsible_for(self, pod: Pod) -> bool:
@@ -331,13 +347,22 @@ class Scheduler:
         return None
 
     def _bind(self, p: _Parked) -> None:
-        """The binding cycle after Permit: PreBind, Bind, PostBind."""
+        """The binding cycle after Permit: skip a pod deleted meanwhile, take the pod off the queue's
+        books, then ``_bind_cycle``. Subclasses change how the binding runs through ``_bind_cycle``
+        alone, so these checks hold for every way of binding."""
+        pod = p.qpi.pod
+        assert p.res.node is not None
+        # Deleted while it waited at Permit (also after it was allowed): nothing to bind.
+        if not self.queue.contains(pod.uid):
+            return self._forget(p, Status(Code.Unschedulable, ("removed",)))
+        self.queue.done(pod.uid)
+        return self._bind_cycle(p)
+
+    def _bind_cycle(self, p: _Parked) -> None:
+        """PreBind, Bind, PostBind, synchronously (the pod is assumed and off the queue's books)."""
         fw, state, qpi, res = p.fw, p.state, p.qpi, p.res
         pod, node = qpi.pod, res.node
         assert node is not None
-        if not self.queue.contains(pod.uid):  # deleted while it waited at Permit: nothing to bind
-            return self._forget(p, Status(Code.Unschedulable, ("removed",)))
-        self.queue.done(pod.uid)
         try:
             st = fw.run_pre_bind(state, pod, node)
             if st.ok:
@@ -446,6 +471,22 @@ class Scheduler:
         self.queue.delete(pod.uid)
         self.nominated.pop(pod.uid, None)
 
+    def schedule_one_tracked(self, seen: set[CircleKey]) -> tuple[ScheduleResult | None, bool]:
+        """``schedule_one``, and whether the attempt repeats one recorded in ``seen``: the same pod
+        tried again with the same pods waiting at Permit where they were and nothing bound or
+        deleted since (a gang going round in circles; only another change can break the circle)."""
+        self.expire_waiting_pods()  # so that ``parked`` is what the attempt sees
+        waited, progress = self._waited_since_progress, self.progress
+        parked = frozenset((wp.pod.uid, wp.node_name) for wp in self.waiting) if waited else frozenset()
+        res = self.schedule_one()
+        if res is None or not waited or self.progress != progress:
+            return res, False
+        key = (progress, res.pod.uid, parked)
+        if key in seen:
+            return res, True
+        seen.add(key)
+        return res, False
+
     def run_until_idle(self, advance: Callable[[float], None] | None = None, max_attempts: int = 1_000_000) -> None:
         """Drain the queue; ``advance(t)`` moves a virtual clock to the next backoff expiry or Permit timeout.
 
@@ -456,19 +497,12 @@ class Scheduler:
         again with the same pods waiting where they were and nothing bound or deleted since, the
         run ends, after the pods still waiting got their timeouts.
         """
-        seen: set[tuple[int, str, frozenset[tuple[str, str]]]] = set()
+        seen: set[CircleKey] = set()
         while self.attempts < max_attempts:
-            self.expire_waiting_pods()  # so that ``parked`` is what the next attempt sees
-            waited = self._waited_since_progress
-            progress = self.progress
-            parked = frozenset((wp.pod.uid, wp.node_name) for wp in self.waiting) if waited else frozenset()
-            res = self.schedule_one()
+            res, circling = self.schedule_one_tracked(seen)
+            if circling:
+                break
             if res is not None:
-                if waited and self.progress == progress:
-                    key = (progress, res.pod.uid, parked)
-                    if key in seen:  # a gang going round in circles
-                        break
-                    seen.add(key)
                 continue
             if advance is None:
                 return

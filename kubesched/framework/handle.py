@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import time
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
+
+from kubesched.framework.waiting import WaitingPod, WaitingPods
 
 if TYPE_CHECKING:
     from kubesched.api.objects import Pod
@@ -23,7 +27,12 @@ class ClusterBackend(Protocol):
 
 
 class Handle:
-    """framework.Handle: shared by every plugin of one profile."""
+    """framework.Handle: shared by every plugin of one profile.
+
+    ``waiting_pods`` is the scheduler's map of pods parked at Permit (shared by every profile;
+    a standalone handle gets an empty one of its own) and ``clock`` the scheduler's clock, wall
+    or virtual: the time Permit timeouts and plugins' caches run on.
+    """
 
     def __init__(
         self,
@@ -31,6 +40,9 @@ class Handle:
         cluster: ClusterBackend | None = None,
         rng: np.random.Generator | None = None,
         parallelism: int = 16,
+        *,
+        waiting_pods: WaitingPods | None = None,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.snapshot = snapshot
         self.cluster = cluster
@@ -41,3 +53,17 @@ class Handle:
         # measured node utilization (kubesched.framework.utilization.UtilizationSource), set by
         # the simulator; live, load-aware plugins build their own from their args
         self.utilization: Any = None
+        self.waiting_pods = waiting_pods if waiting_pods is not None else WaitingPods()
+        self.clock = clock
+
+    # ---- waiting pods (upstream's IterateOverWaitingPods, GetWaitingPod, RejectWaitingPod) ----
+    def iterate_over_waiting_pods(self, fn: Callable[[WaitingPod], None]) -> None:
+        """Call ``fn`` on every pod waiting at Permit (it may allow or reject them)."""
+        self.waiting_pods.iterate(fn)
+
+    def get_waiting_pod(self, uid: str) -> WaitingPod | None:
+        return self.waiting_pods.get(uid)
+
+    def reject_waiting_pod(self, uid: str) -> bool:
+        """Reject the pod if it waits at Permit (its binding cycle then unreserves it); True if it did."""
+        return self.waiting_pods.reject(uid, "", "removed")

@@ -37,6 +37,12 @@ class Plugin:
     #: the pods assigned to it: the equivalence cache then skips the plugin when a row's pods
     #: change (node changes rebuild the cache anyway). Leave False unless that holds.
     node_only: ClassVar[bool] = False
+    #: EventsToRegister: the cluster events that may make a pod this plugin rejected schedulable
+    #: (NodeAdd, NodeUpdate, AssignedPodAdd, AssignedPodUpdate, AssignedPodDelete, NamespaceUpdate;
+    #: see kubesched.queue.scheduling_queue.EVENT_PLUGINS). Only those events move such a pod out
+    #: of the unschedulable pool; an empty set, none does. None (undeclared): the built-in table's
+    #: entry, else every event.
+    events_to_register: ClassVar[frozenset[str] | None] = None
 
     def __init__(self, args: dict[str, Any] | None = None, handle: Handle | None = None) -> None:
         self.args: dict[str, Any] = args or {}

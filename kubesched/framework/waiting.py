@@ -182,15 +182,9 @@ def run_permit_plugins(fw: Framework, state: CycleState, pod: Pod, node: str) ->
 
 
 def attach_waiting(handle: Any, waiting: WaitingPods, clock: Callable[[], float]) -> None:
-    """Give a framework handle upstream's waiting-pod methods and the scheduler's clock.
-
-    Plugins call ``handle.iterate_over_waiting_pods(fn)``, ``handle.get_waiting_pod(uid)`` and
-    ``handle.reject_waiting_pod(uid)``; ``handle.clock()`` is the time their caches expire on.
-    """
+    """Point a handle built on its own (tests, tools) at a scheduler's waiting pods and clock;
+    the ``Handle`` methods (``iterate_over_waiting_pods`` and the rest) then act on them."""
     handle.waiting_pods = waiting
-    handle.iterate_over_waiting_pods = waiting.iterate
-    handle.get_waiting_pod = waiting.get
-    handle.reject_waiting_pod = lambda uid: waiting.reject(uid, "", "removed")
     handle.clock = clock
 
 

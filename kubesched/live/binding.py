@@ -67,8 +67,9 @@ class LiveScheduler(Scheduler):
     """A Scheduler whose binding cycle (PreBind, Bind) runs on worker threads.
 
     The scheduling cycle, Reserve and Permit (including pods parked at Permit) are the base
-    class's; ``_bind`` is where the base class runs PreBind/Bind/PostBind synchronously, and
-    where this class hands the binding to ``submit`` instead (when one is set).
+    class's, and so are ``_bind``'s checks (a pod deleted while it waited is forgotten, never
+    bound); ``_bind_cycle`` is where the base class runs PreBind/Bind/PostBind synchronously,
+    and where this class hands the binding to ``submit`` instead (when one is set).
     """
 
     def __init__(self, *args, submit: Callable[[InFlight], None] | None = None, **kwargs) -> None:  # noqa: ANN002,ANN003
@@ -76,12 +77,11 @@ class LiveScheduler(Scheduler):
         self.submit: Callable[[InFlight], None] | None = submit
         self.in_flight: dict[str, InFlight] = {}  # pod uid -> its binding in progress
 
-    def _bind(self, p: Any) -> None:
+    def _bind_cycle(self, p: Any) -> None:
         if self.submit is None:
-            return super()._bind(p)
+            return super()._bind_cycle(p)
         pod, node = p.qpi.pod, p.res.node
         assert node is not None
-        self.queue.done(pod.uid)
         b = InFlight(p, node, self.snapshot.pod_by_uid.get(pod.uid))
         self.in_flight[pod.uid] = b
         self.submit(b)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import heapq
 import itertools
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 
 from kubesched.api.objects import Pod
@@ -17,7 +17,8 @@ from kubesched.framework.status import Status
 UNSCHEDULABLE_TIMEOUT = 300.0  # podMaxInUnschedulablePodsDuration
 ERROR_PLUGIN = ""  # a pod that failed with an error (no rejecting plugin) moves on any event
 
-# Which plugins a cluster event can help (EventsToRegister of the built-ins).
+# Which plugins a cluster event can help (EventsToRegister of the built-ins). Other plugins declare
+# theirs in ``Plugin.events_to_register``; a plugin named nowhere is retried on every event.
 EVENT_PLUGINS: dict[str, frozenset[str]] = {
     "NodeAdd": frozenset(
         {
@@ -41,6 +42,17 @@ EVENT_PLUGINS: dict[str, frozenset[str]] = {
     "AssignedPodDelete": frozenset({"NodeResourcesFit", "NodePorts", "InterPodAffinity", "PodTopologySpread"}),
     "NamespaceUpdate": frozenset({"InterPodAffinity"}),
 }
+
+
+def merge_event_plugins(
+    declared: Mapping[str, Iterable[str]], base: Mapping[str, frozenset[str]] = EVENT_PLUGINS
+) -> dict[str, frozenset[str]]:
+    """A new event -> plugins map: ``base`` plus each plugin's declared events (plugin -> events)."""
+    out: dict[str, set[str]] = {event: set(plugins) for event, plugins in base.items()}
+    for plugin, events in declared.items():
+        for event in events:
+            out.setdefault(event, set()).add(plugin)
+    return {event: frozenset(plugins) for event, plugins in out.items()}
 
 
 @dataclass(eq=False)
@@ -86,8 +98,12 @@ class SchedulingQueue:
         pre_enqueue: Callable[[Pod], Status] | None = None,
         initial_backoff: float = 1.0,
         max_backoff: float = 10.0,
+        event_plugins: Mapping[str, frozenset[str]] | None = None,
     ) -> None:
         self.clock = clock
+        # event -> plugins whose rejections it may resolve; plugins in none of them move on any event
+        self.event_plugins: Mapping[str, frozenset[str]] = EVENT_PLUGINS if event_plugins is None else event_plugins
+        self._registered: frozenset[str] = frozenset().union(*self.event_plugins.values())
         self.less = less
         self.pre_enqueue = pre_enqueue
         self.initial_backoff = initial_backoff
@@ -242,11 +258,12 @@ class SchedulingQueue:
 
     def move_for_event(self, event: str) -> int:
         """MoveAllToActiveOrBackoffQueue, limited to pods a plugin says the event may help."""
-        helped = EVENT_PLUGINS.get(event)
+        helped = self.event_plugins.get(event)
+        registered = self._registered
         moved = 0
         for uid, qpi in list(self.unschedulable.items()):
             plugins = qpi.unschedulable_plugins
-            if helped is None or not plugins or plugins & helped or (plugins - set().union(*EVENT_PLUGINS.values())):
+            if helped is None or not plugins or plugins & helped or not plugins <= registered:
                 del self.unschedulable[uid]
                 self._requeue(qpi, event)
                 moved += 1

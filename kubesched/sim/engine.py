@@ -24,7 +24,7 @@ from kubesched.api.resources import CPU, MEMORY
 from kubesched.app import VirtualClock
 from kubesched.config import SchedulerConfig
 from kubesched.framework.registry import Registry
-from kubesched.scheduler import Scheduler, ScheduleResult
+from kubesched.scheduler import CircleKey, Scheduler, ScheduleResult
 from kubesched.sim.backend import SimCluster
 from kubesched.sim.gpu import FragMeter, node_gpu_milli, pod_gpu_milli
 from kubesched.sim.metrics import Recorder
@@ -92,6 +92,8 @@ class Engine:
             self.snap.set_namespace(ns.name, ns.labels)
         self.snap.workload_selectors.extend(objs.workload_selectors)
         self.snap.pdbs.extend(objs.pdbs)
+        self.snap.pod_groups.update(((pg.namespace, pg.name), pg) for pg in objs.pod_groups)
+        self.snap.elastic_quotas.update((eq.namespace, eq) for eq in objs.elastic_quotas)
         self.cluster = SimCluster(self._noop_bind, self._on_evict)
         self.sched = Scheduler(
             config, self.snap, self.cluster, registry, seed=options.seed, clock=self.clock, tie_break=options.tie_break
@@ -148,6 +150,10 @@ class Engine:
         # (cache and queue); the rest is the engine's own
         self.sched_wall = 0.0
         self.attempt_failed: list[int] = []  # arrival mode: 1 per attempted pod that failed
+        # time mode: attempts seen since the last timeline event, and whether one repeated (a gang
+        # going round in circles at Permit; see Scheduler.schedule_one_tracked)
+        self._seen: set[CircleKey] = set()
+        self._circling = False
         for node in workload.nodes:
             self._add_node(node, initial=True)
         self.work_key = 2 if self.cap[2] > 0 else 0  # "arrived workload" counts GPUs when there are any
@@ -382,8 +388,11 @@ class Engine:
     def _drain(self) -> None:
         sched = self.sched
         t0 = time.perf_counter()
-        while sched.schedule_one() is not None:
-            pass
+        while True:
+            res, circling = sched.schedule_one_tracked(self._seen)
+            if res is None:
+                break
+            self._circling |= circling
         self.sched_wall += time.perf_counter() - t0
 
     def _useful_backoff(self) -> float | None:
@@ -397,6 +406,16 @@ class Engine:
         if all(p.failed_generation == gen for _, _, p in q._backoff if where.get(p.pod.uid) == "backoff"):
             return None  # retrying now gives the same answer; the next event will move them
         return nxt
+
+    def _next_wake(self) -> float | None:
+        """The scheduler's own next moment before the next timeline event: a useful backoff
+        expiry, or a Permit timeout (waiting pods are released at exactly their deadline). Once a
+        gang goes round in circles (wait, time out, wait again, nothing else changing), retries
+        wait for the next timeline event, so that a gang that cannot complete does not spin the
+        virtual clock forever; the pending timeouts still fire, releasing the pods."""
+        backoff = None if self._circling else self._useful_backoff()
+        times = [t for t in (backoff, self.sched.next_waiting_deadline()) if t is not None]
+        return min(times) if times else None
 
     def _setup_timeline(self) -> None:
         order = np.argsort(np.asarray(self.arrival), kind="stable")
@@ -429,18 +448,24 @@ class Engine:
         heap = self.heap
         while True:
             t_next = heap[0][0] if heap else math.inf
-            wake = self._useful_backoff()
-            if wake is not None and wake < t_next:  # a backoff expires first: retry then
+            wake = self._next_wake()
+            if wake is not None and wake < t_next:  # a backoff expires or a Permit timeout passes first
+                self.rec.sample_until(wake, self)
                 self._accumulate(wake - self.clock.now)
                 self.clock.advance(wake)
                 self.n_events += 1
-                self._drain()
+                if self._circling:  # only timeouts wake a circling scheduler: release, try nothing
+                    self.sched.expire_waiting_pods()
+                else:
+                    self._drain()
                 continue
             if not heap:
                 break
             self.rec.sample_until(t_next, self)
             self._accumulate(t_next - self.clock.now)
             self.clock.advance(t_next)
+            self._seen.clear()  # the cluster changes: what circled before may go through now
+            self._circling = False
             while heap and heap[0][0] == t_next:
                 _, kind, _, arg = heapq.heappop(heap)
                 self._apply(kind, arg)

@@ -60,6 +60,8 @@ class CapacityScheduling(DefaultPreemption, PreFilterPlugin, ReservePlugin):
 
     name = NAME
     has_args: ClassVar[bool] = False
+    # upstream: Pod Delete and any ElasticQuota change; quotas are static here, so no event stands for them
+    events_to_register: ClassVar[frozenset[str] | None] = frozenset({"AssignedPodDelete"})
 
     def __init__(self, args: dict[str, Any] | None = None, handle: Handle | None = None) -> None:
         _no_args(args)

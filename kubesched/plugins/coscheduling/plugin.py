@@ -53,6 +53,8 @@ class Coscheduling(QueueSortPlugin, PreFilterPlugin, PostFilterPlugin, PermitPlu
 
     name = NAME
     has_args = True
+    # upstream: Pod Add and PodGroup Add/Update; PodGroups are static here, so no event stands for them
+    events_to_register = frozenset({"AssignedPodAdd"})
 
     def __init__(self, args: dict[str, Any] | None = None, handle: Handle | None = None) -> None:
         super().__init__(args, handle)

@@ -44,6 +44,7 @@ NO_CANDIDATE = "no candidate node for preemption"
 PREEMPT_NEVER = "Never"
 DISRUPTION_TARGET = "DisruptionTarget"
 REASON_PREEMPTION_BY_SCHEDULER = "PreemptionByScheduler"
+PREEMPTED = "preempted"  # why a victim waiting at Permit is rejected
 
 
 def pod_terminating_by_preemption(pod: Pod) -> bool:
@@ -184,13 +185,21 @@ class DefaultPreemption(PostFilterPlugin, Evaluator):
 
     # ---- acting on the choice --------------------------------------------------------
     def prepare_candidate(self, cand: Candidate, pod: Pod) -> Status:
-        """Evict the victims and clear lower-priority nominations to the chosen node."""
+        """Evict the victims and clear lower-priority nominations to the chosen node.
+
+        A victim still waiting at Permit is not deleted: it is rejected ("preempted"), so its
+        binding cycle unreserves it and it goes back to the queue, as upstream's prepareCandidate.
+        """
         handle = self.handle
         cluster = handle.cluster if handle is not None else None
         nominator = handle.nominator if handle is not None else None
         for victim in cand.victims:
             if victim.deleting:
                 continue  # graceful deletion already started: no second API call
+            waiting = handle.get_waiting_pod(victim.uid) if handle is not None else None
+            if waiting is not None:
+                waiting.reject(self.name, PREEMPTED)
+                continue
             try:
                 if cluster is not None:
                     cluster.delete_pod(victim, f"Preempted by pod {pod.uid} on node {cand.name}")

@@ -53,6 +53,8 @@ def gpu_fit(st: GpuState, rows: np.ndarray, ask: GpuAsk) -> np.ndarray:
 class OpenGpuShare(PreFilterPlugin, FilterPlugin, ReservePlugin):
     name = NAME
     has_args = True
+    # GPUs come with nodes and free up when pods leave them
+    events_to_register = frozenset({"NodeAdd", "NodeUpdate", "AssignedPodDelete"})
 
     def __init__(self, args: dict[str, Any] | None = None, handle: Handle | None = None) -> None:
         super().__init__(args, handle)
