@@ -242,6 +242,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--listen", default="127.0.0.1:8888", help="HOST:PORT to serve on (':8888': every interface)")
     p.add_argument("--url-prefix", default="", help="also serve the verbs under this path (the urlPrefix's path)")
     p.add_argument("--seed", type=int, default=None, help="seed for random choices (reproducible runs)")
+    p.add_argument("--kubeconfig", help="watch this cluster for NodeNames mode, bind and preempt (instead of -f)")
+    p.add_argument("--in-cluster", action="store_true", help="watch the cluster through the pod's service account")
+    p.add_argument("--context", help="kubeconfig context (default: its current context)")
+    p.add_argument("--kube-api-qps", type=float, default=50.0, help="API requests per second (default 50)")
+    p.add_argument("--kube-api-burst", type=int, default=100, help="API request burst (default 100)")
     p.set_defaults(func=cmd_extender)
     for mod in COMMAND_MODULES:
         importlib.import_module(mod).add_parser(sub)

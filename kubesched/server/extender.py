@@ -13,17 +13,21 @@ kube-scheduler calls ``POST <urlPrefix>/<verb>`` with ``ExtenderArgs`` and frien
 
 Two node modes: ``Nodes`` (full objects; a snapshot is built per request from them plus the
 pods this server knows) and ``NodeNames`` (nodeCacheCapable; names resolved against the
-cluster this server holds, from ``-f`` files for now).
+cluster this server holds). The held cluster is either ``-f`` files (bind records in memory) or
+its own watch of a live cluster (``kubesched.server.extender_watch``; bind POSTs
+``pods/{name}/binding``).
 """
 
 from __future__ import annotations
 
 import argparse
 import copy
+import math
 import sys
 import threading
 from collections.abc import Callable
-from typing import Any
+from contextlib import nullcontext
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 import numpy as np
@@ -51,11 +55,18 @@ from kubesched.server.httpd import HTTPServer, PostHandler, Response
 from kubesched.server.metrics import RequestTimer, SchedulerMetrics
 from kubesched.state.snapshot import Snapshot
 
+if TYPE_CHECKING:
+    from kubesched.server.extender_watch import ClusterWatch
+
 VERBS = ("filter", "prioritize", "bind", "preempt")
 
 
 class ExtenderError(Exception):
     """The request was valid but the profile could not answer it (a plugin failed): HTTP 500."""
+
+
+class NotReady(Exception):
+    """The watched cluster has not been listed yet: HTTP 503 (kube-scheduler retries the pod)."""
 
 
 class _PlainEvaluator(Evaluator):
@@ -82,7 +93,8 @@ def normalize_prefix(prefix: str) -> str:
 class Extender:
     """The four verbs over one configuration and the cluster this server holds.
 
-    Requests are served one at a time (the snapshot and plugins are not thread-safe).
+    Requests are served one at a time (the snapshot and plugins are not thread-safe); with a
+    ``watch``, they share its lock with the informers that keep the snapshot current.
     """
 
     def __init__(
@@ -93,21 +105,35 @@ class Extender:
         *,
         seed: int | None = None,
         metrics: SchedulerMetrics | None = None,
+        watch: ClusterWatch | None = None,
     ) -> None:
+        if watch is not None and objects is not None and (objects.nodes or objects.pods):
+            raise ValueError("an extender holds either cluster objects or a watch, not both")
         self.config = config
         self.registry = registry
         self.objects = objects if objects is not None else ClusterObjects()
         self.seed = seed
         self.metrics = metrics
-        self.snapshot = Snapshot()
-        populate(self.snapshot, self.objects)
-        self.cluster = MemoryCluster()
-        for pod in self.objects.pods:
-            self.cluster.pods[pod.uid] = pod
-        self.scheduler = Scheduler(config, self.snapshot, self.cluster, registry, seed=seed)
+        self.watch = watch
+        self.cluster = MemoryCluster()  # file mode's bind target (empty and unused with a watch)
+        self.scheduler: Scheduler
+        if watch is not None:
+            self.scheduler = watch.sched
+            self.snapshot = watch.snapshot
+            self._lock: threading.Lock | threading.RLock = watch.lock
+        else:
+            self.snapshot = Snapshot()
+            populate(self.snapshot, self.objects)
+            for pod in self.objects.pods:
+                self.cluster.pods[pod.uid] = pod
+            self.scheduler = Scheduler(config, self.snapshot, self.cluster, registry, seed=seed)
+            self._lock = threading.Lock()
         if metrics is not None:
             metrics.attach(self.scheduler)
-        self._lock = threading.Lock()
+
+    def ready(self) -> bool:
+        """``/readyz``: always with files; with a watch, once every resource has been listed."""
+        return self.watch is None or self.watch.synced()
 
     # ---- helpers ---------------------------------------------------------------------
     def framework_for(self, sched: Scheduler, pod: Pod) -> Framework:
@@ -117,19 +143,30 @@ class Extender:
 
     def _resolve_priority(self, pod: Pod) -> None:
         """A pod without spec.priority gets its PriorityClass's value (admission's job)."""
-        if self.objects.priority_classes:
+        if self.watch is not None:
+            self.watch.cache.resolve_priority(pod)
+        elif self.objects.priority_classes:
             resolve_priorities(ClusterObjects(pods=[pod], priority_classes=self.objects.priority_classes))
 
     def _request_scheduler(self, nodes: list[Node]) -> Scheduler:
         """nodeCacheCapable: false: a snapshot of the request's nodes plus the pods we know."""
         snap = Snapshot()
-        for ns in self.objects.namespaces:
-            snap.set_namespace(ns.name, ns.labels)
-        snap.workload_selectors.extend(self.objects.workload_selectors)
-        snap.pdbs.extend(self.objects.pdbs)
+        held = self.snapshot
+        if self.watch is not None:
+            for name, labels in held.namespaces.items():
+                snap.set_namespace(name, labels)
+            snap.workload_selectors.extend(held.workload_selectors)
+            snap.pdbs.extend(held.pdbs)
+            assigned = [*held.pod_by_uid.values(), *held.orphans.values()]
+        else:
+            for ns in self.objects.namespaces:
+                snap.set_namespace(ns.name, ns.labels)
+            snap.workload_selectors.extend(self.objects.workload_selectors)
+            snap.pdbs.extend(self.objects.pdbs)
+            assigned = list(self.cluster.pods.values())
         for node in nodes:
             snap.add_node(node)
-        for pod in self.cluster.pods.values():
+        for pod in assigned:
             if pod.node_name and not pod.terminal:
                 snap.add_pod(pod)  # pods on nodes outside the request wait as orphans
         sched = Scheduler(self.config, snap, None, self.registry, seed=self.seed)
@@ -233,6 +270,8 @@ class Extender:
     # ---- bind ------------------------------------------------------------------------
     def bind(self, doc: dict[str, Any]) -> dict[str, Any]:
         b = wire.parse_binding_args(doc)
+        if self.watch is not None:
+            return self._bind_watched(b)
         key = f"{b.pod_namespace}/{b.pod_name}"
         pod = self.cluster.pods.get(b.pod_uid) if b.pod_uid else None
         if pod is None and not b.pod_uid:
@@ -259,6 +298,42 @@ class Extender:
         bound.nominated_node_name = ""
         self.cluster.pods[pod.uid] = bound
         self.snapshot.add_pod(bound)
+        return wire.binding_result()
+
+    def _bind_watched(self, b: wire.BindingArgs) -> dict[str, Any]:
+        """kube-scheduler's extender binder, through the profile's Bind plugins: the API server
+        decides (an already-bound or recreated pod is its 409, returned in ``Error``).
+
+        Runs without the request lock (filters and watch updates go on during the API call);
+        the lock is taken to count the bound pod.
+        """
+        from kubesched.live.client import ApiError  # the kubernetes client loads only with a watch
+
+        assert self.watch is not None
+        key = f"{b.pod_namespace}/{b.pod_name}"
+        seen = self.watch.sees(b.pod_namespace, b.pod_name)
+        try:
+            pod = self.watch.find_pod(b.pod_namespace, b.pod_name)
+        except (ApiError, InputError) as e:
+            return wire.binding_result(f'pod "{key}": {e}')
+        if pod is None:
+            return wire.binding_result(f'pods "{b.pod_name}" not found in namespace "{b.pod_namespace}"')
+        if b.pod_uid and pod.uid != b.pod_uid:  # the API checks the UID too; this names both
+            return wire.binding_result(f'pod "{key}" has uid {pod.uid}, not {b.pod_uid}')
+        fw = self.framework_for(self.scheduler, pod)
+        try:
+            st = fw.run_bind(CycleState(), pod, b.node)
+        except PluginFailure as e:
+            return wire.binding_result(e.status.message)
+        if st.code == Code.Skip:
+            return wire.binding_result(f'no bind plugin of profile "{fw.profile_name}" bound the pod')
+        if not st.ok:
+            return wire.binding_result(st.message or f"bind failed ({st.code.name})")
+        bound = pod.with_node(b.node)
+        bound.nominated_node_name = ""
+        with self._lock:  # counted at once, unless the watch got there first; its copy replaces ours
+            if self.watch.still_pending(pod, seen):
+                self.snapshot.add_pod(bound)
         return wire.binding_result()
 
     # ---- preempt ---------------------------------------------------------------------
@@ -348,8 +423,14 @@ class Extender:
             with RequestTimer(self.metrics, verb) as t:
                 try:
                     doc = wire.decode_body(body)
-                    with self._lock:
+                    if not self.ready():
+                        raise NotReady(f"{verb}: the extender's watch of the cluster has not synced yet")
+                    # a watched bind waits on the API: it takes the lock itself, only around the snapshot
+                    with nullcontext() if verb == "bind" and self.watch is not None else self._lock:
                         out = fn(doc)
+                except NotReady as e:
+                    t.code = 503
+                    return Response.text(str(e), 503)
                 except InputError as e:
                     t.code = 400
                     raise e.within(source=f"{verb} request") from None
@@ -365,7 +446,7 @@ class Extender:
 
     def server(self, listen: tuple[str, int], prefix: str = "") -> HTTPServer:
         """An HTTP server for the verbs, the probes and this extender's ``/metrics``."""
-        return HTTPServer(listen, self.handlers(prefix), metrics=self.metrics)
+        return HTTPServer(listen, self.handlers(prefix), metrics=self.metrics, ready=self.ready)
 
 
 def extender_scores(total: np.ndarray, per_plugin: dict[str, tuple[Any, Any, int]]) -> list[int]:
@@ -380,6 +461,29 @@ def extender_scores(total: np.ndarray, per_plugin: dict[str, tuple[Any, Any, int
     return out
 
 
+def _watch_from_args(args: argparse.Namespace, config: SchedulerConfig, registry: Registry) -> ClusterWatch | None:
+    """``--kubeconfig``/``--in-cluster``: a (not yet started) watch of that cluster; None for files."""
+    kubeconfig = getattr(args, "kubeconfig", None)
+    in_cluster = getattr(args, "in_cluster", False)
+    if kubeconfig is None and not in_cluster:
+        return None
+    if kubeconfig is not None and in_cluster:
+        raise InputError("give --kubeconfig or --in-cluster, not both", path="--in-cluster")
+    if args.file:
+        flag = "--in-cluster" if in_cluster else "--kubeconfig"
+        raise InputError(f"the extender holds -f files or a watched cluster ({flag}), not both", path="-f")
+    for flag, value in (("--kube-api-qps", args.kube_api_qps), ("--kube-api-burst", args.kube_api_burst)):
+        if not math.isfinite(value) or value <= 0:
+            raise InputError(f"must be a positive number, got {value:g}", path=flag)
+    from kubesched.live.client import KubeClient, load_configuration
+    from kubesched.server.extender_watch import ClusterWatch
+
+    if kubeconfig == "":
+        raise InputError("empty path", path="--kubeconfig")
+    client = KubeClient(load_configuration(kubeconfig, getattr(args, "context", None)))
+    return ClusterWatch(config, registry, client, qps=args.kube_api_qps, burst=int(args.kube_api_burst), seed=args.seed)
+
+
 def run(args: argparse.Namespace) -> int:
     """``kubesched extender``: load, validate, then serve until SIGINT/SIGTERM."""
     from kubesched.app import build_config, build_registry
@@ -390,19 +494,26 @@ def run(args: argparse.Namespace) -> int:
     config = build_config(args.config, registry)
     for w in config.warnings:
         sys.stderr.write(f"kubesched: warning: {w}\n")
+    watch = _watch_from_args(args, config, registry)
     objects = load_cluster(args.file) if args.file else ClusterObjects()
     metrics = SchedulerMetrics(seed=args.seed)
-    ext = Extender(config, registry, objects, seed=args.seed, metrics=metrics)
+    ext = Extender(config, registry, objects, seed=args.seed, metrics=metrics, watch=watch)
     server = ext.server(listen, args.url_prefix)
     prefix = normalize_prefix(args.url_prefix)
 
     def announce() -> None:
         verbs = ", ".join(f"/{v}" for v in VERBS) + (f" (also under {prefix})" if prefix else "")
-        sys.stderr.write(
-            f"kubesched extender: serving {verbs} on {server.url} "
-            f"({len(objects.nodes)} nodes, {len(objects.pods)} pods held; /metrics, /healthz)\n"
-        )
+        if watch is not None:
+            watch.start()
+            held = f"watching the cluster at {watch.host}; /readyz once synced"
+        else:
+            held = f"{len(objects.nodes)} nodes, {len(objects.pods)} pods held"
+        sys.stderr.write(f"kubesched extender: serving {verbs} on {server.url} ({held}; /metrics, /healthz)\n")
         sys.stderr.flush()
 
-    serve_until_signalled(server, announce)
+    try:
+        serve_until_signalled(server, announce)
+    finally:
+        if watch is not None:
+            watch.close()
     return 0
