@@ -11,7 +11,15 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from kubesched.api.objects import Namespace, Node, Pod, PodDisruptionBudget, PriorityClass
+from kubesched.api.objects import (
+    ElasticQuota,
+    Namespace,
+    Node,
+    Pod,
+    PodDisruptionBudget,
+    PodGroup,
+    PriorityClass,
+)
 from kubesched.live.binding import LiveScheduler
 from kubesched.live.resources import Workload
 
@@ -95,6 +103,20 @@ class ClusterCache:
         self, old: PodDisruptionBudget | None, new: PodDisruptionBudget | None
     ) -> None:
         _replace(self.snap.pdbs, old, new)
+
+    def _on_PodGroup(self, old: PodGroup | None, new: PodGroup | None) -> None:  # noqa: N802
+        if old is not None:
+            self.snap.pod_groups.pop((old.namespace, old.name), None)
+        if new is not None:
+            self.snap.pod_groups[(new.namespace, new.name)] = new
+            self.sched.queue.move_for_event("PodGroupUpdate")
+
+    def _on_ElasticQuota(self, old: ElasticQuota | None, new: ElasticQuota | None) -> None:  # noqa: N802
+        if old is not None:
+            self.snap.elastic_quotas.pop(old.namespace, None)
+        if new is not None:
+            self.snap.elastic_quotas[new.namespace] = new
+            self.sched.queue.move_for_event("ElasticQuotaUpdate")
 
     def _on_workload(self, old: Workload | None, new: Workload | None) -> None:
         _replace(self.snap.workload_selectors, old.entry if old else None, new.entry if new else None)

@@ -6,7 +6,15 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from kubesched.api.objects import Namespace, Node, Pod, PodDisruptionBudget, PriorityClass
+from kubesched.api.objects import (
+    ElasticQuota,
+    Namespace,
+    Node,
+    Pod,
+    PodDisruptionBudget,
+    PodGroup,
+    PriorityClass,
+)
 from kubesched.api.selectors import LabelSelector
 from kubesched.errors import InputError
 
@@ -75,6 +83,15 @@ RCS = Resource(
 )
 REPLICA_SETS = Resource("ReplicaSet", "/apis/apps/v1/replicasets", _workload("ReplicaSet"), True, optional=True)
 STATEFUL_SETS = Resource("StatefulSet", "/apis/apps/v1/statefulsets", _workload("StatefulSet"), True, optional=True)
+
+# scheduler-plugins' custom resources, watched when a profile enables the plugin that reads them
+POD_GROUPS = Resource("PodGroup", "/apis/scheduling.x-k8s.io/v1alpha1/podgroups", PodGroup.parse, True)
+ELASTIC_QUOTAS = Resource("ElasticQuota", "/apis/scheduling.x-k8s.io/v1alpha1/elasticquotas", ElasticQuota.parse, True)
+#: plugin name -> the custom resources it needs
+PLUGIN_RESOURCES: dict[str, tuple[Resource, ...]] = {
+    "Coscheduling": (POD_GROUPS,),
+    "CapacityScheduling": (ELASTIC_QUOTAS,),
+}
 
 #: Watched in this order; PriorityClasses before pods so pod priorities resolve on arrival.
 REQUIRED = (NODES, NAMESPACES, PRIORITY_CLASSES, PDBS, PODS)

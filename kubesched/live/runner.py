@@ -34,7 +34,7 @@ from kubesched.live.client import KubeClient
 from kubesched.live.informer import Backoff, Delta, Informer
 from kubesched.live.leader import LeaderElector, LeaseConfig
 from kubesched.live.ratelimit import TokenBucket
-from kubesched.live.resources import REQUIRED, WORKLOADS, Resource
+from kubesched.live.resources import PLUGIN_RESOURCES, REQUIRED, WORKLOADS, Resource
 from kubesched.queue.scheduling_queue import QueuedPodInfo
 from kubesched.scheduler import ScheduleResult
 from kubesched.server.httpd import HTTPServer
@@ -72,6 +72,17 @@ def needs_workloads(sched: LiveScheduler) -> bool:
     )
 
 
+def plugin_resources(sched: LiveScheduler) -> list[Resource]:
+    """Custom resources the enabled plugins read (PodGroups for Coscheduling, ElasticQuotas for
+    CapacityScheduling)."""
+    names = {name for fw in sched.frameworks.values() for name in fw.plugins}
+    out: list[Resource] = []
+    for name, resources in PLUGIN_RESOURCES.items():
+        if name in names:
+            out += [r for r in resources if r not in out]
+    return out
+
+
 class Runner:
     def __init__(
         self,
@@ -107,6 +118,7 @@ class Runner:
         resources: list[Resource] = list(REQUIRED)
         if needs_workloads(self.sched):
             resources += WORKLOADS
+        resources += plugin_resources(self.sched)
         self.informers = [
             Informer(
                 client.with_limiter(TokenBucket(opts.qps, opts.burst)),
