@@ -1,4 +1,6 @@
-"""RBAC: exactly what `kubesched run` does to the API, nothing more; none for the extender."""
+"""RBAC: exactly what `kubesched run` does to the API, nothing more; none for the extender without its watch.
+
+The watching extender's RBAC is checked in test_deploy_extender_watch.py."""
 
 from __future__ import annotations
 
@@ -78,8 +80,8 @@ def test_extra_rules_are_added_to_the_cluster_role() -> None:
     assert granted(one(objs, "ClusterRole")) == {**CLUSTER_WIDE, ("example.com", "widgets", None): {"list", "watch"}}
 
 
-def test_extender_gets_no_api_access() -> None:
-    objs = objects(render({"mode": "extender"}))
+def test_extender_without_watch_gets_no_api_access() -> None:
+    objs = objects(render({"mode": "extender", "extender": {"watchCluster": False}}))
     kinds = {o["kind"] for o in objs}
     assert not kinds & {"ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding"}
     assert one(objs, "ServiceAccount")["automountServiceAccountToken"] is False

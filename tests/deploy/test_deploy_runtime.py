@@ -141,7 +141,9 @@ def test_metrics_port_and_log_format_are_values() -> None:
 
 
 def test_extender_mode_serves_what_the_chart_promises(tmp_path: Path) -> None:
-    objs = objects(render({"mode": "extender"}))
+    """Without watchCluster (the watching extender: test_deploy_extender_watch.py)."""
+    values = {"mode": "extender", "extender": {"watchCluster": False}}
+    objs = objects(render(values))
     c = container(objs)
     args = parse_cli(c["args"])
     assert args.command == "extender"
@@ -160,7 +162,7 @@ def test_extender_mode_serves_what_the_chart_promises(tmp_path: Path) -> None:
         for path, _ in probe_paths(c).values():
             assert get(server.url + path)[0] == 200, path
         # the urlPrefix NOTES.txt tells kube-scheduler to use
-        notes = render({"mode": "extender"})["NOTES.txt"]
+        notes = render(values)["NOTES.txt"]
         prefix = yaml.safe_load(notes.split("extenders:", 1)[1].split("(see", 1)[0])[0]["urlPrefix"]
         path = "/" + prefix.split("://", 1)[1].split("/", 1)[1] + "/filter"
         body = {

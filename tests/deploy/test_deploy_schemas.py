@@ -16,6 +16,8 @@ from deploy_testlib import KUBE_VERSION, client_round_trip, manifest_objects, ob
 VALUE_SETS = {
     "default": None,
     "extender": {"mode": "extender"},
+    "extender-no-bind": {"mode": "extender", "extender": {"bind": False}},
+    "extender-no-watch": {"mode": "extender", "extender": {"watchCluster": False}},
     "everything": {
         "priorityClassName": "system-cluster-critical",
         "imagePullSecrets": [{"name": "regcred"}],

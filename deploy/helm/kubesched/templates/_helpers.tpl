@@ -43,6 +43,11 @@ app.kubernetes.io/managed-by: {{ .Release.Service }}
 {{- if eq .Values.mode "extender" -}}{{ .Values.extender.port }}{{- else -}}{{ .Values.metrics.port }}{{- end -}}
 {{- end -}}
 
+{{/* "true" when the pods talk to the API server (scheduler, or the watching extender); else empty. */}}
+{{- define "kubesched.watchesCluster" -}}
+{{- if or (eq .Values.mode "scheduler") .Values.extender.watchCluster -}}true{{- end -}}
+{{- end -}}
+
 {{- define "kubesched.portName" -}}
 {{- if eq .Values.mode "extender" -}}http{{- else -}}metrics{{- end -}}
 {{- end -}}
@@ -94,6 +99,11 @@ clientConnection:
 {{- else }}
 leaderElection:
   leaderElect: false
+{{- if .Values.extender.watchCluster }}
+clientConnection:
+  qps: {{ .Values.kubeApi.qps }}
+  burst: {{ .Values.kubeApi.burst }}
+{{- end }}
 {{- end }}
 {{- with .Values.extraConfig }}
 {{ toYaml . }}
