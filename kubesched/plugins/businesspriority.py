@@ -19,8 +19,9 @@ import numpy as np
 from kubesched.api.selectors import parse_int64
 from kubesched.errors import InputError, join_path
 from kubesched.framework.interfaces import MAX_NODE_SCORE, ScorePlugin
-from kubesched.plugins.lowestload import args_body, parse_load_resources
+from kubesched.framework.plugin_args import args_body
 from kubesched.plugins.lowestload import free_score as _free_score
+from kubesched.plugins.lowestload import parse_load_resources
 
 if TYPE_CHECKING:
     from kubesched.api.objects import Pod

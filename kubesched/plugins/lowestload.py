@@ -22,6 +22,7 @@ import numpy as np
 from kubesched.api.resources import CPU, MEMORY
 from kubesched.errors import InputError, join_path
 from kubesched.framework.interfaces import MAX_NODE_SCORE, ScorePlugin
+from kubesched.framework.plugin_args import args_body
 from kubesched.plugins.loadaware.args import parse_metric_provider
 from kubesched.plugins.loadaware.source import UtilizationReader
 
@@ -44,32 +45,6 @@ class LoadResource:
 
 
 DEFAULT_LOAD_RESOURCES: tuple[LoadResource, ...] = (LoadResource("cpu", 1), LoadResource("memory", 1))
-
-
-def args_body(name: str, args: Mapping[str, Any] | None, allowed: Sequence[str]) -> dict[str, Any]:
-    """The args without their optional apiVersion/kind envelope; unknown fields are errors.
-
-    The config layer passes the args of non-upstream plugins through raw, so each plugin checks
-    its own envelope and fields (paths start at ``<Name>Args``).
-    """
-    root = f"{name}Args"
-    if args is None:
-        return {}
-    if not isinstance(args, Mapping):
-        raise InputError(f"expected an object, got {type(args).__name__}", path=root)
-    body = dict(args)
-    body.pop("apiVersion", None)
-    kind = body.pop("kind", None)
-    if kind is not None and kind != root:
-        raise InputError(
-            f'invalid value "{kind}": has to match plugin args "{root}"', path=join_path(root, "kind")
-        )
-    for key in body:
-        if key not in allowed:
-            raise InputError(
-                f'unknown field "{key}" (known: {", ".join(allowed)})', path=join_path(root, str(key))
-            )
-    return body
 
 
 def parse_load_resources(raw: Any, path: str) -> tuple[LoadResource, ...]:

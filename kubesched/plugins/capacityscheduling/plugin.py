@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from kubesched.errors import InputError
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.interfaces import PreFilterPlugin, ReservePlugin
+from kubesched.framework.plugin_args import args_body
 from kubesched.framework.status import Code, Status
 from kubesched.plugins.capacityscheduling.quota import ElasticQuotaInfos, add, as_resource, pod_request
 from kubesched.plugins.capacityscheduling.usage import QuotaTracker
@@ -27,7 +28,6 @@ from kubesched.plugins.defaultpreemption.plugin import (
     NOT_ELIGIBLE_TERMINATING,
     PREEMPT_NEVER,
 )
-from kubesched.plugins.lowestload import args_body
 
 if TYPE_CHECKING:
     from kubesched.api.objects import Pod, PodDisruptionBudget

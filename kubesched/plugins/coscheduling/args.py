@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from kubesched.errors import InputError, join_path
-from kubesched.plugins.lowestload import args_body
+from kubesched.framework.plugin_args import args_body
 
 NAME = "Coscheduling"
 DEFAULT_PERMIT_WAITING_TIME_SECONDS = 60  # apis/config/v1 defaults

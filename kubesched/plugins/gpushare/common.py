@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from kubesched.api.resources import CPU
-from kubesched.errors import InputError, join_path
 from kubesched.gpu.model import GpuAsk, pod_gpu_ask
 
 if TYPE_CHECKING:
@@ -41,24 +39,3 @@ def cpu_left(snap: Snapshot, rows: np.ndarray) -> np.ndarray:
 def pod_cpu(pod: Pod) -> int:
     """The pod's milli-CPU in score and fragmentation formulas (non-zero default for none)."""
     return int(pod.non_zero_cpu)
-
-
-def args_body(name: str, args: Mapping[str, Any] | None, allowed: tuple[str, ...]) -> dict[str, Any]:
-    """Args without the optional apiVersion/kind envelope; unknown fields are errors."""
-    root = f"{name}Args"
-    if args is None:
-        return {}
-    if not isinstance(args, Mapping):
-        raise InputError(f"expected an object, got {type(args).__name__}", path=root)
-    body = dict(args)
-    body.pop("apiVersion", None)
-    kind = body.pop("kind", None)
-    if kind is not None and kind != root:
-        raise InputError(
-            f'invalid value "{kind}": has to match plugin args "{root}"', path=join_path(root, "kind")
-        )
-    for key in body:
-        if key not in allowed:
-            known = ", ".join(allowed) if allowed else "none"
-            raise InputError(f'unknown field "{key}" (known: {known})', path=join_path(root, str(key)))
-    return body

@@ -12,9 +12,10 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from kubesched.framework.interfaces import ScorePlugin
+from kubesched.framework.plugin_args import args_body
 from kubesched.gpu.model import MAX_SPEC_CPU, MAX_SPEC_GPU
 from kubesched.gpu.state import GpuState
-from kubesched.plugins.gpushare.common import args_body, cpu_left, cycle_ask, pod_cpu
+from kubesched.plugins.gpushare.common import cpu_left, cycle_ask, pod_cpu
 
 if TYPE_CHECKING:
     from kubesched.api.objects import Pod

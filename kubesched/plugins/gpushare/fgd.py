@@ -20,10 +20,11 @@ import numpy as np
 
 from kubesched.errors import InputError, join_path
 from kubesched.framework.interfaces import MAX_NODE_SCORE, ScorePlugin
+from kubesched.framework.plugin_args import args_body
 from kubesched.gpu.frag import POPULARITY_THRESHOLD, FragModel, TypicalPods, sigmoid_score, typical_pods_of
 from kubesched.gpu.model import MILLI, GpuAsk
 from kubesched.gpu.state import GpuState
-from kubesched.plugins.gpushare.common import args_body, cpu_left, cycle_ask, pod_cpu
+from kubesched.plugins.gpushare.common import cpu_left, cycle_ask, pod_cpu
 
 if TYPE_CHECKING:
     from kubesched.api.objects import Pod

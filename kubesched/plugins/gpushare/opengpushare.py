@@ -18,10 +18,11 @@ import numpy as np
 from kubesched.api.resources import CPU
 from kubesched.errors import InputError
 from kubesched.framework.interfaces import FilterPlugin, PreFilterPlugin, ReservePlugin
+from kubesched.framework.plugin_args import args_body
 from kubesched.framework.status import Code, FilterResult, Status
 from kubesched.gpu.model import GPU_INDEX, GpuAsk, format_index, pod_gpu_ask
 from kubesched.gpu.state import GpuState, best_fit_pick, exclusive_pick
-from kubesched.plugins.gpushare.common import args_body, cpu_left, cycle_ask
+from kubesched.plugins.gpushare.common import cpu_left, cycle_ask
 
 if TYPE_CHECKING:
     from kubesched.api.objects import Pod

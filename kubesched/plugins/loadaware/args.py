@@ -17,6 +17,7 @@ from typing import Any
 
 from kubesched.api.resources import CPU, parse_resource_list
 from kubesched.errors import InputError, join_path
+from kubesched.framework.plugin_args import args_body
 
 PROMETHEUS = "Prometheus"
 SIMULATOR = "Simulator"
@@ -66,27 +67,6 @@ class MetricProvider:
     token: str | None = None
     insecure_skip_verify: bool = True  # upstream's default for Prometheus
     prometheus: PrometheusOptions = PrometheusOptions()
-
-
-def args_body(root: str, args: Mapping[str, Any] | None, allowed: tuple[str, ...]) -> dict[str, Any]:
-    """The args without their apiVersion/kind envelope; unknown fields are errors."""
-    if args is None:
-        return {}
-    if not isinstance(args, Mapping):
-        raise InputError(f"expected an object, got {type(args).__name__}", path=root)
-    body = dict(args)
-    body.pop("apiVersion", None)
-    kind = body.pop("kind", None)
-    if kind is not None and kind != root:
-        raise InputError(
-            f'invalid value "{kind}": has to match plugin args "{root}"', path=join_path(root, "kind")
-        )
-    for key in body:
-        if key not in allowed:
-            raise InputError(
-                f'unknown field "{key}" (known: {", ".join(allowed)})', path=join_path(root, str(key))
-            )
-    return body
 
 
 def _map(v: Any, path: str) -> Mapping[str, Any]:
@@ -228,7 +208,7 @@ class TargetLoadPackingArgs:
 def parse_target_load_packing(args: Mapping[str, Any] | None) -> TargetLoadPackingArgs:
     root = "TargetLoadPackingArgs"
     body = args_body(
-        root, args, (*TRIMARAN_FIELDS, "defaultRequests", "defaultRequestsMultiplier", "targetUtilization")
+        "TargetLoadPacking", args, (*TRIMARAN_FIELDS, "defaultRequests", "defaultRequestsMultiplier", "targetUtilization")
     )
     provider = parse_metric_provider(body, root)
     dr = body.get("defaultRequests")
@@ -267,7 +247,7 @@ class LoadVariationRiskBalancingArgs:
 
 def parse_load_variation_risk_balancing(args: Mapping[str, Any] | None) -> LoadVariationRiskBalancingArgs:
     root = "LoadVariationRiskBalancingArgs"
-    body = args_body(root, args, (*TRIMARAN_FIELDS, "safeVarianceMargin", "safeVarianceSensitivity"))
+    body = args_body("LoadVariationRiskBalancing", args, (*TRIMARAN_FIELDS, "safeVarianceMargin", "safeVarianceSensitivity"))
     provider = parse_metric_provider(body, root)
     margin = _number(body, "safeVarianceMargin", root, None, positive=False)
     sensitivity = _number(body, "safeVarianceSensitivity", root, None, positive=False)
