@@ -74,8 +74,8 @@ class FilterResult:
     @classmethod
     def from_mask(cls, fail: np.ndarray, reason: str, code: Code = Code.Unschedulable) -> FilterResult:
         """Rows where ``fail`` is true are rejected with one reason."""
-        c = np.where(fail, np.int8(code), np.int8(0)).astype(np.int8, copy=False)
-        return cls(c, fail.astype(np.int64), (reason,))
+        fail = np.asarray(fail, dtype=bool)
+        return cls(fail.view(np.int8) * np.int8(code), fail.astype(np.int64), (reason,))
 
     @classmethod
     def from_masks(cls, masks: list[tuple[np.ndarray, str, Code]], n: int) -> FilterResult:
@@ -86,7 +86,7 @@ class FilterResult:
         for mask, reason, c in masks:
             if mask is None or not mask.any():
                 continue
-            code = np.maximum(code, np.where(mask, np.int8(c), np.int8(0)).astype(np.int8))
+            code = np.maximum(code, np.asarray(mask, dtype=bool).view(np.int8) * np.int8(c))
             bits |= mask.astype(np.int64) << len(reasons)
             reasons.append(reason)
         return cls(code, bits, tuple(reasons))

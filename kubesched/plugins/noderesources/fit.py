@@ -214,12 +214,10 @@ class NodeResourcesFit(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugi
                 return
             bits |= fail.astype(np.int64) << len(reasons)
             reasons.append(reason)
-            code = np.maximum(code, np.where(fail, np.int8(Code.Unschedulable), np.int8(0))).astype(np.int8)
+            # bool masks viewed as 0/1 int8 times the code: np.where costs several times more
+            code = np.maximum(code, fail.view(np.int8) * np.int8(Code.Unschedulable))
             if unresolvable is not None:
-                code = np.maximum(
-                    code, np.where(unresolvable, np.int8(Code.UnschedulableAndUnresolvable), np.int8(0))
-                )
-                code = code.astype(np.int8)
+                code = np.maximum(code, unresolvable.view(np.int8) * np.int8(Code.UnschedulableAndUnresolvable))
 
         pods_col = snap.res_index[PODS]
         record(snap.requested[rows, pods_col] + 1 > snap.alloc[rows, pods_col], None, REASON_TOO_MANY_PODS)
