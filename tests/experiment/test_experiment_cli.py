@@ -1,0 +1,113 @@
+"""`kubesched experiment fgd`: bad input is one line naming the flag (exit 2, nothing written); a tiny
+real grid on an openb subset runs through the process pool and through local Ray with identical
+results."""
+
+from __future__ import annotations
+
+import csv
+import json
+import sys
+from pathlib import Path
+
+import pytest
+from experiment_helpers import OPENB
+
+from kubesched.cli import main
+
+needs_openb = pytest.mark.skipif(not OPENB.is_dir(), reason=f"openb trace data not found at {OPENB}")
+
+
+@pytest.mark.parametrize(
+    ("flags", "start"),
+    [
+        (["--traces", "default,bogus"], "--traces: unknown trace 'bogus'"),
+        (["--policies", "FGD,Tetris"], "--policies: unknown policy 'Tetris'"),
+        (["--seeds", "51-42"], "--seeds: empty range '51-42'"),
+        (["--seeds", "x"], "--seeds: not an integer seed"),
+        (["--workers", "0"], "--workers: must be at least 1"),
+        (["--tune", "nan"], "--tune: must be a positive number"),
+        (["--ray-address", " "], "--ray-address: empty address"),
+        (["--data-dir", "/nonexistent/openb"], "--data-dir: not a folder"),
+    ],
+)
+def test_bad_input_exits_2(flags: list[str], start: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    data = ["--data-dir", str(OPENB)] if "--data-dir" not in flags else []
+    out = tmp_path / "out"
+    code = main(["experiment", "fgd", *data, "--out", str(out), *flags])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert err.startswith(f"kubesched: error: {start}") and err.count("\n") == 1
+    assert not out.exists()  # validated before anything is written
+
+
+def test_report_only_without_runs(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    argv = ["experiment", "fgd", "--data-dir", str(OPENB), "--report-only", "--out", str(tmp_path / "none")]
+    assert main(argv) == 2
+    assert capsys.readouterr().err.startswith("kubesched: error: --report-only: no runs in ")
+
+
+def test_data_dir_without_nodes(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["experiment", "fgd", "--data-dir", str(tmp_path), "--out", str(tmp_path / "o")]) == 2
+    assert "--data-dir: no openb_node_list_gpu_node.csv" in capsys.readouterr().err
+
+
+def _run(out: Path, *extra: str) -> None:
+    argv = [
+        "experiment", "fgd", "--data-dir", str(OPENB), "--traces", "default", "--policies", "BestFit,FGD",
+        "--seeds", "42-43", "--max-nodes", "150", "--max-pods", "600", "--workers", "2", "--no-progress",
+        "--out", str(out), *extra,
+    ]
+    assert main(argv) == 0
+
+
+def _curves(out: Path) -> dict[str, dict]:
+    recs = {}
+    for p in sorted((out / "runs").rglob("*.json")):
+        d = json.loads(p.read_text())
+        for k in ("run_seconds", "total_seconds", "cpu_seconds"):
+            d.pop(k)
+        recs[str(p.relative_to(out))] = d
+    return recs
+
+
+@needs_openb
+def test_tiny_grid_process_pool_and_ray_agree(tmp_path: Path) -> None:
+    pool, ray_out = tmp_path / "pool", tmp_path / "ray"
+    _run(pool)
+    rows = list(csv.DictReader(open(pool / "runs.csv")))
+    assert [(r["policy"], r["seed"]) for r in rows] == [("BestFit", "42"), ("BestFit", "43"), ("FGD", "42"), ("FGD", "43")]
+    for r in rows:
+        assert r["nodes"] == "150" and r["pods"] == "600" and int(r["events"]) > 600  # tuned up to 130 %
+        assert 0 < float(r["unallocated_100"]) < 30 and float(r["unallocated_130"]) <= float(r["unallocated_100"])
+    fgd = [float(r["unallocated_130"]) for r in rows if r["policy"] == "FGD"]
+    best = [float(r["unallocated_130"]) for r in rows if r["policy"] == "BestFit"]
+    assert sum(fgd) < sum(best)  # FGD strands less than BestFit, even on a subset
+    assert {p.name for p in (pool / "figures").iterdir()} == {"curve_default.png", "bars_default.png", "frag_default.png"}
+    assert (pool / "aggregate.csv").is_file() and (pool / "summary.md").is_file()
+    assert "ray" not in sys.modules  # the process-pool path never imports Ray
+
+    _run(ray_out, "--ray-address", "local", "--no-plots")
+    assert json.loads((ray_out / "grid.json").read_text())["backend"] == "ray (local)"
+    a, b = _curves(pool), _curves(ray_out)
+    assert len(a) == 4 and a == b  # same seeds, same bytes (timings aside)
+
+    # --resume reuses every finished run: nothing is recomputed
+    _run(pool, "--resume", "--no-plots")
+    assert json.loads((pool / "grid.json").read_text())["ran"] == 0
+    # --report-only runs nothing, even for seeds not run yet: it aggregates what is there
+    _run(pool, "--report-only", "--seeds", "42-45", "--no-plots")
+    meta = json.loads((pool / "grid.json").read_text())
+    assert (meta["ran"], meta["reused"]) == (0, 4)
+
+
+def test_importing_never_imports_ray() -> None:
+    import subprocess
+
+    code = (
+        "import sys, kubesched, kubesched.cli\n"
+        "from kubesched.experiment import aggregate, cli, fanout, figures, grid, published, report, runner\n"
+        "kubesched.cli.build_parser()\n"
+        "assert 'ray' not in sys.modules and 'matplotlib' not in sys.modules, sorted(sys.modules)\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
