@@ -95,6 +95,12 @@ class BoundWatcher:
         return False
 
 
+def cpu_seconds(pid: int) -> float:
+    """user + system CPU seconds of a process (Linux /proc)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def pod(name: str) -> dict:
     d = make_pod(name, namespace="bench", requests={"cpu": "100m", "memory": "500Mi"}, spec={"schedulerName": "kubesched"})
     del d["metadata"]["uid"]
@@ -114,6 +120,7 @@ def main() -> int:
     ap.add_argument("--steady-pods", type=int, default=2000)
     ap.add_argument("--qps", type=float, default=5000.0, help="--kube-api-qps of the scheduler")
     ap.add_argument("--json", help="write the results here")
+    ap.add_argument("--sched-arg", action="append", default=[], help="extra `kubesched run` argument (repeatable)")
     args = ap.parse_args()
 
     api = KubeAPIServer(bookmark_interval=1.0)
@@ -126,7 +133,7 @@ def main() -> int:
     cmd = [
         sys.executable, "-m", "kubesched.cli", "run", "--kubeconfig", kubeconfig,
         "--metrics-listen", f"127.0.0.1:{port}", "--kube-api-qps", str(args.qps),
-        "--kube-api-burst", str(int(args.qps)), "--seed", "1", "--log-level", "warning",
+        "--kube-api-burst", str(int(args.qps)), "--seed", "1", "--log-level", "warning", *args.sched_arg,
     ]
     sched = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=open(tmp / "sched.log", "w"))  # noqa: SIM115
     results: dict = {
@@ -143,12 +150,13 @@ def main() -> int:
         if os.environ.get("KUBESCHED_BENCH_PYSPY"):  # a flame graph of every scheduler thread
             spy = subprocess.Popen(
                 ["py-spy", "record", "-p", str(sched.pid), "-o", os.environ["KUBESCHED_BENCH_PYSPY"],
-                 "-f", "raw", "--threads", "-r", "200"],
+                 "-f", "raw", "--gil", "-r", "100"],
                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
             )
         watcher = BoundWatcher(api)
 
         # burst
+        cpu0 = (cpu_seconds(sched.pid), time.process_time())
         t0 = time.monotonic()
         for i in range(args.pods):
             watcher.add(f"burst-{i}", time.monotonic())
@@ -156,7 +164,11 @@ def main() -> int:
         created = time.monotonic()
         ok = watcher.wait(args.pods, 600)
         last = max(watcher.bound_at.values()) if watcher.bound_at else float("nan")
+        sched_cpu = cpu_seconds(sched.pid) - cpu0[0]
+        server_cpu = time.process_time() - cpu0[1]
         results["burst"] = {
+            "scheduler_cpu_s": sched_cpu,
+            "api_server_cpu_s": server_cpu,
             "pods": args.pods,
             "bound": len(watcher.latency),
             "complete": ok,
@@ -167,7 +179,8 @@ def main() -> int:
             spy.send_signal(signal.SIGINT)
             spy.wait(60)
         print(f"burst: {len(watcher.latency)}/{args.pods} bound in {last - t0:.2f} s "
-              f"= {results['burst']['pods_per_s']:.0f} pods/s (creation took {created - t0:.2f} s)")
+              f"= {results['burst']['pods_per_s']:.0f} pods/s (creation took {created - t0:.2f} s); "
+              f"CPU: scheduler {sched_cpu:.1f} s, API server {server_cpu:.1f} s")
 
         # steady
         base = len(watcher.latency)
