@@ -101,6 +101,10 @@ def cpu_seconds(pid: int, which: tuple[int, ...] = (11, 12)) -> float:
     return sum(int(fields[i]) for i in which) / os.sysconf("SC_CLK_TCK")
 
 
+def scheduled_events(api: KubeAPIServer) -> list[dict]:
+    return [e for e in api.list("Event", "bench") if e.get("reason") == "Scheduled"]
+
+
 def pod(name: str) -> dict:
     d = make_pod(name, namespace="bench", requests={"cpu": "100m", "memory": "500Mi"}, spec={"schedulerName": "kubesched"})
     del d["metadata"]["uid"]
@@ -203,6 +207,15 @@ def main() -> int:
         s = results["steady"]
         print(f"steady at {args.rate:.0f} pods/s: creation-to-bound p50 {s['p50'] * 1000:.0f} ms, "
               f"p90 {s['p90'] * 1000:.0f} ms, p99 {s['p99'] * 1000:.0f} ms, max {s['max'] * 1000:.0f} ms")
+        # Scheduled events are written behind the bindings (queued, fire and forget): count them
+        want = args.pods + args.steady_pods
+        end = time.monotonic() + 60
+        while time.monotonic() < end and len(scheduled_events(api)) < want:
+            time.sleep(0.2)
+        results["scheduled_events"] = len(scheduled_events(api))
+        results["events_caught_up_s"] = time.monotonic() - (end - 60)
+        print(f"Scheduled events written: {results['scheduled_events']}/{want} "
+              f"({results['events_caught_up_s']:.1f} s after the last pod was bound)")
     finally:
         sched.send_signal(signal.SIGTERM)
         try:

@@ -45,7 +45,11 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "--metrics-listen", default="127.0.0.1:10251",
         help="HOST:PORT for /healthz, /livez, /readyz and /metrics (':10251' for every interface; 'off' for none)",
     )
-    p.add_argument("--bind-workers", type=int, default=16, help="bindings in flight at once (default 16)")
+    p.add_argument("--bind-workers", type=int, default=4, help="bindings in flight at once (default 4)")
+    p.add_argument(
+        "--event-writers", type=int, default=2,
+        help="threads writing events, status patches and deletions (default 2)",
+    )
     p.add_argument(
         "--watch-idle-timeout", type=float, default=90.0, metavar="SECONDS",
         help="reconnect a watch that sent nothing (not even a bookmark) for this long (default 90)",
@@ -79,6 +83,7 @@ def build_runner(args: argparse.Namespace):  # noqa: ANN201 - Runner, imported l
     _positive(args.kube_api_qps, "--kube-api-qps")
     _positive(args.kube_api_burst, "--kube-api-burst", integer=True)
     _positive(args.bind_workers, "--bind-workers", integer=True)
+    _positive(args.event_writers, "--event-writers", integer=True)
     _positive(args.watch_idle_timeout, "--watch-idle-timeout")
     _positive(args.watch_backoff, "--watch-backoff")
     _positive(args.shutdown_timeout, "--shutdown-timeout")
@@ -119,6 +124,7 @@ def build_runner(args: argparse.Namespace):  # noqa: ANN201 - Runner, imported l
         lease=lease,
         metrics_listen=listen,
         bind_workers=args.bind_workers,
+        event_writers=args.event_writers,
         watch_idle_timeout=args.watch_idle_timeout,
         watch_backoff=args.watch_backoff,
         shutdown_timeout=args.shutdown_timeout,
