@@ -86,18 +86,6 @@ def build(args: argparse.Namespace) -> tuple[list, list[str], list[str]]:
     return grid, traces, policies
 
 
-def _prepare_out(path: str) -> Path:
-    p = Path(path)
-    try:
-        p.mkdir(parents=True, exist_ok=True)
-        probe = p / ".kubesched-write-test"
-        probe.write_text("")
-        probe.unlink()
-    except OSError as e:
-        raise InputError(f"cannot write to the output folder: {e.strerror}", source="--out") from None
-    return p
-
-
 def execute(grid: list, todo: list, args: argparse.Namespace, out: Path, workers: int, show: bool) -> list:
     """Run ``todo`` (a subset of ``grid``), writing each record as it finishes; returns the records."""
     from kubesched.experiment.fanout import run_local, run_ray
@@ -155,7 +143,9 @@ def run(args: argparse.Namespace) -> int:
     grid, traces, policies = build(args)
     if args.report_only and not Path(args.out, "runs").is_dir():
         raise InputError(f"no runs in {args.out}", source="--report-only")
-    out = _prepare_out(args.out)
+    from kubesched.sim.report import prepare_out_dir
+
+    out = prepare_out_dir(args.out, source="--out")
     workers = args.workers or default_workers()
     done = {}
     if args.resume or args.report_only:

@@ -16,8 +16,10 @@ from kubesched.sim.runner import SimResult
 PLOTS = ("allocation", "gpu", "queue", "utilization")
 
 
-def prepare_out_dir(path: str) -> Path:
-    """Create the folder (and parents) and check it is writable, before any simulation runs."""
+def prepare_out_dir(path: str, source: str | None = None) -> Path:
+    """Create the folder (and parents) and check it is writable, before any simulation runs.
+
+    An error names ``source`` (e.g. the flag) or, by default, the path."""
     p = Path(path)
     try:
         p.mkdir(parents=True, exist_ok=True)
@@ -25,7 +27,7 @@ def prepare_out_dir(path: str) -> Path:
         probe.write_text("")
         probe.unlink()
     except OSError as e:
-        raise InputError(f"cannot write to the output folder: {e.strerror}", source=path) from None
+        raise InputError(f"cannot write to the output folder: {e.strerror}", source=source or path) from None
     return p
 
 
