@@ -184,6 +184,10 @@ class Scheduler:
             except Exception:  # noqa: BLE001 - a plugin failed: the regular path reports it properly
                 self.equivalence.clear()
                 win = None
+            if win is not None and win.diagnosis is not None:
+                res.evaluated, res.feasible, res.diagnosis = win.processed, 0, win.diagnosis
+                res.state = win.state.clone() if fw.post_filter else win.state
+                return self._fit_error(res, n_all)
             if win is not None and win.rows.size:
                 self.next_start_node_index = (self.next_start_node_index + win.processed) % n_all
                 res.evaluated, res.feasible = win.processed, int(win.rows.size)

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from kubesched.framework.cycle_state import CycleState
+from kubesched.framework.diagnosis import Diagnosis, NodeFailures
 from kubesched.framework.interfaces import MAX_NODE_SCORE, MIN_NODE_SCORE, ScorePlugin
 from kubesched.framework.status import Code, PreFilterResult
 
@@ -32,7 +33,29 @@ if TYPE_CHECKING:
     from kubesched.framework.runtime import Framework
     from kubesched.state.snapshot import Snapshot
 
-MAX_ENTRIES = 32
+# Entries kept (least recently used dropped first): as many as fit in ENTRY_BUDGET bytes at about
+# ENTRY_BYTES_PER_NODE per node, within [MIN_ENTRIES, MAX_ENTRIES]. Traces with a hundred or more
+# distinct pod shapes (the openb trace has 151) thrash a small cache.
+MIN_ENTRIES, MAX_ENTRIES = 32, 1024
+ENTRY_BUDGET = 64 << 20
+ENTRY_BYTES_PER_NODE = 96
+
+
+def entry_limit(nodes: int) -> int:
+    return max(MIN_ENTRIES, min(MAX_ENTRIES, ENTRY_BUDGET // (ENTRY_BYTES_PER_NODE * max(nodes, 1))))
+
+
+@dataclass
+class Records:
+    """Why each row fails the row-local filters, kept up to date lazily, so that a pod that fits
+    nowhere gets its FitError without a pass of every filter over every node."""
+
+    plugin: np.ndarray  # int16 per row: index into Entry.local_filters of the first rejecting plugin, -1 none
+    code: np.ndarray  # int8: that plugin's code
+    reason: np.ndarray  # int32: index into ``sets``, the plugin's reasons for the row
+    sets: list[tuple[str, ...]]
+    ids: dict[tuple[str, ...], int]
+    log_pos: int  # Snapshot.changed_rows position the records are current with
 
 
 class _Fallback(Exception):
@@ -64,6 +87,8 @@ class Entry:
     pos: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))  # row -> position, -1 if none
     dirty: set[int] = field(default_factory=set)  # rows whose pods changed since their verdicts
     unscored: set[int] = field(default_factory=set)  # rows filtered again but not scored again
+    local_filters: list[Any] = field(default_factory=list)  # the row-local filters, in profile order
+    records: Records | None = None  # per-row failure reasons, built at the first pod that fits nowhere
 
     def reindex(self) -> None:
         c = np.zeros(len(self.order) + 1, np.int64)
@@ -78,6 +103,7 @@ class Window:
     total: np.ndarray | None  # weighted totals for rows (None when fewer than 2 rows)
     per_plugin: dict[str, tuple[np.ndarray, np.ndarray, int]]
     state: CycleState
+    diagnosis: Diagnosis | None = None  # set when no node fits: the FitError's per-node statuses
 
 
 def _normalizes(pl: object) -> bool:
@@ -89,6 +115,7 @@ class EquivalenceCache:
         self._entries: OrderedDict[tuple, Entry] = OrderedDict()
         self.hits = 0
         self.misses = 0
+        self.diagnosed = 0  # pods that fit nowhere, their FitError built from the records
         self.keep_details = False  # per-plugin scores in the Window (explain-style output)
 
     def clear(self) -> None:
@@ -111,12 +138,10 @@ class EquivalenceCache:
         local_filters = [pl for pl in fw.filter if pl.row_local]
         ok = np.zeros(snap.n, bool)
         order32 = order.astype(np.int32)
-        ok[order] = fw.filter_rows_plain(state, pod, snap, order32, None, only=local_filters)
+        ok[order] = fw.passes_rows(state, pod, snap, order32, local_filters)
         node_filters = [pl for pl in local_filters if pl.node_only]
         node_ok = np.zeros(snap.n, bool)
-        node_ok[order] = (
-            fw.filter_rows_plain(state, pod, snap, order32, None, only=node_filters) if node_filters else True
-        )
+        node_ok[order] = fw.passes_rows(state, pod, snap, order32, node_filters) if node_filters else True
         feas = np.nonzero(ok)[0].astype(np.int32)
         skip: set[str] = set()
         for pl in fw.pre_score:
@@ -158,6 +183,7 @@ class EquivalenceCache:
         )
         e.local_skip_score = frozenset(skip)
         e.node_ok = node_ok
+        e.local_filters = local_filters
         e.pod_filters = [pl for pl in local_filters if not pl.node_only]
         e.static_node = static_node
         e.scored = np.zeros(snap.n, bool)
@@ -173,7 +199,7 @@ class EquivalenceCache:
         keep = e.node_ok[rows]
         now = keep.copy()
         if e.pod_filters and keep.any():
-            now[keep] = fw.filter_rows_plain(e.state, pod, snap, rows[keep], None, only=e.pod_filters)
+            now[keep] = fw.passes_rows(e.state, pod, snap, rows[keep], e.pod_filters)
         e.ok[rows] = now
         e.unscored.update(rows.tolist())
         flipped = np.nonzero(before != now)[0]
@@ -317,7 +343,10 @@ class EquivalenceCache:
         sig = pod.signature()
         if sig is None:
             return None
-        key = (fw.profile_name, sig)
+        key: tuple = (fw.profile_name, sig)
+        if fw.signature_annotations:
+            ann = pod.annotations
+            key = (*key, tuple(ann.get(k) for k in fw.signature_annotations))
         e = self._entries.get(key)
         if e is not None and e.structure != snap.structure:
             e = None
@@ -328,7 +357,7 @@ class EquivalenceCache:
             if e is None:
                 return None
             self._entries[key] = e
-            if len(self._entries) > MAX_ENTRIES:
+            if len(self._entries) > entry_limit(snap.n):
                 self._entries.popitem(last=False)
         else:
             self.hits += 1
@@ -349,11 +378,56 @@ class EquivalenceCache:
                 window, cut = self._window_fresh(fw, pod, snap, e, state, filters, s, k)
             else:
                 window, cut = self._window_cached(fw, pod, snap, e, s, k)
+                if window.size == 0 and n == snap.n:
+                    return Window(window, cut, None, {}, state, self._diagnose(fw, pod, snap, e))
             if window.size < 2 or not has_scoring:
                 return Window(window, cut, None, {}, state)
             return self._score(fw, pod, snap, e, state, window, cut, fresh)
         except _Fallback:
             return None
+
+    def _diagnose(self, fw: Framework, pod: Pod, snap: Snapshot, e: Entry) -> Diagnosis:
+        """The Diagnosis the regular path would build for a pod no node fits (every node checked,
+        each stopping at its first failing filter), from per-row records: only rows whose pods
+        changed since the last such pod of this entry are filtered again."""
+        self.diagnosed += 1
+        log = snap.changed_rows
+        r = e.records
+        if r is None:
+            n = snap.n
+            r = e.records = Records(np.full(n, -1, np.int16), np.zeros(n, np.int8), np.zeros(n, np.int32), [], {}, 0)
+            stale = e.order
+        else:
+            stale = np.unique(np.asarray(log[r.log_pos :], np.int64))
+        r.log_pos = len(log)
+        if stale.size:
+            sub = Diagnosis()
+            fw.filter_rows_plain(e.state, pod, snap, stale.astype(np.int32), sub, only=e.local_filters)
+            r.plugin[stale] = -1
+            index = {pl.name: i for i, pl in enumerate(e.local_filters)}
+            for f in sub.failures:
+                r.plugin[f.rows] = index[f.plugin]
+                r.code[f.rows] = f.code
+                for b in np.unique(f.bits).tolist():
+                    reasons = tuple(x for k, x in enumerate(f.reasons) if b >> k & 1)
+                    rid = r.ids.get(reasons)
+                    if rid is None:
+                        rid = r.ids[reasons] = len(r.sets)
+                        r.sets.append(reasons)
+                    r.reason[f.rows[f.bits == b]] = rid
+        if (r.plugin < 0).any():
+            raise _Fallback  # a row passes: the verdicts and the records disagree (never expected)
+        diag = Diagnosis()
+        key = r.plugin.astype(np.int64) * len(r.sets) + r.reason
+        for k in np.unique(key).tolist():
+            rows = np.flatnonzero(key == k)
+            pi, rid = divmod(k, len(r.sets))
+            name = e.local_filters[pi].name
+            reasons = r.sets[rid]
+            bits = np.full(rows.size, (1 << len(reasons)) - 1, np.int64)
+            diag.failures.append(NodeFailures(name, rows, r.code[rows], bits, reasons))
+            diag.unschedulable_plugins.add(name)
+        return diag
 
     def _score(
         self,

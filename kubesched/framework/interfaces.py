@@ -37,6 +37,10 @@ class Plugin:
     #: the pods assigned to it: the equivalence cache then skips the plugin when a row's pods
     #: change (node changes rebuild the cache anyway). Leave False unless that holds.
     node_only: ClassVar[bool] = False
+    #: Annotation keys this plugin reads from the pod being scheduled. ``Pod.signature`` leaves
+    #: annotations out, so a ``row_local`` plugin that reads some must name them here: their values
+    #: become part of the equivalence cache's key.
+    pod_annotations: ClassVar[tuple[str, ...]] = ()
     #: EventsToRegister: the cluster events that may make a pod this plugin rejected schedulable
     #: (NodeAdd, NodeUpdate, AssignedPodAdd, AssignedPodUpdate, AssignedPodDelete, NamespaceUpdate;
     #: see kubesched.queue.scheduling_queue.EVENT_PLUGINS). Only those events move such a pod out
@@ -88,6 +92,12 @@ class PreFilterPlugin(Plugin):
 class FilterPlugin(Plugin):
     def filter(self, state: CycleState, pod: Pod, snap: Snapshot, rows: np.ndarray) -> FilterResult:
         raise NotImplementedError
+
+    def passes(self, state: CycleState, pod: Pod, snap: Snapshot, rows: np.ndarray) -> np.ndarray | None:
+        """Optional fast path: a bool per row, True where Filter would return Success, without
+        the reasons. The equivalence cache uses it to re-judge rows whose pods changed; it must
+        agree with ``filter`` (raise where ``filter`` would return Error). None: use ``filter``."""
+        return None
 
 
 class PostFilterPlugin(Plugin):

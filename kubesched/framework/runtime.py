@@ -114,6 +114,10 @@ class Framework:
         self.bind: list[BindPlugin] = at("bind", BindPlugin)
         self.post_bind: list[PostBindPlugin] = at("postBind", PostBindPlugin)
         self.plugins = instances
+        # pod annotations some plugin reads: part of the equivalence cache's key
+        self.signature_annotations: tuple[str, ...] = tuple(
+            sorted({k for pl in instances.values() for k in pl.pod_annotations})
+        )
         self.observer: PluginObserver | None = None
 
     # ---- helpers ---------------------------------------------------------------------
@@ -238,6 +242,32 @@ class Framework:
         nominator = self.handle.nominator
         if nominated and nominator is not None and nominator.nominated and alive.any():
             self._recheck_with_nominated(state, pod, snap, rows, alive, diagnosis)
+        return alive
+
+    def passes_rows(
+        self, state: CycleState, pod: Pod, snap: Snapshot, rows: np.ndarray, only: list[FilterPlugin]
+    ) -> np.ndarray:
+        """Pass mask of ``only`` (those not skipped) over ``rows``, without reasons: plugins'
+        ``passes`` fast path where they have one, else ``filter`` on the rows still alive."""
+        alive = np.ones(len(rows), bool)
+        for pl in only:
+            if pl.name in state.skip_filter:
+                continue
+            ok = self._timed(pl, "Filter", lambda pl=pl: pl.passes(state, pod, snap, rows))
+            if ok is not None:
+                alive &= ok
+                continue
+            idx = np.flatnonzero(alive)
+            if idx.size == 0:
+                break
+            sub = rows[idx]
+            res: FilterResult = self._timed(pl, "Filter", lambda pl=pl, sub=sub: pl.filter(state, pod, snap, sub))
+            failed = res.code != 0
+            if failed.any():
+                if (res.code == Code.Error).any():
+                    i = int(np.nonzero(res.code == Code.Error)[0][0])
+                    raise PluginFailure(res.status_at(i, pl.name))
+                alive[idx[failed]] = False
         return alive
 
     def _recheck_with_nominated(

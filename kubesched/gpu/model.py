@@ -19,6 +19,8 @@ GPU_MILLI = "alibabacloud.com/gpu-milli"
 GPU_COUNT = "alibabacloud.com/gpu-count"
 GPU_MODEL = "alibabacloud.com/gpu-card-model"
 GPU_INDEX = "alibabacloud.com/gpu-index"
+#: the annotations a pod's GPU ask is read from (``Plugin.pod_annotations`` of the GPU plugins)
+ASK_ANNOTATIONS = (GPU_MILLI, GPU_COUNT, GPU_MODEL)
 INDEX_SEP = "-"
 
 MILLI = 1000  # one whole GPU

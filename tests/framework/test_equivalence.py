@@ -121,7 +121,7 @@ def workload(rng: random.Random, n_pods: int) -> list[Pod]:
     return pods
 
 
-def run(seed: int, n_nodes: int, n_pods: int, cache: bool, pct: int | None) -> list[tuple[str, str | None]]:
+def run(seed: int, n_nodes: int, n_pods: int, cache: bool, pct: int | None) -> list[tuple]:
     rng = random.Random(seed)
     reg = Registry()
     if pct is None:
@@ -136,15 +136,19 @@ def run(seed: int, n_nodes: int, n_pods: int, cache: bool, pct: int | None) -> l
     clock = VirtualClock()
     sched = Scheduler(cfg, snap, MemoryCluster(), reg, seed=seed, clock=clock)
     sched.use_equivalence_cache = cache
-    out: list[tuple[str, str | None]] = []
+    out: list[tuple] = []
     sched.hooks.on_scheduled.append(lambda r: out.append((r.pod.key, r.node)))
-    sched.hooks.on_failed.append(lambda r: out.append((r.pod.key, None)))
+    # a failure keeps its FitError (with PostFilter's part) and the plugins it names
+    sched.hooks.on_failed.append(
+        lambda r: out.append((r.pod.key, None, r.message, sorted(r.diagnosis.unschedulable_plugins)))
+    )
     for p in workload(rng, n_pods):
         sched.add_pending(p)
     sched.run_until_idle(advance=clock.advance, max_attempts=5 * n_pods)
     out.append(("next-start", str(sched.next_start_node_index)))
     if cache:
         assert sched.equivalence.hits > 0
+        out.append(("diagnosed", sched.equivalence.diagnosed > 0))
     return out
 
 
@@ -152,5 +156,6 @@ def run(seed: int, n_nodes: int, n_pods: int, cache: bool, pct: int | None) -> l
 def test_cache_gives_identical_placements(seed, n_nodes, n_pods, pct):
     with_cache = run(seed, n_nodes, n_pods, True, pct)
     without = run(seed, n_nodes, n_pods, False, pct)
-    assert with_cache == without
-    assert any(node is None for _, node in without)  # the workload does exhaust some capacity
+    assert with_cache[:-1] == without
+    assert with_cache[-1] == ("diagnosed", True)  # failures served from the cache's records
+    assert any(rec[1] is None for rec in without)  # the workload does exhaust some capacity

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from kubesched.framework.interfaces import MAX_NODE_SCORE, ScorePlugin
-from kubesched.gpu.model import MAX_SPEC_CPU, MAX_SPEC_GPU
+from kubesched.gpu.model import ASK_ANNOTATIONS, MAX_SPEC_CPU, MAX_SPEC_GPU
 from kubesched.gpu.state import GpuState
 from kubesched.plugins.gpushare.common import cpu_left, cycle_ask, pod_cpu
 
@@ -35,6 +35,8 @@ def min_max_normalize(scores: np.ndarray) -> np.ndarray:
 
 class BestFitScore(ScorePlugin):
     name = NAME
+    row_local = True  # reads the pod and its node's row (GPUs, CPU left)
+    pod_annotations = ASK_ANNOTATIONS
 
     def score(self, state: CycleState, pod: Pod, snap: Snapshot, rows: np.ndarray) -> np.ndarray:
         ask = cycle_ask(state, pod)

@@ -13,7 +13,7 @@ import numpy as np
 
 from kubesched.framework.interfaces import ScorePlugin
 from kubesched.framework.plugin_args import args_body
-from kubesched.gpu.model import MAX_SPEC_CPU, MAX_SPEC_GPU
+from kubesched.gpu.model import ASK_ANNOTATIONS, MAX_SPEC_CPU, MAX_SPEC_GPU
 from kubesched.gpu.state import GpuState
 from kubesched.plugins.gpushare.common import cpu_left, cycle_ask, pod_cpu
 
@@ -28,6 +28,8 @@ NAME = "DotProductScore"
 
 class DotProductScore(ScorePlugin):
     name = NAME
+    row_local = True  # reads the pod and its node's row (GPUs, CPU left)
+    pod_annotations = ASK_ANNOTATIONS
     has_args = True
 
     def __init__(self, args: dict[str, Any] | None = None, handle: Handle | None = None) -> None:

@@ -20,7 +20,7 @@ from kubesched.errors import InputError
 from kubesched.framework.interfaces import FilterPlugin, PreFilterPlugin, ReservePlugin
 from kubesched.framework.plugin_args import args_body
 from kubesched.framework.status import Code, FilterResult, Status
-from kubesched.gpu.model import GPU_INDEX, GpuAsk, format_index, pod_gpu_ask
+from kubesched.gpu.model import ASK_ANNOTATIONS, GPU_INDEX, GpuAsk, format_index, pod_gpu_ask
 from kubesched.gpu.state import GpuState, best_fit_pick, exclusive_pick
 from kubesched.plugins.gpushare.common import cpu_left, cycle_ask
 
@@ -53,6 +53,8 @@ def gpu_fit(st: GpuState, rows: np.ndarray, ask: GpuAsk) -> np.ndarray:
 
 class OpenGpuShare(PreFilterPlugin, FilterPlugin, ReservePlugin):
     name = NAME
+    row_local = True  # reads the pod and its node's row (GPUs, CPU left)
+    pod_annotations = ASK_ANNOTATIONS
     has_args = True
     # GPUs come with nodes and free up when pods leave them
     events_to_register = frozenset({"NodeAdd", "NodeUpdate", "AssignedPodDelete"})
@@ -94,6 +96,16 @@ class OpenGpuShare(PreFilterPlugin, FilterPlugin, ReservePlugin):
         why = np.where(st.count[rows] == 0, 1, why)
         code = _CODES[why]
         return FilterResult(code, _BITS[why], _REASONS)
+
+    def passes(self, state: CycleState, pod: Pod, snap: Snapshot, rows: np.ndarray) -> np.ndarray | None:
+        ask = cycle_ask(state, pod)
+        if ask is None:
+            return np.ones(len(rows), bool)
+        st = GpuState.of(snap)
+        ok = gpu_fit(st, rows, ask) & (st.count[rows] > 0)
+        if ask.models:
+            ok &= st.model_mask(ask)[st.model[rows]]
+        return ok
 
     # ---- Reserve ---------------------------------------------------------------------
     def pick(self, snap: Snapshot, st: GpuState, row: int, pod: Pod, ask: GpuAsk) -> tuple[int, ...] | None:

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from kubesched.framework.interfaces import ScorePlugin
-from kubesched.gpu.model import MILLI
+from kubesched.gpu.model import ASK_ANNOTATIONS, MILLI
 from kubesched.gpu.state import GpuState
 from kubesched.plugins.gpushare.common import cycle_ask
 
@@ -45,6 +45,8 @@ def packing_score(left: np.ndarray, count: np.ndarray, milli: int, num: int) -> 
 
 class GpuPackingScore(ScorePlugin):
     name = NAME
+    row_local = True  # reads the pod and its node's row (GPUs, CPU left)
+    pod_annotations = ASK_ANNOTATIONS
 
     def score(self, state: CycleState, pod: Pod, snap: Snapshot, rows: np.ndarray) -> np.ndarray:
         ask = cycle_ask(state, pod)

@@ -232,6 +232,24 @@ class NodeResourcesFit(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugi
                 record(quantity > alloc - used, quantity > alloc, insufficient(name))
         return FilterResult(code, bits, tuple(reasons))
 
+    def passes(self, state: CycleState, pod: Pod, snap: Snapshot, rows: np.ndarray) -> np.ndarray | None:
+        """``filter``'s verdict alone: room for one more pod and for every checked request."""
+        s = state.read(PRE_FILTER_STATE_KEY)
+        if not isinstance(s, _PreFilterState):
+            return None  # filter reports the error
+        pods_col = snap.res_index[PODS]
+        ok = snap.requested[rows, pods_col] < snap.alloc[rows, pods_col]
+        if s.empty:
+            return ok
+        for name, quantity in s.requests:
+            if quantity <= 0 or self._ignored(name):
+                continue
+            col = snap.res_index.get(name)
+            if col is None:
+                return np.zeros(len(rows), bool)  # no node has any of it
+            ok &= snap.alloc[rows, col] - snap.requested[rows, col] >= quantity
+        return ok
+
     # ---- PreScore / Score ---------------------------------------------------------------------
     def _pod_requests(self, pod: Pod) -> np.ndarray:
         return pod_request_list(pod, self.fit_args.resources, non_zero=True)

@@ -1,0 +1,82 @@
+"""The GPU plugins are cached as row-local (keyed on the pod's GPU annotations): every policy
+places each pod of a trace slice on the same node, with the same failures, cache on or off."""
+
+from pathlib import Path
+
+import pytest
+
+from kubesched.api.objects import Node, Pod
+from kubesched.config import parse_config
+from kubesched.framework.registry import Registry
+from kubesched.gpu.model import GPU_COUNT, GPU_MILLI
+from kubesched.scheduler import Scheduler
+from kubesched.state.snapshot import Snapshot
+from kubesched.testing import make_node, make_pod
+from kubesched.trace import protocol
+from kubesched.trace.openb import read_nodes, read_pods
+from kubesched.trace.protocol import POLICIES, prepare
+
+DATA = Path(__file__).resolve().parents[3] / "shared" / "data" / "openb"
+needs_data = pytest.mark.skipif(not DATA.is_dir(), reason="openb trace data (../shared/data/openb) not present")
+
+
+def _run(prep, policy: str, cache: bool, monkeypatch) -> tuple[list, list, object]:
+    built = []
+    real = protocol.build_scheduler
+
+    def build(*a, **kw):
+        s = real(*a, **kw)
+        s.use_equivalence_cache = cache
+        failures: list = []
+        s.hooks.on_failed.append(lambda r: failures.append((r.pod.name, r.message)))
+        built.append((s, failures))
+        return s
+
+    monkeypatch.setattr(protocol, "build_scheduler", build)
+    r = protocol.run(prep.nodes, prep.pods, policy, prep.seed, prep.typical, keep_snapshot=False)
+    sched, failures = built[0]
+    return r.nodes, failures, sched.equivalence
+
+
+@needs_data
+@pytest.mark.parametrize("policy", list(POLICIES))
+def test_same_placements_and_failures_cache_on_or_off(policy, monkeypatch):
+    nodes = read_nodes(DATA / "openb_node_list_gpu_node.csv")[::20]
+    pods = read_pods(DATA / "openb_pod_list_default.csv").pods[:700]
+    prep = prepare(pods, nodes, 5)
+    on, fail_on, eq = _run(prep, policy, True, monkeypatch)
+    off, fail_off, _ = _run(prepare(pods, nodes, 5), policy, False, monkeypatch)
+    assert on == off
+    assert fail_on == fail_off and fail_on  # the slice overfills the cluster: some pods fit nowhere
+    assert eq.hits > len(prep.pods) // 2
+    if policy != "Random":  # RandomScore is not row-local: its cycles still run it fresh
+        assert eq.diagnosed > 0
+
+
+def _pod(name: str, annotations: dict[str, str]) -> Pod:
+    doc = make_pod(name, requests={"cpu": "1"})
+    doc["metadata"]["annotations"] = annotations
+    return Pod.parse(doc)
+
+
+def test_gpu_annotations_are_part_of_the_cache_key():
+    """Two pods equal but for their GPU ask must not share cached verdicts."""
+    reg = Registry(entry_points=False)
+    cfg = parse_config(protocol.policy_config("BestFit"), "t", reg.points_of)
+    snap = Snapshot()
+    for name, gpus in (("a", 1), ("b", 4)):
+        doc = make_node(name, cpu="32", memory="64Gi", pods=110)
+        for part in ("allocatable", "capacity"):
+            doc["status"][part][GPU_COUNT] = str(gpus)
+        snap.add_node(Node.parse(doc))
+    sched = Scheduler(cfg, snap, None, reg, seed=1, tie_break="first")
+    small = _pod("small", {GPU_MILLI: "500"})
+    big = _pod("big", {GPU_MILLI: "1000", GPU_COUNT: "3"})
+    assert small.signature() == big.signature()  # the signature leaves annotations out
+    placed = []
+    for p in (small, big):
+        sched.add_pending(p)
+        res = sched.schedule_one()
+        placed.append(res.node if res is not None else None)
+    assert placed[1] == "b"  # three whole GPUs fit on b only
+    assert sched.equivalence.misses == 2
