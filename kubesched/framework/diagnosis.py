@@ -40,6 +40,20 @@ class Diagnosis:
     pre_filter_msg: str = ""
     post_filter_msg: str = ""
     unschedulable_plugins: set[str] = field(default_factory=set)
+    # reason -> failed nodes, when whoever built ``failures`` counted them already
+    histogram: Counter[str] | None = field(default=None, repr=False)
+
+    def copy(self) -> Diagnosis:
+        """A copy whose lists, sets and messages can change without touching this one (the
+        per-node arrays are shared: nobody writes to them)."""
+        return Diagnosis(
+            list(self.failures),
+            self.absent_status,
+            self.pre_filter_msg,
+            self.post_filter_msg,
+            set(self.unschedulable_plugins),
+            self.histogram,
+        )
 
     @property
     def num_failed(self) -> int:
@@ -67,16 +81,23 @@ class Diagnosis:
         return np.concatenate(parts) if parts else np.zeros(0, np.int32)
 
     def reason_histogram(self, num_all_nodes: int) -> Counter[str]:
+        if self.histogram is not None:
+            counts = Counter(self.histogram)
+        else:
+            counts = self._count_failures()
+        absent = num_all_nodes - self.num_failed
+        if absent > 0 and self.absent_status is not None:
+            for reason in self.absent_status.reasons:
+                counts[reason] += absent
+        return counts
+
+    def _count_failures(self) -> Counter[str]:
         counts: Counter[str] = Counter()
         for f in self.failures:
             for k, reason in enumerate(f.reasons):
                 c = int(((f.bits >> k) & 1).sum())
                 if c:
                     counts[reason] += c
-        absent = num_all_nodes - self.num_failed
-        if absent > 0 and self.absent_status is not None:
-            for reason in self.absent_status.reasons:
-                counts[reason] += absent
         return counts
 
     def fit_error(self, num_all_nodes: int) -> str:

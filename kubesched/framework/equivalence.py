@@ -16,7 +16,7 @@ tie-break are the regular cycle's, so placements are identical;
 
 from __future__ import annotations
 
-from collections import OrderedDict
+from collections import Counter, OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -56,6 +56,7 @@ class Records:
     sets: list[tuple[str, ...]]
     ids: dict[tuple[str, ...], int]
     log_pos: int  # Snapshot.changed_rows position the records are current with
+    diagnosis: Diagnosis | None = None  # built from the records as they are (shared until a row changes)
 
 
 class _Fallback(Exception):
@@ -84,6 +85,7 @@ class Entry:
     static_node: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))  # node-only part of static
     scored: np.ndarray = field(default_factory=lambda: np.zeros(0, bool))  # node-only scores known per row
     csum: np.ndarray = field(default_factory=lambda: np.zeros(1, np.int64))  # prefix sums of ok[order]
+    csum_stale: bool = False  # some verdict changed since ``csum`` was built
     pos: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))  # row -> position, -1 if none
     dirty: set[int] = field(default_factory=set)  # rows whose pods changed since their verdicts
     unscored: set[int] = field(default_factory=set)  # rows filtered again but not scored again
@@ -94,6 +96,7 @@ class Entry:
         c = np.zeros(len(self.order) + 1, np.int64)
         np.cumsum(self.ok[self.order], out=c[1:])
         self.csum = c
+        self.csum_stale = False
 
 
 @dataclass
@@ -195,21 +198,16 @@ class EquivalenceCache:
 
     def _refresh(self, fw: Framework, pod: Pod, snap: Snapshot, e: Entry, rows: np.ndarray) -> None:
         """Filter stale rows again now (pod-reading plugins only); their scores when a window needs them."""
-        before = e.ok[rows]
         keep = e.node_ok[rows]
-        now = keep.copy()
         if e.pod_filters and keep.any():
+            now = keep.copy()
             now[keep] = fw.passes_rows(e.state, pod, snap, rows[keep], e.pod_filters)
+        else:
+            now = keep
+        if not e.csum_stale and (e.ok[rows] != now).any():
+            e.csum_stale = True  # prefix sums rebuilt when a window next needs them
         e.ok[rows] = now
         e.unscored.update(rows.tolist())
-        flipped = np.nonzero(before != now)[0]
-        if flipped.size > 8:
-            e.reindex()
-            return
-        csum = e.csum
-        for i in flipped.tolist():
-            # one verdict changed: shift the prefix sums after its position instead of a full cumsum
-            csum[int(e.pos[rows[i]]) + 1 :] += 1 if now[i] else -1
 
     def _rescore(self, fw: Framework, pod: Pod, snap: Snapshot, e: Entry) -> None:
         rows = np.fromiter(e.unscored, np.int64, len(e.unscored))
@@ -289,7 +287,19 @@ class EquivalenceCache:
     def _window_cached(self, fw: Framework, pod: Pod, snap: Snapshot, e: Entry, s: int, k: int) -> tuple[np.ndarray, int]:
         """First k rows passing the cached verdicts, by prefix sums (no plugin runs)."""
         n = len(e.order)
+        order = e.order
+        if k >= n:  # every feasible row (percentageOfNodesToScore 100, small clusters)
+            if e.dirty:
+                stale = np.fromiter(e.dirty, np.int64, len(e.dirty))
+                e.dirty.clear()
+                stale = stale[e.pos[stale] >= 0]
+                if stale.size:
+                    self._refresh(fw, pod, snap, e, stale.astype(np.int32))
+            span = order if s == 0 else np.concatenate((order[s:], order[:s]))
+            return span[e.ok[span]], n
         while True:
+            if e.csum_stale:
+                e.reindex()
             c = e.csum
             after = int(c[n] - c[s])  # feasible nodes from the start index to the end
             if after >= k:
@@ -300,7 +310,6 @@ class EquivalenceCache:
                 cut = n
             if not self._refresh_in(fw, pod, snap, e, s, 0, cut):
                 break
-        order = e.order
         span = order[s : s + cut] if s + cut <= n else np.concatenate((order[s:], order[: s + cut - n]))
         return span[e.ok[span]], cut
 
@@ -393,41 +402,61 @@ class EquivalenceCache:
         self.diagnosed += 1
         log = snap.changed_rows
         r = e.records
+        filters = e.local_filters
         if r is None:
             n = snap.n
             r = e.records = Records(np.full(n, -1, np.int16), np.zeros(n, np.int8), np.zeros(n, np.int32), [], {}, 0)
-            stale = e.order
+            stale, first = e.order, 0
         else:
-            stale = np.unique(np.asarray(log[r.log_pos :], np.int64))
+            stale = np.asarray(sorted(set(log[r.log_pos :])), np.int64)
+            # Filters before the first one that reads a row's pods read the node alone: a row one
+            # of them rejected keeps its record, and the others still pass them.
+            first = next((i for i, pl in enumerate(filters) if not pl.node_only), len(filters))
+            if stale.size and first:
+                stale = stale[(r.plugin[stale] < 0) | (r.plugin[stale] >= first)]
         r.log_pos = len(log)
         if stale.size:
-            sub = Diagnosis()
-            fw.filter_rows_plain(e.state, pod, snap, stale.astype(np.int32), sub, only=e.local_filters)
-            r.plugin[stale] = -1
-            index = {pl.name: i for i, pl in enumerate(e.local_filters)}
-            for f in sub.failures:
-                r.plugin[f.rows] = index[f.plugin]
-                r.code[f.rows] = f.code
-                for b in np.unique(f.bits).tolist():
-                    reasons = tuple(x for k, x in enumerate(f.reasons) if b >> k & 1)
-                    rid = r.ids.get(reasons)
-                    if rid is None:
-                        rid = r.ids[reasons] = len(r.sets)
-                        r.sets.append(reasons)
-                    r.reason[f.rows[f.bits == b]] = rid
+            self._record(fw, pod, snap, e, r, stale, first)
+        elif r.diagnosis is not None:
+            return r.diagnosis.copy()
         if (r.plugin < 0).any():
             raise _Fallback  # a row passes: the verdicts and the records disagree (never expected)
         diag = Diagnosis()
         key = r.plugin.astype(np.int64) * len(r.sets) + r.reason
-        for k in np.unique(key).tolist():
-            rows = np.flatnonzero(key == k)
+        by_key = np.argsort(key, kind="stable")
+        ks = key[by_key]
+        cuts = np.flatnonzero(ks[1:] != ks[:-1]) + 1
+        hist: Counter[str] = Counter()
+        for rows, k in zip(np.split(by_key, cuts), ks[np.concatenate(([0], cuts))].tolist(), strict=True):
             pi, rid = divmod(k, len(r.sets))
-            name = e.local_filters[pi].name
+            name = filters[pi].name
             reasons = r.sets[rid]
             bits = np.full(rows.size, (1 << len(reasons)) - 1, np.int64)
             diag.failures.append(NodeFailures(name, rows, r.code[rows], bits, reasons))
             diag.unschedulable_plugins.add(name)
-        return diag
+            for reason in reasons:
+                hist[reason] += rows.size
+        diag.histogram = hist
+        r.diagnosis = diag
+        return diag.copy()
+
+    @staticmethod
+    def _record(fw: Framework, pod: Pod, snap: Snapshot, e: Entry, r: Records, rows: np.ndarray, first: int) -> None:
+        """Filter ``rows`` again from the ``first`` row-local filter on, with reasons."""
+        sub = Diagnosis()
+        fw.filter_rows_plain(e.state, pod, snap, rows.astype(np.int32), sub, only=e.local_filters[first:])
+        r.plugin[rows] = -1
+        index = {pl.name: i for i, pl in enumerate(e.local_filters)}
+        for f in sub.failures:
+            r.plugin[f.rows] = index[f.plugin]
+            r.code[f.rows] = f.code
+            for b in np.unique(f.bits).tolist():
+                reasons = tuple(x for k, x in enumerate(f.reasons) if b >> k & 1)
+                rid = r.ids.get(reasons)
+                if rid is None:
+                    rid = r.ids[reasons] = len(r.sets)
+                    r.sets.append(reasons)
+                r.reason[f.rows[f.bits == b]] = rid
 
     def _score(
         self,

@@ -14,6 +14,7 @@ Every F_n(m) is an integer, so a change of state is scored exactly from the inte
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -128,6 +129,10 @@ class FragModel:
         self.gpu = typical.milli > 0
         # Distinct milli thresholds: counts and sums below are computed once per threshold.
         self.kvals, self.kidx = np.unique(np.where(self.gpu, typical.milli, 1), return_inverse=True)
+        # F_n(M) of one node depends on its CPU left only through which typical pods' CPU fits:
+        # memoised per (GPUs left, that count, model) for the row-by-row updates.
+        self._cpu_steps: list[int] = sorted(set(np.asarray(self.cpu).tolist()))
+        self._memo: dict[tuple[bytes, int, int], float] = {}
 
     def stats(self, left: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Per node state: (#GPUs with L >= k, sum of L < k) per distinct k, and total left R."""
@@ -154,6 +159,21 @@ class FragModel:
             return np.zeros(0)
         cnt, small, total = self.stats(left)
         return self.per_pod(cnt, small, total, cpu_left, model) @ self.p
+
+    def amount_rows(self, left: np.ndarray, cpu_left: np.ndarray, model: np.ndarray) -> np.ndarray:
+        """``amount`` for a few rows, memoised (the same numbers: each is computed by ``amount``)."""
+        out = np.empty(left.shape[0])
+        memo = self._memo
+        for i, (cpu, m) in enumerate(zip(cpu_left.tolist(), model.tolist(), strict=True)):
+            key = (left[i].tobytes(), bisect_right(self._cpu_steps, cpu), m)
+            v = memo.get(key)
+            if v is None:
+                v = float(self.amount(left[i : i + 1], cpu_left[i : i + 1], model[i : i + 1])[0])
+                if len(memo) > 100_000:
+                    memo.clear()
+                memo[key] = v
+            out[i] = v
+        return out
 
     def moved(
         self,

@@ -176,6 +176,7 @@ class NodeResourcesFit(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugi
         super().__init__(args, handle)
         self.fit_args = FitArgs.parse(self.args)
         self._scorer = self.fit_args.scorer()
+        self._checked_cache: dict[_PreFilterState, tuple[tuple[str, ...], np.ndarray]] = {}
 
     # ---- PreFilter / Filter -------------------------------------------------------------------
     def pre_filter(self, state: CycleState, pod: Pod, snap: Snapshot) -> PreFilterResult | Status | None:
@@ -199,56 +200,61 @@ class NodeResourcesFit(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugi
     def filter(self, state: CycleState, pod: Pod, snap: Snapshot, rows: np.ndarray) -> FilterResult:
         """fitsRequest over rows; every shortfall is a reason, any unresolvable one decides the code."""
         s = state.read(PRE_FILTER_STATE_KEY)
-        rows = np.asarray(rows, dtype=np.intp)
         n = len(rows)
         if not isinstance(s, _PreFilterState):
             msg = f'error reading "{PRE_FILTER_STATE_KEY}" from cycleState: not found'
             return FilterResult(np.full(n, np.int8(Code.Error)), np.ones(n, np.int64), (msg,))
-        code = np.zeros(n, np.int8)
-        bits = np.zeros(n, np.int64)
-        reasons: list[str] = []
-
-        def record(fail: np.ndarray, unresolvable: np.ndarray | None, reason: str) -> None:
-            nonlocal code, bits
-            if not fail.any():
-                return
-            bits |= fail.astype(np.int64) << len(reasons)
-            reasons.append(reason)
-            # bool masks viewed as 0/1 int8 times the code: np.where costs several times more
-            code = np.maximum(code, fail.view(np.int8) * np.int8(Code.Unschedulable))
-            if unresolvable is not None:
-                code = np.maximum(code, unresolvable.view(np.int8) * np.int8(Code.UnschedulableAndUnresolvable))
-
-        pods_col = snap.res_index[PODS]
-        record(snap.requested[rows, pods_col] + 1 > snap.alloc[rows, pods_col], None, REASON_TOO_MANY_PODS)
-        if not s.empty:
-            zeros = np.zeros(n, np.int64)
-            for name, quantity in s.requests:
-                if quantity <= 0 or self._ignored(name):
-                    continue
-                col = snap.res_index.get(name)
-                alloc = zeros if col is None else snap.alloc[rows, col]
-                used = zeros if col is None else snap.requested[rows, col]
-                record(quantity > alloc - used, quantity > alloc, insufficient(name))
-        return FilterResult(code, bits, tuple(reasons))
+        names, qty = self._checked(s)
+        ri = snap.res_index
+        cols = [ri.get(name, -1) for name in names]
+        r = np.asarray(rows, np.intp)[:, None]
+        alloc = snap.alloc[r, cols]
+        free = alloc - snap.requested[r, cols]
+        if -1 in cols:  # a resource no node has: zero allocatable, zero used
+            missing = np.asarray(cols) < 0
+            alloc[:, missing] = 0
+            free[:, missing] = 0
+        fail = free < qty  # (rows, checks); column 0 is the pod slot
+        failing = np.flatnonzero(fail.any(axis=0))
+        if failing.size == 0:
+            return FilterResult(np.zeros(n, np.int8), np.zeros(n, np.int64))
+        fail = fail[:, failing]
+        # one reason per failing check, in check order (the pod slot first), as fitsRequest lists them
+        reasons = tuple(REASON_TOO_MANY_PODS if j == 0 else insufficient(names[j]) for j in failing.tolist())
+        bits = fail.astype(np.int64) @ (np.int64(1) << np.arange(failing.size, dtype=np.int64))
+        code = fail.any(axis=1).view(np.int8) * np.int8(Code.Unschedulable)
+        # more than the node's whole allocatable: no eviction can help (the pod slot never is)
+        over = (alloc[:, failing] < qty[failing]) & (failing > 0)
+        if over.any():
+            code = np.maximum(code, over.any(axis=1).view(np.int8) * np.int8(Code.UnschedulableAndUnresolvable))
+        return FilterResult(code, bits, reasons)
 
     def passes(self, state: CycleState, pod: Pod, snap: Snapshot, rows: np.ndarray) -> np.ndarray | None:
         """``filter``'s verdict alone: room for one more pod and for every checked request."""
         s = state.read(PRE_FILTER_STATE_KEY)
         if not isinstance(s, _PreFilterState):
             return None  # filter reports the error
-        pods_col = snap.res_index[PODS]
-        ok = snap.requested[rows, pods_col] < snap.alloc[rows, pods_col]
-        if s.empty:
-            return ok
-        for name, quantity in s.requests:
-            if quantity <= 0 or self._ignored(name):
-                continue
-            col = snap.res_index.get(name)
-            if col is None:
-                return np.zeros(len(rows), bool)  # no node has any of it
-            ok &= snap.alloc[rows, col] - snap.requested[rows, col] >= quantity
-        return ok
+        names, qty = self._checked(s)
+        ri = snap.res_index
+        cols = [ri.get(name) for name in names]
+        if None in cols:
+            return np.zeros(len(rows), bool)  # asks for a resource no node has
+        r = np.asarray(rows, np.intp)[:, None]
+        return ((snap.alloc[r, cols] - snap.requested[r, cols]) >= qty).all(axis=1)
+
+    def _checked(self, s: _PreFilterState) -> tuple[tuple[str, ...], np.ndarray]:
+        """(resources, minimum free amount) ``filter`` checks: one pod slot, then every request
+        it does not ignore."""
+        hit = self._checked_cache.get(s)
+        if hit is None:
+            items = [(PODS, 1)] + [
+                (name, q) for name, q in (s.requests if not s.empty else ()) if q > 0 and not self._ignored(name)
+            ]
+            hit = (tuple(n for n, _ in items), np.asarray([q for _, q in items], np.int64))
+            if len(self._checked_cache) > 4096:
+                self._checked_cache.clear()
+            self._checked_cache[s] = hit
+        return hit
 
     # ---- PreScore / Score ---------------------------------------------------------------------
     def _pod_requests(self, pod: Pod) -> np.ndarray:
