@@ -416,8 +416,16 @@ class EquivalenceCache:
                 stale = stale[(r.plugin[stale] < 0) | (r.plugin[stale] >= first)]
         r.log_pos = len(log)
         if stale.size:
+            before = (r.plugin[stale], r.code[stale], r.reason[stale]) if r.diagnosis is not None else None
             self._record(fw, pod, snap, e, r, stale, first)
-        elif r.diagnosis is not None:
+            if before is not None and not (
+                (before[0] != r.plugin[stale]).any()
+                or (before[1] != r.code[stale]).any()
+                or (before[2] != r.reason[stale]).any()
+            ):
+                return r.diagnosis.copy()  # the rows changed, their reasons did not
+            r.diagnosis = None
+        if r.diagnosis is not None:
             return r.diagnosis.copy()
         if (r.plugin < 0).any():
             raise _Fallback  # a row passes: the verdicts and the records disagree (never expected)

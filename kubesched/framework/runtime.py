@@ -253,7 +253,13 @@ class Framework:
         for pl in only:
             if pl.name in state.skip_filter:
                 continue
-            ok = self._timed(pl, "Filter", lambda pl=pl: pl.passes(state, pod, snap, rows))
+            if self.observer is None:  # the common case, without a closure per call
+                try:
+                    ok = pl.passes(state, pod, snap, rows)
+                except Exception as e:  # noqa: BLE001 - reported as _guard does
+                    raise PluginFailure(Status.error(f"running Filter plugin {pl.name!r}: {e}", pl.name)) from e
+            else:
+                ok = self._timed(pl, "Filter", lambda pl=pl: pl.passes(state, pod, snap, rows))
             if ok is not None:
                 alive &= ok
                 continue

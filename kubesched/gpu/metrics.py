@@ -44,9 +44,8 @@ def _cpu_left(snap: Snapshot, rows: np.ndarray | slice) -> np.ndarray:
 
 
 def _metrics(st: GpuState, frag: float) -> GpuMetrics:
-    gpus = int(st.count.sum())
-    idle = int(st.total.sum())
-    return GpuMetrics(gpus * MILLI, gpus * MILLI - idle, idle, float(frag), gpus, gpus - int(st.free.sum()))
+    gpus, idle = st.gpus_sum, st.idle_sum
+    return GpuMetrics(gpus * MILLI, gpus * MILLI - idle, idle, float(frag), gpus, gpus - st.free_sum)
 
 
 def cluster_gpu_metrics(snap: Snapshot, typical: TypicalPods | None = None) -> GpuMetrics:

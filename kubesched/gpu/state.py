@@ -11,7 +11,6 @@ GPUs do not fit any more (an over-committed node) is recorded without GPUs.
 
 from __future__ import annotations
 
-import weakref
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -57,15 +56,14 @@ def best_fit_pick(left: np.ndarray, milli: int, worst: bool = False) -> int | No
 
 
 class GpuState:
-    _by_snapshot: weakref.WeakKeyDictionary[Snapshot, GpuState] = weakref.WeakKeyDictionary()
-
     @classmethod
     def of(cls, snap: Snapshot, *, skip_uid: str | None = None) -> GpuState:
         """The snapshot's GPU state, caught up (``skip_uid``: a pod being reserved right now)."""
-        st = cls._by_snapshot.get(snap)
+        st = snap.extensions.get("gpu")
         if st is None:
-            st = cls._by_snapshot[snap] = cls()
-        st.sync(snap, skip_uid)
+            st = snap.extensions["gpu"] = cls()
+        if snap.generation != st._generation:
+            st.sync(snap, skip_uid)
         return st
 
     def __init__(self) -> None:
@@ -79,6 +77,10 @@ class GpuState:
         self.total = np.zeros(0, np.int64)  # milli left over all GPUs
         self.free = np.zeros(0, np.int64)  # fully free GPUs
         self.max_left = np.zeros(0, np.int64)  # the most milli left on one GPU
+        # Cluster sums of count, total and free, kept with them (the metrics read them per pod)
+        self.gpus_sum = 0
+        self.idle_sum = 0
+        self.free_sum = 0
         self.allocs: list[dict[str, Alloc]] = []
         self.node_names: list[str] = []
         self._placed: dict[str, tuple[str, tuple[int, ...]]] = {}  # uid -> (node, GPUs), kept on rebuild
@@ -124,6 +126,9 @@ class GpuState:
         self.total = self.left.sum(axis=1)
         self.free = (self.left == MILLI).sum(axis=1)
         self.max_left = self.left.max(axis=1) if n else np.zeros(0, np.int64)
+        self.gpus_sum = int(counts.sum())
+        self.idle_sum = int(self.total.sum())
+        self.free_sum = int(self.free.sum())
         for row in range(n):
             for uid, pod in snap.pods_on[row].items():
                 if uid != skip_uid:
@@ -236,8 +241,11 @@ class GpuState:
 
     def _summarise(self, row: int) -> None:
         lst = self.left[row].tolist()
-        self.total[row] = sum(lst)
-        self.free[row] = lst.count(MILLI)
+        total, free = sum(lst), lst.count(MILLI)
+        self.idle_sum += total - int(self.total[row])
+        self.free_sum += free - int(self.free[row])
+        self.total[row] = total
+        self.free[row] = free
         self.max_left[row] = max(lst)
 
     # ---- views ---------------------------------------------------------------------------

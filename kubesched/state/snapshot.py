@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -58,6 +59,9 @@ class NodeInfo:
 class Snapshot:
     def __init__(self) -> None:
         self.nodes: list[Node] = []
+        self.n = 0  # len(nodes), read on every cycle: kept as a plain attribute
+        # State that optional subsystems derive from this snapshot (GPU occupancy), by name
+        self.extensions: dict[str, Any] = {}
         self.row_of: dict[str, int] = {}
         self.labels = LabelIndex()
         self.resources: list[str] = list(BASE_RESOURCES)
@@ -105,10 +109,6 @@ class Snapshot:
 
     # ---- sizes and column views ------------------------------------------------------
     def __len__(self) -> int:
-        return len(self.nodes)
-
-    @property
-    def n(self) -> int:
         return len(self.nodes)
 
     @property
@@ -218,6 +218,7 @@ class Snapshot:
         if row == len(self._unsched):
             self._grow()
         self.nodes.append(node)
+        self.n = len(self.nodes)
         self.row_of[node.name] = row
         self.labels.append(node.labels, node.name)
         self._req[row] = 0
@@ -264,6 +265,7 @@ class Snapshot:
             self.ports_on[row] = self.ports_on[last]
             self.pods.renumber_node(last, row)
         self.nodes.pop()
+        self.n = len(self.nodes)
         self.pods_on.pop()
         self.ports_on.pop()
         self._order = None

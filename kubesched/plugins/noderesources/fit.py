@@ -177,6 +177,10 @@ class NodeResourcesFit(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugi
         self.fit_args = FitArgs.parse(self.args)
         self._scorer = self.fit_args.scorer()
         self._checked_cache: dict[_PreFilterState, tuple[tuple[str, ...], np.ndarray]] = {}
+        self._checked_last: tuple[_PreFilterState | None, tuple[tuple[str, ...], np.ndarray]] = (
+            None,
+            ((), np.zeros(0, np.int64)),
+        )
 
     # ---- PreFilter / Filter -------------------------------------------------------------------
     def pre_filter(self, state: CycleState, pod: Pod, snap: Snapshot) -> PreFilterResult | Status | None:
@@ -240,11 +244,14 @@ class NodeResourcesFit(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugi
         if None in cols:
             return np.zeros(len(rows), bool)  # asks for a resource no node has
         r = np.asarray(rows, np.intp)[:, None]
-        return ((snap.alloc[r, cols] - snap.requested[r, cols]) >= qty).all(axis=1)
+        c = np.asarray(cols, np.intp)
+        return ((snap.alloc[r, c] - snap.requested[r, c]) >= qty).all(axis=1)
 
     def _checked(self, s: _PreFilterState) -> tuple[tuple[str, ...], np.ndarray]:
         """(resources, minimum free amount) ``filter`` checks: one pod slot, then every request
         it does not ignore."""
+        if s is self._checked_last[0]:  # the equivalence cache passes the same state object
+            return self._checked_last[1]
         hit = self._checked_cache.get(s)
         if hit is None:
             items = [(PODS, 1)] + [
@@ -254,6 +261,7 @@ class NodeResourcesFit(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugi
             if len(self._checked_cache) > 4096:
                 self._checked_cache.clear()
             self._checked_cache[s] = hit
+        self._checked_last = (s, hit)
         return hit
 
     # ---- PreScore / Score ---------------------------------------------------------------------
