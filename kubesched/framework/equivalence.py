@@ -81,6 +81,7 @@ class Entry:
     # while the entry lives (node changes bump ``structure``): their verdicts and scores are kept
     # apart, and only the plugins that read the row's pods run again when its pods change.
     node_ok: np.ndarray = field(default_factory=lambda: np.zeros(0, bool))  # passes node-only filters
+    node_all_ok: bool = False  # every row passes them
     pod_filters: list[Any] = field(default_factory=list)  # row-local filters that read the row's pods
     static_node: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))  # node-only part of static
     scored: np.ndarray = field(default_factory=lambda: np.zeros(0, bool))  # node-only scores known per row
@@ -186,6 +187,7 @@ class EquivalenceCache:
         )
         e.local_skip_score = frozenset(skip)
         e.node_ok = node_ok
+        e.node_all_ok = bool(node_ok[order].all()) and len(order) == snap.n
         e.local_filters = local_filters
         e.pod_filters = [pl for pl in local_filters if not pl.node_only]
         e.static_node = static_node
@@ -198,12 +200,15 @@ class EquivalenceCache:
 
     def _refresh(self, fw: Framework, pod: Pod, snap: Snapshot, e: Entry, rows: np.ndarray) -> None:
         """Filter stale rows again now (pod-reading plugins only); their scores when a window needs them."""
-        keep = e.node_ok[rows]
-        if e.pod_filters and keep.any():
-            now = keep.copy()
-            now[keep] = fw.passes_rows(e.state, pod, snap, rows[keep], e.pod_filters)
+        if e.node_all_ok:  # no node-only filter rejects any row: skip the mask
+            now = fw.passes_rows(e.state, pod, snap, rows, e.pod_filters)
         else:
-            now = keep
+            keep = e.node_ok[rows]
+            if e.pod_filters and keep.any():
+                now = keep.copy()
+                now[keep] = fw.passes_rows(e.state, pod, snap, rows[keep], e.pod_filters)
+            else:
+                now = keep
         if not e.csum_stale and (e.ok[rows] != now).any():
             e.csum_stale = True  # prefix sums rebuilt when a window next needs them
         e.ok[rows] = now

@@ -248,8 +248,9 @@ class Framework:
         self, state: CycleState, pod: Pod, snap: Snapshot, rows: np.ndarray, only: list[FilterPlugin]
     ) -> np.ndarray:
         """Pass mask of ``only`` (those not skipped) over ``rows``, without reasons: plugins'
-        ``passes`` fast path where they have one, else ``filter`` on the rows still alive."""
-        alive = np.ones(len(rows), bool)
+        ``passes`` fast path where they have one, else ``filter`` on the rows still alive.
+        The mask may be a plugin's own array: callers read it, never write to it."""
+        alive: np.ndarray | None = None
         for pl in only:
             if pl.name in state.skip_filter:
                 continue
@@ -261,8 +262,10 @@ class Framework:
             else:
                 ok = self._timed(pl, "Filter", lambda pl=pl: pl.passes(state, pod, snap, rows))
             if ok is not None:
-                alive &= ok
+                alive = ok if alive is None else alive & ok
                 continue
+            # written to below: never a plugin's own array
+            alive = np.ones(len(rows), bool) if alive is None else alive.copy()
             idx = np.flatnonzero(alive)
             if idx.size == 0:
                 break
@@ -274,7 +277,7 @@ class Framework:
                     i = int(np.nonzero(res.code == Code.Error)[0][0])
                     raise PluginFailure(res.status_at(i, pl.name))
                 alive[idx[failed]] = False
-        return alive
+        return np.ones(len(rows), bool) if alive is None else alive
 
     def _recheck_with_nominated(
         self,

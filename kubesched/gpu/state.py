@@ -207,9 +207,7 @@ class GpuState:
             grow = np.zeros((self.affinity.shape[0], tag + 1 - self.affinity.shape[1]), np.int64)
             self.affinity = np.hstack([self.affinity, grow])
         if indices:
-            self.left[row, list(indices)] -= ask.milli
-            self._summarise(row)
-            self._log((row,))
+            self._move(row, indices, -ask.milli)
         self.affinity[row, tag] += 1
         self.allocs[row][uid] = Alloc(indices, ask.milli, tag)
         self._placed[uid] = (self.node_names[row], indices)
@@ -225,9 +223,7 @@ class GpuState:
         if a is None:
             return None
         if a.indices:
-            self.left[row, list(a.indices)] += a.milli
-            self._summarise(row)
-            self._log((row,))
+            self._move(row, a.indices, a.milli)
         self.affinity[row, a.tag] -= 1
         self._placed.pop(uid, None)
         self.version += 1
@@ -238,6 +234,15 @@ class GpuState:
             self.epoch += 1
             self.row_log = []
         self.row_log.extend(rows)
+
+    def _move(self, row: int, indices: tuple[int, ...], delta: int) -> None:
+        """Add ``delta`` milli to those GPUs of ``row`` and log the row (element by element: a
+        handful of GPUs, where fancy indexing costs more than it saves)."""
+        left = self.left[row]
+        for i in indices:
+            left[i] += delta
+        self._summarise(row)
+        self._log((row,))
 
     def _summarise(self, row: int) -> None:
         lst = self.left[row].tolist()

@@ -102,7 +102,7 @@ class OpenGpuShare(PreFilterPlugin, FilterPlugin, ReservePlugin):
         if ask is None:
             return np.ones(len(rows), bool)
         st = GpuState.of(snap)
-        ok = gpu_fit(st, rows, ask) & (st.count[rows] > 0)
+        ok = gpu_fit(st, rows, ask)  # a node without GPUs has none free and 0 milli left: fails here
         if ask.models:
             ok &= st.model_mask(ask)[st.model[rows]]
         return ok
