@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
+import operator
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -97,6 +98,25 @@ def _parse_container(d: Any, path: str, init: bool) -> tuple[Container, list[Hos
         init and restart == "Always",
     )
     return c, ports
+
+
+class Signature:
+    """A pod's scheduling signature (``Pod.signature``) with its hash computed once: the tuple is
+    deep, and hashing it again on every cache lookup cost more than the lookup itself."""
+
+    __slots__ = ("_hash", "key")
+
+    def __init__(self, key: tuple) -> None:
+        self.key = key
+        self._hash = hash(key)  # TypeError when some field is unhashable
+
+    def __hash__(self) -> int:
+        return self._hash
+
+    def __eq__(self, other: object) -> bool:
+        return self is other or (
+            isinstance(other, Signature) and self._hash == other._hash and self.key == other.key
+        )
 
 
 @dataclass(eq=False, slots=True)
@@ -235,16 +255,20 @@ class Pod:
             raw=m,
         )
 
-    def with_node(self, node_name: str) -> Pod:
-        """A copy bound to ``node_name`` (what binding does to the object)."""
-        p = object.__new__(Pod)  # shallow: parsed fields are shared, never mutated in place
-        for f in _POD_FIELDS:
-            setattr(p, f, getattr(self, f))
-        p.node_name = node_name
+    def copy(self) -> Pod:
+        """A shallow copy: parsed fields are shared (never mutated in place); the signature is
+        not carried over."""
+        p = Pod(*_pod_values(self))
         p._sig = None
         return p
 
-    def signature(self) -> tuple | None:
+    def with_node(self, node_name: str) -> Pod:
+        """A copy bound to ``node_name`` (what binding does to the object)."""
+        p = self.copy()
+        p.node_name = node_name
+        return p
+
+    def signature(self) -> Signature | None:
         """What scheduling reads of this pod: equal signatures get equal verdicts on equal nodes.
 
         None when some field is unhashable (then the pod is never cached).
@@ -272,12 +296,12 @@ class Pod:
                 self.images,
                 tuple(c.image for c in self.init_containers),
             )
-            hash(sig)
+            key = Signature(sig)
         except TypeError:
             self._sig = ()
             return None
-        self._sig = sig
-        return sig
+        self._sig = key
+        return key
 
     @property
     def has_required_anti_affinity(self) -> bool:
@@ -289,6 +313,7 @@ class Pod:
 
 
 _POD_FIELDS = tuple(f.name for f in dataclasses.fields(Pod))
+_pod_values = operator.attrgetter(*_POD_FIELDS)  # every field, in order, in one C call
 
 
 @dataclass(frozen=True, slots=True)

@@ -13,7 +13,7 @@ import csv
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from kubesched.api.objects import _POD_FIELDS, Node, Pod
+from kubesched.api.objects import Node, Pod
 from kubesched.errors import InputError
 from kubesched.gpu.model import (
     GPU_COUNT,
@@ -180,9 +180,7 @@ def read_nodes(path: str | Path) -> list[Node]:
 def _pod_like(template: Pod, name: str, namespace: str, annotations: dict[str, str], raw: dict) -> Pod:
     """A copy of a parsed pod with another name and annotations (parsing every row is the slow part;
     pods with equal requests share their parsed, never mutated, fields)."""
-    p = object.__new__(Pod)
-    for f in _POD_FIELDS:
-        setattr(p, f, getattr(template, f))
+    p = template.copy()
     p.name, p.namespace, p.uid = name, namespace, f"{namespace}/{name}"
     p.labels, p.annotations, p.raw, p._sig = {}, annotations, raw, None
     return p

@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from kubesched.api.objects import _POD_FIELDS, Node, Pod
+from kubesched.api.objects import Node, Pod
 from kubesched.config import parse_config
 from kubesched.framework.registry import Registry
 from kubesched.gpu.frag import POPULARITY_THRESHOLD, TypicalPods, typical_pods_of
@@ -89,9 +89,7 @@ def policy_config(
 # ---- preparing a run -----------------------------------------------------------------------
 def copy_pod(pod: Pod, name: str | None = None) -> Pod:
     """A pending copy with its own name, uid and annotations (so runs never share mutable state)."""
-    p = object.__new__(Pod)
-    for f in _POD_FIELDS:
-        setattr(p, f, getattr(pod, f))
+    p = pod.copy()
     if name is not None:
         p.name = name
     p.uid = f"{p.namespace}/{p.name}"
