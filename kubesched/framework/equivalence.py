@@ -91,6 +91,7 @@ class Entry:
     dirty: set[int] = field(default_factory=set)  # rows whose pods changed since their verdicts
     unscored: set[int] = field(default_factory=set)  # rows filtered again but not scored again
     local_filters: list[Any] = field(default_factory=list)  # the row-local filters, in profile order
+    fresh_plugins: list[Any] = field(default_factory=list)  # every plugin of the fresh_* lists, once
     records: Records | None = None  # per-row failure reasons, built at the first pod that fits nowhere
 
     def reindex(self) -> None:
@@ -120,10 +121,12 @@ class EquivalenceCache:
         self.hits = 0
         self.misses = 0
         self.diagnosed = 0  # pods that fit nowhere, their FitError built from the records
+        self._last: Entry | None = None  # the most recently used entry
         self.keep_details = False  # per-plugin scores in the Window (explain-style output)
 
     def clear(self) -> None:
         self._entries.clear()
+        self._last = None
 
     # ---- building and refreshing the row-local verdicts ------------------------------------
     def _build(self, fw: Framework, pod: Pod, snap: Snapshot) -> Entry | None:
@@ -189,6 +192,7 @@ class EquivalenceCache:
         e.node_ok = node_ok
         e.node_all_ok = bool(node_ok[order].all()) and len(order) == snap.n
         e.local_filters = local_filters
+        e.fresh_plugins = list(dict.fromkeys((*e.fresh_pre_filter, *e.fresh_filter, *e.fresh_pre_score, *e.fresh_score)))
         e.pod_filters = [pl for pl in local_filters if not pl.node_only]
         e.static_node = static_node
         e.scored = np.zeros(snap.n, bool)
@@ -261,11 +265,10 @@ class EquivalenceCache:
         """(state, fresh): the cached state, plus (``rerun``) a fresh PreFilter of the plugins
         that look beyond one row. Cached entries are shared read-only; a cycle that runs fresh
         plugins writes to a copy. ``fresh`` says whether any non-row-local plugin takes part."""
-        active = [pl for pl in e.fresh_pre_filter if not pl.skips(pod, snap)]
-        others = (*e.fresh_filter, *e.fresh_pre_score, *e.fresh_score)
-        fresh = bool(active) or any(not pl.skips(pod, snap) for pl in others)
-        if not fresh:
+        skipping = {pl for pl in e.fresh_plugins if pl.skips(pod, snap)}
+        if len(skipping) == len(e.fresh_plugins):
             return e.state, False
+        active = [pl for pl in e.fresh_pre_filter if pl not in skipping]
         state = CycleState()
         state._data = dict(e.state._data)
         state.skip_score = set(e.local_skip_score)
@@ -371,15 +374,18 @@ class EquivalenceCache:
             if e is None:
                 return None
             self._entries[key] = e
+            self._entries.move_to_end(key)  # a rebuilt entry keeps its old place otherwise
             if len(self._entries) > entry_limit(snap.n):
                 self._entries.popitem(last=False)
         else:
             self.hits += 1
-            self._entries.move_to_end(key)
+            if e is not self._last:  # already the most recent: skip hashing the key again
+                self._entries.move_to_end(key)
             log = snap.changed_rows
             if len(log) > e.log_pos:
                 e.dirty.update(log[e.log_pos :])
             e.log_pos = len(log)
+        self._last = e
         n = len(e.order)
         if n == 0:
             return None
