@@ -132,7 +132,7 @@ class FragModel:
         # F_n(M) of one node depends on its CPU left only through which typical pods' CPU fits:
         # memoised per (GPUs left, that count, model) for the row-by-row updates.
         self._cpu_steps: list[int] = sorted(set(np.asarray(self.cpu).tolist()))
-        self._memo: dict[tuple[bytes, int, int], float] = {}
+        self._memo: dict[tuple[tuple[int, ...], int, int], float] = {}
 
     def stats(self, left: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Per node state: (#GPUs with L >= k, sum of L < k) per distinct k, and total left R."""
@@ -164,8 +164,9 @@ class FragModel:
         """``amount`` for a few rows, memoised (the same numbers: each is computed by ``amount``)."""
         out = np.empty(left.shape[0])
         memo = self._memo
-        for i, (cpu, m) in enumerate(zip(cpu_left.tolist(), model.tolist(), strict=True)):
-            key = (left[i].tobytes(), bisect_right(self._cpu_steps, cpu), m)
+        for i, (row, cpu, m) in enumerate(zip(left.tolist(), cpu_left.tolist(), model.tolist(), strict=True)):
+            # F_n reads the node's GPUs as a multiset (counts and sums per threshold): sorted key
+            key = (tuple(sorted(row)), bisect_right(self._cpu_steps, cpu), m)
             v = memo.get(key)
             if v is None:
                 v = float(self.amount(left[i : i + 1], cpu_left[i : i + 1], model[i : i + 1])[0])
