@@ -91,6 +91,7 @@ class Entry:
     dirty: set[int] = field(default_factory=set)  # rows whose pods changed since their verdicts
     unscored: set[int] = field(default_factory=set)  # rows filtered again but not scored again
     local_filters: list[Any] = field(default_factory=list)  # the row-local filters, in profile order
+    first_pod_filter: int = 0  # index in local_filters of the first one that reads the row's pods
     fresh_plugins: list[Any] = field(default_factory=list)  # every plugin of the fresh_* lists, once
     records: Records | None = None  # per-row failure reasons, built at the first pod that fits nowhere
 
@@ -192,6 +193,7 @@ class EquivalenceCache:
         e.node_ok = node_ok
         e.node_all_ok = bool(node_ok[order].all()) and len(order) == snap.n
         e.local_filters = local_filters
+        e.first_pod_filter = next((i for i, pl in enumerate(local_filters) if not pl.node_only), len(local_filters))
         e.fresh_plugins = list(dict.fromkeys((*e.fresh_pre_filter, *e.fresh_filter, *e.fresh_pre_score, *e.fresh_score)))
         e.pod_filters = [pl for pl in local_filters if not pl.node_only]
         e.static_node = static_node
@@ -413,29 +415,25 @@ class EquivalenceCache:
         self.diagnosed += 1
         log = snap.changed_rows
         r = e.records
-        filters = e.local_filters
         if r is None:
             n = snap.n
             r = e.records = Records(np.full(n, -1, np.int16), np.zeros(n, np.int8), np.zeros(n, np.int32), [], {}, 0)
-            stale, first = e.order, 0
+            self._record(fw, pod, snap, e, r, e.order, 0)
         else:
-            stale = np.asarray(sorted(set(log[r.log_pos :])), np.int64)
             # Filters before the first one that reads a row's pods read the node alone: a row one
             # of them rejected keeps its record, and the others still pass them.
-            first = next((i for i, pl in enumerate(filters) if not pl.node_only), len(filters))
-            if stale.size and first:
-                stale = stale[(r.plugin[stale] < 0) | (r.plugin[stale] >= first)]
+            first = e.first_pod_filter
+            stale = np.asarray(sorted(set(log[r.log_pos :])), np.int64)
+            before = list(zip(r.plugin[stale].tolist(), r.code[stale].tolist(), r.reason[stale].tolist(), strict=True))
+            if first:
+                keep = [i for i, (pi, _, _) in enumerate(before) if pi < 0 or pi >= first]
+                if len(keep) < len(before):
+                    stale, before = stale[keep], [before[i] for i in keep]
+            if stale.size:
+                after = self._record(fw, pod, snap, e, r, stale, first)
+                if after != before:  # some row's reasons changed: the Diagnosis is built again
+                    r.diagnosis = None
         r.log_pos = len(log)
-        if stale.size:
-            before = (r.plugin[stale], r.code[stale], r.reason[stale]) if r.diagnosis is not None else None
-            self._record(fw, pod, snap, e, r, stale, first)
-            if before is not None and not (
-                (before[0] != r.plugin[stale]).any()
-                or (before[1] != r.code[stale]).any()
-                or (before[2] != r.reason[stale]).any()
-            ):
-                return r.diagnosis.copy()  # the rows changed, their reasons did not
-            r.diagnosis = None
         if r.diagnosis is not None:
             return r.diagnosis.copy()
         if (r.plugin < 0).any():
@@ -448,7 +446,7 @@ class EquivalenceCache:
         hist: Counter[str] = Counter()
         for rows, k in zip(np.split(by_key, cuts), ks[np.concatenate(([0], cuts))].tolist(), strict=True):
             pi, rid = divmod(k, len(r.sets))
-            name = filters[pi].name
+            name = e.local_filters[pi].name
             reasons = r.sets[rid]
             bits = np.full(rows.size, (1 << len(reasons)) - 1, np.int64)
             diag.failures.append(NodeFailures(name, rows, r.code[rows], bits, reasons))
@@ -460,22 +458,31 @@ class EquivalenceCache:
         return diag.copy()
 
     @staticmethod
-    def _record(fw: Framework, pod: Pod, snap: Snapshot, e: Entry, r: Records, rows: np.ndarray, first: int) -> None:
-        """Filter ``rows`` again from the ``first`` row-local filter on, with reasons."""
+    def _record(
+        fw: Framework, pod: Pod, snap: Snapshot, e: Entry, r: Records, rows: np.ndarray, first: int
+    ) -> list[tuple[int, int, int]]:
+        """Filter ``rows`` again from the ``first`` row-local filter on, with reasons; returns
+        their new (plugin, code, reasons) records in the order of ``rows``."""
         sub = Diagnosis()
         fw.filter_rows_plain(e.state, pod, snap, rows.astype(np.int32), sub, only=e.local_filters[first:])
-        r.plugin[rows] = -1
-        index = {pl.name: i for i, pl in enumerate(e.local_filters)}
+        new: dict[int, tuple[int, int, int]] = {}
         for f in sub.failures:
-            r.plugin[f.rows] = index[f.plugin]
-            r.code[f.rows] = f.code
-            for b in np.unique(f.bits).tolist():
-                reasons = tuple(x for k, x in enumerate(f.reasons) if b >> k & 1)
-                rid = r.ids.get(reasons)
+            pi = e.local_filters.index(fw.plugins[f.plugin])
+            ids: dict[int, int] = {}  # reason bits -> reasons id
+            for row, code, b in zip(f.rows.tolist(), f.code.tolist(), f.bits.tolist(), strict=True):
+                rid = ids.get(b)
                 if rid is None:
-                    rid = r.ids[reasons] = len(r.sets)
-                    r.sets.append(reasons)
-                r.reason[f.rows[f.bits == b]] = rid
+                    reasons = tuple(x for k, x in enumerate(f.reasons) if b >> k & 1)
+                    rid = r.ids.get(reasons)
+                    if rid is None:
+                        rid = r.ids[reasons] = len(r.sets)
+                        r.sets.append(reasons)
+                    ids[b] = rid
+                new[row] = (pi, code, rid)
+        out = [new.get(row, (-1, 0, 0)) for row in rows.tolist()]
+        plugin, code, reason = zip(*out, strict=True)
+        r.plugin[rows], r.code[rows], r.reason[rows] = plugin, code, reason
+        return out
 
     def _score(
         self,
