@@ -384,10 +384,16 @@ class EquivalenceCache:
             if e is not self._last:  # already the most recent: skip hashing the key again
                 self._entries.move_to_end(key)
             log = snap.changed_rows
+            # The entry's last pod fit nowhere: this one likely will not either, so its stale rows
+            # are judged with reasons right away (the records give the verdicts too) instead of
+            # twice, once for the verdicts and once more for the FitError.
+            failed_last = e.records is not None and e.records.log_pos == e.log_pos
             if len(log) > e.log_pos:
                 e.dirty.update(log[e.log_pos :])
             e.log_pos = len(log)
         self._last = e
+        if fresh_build:
+            failed_last = False
         n = len(e.order)
         if n == 0:
             return None
@@ -399,6 +405,11 @@ class EquivalenceCache:
             if filters:
                 window, cut = self._window_fresh(fw, pod, snap, e, state, filters, s, k)
             else:
+                if failed_last and e.dirty and n == snap.n:
+                    assert e.records is not None
+                    self._refresh_records(fw, pod, snap, e, np.asarray(sorted(e.dirty), np.int64))
+                    e.dirty.clear()
+                    e.records.log_pos = e.log_pos
                 window, cut = self._window_cached(fw, pod, snap, e, s, k)
                 if window.size == 0 and n == snap.n:
                     return Window(window, cut, None, {}, state, self._diagnose(fw, pod, snap, e))
@@ -419,20 +430,8 @@ class EquivalenceCache:
             n = snap.n
             r = e.records = Records(np.full(n, -1, np.int16), np.zeros(n, np.int8), np.zeros(n, np.int32), [], {}, 0)
             self._record(fw, pod, snap, e, r, e.order, 0)
-        else:
-            # Filters before the first one that reads a row's pods read the node alone: a row one
-            # of them rejected keeps its record, and the others still pass them.
-            first = e.first_pod_filter
-            stale = np.asarray(sorted(set(log[r.log_pos :])), np.int64)
-            before = list(zip(r.plugin[stale].tolist(), r.code[stale].tolist(), r.reason[stale].tolist(), strict=True))
-            if first:
-                keep = [i for i, (pi, _, _) in enumerate(before) if pi < 0 or pi >= first]
-                if len(keep) < len(before):
-                    stale, before = stale[keep], [before[i] for i in keep]
-            if stale.size:
-                after = self._record(fw, pod, snap, e, r, stale, first)
-                if after != before:  # some row's reasons changed: the Diagnosis is built again
-                    r.diagnosis = None
+        elif len(log) > r.log_pos:
+            self._refresh_records(fw, pod, snap, e, np.asarray(sorted(set(log[r.log_pos :])), np.int64))
         r.log_pos = len(log)
         if r.diagnosis is not None:
             return r.diagnosis.copy()
@@ -456,6 +455,29 @@ class EquivalenceCache:
         diag.histogram = hist
         r.diagnosis = diag
         return diag.copy()
+
+    def _refresh_records(self, fw: Framework, pod: Pod, snap: Snapshot, e: Entry, stale: np.ndarray) -> None:
+        """Filter ``stale`` rows again with reasons; their verdicts follow from the records."""
+        r = e.records
+        assert r is not None
+        # Filters before the first one that reads a row's pods read the node alone: a row one of
+        # them rejected keeps its record (and its verdict), and the others still pass them.
+        first = e.first_pod_filter
+        before = list(zip(r.plugin[stale].tolist(), r.code[stale].tolist(), r.reason[stale].tolist(), strict=True))
+        if first:
+            keep = [i for i, (pi, _, _) in enumerate(before) if pi < 0 or pi >= first]
+            if len(keep) < len(before):
+                stale, before = stale[keep], [before[i] for i in keep]
+        if not stale.size:
+            return
+        after = self._record(fw, pod, snap, e, r, stale, first)
+        if after != before:  # some row's reasons changed: the Diagnosis is built again
+            r.diagnosis = None
+        now = np.fromiter((pi < 0 for pi, _, _ in after), bool, len(after))
+        if not e.csum_stale and (e.ok[stale] != now).any():
+            e.csum_stale = True
+        e.ok[stale] = now
+        e.unscored.update(stale.tolist())
 
     @staticmethod
     def _record(
