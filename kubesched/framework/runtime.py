@@ -62,7 +62,11 @@ def _guard(plugin: Plugin, point: str, fn: Callable[[], Any]) -> Any:
     except PluginFailure:
         raise
     except Exception as e:  # noqa: BLE001 - a plugin bug must not crash the scheduler
-        raise PluginFailure(Status.error(f"running {point} plugin {plugin.name!r}: {e}", plugin.name)) from e
+        raise _failure(plugin, point, e) from e
+
+
+def _failure(plugin: Plugin, point: str, e: Exception) -> PluginFailure:
+    return PluginFailure(Status.error(f"running {point} plugin {plugin.name!r}: {e}", plugin.name))
 
 
 class PluginFailure(Exception):
@@ -229,12 +233,8 @@ class Framework:
             if cur.size == 0:
                 break
             sub = rows[cur]
-            res: FilterResult = self._timed(pl, "Filter", lambda pl=pl, sub=sub: pl.filter(state, pod, snap, sub))
-            failed = res.code != 0
-            if failed.any():
-                if (res.code == Code.Error).any():
-                    i = int(np.nonzero(res.code == Code.Error)[0][0])
-                    raise PluginFailure(res.status_at(i, pl.name))
+            res, failed = self._filter_once(pl, state, pod, snap, sub)
+            if failed is not None:
                 if diagnosis is not None:
                     diagnosis.failures.append(NodeFailures.from_result(pl.name, sub, res, failed))
                     diagnosis.unschedulable_plugins.add(pl.name)
@@ -257,8 +257,10 @@ class Framework:
             if self.observer is None:  # the common case, without a closure per call
                 try:
                     ok = pl.passes(state, pod, snap, rows)
+                except PluginFailure:
+                    raise
                 except Exception as e:  # noqa: BLE001 - reported as _guard does
-                    raise PluginFailure(Status.error(f"running Filter plugin {pl.name!r}: {e}", pl.name)) from e
+                    raise _failure(pl, "Filter", e) from e
             else:
                 ok = self._timed(pl, "Filter", lambda pl=pl: pl.passes(state, pod, snap, rows))
             if ok is not None:
@@ -269,15 +271,24 @@ class Framework:
             idx = np.flatnonzero(alive)
             if idx.size == 0:
                 break
-            sub = rows[idx]
-            res: FilterResult = self._timed(pl, "Filter", lambda pl=pl, sub=sub: pl.filter(state, pod, snap, sub))
-            failed = res.code != 0
-            if failed.any():
-                if (res.code == Code.Error).any():
-                    i = int(np.nonzero(res.code == Code.Error)[0][0])
-                    raise PluginFailure(res.status_at(i, pl.name))
+            _, failed = self._filter_once(pl, state, pod, snap, rows[idx])
+            if failed is not None:
                 alive[idx[failed]] = False
         return np.ones(len(rows), bool) if alive is None else alive
+
+    def _filter_once(
+        self, pl: FilterPlugin, state: CycleState, pod: Pod, snap: Snapshot, rows: np.ndarray
+    ) -> tuple[FilterResult, np.ndarray | None]:
+        """One plugin's Filter over ``rows``: (result, mask of rejected rows or None when none is).
+        An Error on any row fails the cycle, naming the plugin."""
+        res: FilterResult = self._timed(pl, "Filter", lambda: pl.filter(state, pod, snap, rows))
+        failed = res.code != 0
+        if not failed.any():
+            return res, None
+        if (res.code == Code.Error).any():
+            i = int(np.nonzero(res.code == Code.Error)[0][0])
+            raise PluginFailure(res.status_at(i, pl.name))
+        return res, failed
 
     def _recheck_with_nominated(
         self,
