@@ -9,6 +9,7 @@ import numpy as np
 
 from kubesched.framework.interfaces import FilterPlugin, PreFilterPlugin, PreScorePlugin, ScorePlugin
 from kubesched.framework.status import Code, FilterResult, PreFilterResult, Status
+from kubesched.plugins.interpodaffinity.existing import ExistingAntiAffinity
 from kubesched.plugins.interpodaffinity.filtering import (
     ANTI_AFFINITY_TAG,
     PreFilterState,
@@ -60,6 +61,9 @@ class InterPodAffinity(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugi
         )
         # One index of existing pods' terms serves PreFilter and PreScore (one refresh a cycle).
         self._index = ExistingTermIndex(_group_keys, (ANTI_AFFINITY_TAG, SCORING_TAG))
+        # Existing anti-affinity counts per incoming pod's matcher, kept up to date by the index.
+        self._existing = ExistingAntiAffinity()
+        self._index.watch(ANTI_AFFINITY_TAG, self._existing)
 
     # ---- PreFilter / Filter -----------------------------------------------------------
 
@@ -69,7 +73,7 @@ class InterPodAffinity(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugi
 
     def pre_filter(self, state: CycleState, pod: Pod, snap: Snapshot) -> PreFilterResult | Status | None:
         """Skip when no existing anti-affinity term matches and the pod has no required terms."""
-        s = build_state(pod, snap, self._index)
+        s = build_state(pod, snap, self._index, self._existing)
         if (
             not s.existing_anti_affinity_counts_nonzero()
             and not s.affinity_terms

@@ -16,7 +16,7 @@ from __future__ import annotations
 import weakref
 from collections import Counter
 from collections.abc import Callable, Hashable, Iterable, Mapping
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 
@@ -137,6 +137,14 @@ def lookup(counts: np.ndarray | None, codes: np.ndarray) -> np.ndarray:
     return out
 
 
+class IndexObserver(Protocol):
+    """Follows one tag of an ExistingTermIndex (see ``ExistingTermIndex.watch``)."""
+
+    def reset(self, snap: Snapshot) -> None: ...
+
+    def member(self, group_key: Hashable, row: int, delta: int) -> None: ...
+
+
 class TermGroup:
     """Existing pods sharing one term: their node rows and how often each pod carries the term.
 
@@ -179,9 +187,11 @@ class TermGroup:
         self._mults[i] = mult
         self._bump(row, mult)
 
-    def remove(self, uid: str) -> None:
+    def remove(self, uid: str) -> tuple[int, int]:
+        """Drop ``uid``; returns the (row, multiplicity) it had."""
         i = self.slot_of.pop(uid)
-        self._bump(int(self._rows[i]), -int(self._mults[i]))
+        row, mult = int(self._rows[i]), int(self._mults[i])
+        self._bump(row, -mult)
         last = len(self._uids) - 1
         if i != last:
             moved = self._uids[last]
@@ -190,6 +200,7 @@ class TermGroup:
             self._rows[i] = self._rows[last]
             self._mults[i] = self._mults[last]
         self._uids.pop()
+        return row, mult
 
     def arrays(self) -> tuple[np.ndarray, np.ndarray]:
         """(node rows, multiplicities) of the member pods; views, do not mutate."""
@@ -215,7 +226,8 @@ class ExistingTermIndex:
     kept per tag (one tag for filtering, one for scoring) so one pass over the snapshot's
     ``affinity_pods`` serves both. A new snapshot object or a node change (rows may move)
     rebuilds; otherwise only pods the snapshot's ``affinity_log`` names since the last call
-    (they came, went or were replaced) are touched.
+    (they came, went or were replaced) are touched. Observers (``watch``) of a tag hear every
+    rebuild and every member added to or removed from one of its groups.
     """
 
     def __init__(self, extract: Callable[[Pod], Iterable[tuple[str, Hashable]]], tags: Iterable[str]) -> None:
@@ -227,6 +239,12 @@ class ExistingTermIndex:
         self._pods: dict[str, Pod] = {}
         self._keys: dict[str, tuple[tuple[str, Hashable], ...]] = {}
         self.groups: dict[str, dict[Hashable, TermGroup]] = {tag: {} for tag in tags}
+        self._observers: dict[str, list[IndexObserver]] = {tag: [] for tag in self.groups}
+
+    def watch(self, tag: str, observer: IndexObserver) -> None:
+        """Follow the groups of ``tag``: reset on the next refresh, then every change."""
+        self._observers[tag].append(observer)
+        self._snap = None  # the next refresh rebuilds, so the observer starts from a reset
 
     def refresh(self, snap: Snapshot) -> ExistingTermIndex:
         src: dict[str, Pod] = snap.affinity_pods
@@ -239,6 +257,9 @@ class ExistingTermIndex:
                 groups.clear()
             self._snap = weakref.ref(snap)
             self._node_gen = snap.node_generation
+            for observers in self._observers.values():
+                for obs in observers:
+                    obs.reset(snap)
             for uid, pod in src.items():
                 self._add(uid, pod, snap)
         elif self._log_pos != len(log):
@@ -267,12 +288,16 @@ class ExistingTermIndex:
             if group is None:
                 group = groups[key] = TermGroup(key, snap.labels)
             group.add(uid, row, mult)
+            for obs in self._observers[tag]:
+                obs.member(key, row, mult)
 
     def _remove(self, uid: str) -> None:
         self._pods.pop(uid, None)
         for tag, key in self._keys.pop(uid, ()):
             groups = self.groups[tag]
             group = groups[key]
-            group.remove(uid)
+            row, mult = group.remove(uid)
+            for obs in self._observers[tag]:
+                obs.member(key, row, -mult)
             if not len(group):
                 del groups[key]
