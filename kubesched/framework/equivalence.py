@@ -523,6 +523,9 @@ class EquivalenceCache:
         if fresh:
             skip = set(e.local_skip_score)
             for pl in e.fresh_pre_score:
+                if pl.skips(pod, snap):  # its PreScore would return Skip
+                    skip.add(pl.name)
+                    continue
                 out = pl.pre_score(state, pod, snap, window)
                 if out is not None and out.code == Code.Skip:
                     skip.add(pl.name)
