@@ -54,6 +54,10 @@ SCORING_STRATEGIES = (LEAST_ALLOCATED, MOST_ALLOCATED, REQUESTED_TO_CAPACITY_RAT
 REASON_TOO_MANY_PODS = "Too many pods"
 
 
+_POW2 = np.int64(1) << np.arange(63, dtype=np.int64)  # reason bit k
+_COLUMNS = "NodeResourcesFit/columns"  # Snapshot.extensions key: checked resources -> columns
+
+
 def insufficient(resource: str) -> str:
     """The reason string for a resource the node lacks."""
     return f"Insufficient {resource}"
@@ -208,16 +212,7 @@ class NodeResourcesFit(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugi
         if not isinstance(s, _PreFilterState):
             msg = f'error reading "{PRE_FILTER_STATE_KEY}" from cycleState: not found'
             return FilterResult(np.full(n, np.int8(Code.Error)), np.ones(n, np.int64), (msg,))
-        names, qty = self._checked(s)
-        ri = snap.res_index
-        cols = [ri.get(name, -1) for name in names]
-        r = np.asarray(rows, np.intp)[:, None]
-        alloc = snap.alloc[r, cols]
-        free = alloc - snap.requested[r, cols]
-        if -1 in cols:  # a resource no node has: zero allocatable, zero used
-            missing = np.asarray(cols) < 0
-            alloc[:, missing] = 0
-            free[:, missing] = 0
+        names, qty, alloc, free = self._room(s, snap, rows)
         fail = free < qty  # (rows, checks); column 0 is the pod slot
         failing = np.flatnonzero(fail.any(axis=0))
         if failing.size == 0:
@@ -225,10 +220,10 @@ class NodeResourcesFit(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugi
         fail = fail[:, failing]
         # one reason per failing check, in check order (the pod slot first), as fitsRequest lists them
         reasons = tuple(REASON_TOO_MANY_PODS if j == 0 else insufficient(names[j]) for j in failing.tolist())
-        bits = fail.astype(np.int64) @ (np.int64(1) << np.arange(failing.size, dtype=np.int64))
+        bits = (fail * _POW2[: failing.size]).sum(axis=1)
         code = fail.any(axis=1).view(np.int8) * np.int8(Code.Unschedulable)
         # more than the node's whole allocatable: no eviction can help (the pod slot never is)
-        over = (alloc[:, failing] < qty[failing]) & (failing > 0)
+        over = alloc[:, 1:] < qty[1:]
         if over.any():
             code = np.maximum(code, over.any(axis=1).view(np.int8) * np.int8(Code.UnschedulableAndUnresolvable))
         return FilterResult(code, bits, reasons)
@@ -238,14 +233,32 @@ class NodeResourcesFit(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugi
         s = state.read(PRE_FILTER_STATE_KEY)
         if not isinstance(s, _PreFilterState):
             return None  # filter reports the error
+        _, qty, _, free = self._room(s, snap, rows)
+        return (free >= qty).all(axis=1)
+
+    def _room(
+        self, s: _PreFilterState, snap: Snapshot, rows: np.ndarray
+    ) -> tuple[tuple[str, ...], np.ndarray, np.ndarray, np.ndarray]:
+        """(checked resources, amounts, allocatable, free) over ``rows`` x checks; a resource no
+        node has reads as zero allocatable and zero free."""
         names, qty = self._checked(s)
+        cache = snap.extensions.get(_COLUMNS)
+        if cache is None:
+            cache = snap.extensions[_COLUMNS] = {}
         ri = snap.res_index
-        cols = [ri.get(name) for name in names]
-        if None in cols:
-            return np.zeros(len(rows), bool)  # asks for a resource no node has
+        hit = cache.get(names)
+        if hit is None or hit[0] != len(ri):  # columns are only ever appended
+            cols = np.asarray([ri.get(name, -1) for name in names], np.intp)
+            hit = cache[names] = (len(ri), cols, bool((cols < 0).any()))
+        _, cols, missing = hit
         r = np.asarray(rows, np.intp)[:, None]
-        c = np.asarray(cols, np.intp)
-        return ((snap.alloc[r, c] - snap.requested[r, c]) >= qty).all(axis=1)
+        alloc = snap.alloc[r, cols]
+        free = alloc - snap.requested[r, cols]
+        if missing:
+            absent = cols < 0
+            alloc[:, absent] = 0
+            free[:, absent] = 0
+        return names, qty, alloc, free
 
     def _checked(self, s: _PreFilterState) -> tuple[tuple[str, ...], np.ndarray]:
         """(resources, minimum free amount) ``filter`` checks: one pod slot, then every request
