@@ -160,21 +160,19 @@ class FragModel:
         cnt, small, total = self.stats(left)
         return self.per_pod(cnt, small, total, cpu_left, model) @ self.p
 
-    def amount_rows(self, left: np.ndarray, cpu_left: np.ndarray, model: np.ndarray) -> np.ndarray:
-        """``amount`` for a few rows, memoised (the same numbers: each is computed by ``amount``)."""
-        out = np.empty(left.shape[0])
-        memo = self._memo
-        for i, (row, cpu, m) in enumerate(zip(left.tolist(), cpu_left.tolist(), model.tolist(), strict=True)):
-            # F_n reads the node's GPUs as a multiset (counts and sums per threshold): sorted key
-            key = (tuple(sorted(row)), bisect_right(self._cpu_steps, cpu), m)
-            v = memo.get(key)
-            if v is None:
-                v = float(self.amount(left[i : i + 1], cpu_left[i : i + 1], model[i : i + 1])[0])
-                if len(memo) > 100_000:
-                    memo.clear()
-                memo[key] = v
-            out[i] = v
-        return out
+    def node_amount(self, left: list[int], cpu_left: int, model: int) -> float:
+        """``amount`` of one node (its GPUs' milli left, CPU left, model code), memoised: the
+        same number ``amount`` gives, computed by it the first time."""
+        # F_n reads the GPUs as a multiset (counts and sums per threshold): a sorted key
+        key = (tuple(sorted(left)), bisect_right(self._cpu_steps, cpu_left), model)
+        v = self._memo.get(key)
+        if v is None:
+            one = self.amount(np.asarray([left], np.int64), np.asarray([cpu_left]), np.asarray([model]))
+            v = float(one[0])
+            if len(self._memo) > 100_000:
+                self._memo.clear()
+            self._memo[key] = v
+        return v
 
     def moved(
         self,

@@ -84,9 +84,11 @@ class GpuMetricsTracker:
             if st.epoch != self._epoch or len(log) < self._log_pos or len(self._frag) != snap.n:
                 self._frag = self._fm.amount(st.left, _cpu_left(snap, slice(None)), st.model)
             else:
-                rows = np.asarray(sorted(set(log[self._log_pos :])), np.int64)
-                if rows.size:
-                    self._frag[rows] = self._fm.amount_rows(st.left[rows], _cpu_left(snap, rows), st.model[rows])
+                c = snap.res_index[CPU]
+                alloc, req, fm = snap.alloc, snap.requested, self._fm
+                for row in set(log[self._log_pos :]):  # a row or two per pod
+                    cpu = int(alloc[row, c] - req[row, c])
+                    self._frag[row] = fm.node_amount(st.left[row].tolist(), cpu, int(st.model[row]))
             self._epoch, self._log_pos = st.epoch, len(st.row_log)
         self._version = st.version
         self._last = _metrics(st, float(self._frag.sum()) if self.typical is not None else 0.0)
