@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import weakref
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from kubesched.api.taints import NO_EXECUTE, NO_SCHEDULE, first_untolerated
+from kubesched.plugins.podtopologyspread.counts import DomainCounts
 
 if TYPE_CHECKING:
     from kubesched.api.affinity import TopologySpreadConstraint
@@ -86,8 +87,46 @@ class NodeMasks:
         return mask
 
 
-#: Per-(pod fields, constraints) masks kept for one snapshot and node generation.
+#: Pod shapes whose masks are kept for one snapshot and node generation.
 _MASK_CACHE_SIZE = 16
+#: Incremental domain counts kept per pod shape (one per constraint, role and selector).
+_COUNTS_PER_SHAPE = 16
+
+
+class ShapeMasks:
+    """Node masks of one pod shape for one node generation, and what derives from them alone.
+
+    ``all_keys`` and ``inclusions`` are as ``NodeMasks`` computes them; ``derived`` holds
+    per-constraint arrays built from them (eligible rows, domain codes, frozen label codes) and
+    ``counts`` the ``DomainCounts`` over those rows, which follow pod changes on their own.
+    Everything here is shared read-only across cycles.
+    """
+
+    __slots__ = ("all_keys", "inclusions", "derived", "counts")
+
+    def __init__(self, all_keys: np.ndarray, inclusions: list[np.ndarray | None]) -> None:
+        self.all_keys = all_keys
+        self.inclusions = inclusions
+        self.derived: dict[tuple, Any] = {}
+        self.counts: dict[tuple, DomainCounts] = {}
+
+    def counter(
+        self,
+        role: tuple,
+        selector: LabelSelector | None,
+        namespace: str,
+        dom: np.ndarray,
+        size: int,
+        domains: np.ndarray | None = None,
+    ) -> DomainCounts:
+        """The DomainCounts of ``role`` and the query, made on first use (see DomainCounts)."""
+        key = (role, selector, namespace)
+        c = self.counts.get(key)
+        if c is None or c.size != size:
+            if len(self.counts) >= _COUNTS_PER_SHAPE:
+                self.counts.clear()
+            c = self.counts[key] = DomainCounts(dom, size, selector, namespace, domains)
+        return c
 
 
 class MaskCache:
@@ -101,12 +140,10 @@ class MaskCache:
     def __init__(self) -> None:
         self._snap: weakref.ref | None = None
         self._stamp: tuple[int, int] = (-1, -1)
-        self._entries: dict[tuple, tuple[np.ndarray, list[np.ndarray | None]]] = {}
+        self._entries: dict[tuple, ShapeMasks] = {}
 
-    def get(
-        self, pod: Pod, snap: Snapshot, constraints: tuple[TopologySpreadConstraint, ...]
-    ) -> tuple[np.ndarray, list[np.ndarray | None]]:
-        """(all-keys mask, per constraint its inclusion mask or None), as NodeMasks computes them."""
+    def get(self, pod: Pod, snap: Snapshot, constraints: tuple[TopologySpreadConstraint, ...]) -> ShapeMasks:
+        """The pod shape's masks (all-keys, per constraint its inclusion mask or None)."""
         stamp = (snap.node_generation, snap.n)
         if self._snap is None or self._snap() is not snap or self._stamp != stamp:
             self._snap = weakref.ref(snap)
@@ -122,7 +159,7 @@ class MaskCache:
         hit = self._entries.get(key)
         if hit is None:
             all_keys, inclusions = node_masks(pod, snap, constraints, None)
-            hit = (_frozen(all_keys), [None if m is None else _frozen(m) for m in inclusions])
+            hit = ShapeMasks(_frozen(all_keys), [None if m is None else _frozen(m) for m in inclusions])
             if len(self._entries) >= _MASK_CACHE_SIZE:
                 self._entries.clear()
             self._entries[key] = hit
@@ -134,9 +171,20 @@ def node_masks(
 ) -> tuple[np.ndarray, list[np.ndarray | None]]:
     """(all-keys mask, per constraint its inclusion mask or None), from ``cache`` when given."""
     if cache is not None:
-        return cache.get(pod, snap, constraints)
+        shape = cache.get(pod, snap, constraints)
+        return shape.all_keys, shape.inclusions
     masks = NodeMasks(pod, snap)
     return masks.all_keys(constraints), [masks.inclusion(c) for c in constraints]
+
+
+def shape_masks(
+    pod: Pod, snap: Snapshot, constraints: tuple[TopologySpreadConstraint, ...], cache: MaskCache | None
+) -> ShapeMasks:
+    """The pod shape's ShapeMasks: cached, or (no cache) fresh, so every count is summed anew."""
+    if cache is not None:
+        return cache.get(pod, snap, constraints)
+    all_keys, inclusions = node_masks(pod, snap, constraints, None)
+    return ShapeMasks(all_keys, inclusions)
 
 
 def _frozen(a: np.ndarray) -> np.ndarray:

@@ -19,9 +19,10 @@ from kubesched.plugins.podtopologyspread.common import (
     ERR_REASON_CONSTRAINTS_NOT_MATCH,
     ERR_REASON_NODE_LABEL_NOT_MATCH,
     MaskCache,
+    ShapeMasks,
     min_domains,
-    node_masks,
     selector_matches,
+    shape_masks,
 )
 
 if TYPE_CHECKING:
@@ -37,16 +38,28 @@ FILTER_REASONS = (ERR_REASON_CONSTRAINTS_NOT_MATCH, ERR_REASON_NODE_LABEL_NOT_MA
 _MAX_INT32 = 2**31 - 1
 
 
+#: Filter verdict per domain -> (Code, reason bits): 0 passes, 1 skew too large, 2 missing label.
+_VERDICT_CODE = np.array([Code.Success, Code.Unschedulable, Code.UnschedulableAndUnresolvable], np.int8)
+_SKEW, _MISSING = 1, 2
+
+
 @dataclass(slots=True)
 class PreFilterState:
     """preFilterState: constraints, per-domain counts and eligibility, for one pod and cycle."""
 
     constraints: tuple[TopologySpreadConstraint, ...]
     counts: list[np.ndarray]  # per constraint: int64 count per value code
-    present: list[np.ndarray]  # per constraint: bool per value code (domain in the map)
-    eligible: list[np.ndarray]  # per constraint: bool per node row (keys + inclusion policies)
-    all_keys: np.ndarray | None  # bool per node row: every topology key present
+    present: list[np.ndarray]  # per constraint: bool per value code (domain in the map); copy on write
+    eligible: list[np.ndarray]  # per constraint: bool per node row (keys + inclusion policies); shared
+    all_keys: np.ndarray | None  # bool per node row: every topology key present; shared
     namespace: str = ""
+    # per constraint: verdict (0/_SKEW/_MISSING) per value code, the last slot for "no label";
+    # built by the first Filter call of a cycle, dropped when AddPod/RemovePod change the counts
+    verdicts: list[np.ndarray] | None = None
+    verdict_stamp: int = -1  # the snapshot's node generation the tables were built for
+    # per constraint the min_match_num PreFilter found (from the counts' kept minimum); None once
+    # AddPod/RemovePod changed the counts
+    critical: list[int] | None = None
 
     def clone(self) -> PreFilterState:
         """Counts change under AddPod/RemovePod; node masks and constraints are shared."""
@@ -64,12 +77,16 @@ class PreFilterState:
 
     def min_match_num(self, i: int) -> int:
         """Global minimum; 0 when fewer eligible domains than minDomains."""
+        if self.critical is not None:
+            return self.critical[i]
         present = self.present[i]
-        if np.count_nonzero(present) < min_domains(self.constraints[i]):
+        k = int(np.count_nonzero(present))
+        if k < min_domains(self.constraints[i]):
             return 0
-        if not present.any():
+        if k == 0:
             return _MAX_INT32
-        return int(self.counts[i][present].min())
+        counts = self.counts[i]
+        return int(counts.min() if k == len(counts) else counts[present].min())
 
     def match_num(self, i: int, values: list[str]) -> dict[str, int]:
         """TpValueToMatchNum[i] as a dict (for tests and explain output)."""
@@ -96,7 +113,53 @@ class PreFilterState:
             code = int(snap.labels.codes(c.topology_key)[row])
             self._ensure(i, code)
             self.counts[i][code] += delta
-            self.present[i][code] = True
+            if not self.present[i][code]:
+                self.present[i] = self.present[i].copy()  # may be shared with the mask cache
+                self.present[i][code] = True
+            self.verdicts = None
+            self.critical = None
+
+    def verdict_tables(self, pod: Pod, snap: Snapshot) -> list[np.ndarray]:
+        """Per constraint, the Filter verdict of every value code; built once per cycle.
+
+        A node fails on skew where matchNum + selfMatch - minMatchNum > maxSkew, i.e. where its
+        domain's count exceeds one threshold; codes past the counts have no matching pods.
+        """
+        if self.verdicts is not None and self.verdict_stamp == snap.node_generation:
+            return self.verdicts
+        tables = []
+        for i, c in enumerate(self.constraints):
+            counts = self.counts[i]
+            size = max(len(counts), len(snap.labels.values_of(c.topology_key)))
+            self_match = 1 if selector_matches(c.selector, pod.labels) else 0
+            threshold = c.max_skew + self.min_match_num(i) - self_match
+            table = np.empty(size + 1, np.int8)
+            table[: len(counts)] = counts > threshold  # True is _SKEW
+            table[len(counts) : size] = _SKEW if threshold < 0 else 0
+            table[size] = _MISSING  # code -1 (no such label) reads the last slot
+            tables.append(table)
+        self.verdicts = tables
+        self.verdict_stamp = snap.node_generation
+        return tables
+
+
+def _filter_domains(
+    shape: ShapeMasks, i: int, c: TopologySpreadConstraint, snap: Snapshot
+) -> tuple[np.ndarray, np.ndarray, int, np.ndarray, int]:
+    """(eligible rows, domain per row or -1, value count, present domains, their number) of constraint i."""
+    key = ("filter", i)
+    hit = shape.derived.get(key)
+    if hit is None:
+        inclusion = shape.inclusions[i]
+        elig = shape.all_keys if inclusion is None else shape.all_keys & inclusion
+        codes = snap.labels.codes(c.topology_key)
+        nvals = len(snap.labels.values_of(c.topology_key))
+        dom = np.where(elig, codes, -1).astype(np.int32)
+        present = np.bincount(codes[elig], minlength=nvals) > 0
+        for a in (elig, dom, present):
+            a.flags.writeable = False
+        hit = shape.derived[key] = (elig, dom, nvals, present, int(np.count_nonzero(present)))
+    return hit
 
 
 def compute_pre_filter_state(
@@ -106,51 +169,42 @@ def compute_pre_filter_state(
     count: CountFn,
     mask_cache: MaskCache | None = None,
 ) -> PreFilterState:
-    """calPreFilterState over every node of the snapshot."""
+    """calPreFilterState over every node of the snapshot.
+
+    The eligible nodes and their domains come from the pod shape's cached masks, the per-domain
+    counts from its DomainCounts (a fresh sum without ``mask_cache``).
+    """
     if not constraints:
         return PreFilterState((), [], [], [], None, pod.namespace)
-    all_keys, inclusions = node_masks(pod, snap, constraints, mask_cache)
-    counts, present, eligible = [], [], []
-    for c, inclusion in zip(constraints, inclusions, strict=True):
-        elig = all_keys
-        if inclusion is not None:
-            elig = elig & inclusion
-        codes = snap.labels.codes(c.topology_key)
-        nvals = len(snap.labels.values_of(c.topology_key))
-        dom = codes[elig]
-        per_node = count(snap, c.selector, pod.namespace)
-        cnt = np.bincount(dom, weights=per_node[elig], minlength=nvals) if dom.size else np.zeros(nvals)
-        counts.append(cnt.astype(np.int64))
-        present.append(np.bincount(dom, minlength=nvals) > 0)
+    shape = shape_masks(pod, snap, constraints, mask_cache)
+    ns = pod.namespace
+    counts, present, eligible, critical = [], [], [], []
+    for i, c in enumerate(constraints):
+        elig, dom, nvals, pres, npres = _filter_domains(shape, i, c, snap)
+        counter = shape.counter(("filter", i), c.selector, ns, dom, nvals, pres)
+        counts.append(counter.get(snap, lambda sel=c.selector: count(snap, sel, ns)).copy())
+        present.append(pres)
         eligible.append(elig)
-    return PreFilterState(constraints, counts, present, eligible, all_keys, pod.namespace)
+        # min_match_num: 0 below minDomains (npres is 0 only then, minDomains being at least 1)
+        low = counter.minimum()
+        critical.append(0 if npres < min_domains(c) or low is None else low)
+    st = PreFilterState(constraints, counts, present, eligible, shape.all_keys, ns)
+    st.critical = critical
+    return st
 
 
 def filter_rows(st: PreFilterState, pod: Pod, snap: Snapshot, rows: np.ndarray) -> FilterResult:
     """Filter: the first failing constraint decides a node's code and reason, as upstream."""
-    n = len(rows)
     if not st.constraints:
-        return FilterResult.all_pass(n)
-    code = np.zeros(n, np.int8)
-    bits = np.zeros(n, np.int64)
-    decided = np.zeros(n, bool)
-    for i, c in enumerate(st.constraints):
-        codes = snap.labels.codes(c.topology_key)[rows]
-        missing = codes < 0
-        new = missing & ~decided
-        code[new] = Code.UnschedulableAndUnresolvable
-        bits[new] = 2
-        decided |= missing
-        counts = st.counts[i]
-        safe = np.where((codes >= 0) & (codes < len(counts)), codes, 0)
-        match_num = np.where((codes >= 0) & (codes < len(counts)), counts[safe] if len(counts) else 0, 0)
-        self_match = 1 if selector_matches(c.selector, pod.labels) else 0
-        skew = match_num + self_match - st.min_match_num(i)
-        fail = (skew > c.max_skew) & ~decided
-        code[fail] = Code.Unschedulable
-        bits[fail] = 1
-        decided |= fail
-    return FilterResult(code, bits, FILTER_REASONS)
+        return FilterResult.all_pass(len(rows))
+    tables = st.verdict_tables(pod, snap)
+    labels = snap.labels
+    # take: much cheaper than fancy indexing with int32 rows; code -1 wraps to the last slot
+    verdict = tables[0].take(labels.codes(st.constraints[0].topology_key).take(rows))
+    for c, table in zip(st.constraints[1:], tables[1:], strict=True):
+        v = table.take(labels.codes(c.topology_key).take(rows))
+        verdict = np.where(verdict == 0, v, verdict)
+    return FilterResult(_VERDICT_CODE.take(verdict), verdict.astype(np.int64), FILTER_REASONS)
 
 
 __all__ = ["FILTER_REASONS", "PreFilterState", "compute_pre_filter_state", "filter_rows"]

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from kubesched.framework.interfaces import MAX_NODE_SCORE
-from kubesched.plugins.podtopologyspread.common import MaskCache, node_masks
+from kubesched.plugins.podtopologyspread.common import MaskCache, ShapeMasks, shape_masks
 from kubesched.plugins.podtopologyspread.defaults import LABEL_HOSTNAME
 
 if TYPE_CHECKING:
@@ -58,6 +58,38 @@ def topology_normalizing_weight(size: int) -> float:
     return math.log(size + 2)
 
 
+def _score_domains(
+    shape: ShapeMasks, i: int, c: TopologySpreadConstraint, snap: Snapshot, require_all: bool
+) -> tuple[np.ndarray, np.ndarray | None, np.ndarray | None, int]:
+    """(label codes, domain per row, counted domain per row or -1, slots) of constraint i.
+
+    Hostname constraints count per node, so only their codes are kept. Otherwise a node
+    without the key falls in the "" domain (node.Labels[key] is ""), and it counts when it is
+    processed (all keys present, unless not required) and passes the inclusion policies.
+    """
+    key = ("score", i, require_all)
+    hit = shape.derived.get(key)
+    if hit is None:
+        codes = snap.labels.codes(c.topology_key).copy()
+        codes.flags.writeable = False
+        if c.topology_key == LABEL_HOSTNAME:
+            hit = (codes, None, None, 0)
+        else:
+            nvals = len(snap.labels.values_of(c.topology_key))
+            empty = snap.labels.vocab(c.topology_key).get("", nvals)
+            dom = np.where(codes >= 0, codes, empty)
+            elig = shape.all_keys if require_all else np.ones(snap.n, bool)
+            inclusion = shape.inclusions[i]
+            if inclusion is not None:
+                elig = elig & inclusion
+            counted = np.where(elig, dom, -1).astype(np.int32)
+            for a in (dom, counted):
+                a.flags.writeable = False
+            hit = (codes, dom, counted, nvals + 1)
+        shape.derived[key] = hit
+    return hit
+
+
 def compute_pre_score_state(
     pod: Pod,
     constraints: tuple[TopologySpreadConstraint, ...],
@@ -67,49 +99,41 @@ def compute_pre_score_state(
     count: CountFn,
     mask_cache: MaskCache | None = None,
 ) -> PreScoreState:
-    """initPreScoreState over the filtered ``rows`` plus the count over all nodes."""
+    """initPreScoreState over the filtered ``rows`` plus the count over all nodes.
+
+    Domains per node come from the pod shape's cached masks, counts per domain from its
+    DomainCounts (a fresh sum without ``mask_cache``).
+    """
     n = snap.n
-    all_keys, inclusions = node_masks(pod, snap, constraints, mask_cache)
+    shape = shape_masks(pod, snap, constraints, mask_cache)
+    all_keys = shape.all_keys
     rows = np.asarray(rows, dtype=np.int64)
     ignored = np.zeros(n, bool)
     if require_all_topologies:
         ignored[rows[~all_keys[rows]]] = True
     scored_rows = rows[~ignored[rows]]
     n_filtered_kept = len(rows) - int(np.count_nonzero(ignored[rows]))
-    # processAllNode: nodes missing any key are skipped only when all keys are required.
-    base = all_keys if require_all_topologies else np.ones(n, bool)
+    ns = pod.namespace
     codes_list, domain_counts, node_counts, weights, seeded_list = [], [], [], [], []
-    for c, inclusion in zip(constraints, inclusions, strict=True):
-        codes = snap.labels.codes(c.topology_key)
-        codes_list.append(codes.copy())
-        per_node = count(snap, c.selector, pod.namespace)
-        if c.topology_key == LABEL_HOSTNAME:
+    for i, c in enumerate(constraints):
+        codes, dom, counted, size = _score_domains(shape, i, c, snap, require_all_topologies)
+        codes_list.append(codes)
+        if dom is None or counted is None:
             # Per-node counts are taken in Score, without inclusion policies.
-            node_counts.append(per_node)
+            node_counts.append(count(snap, c.selector, ns))
             domain_counts.append(None)
             seeded_list.append(None)
-            size = n_filtered_kept
-        else:
-            node_counts.append(None)
-            # A node without the key counts into the "" domain (node.Labels[key] is "").
-            nvals = len(snap.labels.values_of(c.topology_key))
-            empty = snap.labels.vocab(c.topology_key).get("", nvals)
-            dom = np.where(codes >= 0, codes, empty)
-            seeded = np.zeros(nvals + 1, bool)
-            seeded[dom[scored_rows]] = True
-            size = int(np.count_nonzero(seeded))
-            elig = base
-            if inclusion is not None:
-                elig = elig & inclusion
-            d = dom[elig]
-            cnt = (
-                np.bincount(d, weights=per_node[elig], minlength=nvals + 1) if d.size else np.zeros(nvals + 1)
-            )
-            cnt = cnt.astype(np.int64)
-            cnt[~seeded] = 0
-            domain_counts.append(cnt)
-            seeded_list.append(seeded)
-        weights.append(topology_normalizing_weight(size))
+            weights.append(topology_normalizing_weight(n_filtered_kept))
+            continue
+        node_counts.append(None)
+        seeded = np.zeros(size, bool)
+        seeded[dom[scored_rows]] = True
+        counter = shape.counter(("score", i, require_all_topologies), c.selector, ns, counted, size)
+        cnt = counter.get(snap, lambda sel=c.selector: count(snap, sel, ns)).copy()
+        cnt[~seeded] = 0
+        domain_counts.append(cnt)
+        seeded_list.append(seeded)
+        weights.append(topology_normalizing_weight(int(np.count_nonzero(seeded))))
     return PreScoreState(constraints, ignored, codes_list, domain_counts, node_counts, weights, seeded_list)
 
 
@@ -120,22 +144,32 @@ def _round_half_away(x: np.ndarray) -> np.ndarray:
 
 
 def score_rows(st: PreScoreState, rows: np.ndarray) -> np.ndarray:
-    """Score: raw per-node score (float sum in constraint order, then int64(math.Round))."""
+    """Score: raw per-node score (float sum in constraint order, then int64(math.Round)).
+
+    A node's term is ``count * weight + (maxSkew - 1)`` when it has the key, else 0.0; for
+    domain constraints it is read from a table per value code (same float operations).
+    """
     rows = np.asarray(rows, dtype=np.int64)
     score = np.zeros(len(rows), np.float64)
     for i, c in enumerate(st.constraints):
-        codes = st.codes[i][rows]
-        has = codes >= 0
-        if st.node_counts[i] is not None:
-            cnt = st.node_counts[i][rows]
-        else:
-            counts = st.domain_counts[i]
-            ok = has & (codes < len(counts))
-            cnt = np.where(ok, counts[np.where(ok, codes, 0)], 0)
-        term = cnt.astype(np.float64) * st.weights[i] + float(c.max_skew - 1)
-        score = score + np.where(has, term, 0.0)
+        codes = st.codes[i].take(rows)
+        skew_term = float(c.max_skew - 1)
+        node_counts = st.node_counts[i]
+        if node_counts is not None:
+            term = node_counts.take(rows).astype(np.float64) * st.weights[i] + skew_term
+            score = score + np.where(codes >= 0, term, 0.0)
+            continue
+        counts = st.domain_counts[i]
+        assert counts is not None
+        size = len(counts)
+        # slots: each code's term, then codes past the counts (no pods), then code -1 (no key)
+        table = np.empty(size + 2, np.float64)
+        table[:size] = counts.astype(np.float64) * st.weights[i] + skew_term
+        table[size] = skew_term
+        table[size + 1] = 0.0
+        score = score + table.take(np.minimum(codes, size))
     raw = _round_half_away(score).astype(np.int64)
-    ignored = st.ignored[rows]
+    ignored = st.ignored.take(rows)
     raw[ignored] = 0
     st.scored_ignored = ignored
     return raw
