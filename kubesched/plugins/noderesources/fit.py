@@ -180,11 +180,7 @@ class NodeResourcesFit(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugi
         super().__init__(args, handle)
         self.fit_args = FitArgs.parse(self.args)
         self._scorer = self.fit_args.scorer()
-        self._checked_cache: dict[_PreFilterState, tuple[tuple[str, ...], np.ndarray]] = {}
-        self._checked_last: tuple[_PreFilterState | None, tuple[tuple[str, ...], np.ndarray]] = (
-            None,
-            ((), np.zeros(0, np.int64)),
-        )
+        self._checked_cache: dict[int, tuple[_PreFilterState, tuple[tuple[str, ...], np.ndarray]]] = {}
 
     # ---- PreFilter / Filter -------------------------------------------------------------------
     def pre_filter(self, state: CycleState, pod: Pod, snap: Snapshot) -> PreFilterResult | Status | None:
@@ -263,19 +259,19 @@ class NodeResourcesFit(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugi
     def _checked(self, s: _PreFilterState) -> tuple[tuple[str, ...], np.ndarray]:
         """(resources, minimum free amount) ``filter`` checks: one pod slot, then every request
         it does not ignore."""
-        if s is self._checked_last[0]:  # the equivalence cache passes the same state object
-            return self._checked_last[1]
-        hit = self._checked_cache.get(s)
-        if hit is None:
-            items = [(PODS, 1)] + [
-                (name, q) for name, q in (s.requests if not s.empty else ()) if q > 0 and not self._ignored(name)
-            ]
-            hit = (tuple(n for n, _ in items), np.asarray([q for _, q in items], np.int64))
-            if len(self._checked_cache) > 4096:
-                self._checked_cache.clear()
-            self._checked_cache[s] = hit
-        self._checked_last = (s, hit)
-        return hit
+        # By identity: the equivalence cache passes each entry's own state object again and
+        # again, and hashing the requests tuple on every call cost more than the lookup saves.
+        hit = self._checked_cache.get(id(s))
+        if hit is not None and hit[0] is s:
+            return hit[1]
+        items = [(PODS, 1)] + [
+            (name, q) for name, q in (s.requests if not s.empty else ()) if q > 0 and not self._ignored(name)
+        ]
+        out = (tuple(n for n, _ in items), np.asarray([q for _, q in items], np.int64))
+        if len(self._checked_cache) > 4096:
+            self._checked_cache.clear()
+        self._checked_cache[id(s)] = (s, out)  # holds s: its id is not reused while cached
+        return out
 
     # ---- PreScore / Score ---------------------------------------------------------------------
     def _pod_requests(self, pod: Pod) -> np.ndarray:
