@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from test_interpodaffinity_filter import pairs  # same folder: on sys.path under pytest
 
 from kubesched.api.objects import Node, Pod
 from kubesched.framework.cycle_state import CycleState
@@ -91,16 +92,6 @@ def from_scratch(incoming: Pod, snap: Any) -> tuple[dict[tuple[str, str], int], 
         ok = codes >= 0
         forbidden[ok] |= arr[codes[ok]] > 0
     return pairs(counts, snap), forbidden
-
-
-def pairs(counts: dict[str, np.ndarray], snap: Any) -> dict[tuple[str, str], int]:
-    out = {}
-    for key, arr in counts.items():
-        values = snap.labels.values_of(key)
-        for code, c in enumerate(arr.tolist()):
-            if c:
-                out[(key, values[code])] = c
-    return out
 
 
 def prefilter(pl: InterPodAffinity, incoming: Pod, snap: Any) -> PreFilterState | None:
