@@ -212,14 +212,14 @@ class Scheduler:
                 diag.unschedulable_plugins.add(st.plugin)
             return self._fit_error(res, n_all)
         if pod.nominated_node_name and pod.nominated_node_name in snap.row_of:
-            row = np.asarray([snap.row_of[pod.nominated_node_name]], np.int32)
+            row = np.asarray([snap.row_of[pod.nominated_node_name]], np.intp)
             if fw.filter_rows(state, pod, snap, row, None).all():
                 res.node, res.evaluated, res.feasible = pod.nominated_node_name, 1, 1
                 return res
         candidates = snap.order
         if names is not None:
             chosen = snap.rows_of(names)
-            candidates = chosen[np.argsort(snap.order_positions[chosen], kind="stable")].astype(np.int32)
+            candidates = chosen[np.argsort(snap.order_positions[chosen], kind="stable")].astype(np.intp)
             diag.absent_status = Status(
                 Code.UnschedulableAndUnresolvable, (f"node(s) didn't satisfy plugin(s) [{' '.join(sorted(with_nodes))}]",)
             )

@@ -145,12 +145,11 @@ class EquivalenceCache:
             order = chosen[np.argsort(snap.order_positions[chosen], kind="stable")]
         local_filters = [pl for pl in fw.filter if pl.row_local]
         ok = np.zeros(snap.n, bool)
-        order32 = order.astype(np.int32)
-        ok[order] = fw.passes_rows(state, pod, snap, order32, local_filters)
+        ok[order] = fw.passes_rows(state, pod, snap, order, local_filters)
         node_filters = [pl for pl in local_filters if pl.node_only]
         node_ok = np.zeros(snap.n, bool)
-        node_ok[order] = fw.passes_rows(state, pod, snap, order32, node_filters) if node_filters else True
-        feas = np.nonzero(ok)[0].astype(np.int32)
+        node_ok[order] = fw.passes_rows(state, pod, snap, order, node_filters) if node_filters else True
+        feas = np.nonzero(ok)[0].astype(np.intp)
         skip: set[str] = set()
         for pl in fw.pre_score:
             if not pl.row_local:
@@ -223,7 +222,7 @@ class EquivalenceCache:
     def _rescore(self, fw: Framework, pod: Pod, snap: Snapshot, e: Entry) -> None:
         rows = np.fromiter(e.unscored, np.int64, len(e.unscored))
         e.unscored.clear()
-        feas = rows[e.ok[rows]].astype(np.int32)
+        feas = rows[e.ok[rows]].astype(np.intp)
         if not feas.size:
             return
         new = feas[~e.scored[feas]]
@@ -259,7 +258,7 @@ class EquivalenceCache:
         # Refresh every stale candidate at once: the others would be needed by later windows
         # anyway, and one batched call costs about what one row costs.
         e.dirty.clear()
-        self._refresh(fw, pod, snap, e, stale[p >= 0].astype(np.int32))
+        self._refresh(fw, pod, snap, e, stale[p >= 0].astype(np.intp))
         return True
 
     # ---- one cycle ---------------------------------------------------------------------------
@@ -304,7 +303,7 @@ class EquivalenceCache:
                 e.dirty.clear()
                 stale = stale[e.pos[stale] >= 0]
                 if stale.size:
-                    self._refresh(fw, pod, snap, e, stale.astype(np.int32))
+                    self._refresh(fw, pod, snap, e, stale.astype(np.intp))
             span = order if s == 0 else np.concatenate((order[s:], order[:s]))
             return span[e.ok[span]], n
         while True:
@@ -336,7 +335,7 @@ class EquivalenceCache:
             self._refresh_in(fw, pod, snap, e, s, lo, hi)
             rows = e.order[(s + np.arange(lo, hi)) % n]
             at = np.nonzero(e.ok[rows])[0]
-            cand = rows[at].astype(np.int32)
+            cand = rows[at].astype(np.intp)
             passed = fw.filter_rows_plain(state, pod, snap, cand, None, only=filters) if cand.size else cand.astype(bool)
             at, cand = at[passed], cand[passed]
             need = k - nfound
@@ -347,7 +346,7 @@ class EquivalenceCache:
             nfound += int(cand.size)
             lo = hi
             chunk *= 2
-        return (np.concatenate(found) if found else np.zeros(0, np.int32)), n
+        return (np.concatenate(found) if found else np.zeros(0, np.intp)), n
 
     def lookup(
         self,
@@ -486,7 +485,7 @@ class EquivalenceCache:
         """Filter ``rows`` again from the ``first`` row-local filter on, with reasons; returns
         their new (plugin, code, reasons) records in the order of ``rows``."""
         sub = Diagnosis()
-        fw.filter_rows_plain(e.state, pod, snap, rows.astype(np.int32), sub, only=e.local_filters[first:])
+        fw.filter_rows_plain(e.state, pod, snap, rows.astype(np.intp), sub, only=e.local_filters[first:])
         new: dict[int, tuple[int, int, int]] = {}
         for f in sub.failures:
             pi = e.local_filters.index(fw.plugins[f.plugin])

@@ -357,7 +357,7 @@ class Framework:
         """findNodesThatPassFilters with sequential semantics, evaluated in vectorised chunks."""
         n = len(candidates)
         if n == 0:
-            return FeasibleNodes(np.zeros(0, np.int32), 0)
+            return FeasibleNodes(np.zeros(0, np.intp), 0)
         rotated = np.roll(candidates, -(start % n)) if start % n else candidates
         if not self._active_filters(state):
             take = rotated[: min(num_to_find, n)]
@@ -391,7 +391,7 @@ class Framework:
             diagnosis.unschedulable_plugins |= chunk_diag.unschedulable_plugins
             pos += len(rows)
             chunk = min(n, chunk * 2)
-        feasible = np.concatenate(found) if found else np.zeros(0, np.int32)
+        feasible = np.concatenate(found) if found else np.zeros(0, np.intp)
         return FeasibleNodes(feasible, int(feasible.size) + diagnosis.num_failed)
 
     def filter_all(

@@ -150,7 +150,7 @@ class Snapshot:
             else:
                 for i in range(depth):
                     out.extend(z[i] for z in lists if i < len(z))
-            self._order = np.asarray(out, np.int32)
+            self._order = np.asarray(out, np.intp)  # row indexes: intp, as numpy indexes with
             self._order_pos = np.empty(len(out), np.int64)
             self._order_pos[self._order] = np.arange(len(out))
         return self._order
@@ -352,7 +352,7 @@ class Snapshot:
         )
 
     def rows_of(self, names: Iterable[str]) -> np.ndarray:
-        return np.fromiter((self.row_of[n] for n in names if n in self.row_of), np.int32)
+        return np.fromiter((self.row_of[n] for n in names if n in self.row_of), np.intp)
 
     def namespaces_matching(self, selector) -> frozenset[str]:  # noqa: ANN001
         """Namespaces (known objects, or seen on pods) whose labels match a LabelSelector.

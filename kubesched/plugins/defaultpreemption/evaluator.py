@@ -294,7 +294,7 @@ class Evaluator:
             idx = np.fromiter(lists, np.int64, len(lists))
             if idx.size:
                 diag = Diagnosis()
-                ok = fw.filter_rows(state, pod, snap, rows[idx].astype(np.int32), diag)
+                ok = fw.filter_rows(state, pod, snap, rows[idx].astype(np.intp), diag)
                 failed = diag.statuses()
                 for i in idx[~ok].tolist():
                     out[i] = ([], 0, failed.get(int(rows[i])) or Status(Code.Unschedulable))
@@ -308,7 +308,7 @@ class Evaluator:
                     break
                 for i in turn:
                     snap.add_pod(lists[i][0][k])
-                sub = rows[np.asarray(turn)].astype(np.int32)
+                sub = rows[np.asarray(turn)].astype(np.intp)
                 fits = fw.filter_rows(state, pod, snap, sub, None)
                 for i, fit in zip(turn, fits.tolist(), strict=True):
                     if not fit:
