@@ -333,9 +333,13 @@ class EquivalenceCache:
         while lo < n and nfound < k:
             hi = min(n, lo + chunk)
             self._refresh_in(fw, pod, snap, e, s, lo, hi)
-            rows = e.order[(s + np.arange(lo, hi)) % n]
-            at = np.nonzero(e.ok[rows])[0]
-            cand = rows[at].astype(np.intp)
+            a, b = s + lo, s + hi  # rotated positions [lo, hi): one slice, or two when it wraps
+            if b <= n:
+                rows = e.order[a:b]
+            else:
+                rows = np.concatenate((e.order[min(a, n) : n], e.order[max(a - n, 0) : b - n]))
+            at = np.flatnonzero(e.ok[rows])
+            cand = rows[at]
             passed = fw.filter_rows_plain(state, pod, snap, cand, None, only=filters) if cand.size else cand.astype(bool)
             at, cand = at[passed], cand[passed]
             need = k - nfound

@@ -224,21 +224,21 @@ class Framework:
     ) -> np.ndarray:
         """``only`` restricts the run to those plugins (the equivalence cache's split)."""
         alive = np.ones(len(rows), bool)
-        idx = np.arange(len(rows))
         plugins = self._active_filters(state)
         if only is not None:
             plugins = [pl for pl in plugins if pl in only]
+        cur: np.ndarray | None = None  # positions still alive; None while every row is
         for pl in plugins:
-            cur = idx[alive]
-            if cur.size == 0:
+            if cur is not None and cur.size == 0:
                 break
-            sub = rows[cur]
+            sub = rows if cur is None else rows[cur]
             res, failed = self._filter_once(pl, state, pod, snap, sub)
             if failed is not None:
                 if diagnosis is not None:
                     diagnosis.failures.append(NodeFailures.from_result(pl.name, sub, res, failed))
                     diagnosis.unschedulable_plugins.add(pl.name)
-                alive[cur[failed]] = False
+                alive[failed if cur is None else cur[failed]] = False
+                cur = np.flatnonzero(alive)
         nominator = self.handle.nominator
         if nominated and nominator is not None and nominator.nominated and alive.any():
             self._recheck_with_nominated(state, pod, snap, rows, alive, diagnosis)
