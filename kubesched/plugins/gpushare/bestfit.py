@@ -11,9 +11,9 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from kubesched.framework.interfaces import MAX_NODE_SCORE, ScorePlugin
-from kubesched.gpu.model import ASK_ANNOTATIONS, MAX_SPEC_CPU, MAX_SPEC_GPU
+from kubesched.gpu.model import MAX_SPEC_CPU, MAX_SPEC_GPU
 from kubesched.gpu.state import GpuState
-from kubesched.plugins.gpushare.common import cpu_left, cycle_ask, pod_cpu
+from kubesched.plugins.gpushare.common import ReadsGpuAsk, cpu_left, cycle_ask, pod_cpu
 
 if TYPE_CHECKING:
     from kubesched.api.objects import Pod
@@ -33,10 +33,8 @@ def min_max_normalize(scores: np.ndarray) -> np.ndarray:
     return (scores - lo) * MAX_NODE_SCORE // (hi - lo)
 
 
-class BestFitScore(ScorePlugin):
+class BestFitScore(ReadsGpuAsk, ScorePlugin):
     name = NAME
-    row_local = True  # reads the pod and its node's row (GPUs, CPU left)
-    pod_annotations = ASK_ANNOTATIONS
 
     def score(self, state: CycleState, pod: Pod, snap: Snapshot, rows: np.ndarray) -> np.ndarray:
         ask = cycle_ask(state, pod)

@@ -12,9 +12,9 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from kubesched.framework.interfaces import MAX_NODE_SCORE, ScorePlugin, go_div
-from kubesched.gpu.model import ASK_ANNOTATIONS, MAX_SPEC_GPU
+from kubesched.gpu.model import MAX_SPEC_GPU
 from kubesched.gpu.state import SHARE_TAG, GpuState
-from kubesched.plugins.gpushare.common import cycle_ask
+from kubesched.plugins.gpushare.common import ReadsGpuAsk, cycle_ask
 
 if TYPE_CHECKING:
     from kubesched.api.objects import Pod
@@ -24,10 +24,8 @@ if TYPE_CHECKING:
 NAME = "GpuClusteringScore"
 
 
-class GpuClusteringScore(ScorePlugin):
+class GpuClusteringScore(ReadsGpuAsk, ScorePlugin):
     name = NAME
-    row_local = True  # reads the pod and its node's row (GPUs, CPU left)
-    pod_annotations = ASK_ANNOTATIONS
 
     def score(self, state: CycleState, pod: Pod, snap: Snapshot, rows: np.ndarray) -> np.ndarray:
         ask = cycle_ask(state, pod)

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from kubesched.api.resources import CPU
-from kubesched.gpu.model import GpuAsk, pod_gpu_ask
+from kubesched.gpu.model import ASK_ANNOTATIONS, GpuAsk, pod_gpu_ask
 
 if TYPE_CHECKING:
     from kubesched.api.objects import Pod
@@ -15,6 +15,14 @@ if TYPE_CHECKING:
     from kubesched.state.snapshot import Snapshot
 
 ASK_KEY = "gpushare/ask"
+
+
+class ReadsGpuAsk:
+    """Mixin of the GPU plugins: they judge a node from its own row (GPUs, CPU left) and read the
+    pod's GPU ask from annotations, which the equivalence cache then adds to its key."""
+
+    row_local = True
+    pod_annotations = ASK_ANNOTATIONS
 _NONE = object()
 
 

@@ -13,9 +13,9 @@ import numpy as np
 
 from kubesched.framework.interfaces import ScorePlugin
 from kubesched.framework.plugin_args import args_body
-from kubesched.gpu.model import ASK_ANNOTATIONS, MAX_SPEC_CPU, MAX_SPEC_GPU
+from kubesched.gpu.model import MAX_SPEC_CPU, MAX_SPEC_GPU
 from kubesched.gpu.state import GpuState
-from kubesched.plugins.gpushare.common import cpu_left, cycle_ask, pod_cpu
+from kubesched.plugins.gpushare.common import ReadsGpuAsk, cpu_left, cycle_ask, pod_cpu
 
 if TYPE_CHECKING:
     from kubesched.api.objects import Pod
@@ -26,10 +26,8 @@ if TYPE_CHECKING:
 NAME = "DotProductScore"
 
 
-class DotProductScore(ScorePlugin):
+class DotProductScore(ReadsGpuAsk, ScorePlugin):
     name = NAME
-    row_local = True  # reads the pod and its node's row (GPUs, CPU left)
-    pod_annotations = ASK_ANNOTATIONS
     has_args = True
 
     def __init__(self, args: dict[str, Any] | None = None, handle: Handle | None = None) -> None:

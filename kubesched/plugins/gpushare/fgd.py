@@ -22,9 +22,9 @@ from kubesched.errors import InputError, join_path
 from kubesched.framework.interfaces import MAX_NODE_SCORE, ScorePlugin
 from kubesched.framework.plugin_args import args_body
 from kubesched.gpu.frag import POPULARITY_THRESHOLD, FragModel, TypicalPods, sigmoid_score, typical_pods_of
-from kubesched.gpu.model import ASK_ANNOTATIONS, MILLI, GpuAsk
+from kubesched.gpu.model import MILLI, GpuAsk
 from kubesched.gpu.state import GpuState
-from kubesched.plugins.gpushare.common import cpu_left, cycle_ask, pod_cpu
+from kubesched.plugins.gpushare.common import ReadsGpuAsk, cpu_left, cycle_ask, pod_cpu
 
 if TYPE_CHECKING:
     from kubesched.api.objects import Pod
@@ -121,10 +121,8 @@ class _Base:
         )
 
 
-class FGDScore(ScorePlugin):
+class FGDScore(ReadsGpuAsk, ScorePlugin):
     name = NAME
-    row_local = True  # reads the pod and its node's row (GPUs, CPU left)
-    pod_annotations = ASK_ANNOTATIONS
     has_args = True
 
     def __init__(self, args: dict[str, Any] | None = None, handle: Handle | None = None) -> None:

@@ -20,9 +20,9 @@ from kubesched.errors import InputError
 from kubesched.framework.interfaces import FilterPlugin, PreFilterPlugin, ReservePlugin
 from kubesched.framework.plugin_args import args_body
 from kubesched.framework.status import Code, FilterResult, Status
-from kubesched.gpu.model import ASK_ANNOTATIONS, GPU_INDEX, GpuAsk, format_index, pod_gpu_ask
+from kubesched.gpu.model import GPU_INDEX, GpuAsk, format_index, pod_gpu_ask
 from kubesched.gpu.state import GpuState, best_fit_pick, exclusive_pick
-from kubesched.plugins.gpushare.common import cpu_left, cycle_ask
+from kubesched.plugins.gpushare.common import ReadsGpuAsk, cpu_left, cycle_ask
 
 if TYPE_CHECKING:
     from kubesched.api.objects import Pod
@@ -51,10 +51,8 @@ def gpu_fit(st: GpuState, rows: np.ndarray, ask: GpuAsk) -> np.ndarray:
     return st.free[rows] >= ask.count
 
 
-class OpenGpuShare(PreFilterPlugin, FilterPlugin, ReservePlugin):
+class OpenGpuShare(ReadsGpuAsk, PreFilterPlugin, FilterPlugin, ReservePlugin):
     name = NAME
-    row_local = True  # reads the pod and its node's row (GPUs, CPU left)
-    pod_annotations = ASK_ANNOTATIONS
     has_args = True
     # GPUs come with nodes and free up when pods leave them
     events_to_register = frozenset({"NodeAdd", "NodeUpdate", "AssignedPodDelete"})

@@ -15,9 +15,9 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from kubesched.framework.interfaces import ScorePlugin
-from kubesched.gpu.model import ASK_ANNOTATIONS, MILLI
+from kubesched.gpu.model import MILLI
 from kubesched.gpu.state import GpuState
-from kubesched.plugins.gpushare.common import cycle_ask
+from kubesched.plugins.gpushare.common import ReadsGpuAsk, cycle_ask
 
 if TYPE_CHECKING:
     from kubesched.api.objects import Pod
@@ -43,10 +43,8 @@ def packing_score(left: np.ndarray, count: np.ndarray, milli: int, num: int) -> 
     return np.where((ff == count) | fits, out, 0).astype(np.int64)
 
 
-class GpuPackingScore(ScorePlugin):
+class GpuPackingScore(ReadsGpuAsk, ScorePlugin):
     name = NAME
-    row_local = True  # reads the pod and its node's row (GPUs, CPU left)
-    pod_annotations = ASK_ANNOTATIONS
 
     def score(self, state: CycleState, pod: Pod, snap: Snapshot, rows: np.ndarray) -> np.ndarray:
         ask = cycle_ask(state, pod)
