@@ -250,7 +250,7 @@ class EquivalenceCache:
         if not e.dirty:
             return False
         n = len(e.order)
-        stale = np.fromiter(e.dirty, np.int64, len(e.dirty))
+        stale = np.fromiter(e.dirty, np.intp, len(e.dirty))
         p = e.pos[stale]
         rel = (p - s) % n
         if not ((p >= 0) & (rel >= lo) & (rel < hi)).any():
@@ -258,7 +258,7 @@ class EquivalenceCache:
         # Refresh every stale candidate at once: the others would be needed by later windows
         # anyway, and one batched call costs about what one row costs.
         e.dirty.clear()
-        self._refresh(fw, pod, snap, e, stale[p >= 0].astype(np.intp))
+        self._refresh(fw, pod, snap, e, stale[p >= 0])
         return True
 
     # ---- one cycle ---------------------------------------------------------------------------
@@ -299,11 +299,11 @@ class EquivalenceCache:
         order = e.order
         if k >= n:  # every feasible row (percentageOfNodesToScore 100, small clusters)
             if e.dirty:
-                stale = np.fromiter(e.dirty, np.int64, len(e.dirty))
+                stale = np.fromiter(e.dirty, np.intp, len(e.dirty))
                 e.dirty.clear()
                 stale = stale[e.pos[stale] >= 0]
                 if stale.size:
-                    self._refresh(fw, pod, snap, e, stale.astype(np.intp))
+                    self._refresh(fw, pod, snap, e, stale)
             span = order if s == 0 else np.concatenate((order[s:], order[:s]))
             return span[e.ok[span]], n
         while True:
@@ -373,6 +373,7 @@ class EquivalenceCache:
         if e is not None and e.structure != snap.structure:
             e = None
         fresh_build = e is None
+        failed_last = False
         if e is None:
             self.misses += 1
             e = self._build(fw, pod, snap)
@@ -395,8 +396,6 @@ class EquivalenceCache:
                 e.dirty.update(log[e.log_pos :])
             e.log_pos = len(log)
         self._last = e
-        if fresh_build:
-            failed_last = False
         n = len(e.order)
         if n == 0:
             return None
