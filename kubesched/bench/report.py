@@ -80,6 +80,7 @@ def results_table(results: list[BenchResult]) -> Table:
     t.add_column("target", justify="right", style="dim")
     t.add_column("×floor", justify="right")
     t.add_column("wall s", justify="right")
+    t.add_column("cpu s", justify="right")
     t.add_column("RSS MiB", justify="right")
     t.add_column("unsch.", justify="right")
     t.add_column("churn", justify="right")
@@ -101,6 +102,7 @@ def results_table(results: list[BenchResult]) -> Table:
             _f(r.target),
             _vs(tp.headline, r.threshold),
             _f(r.wall_s, 2),
+            _f(r.cpu_s, 2),
             _f(r.peak_rss_mib),
             str(r.unschedulable),
             churn,

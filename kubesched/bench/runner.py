@@ -210,6 +210,7 @@ class BenchResult:
     target: float | None
     throughput: Throughput
     wall_s: float  # measured phase: queueing the pods to the last one handled
+    cpu_s: float  # CPU time of this process in the measured phase (steadier than wall on a shared host)
     setup_s: float  # nodes, namespaces, init pods created and scheduled
     scheduled: int  # measured pods bound
     unschedulable: int  # measured pods left unbound
@@ -427,6 +428,7 @@ class WorkloadRun:
         attempts0 = self.scheduler.attempts
         skipped0 = self.clock.skipped
         start = end = time.perf_counter()
+        cpu0 = cpu1 = time.process_time()
         if measured is not None:
             op, i = measured
             ns = op.namespace or f"namespace-{i}"
@@ -434,20 +436,21 @@ class WorkloadRun:
             churn = None
             if self._churn is not None:
                 churn = _ChurnDriver(self, self._churn, self._churn_ns, self.churn_every)
-            start = time.perf_counter()
+            start, cpu0 = time.perf_counter(), time.process_time()
             if churn is not None:
                 churn.start()
             total = len(pods)
             self._enqueue(pods)
             self._drain(MEASURED, total, churn)
-            end = time.perf_counter()
-        return self._result(setup_s, start, end, attempts0, skipped0, rss_start)
+            end, cpu1 = time.perf_counter(), time.process_time()
+        return self._result(setup_s, start, end, cpu1 - cpu0, attempts0, skipped0, rss_start)
 
     def _result(
         self,
         setup_s: float,
         start: float,
         end: float,
+        cpu_s: float,
         attempts0: int,
         skipped0: float,
         rss_start: float | None,
@@ -468,6 +471,7 @@ class WorkloadRun:
             target=wl.target,
             throughput=throughput(self.measured_times, start),
             wall_s=end - start,
+            cpu_s=cpu_s,
             setup_s=setup_s,
             scheduled=self.scheduled[MEASURED],
             unschedulable=self.created[MEASURED] - self.scheduled[MEASURED],

@@ -102,6 +102,8 @@ def test_every_workload_runs_to_completion(w):
     assert len(run.measured_times) == expected
     assert res.nodes == len(run.snapshot.nodes) > 0
     assert res.peak_rss_mib > 0 and res.wall_s >= 0
+    # the measured phase did work in this process (Memory has none: it only binds)
+    assert res.cpu_s > 0 if res.measured_pods else res.cpu_s == 0
     if expected:
         assert res.throughput.overall is not None and res.throughput.overall > 0
     # every bound pod is in the in-memory cluster on the node the snapshot holds it on
