@@ -262,20 +262,21 @@ class EquivalenceCache:
         return True
 
     # ---- one cycle ---------------------------------------------------------------------------
-    def _cycle_state(self, pod: Pod, snap: Snapshot, e: Entry, rerun: bool) -> tuple[CycleState, bool]:
-        """(state, fresh): the cached state, plus (``rerun``) a fresh PreFilter of the plugins
+    def _cycle_state(self, pod: Pod, snap: Snapshot, e: Entry, rerun: bool) -> tuple[CycleState, set[Any] | None]:
+        """(state, skipping): the cached state, plus (``rerun``) a fresh PreFilter of the plugins
         that look beyond one row. Cached entries are shared read-only; a cycle that runs fresh
-        plugins writes to a copy. ``fresh`` says whether any non-row-local plugin takes part."""
+        plugins writes to a copy. ``skipping`` holds the fresh plugins whose ``skips()`` holds
+        this cycle; None when they all do (no non-row-local plugin takes part)."""
         skipping = {pl for pl in e.fresh_plugins if pl.skips(pod, snap)}
         if len(skipping) == len(e.fresh_plugins):
-            return e.state, False
+            return e.state, None
         active = [pl for pl in e.fresh_pre_filter if pl not in skipping]
         state = CycleState()
         state._data = dict(e.state._data)
         state.skip_score = set(e.local_skip_score)
         state.skip_filter = set(e.state.skip_filter)
         if not rerun:
-            return state, True
+            return state, skipping
         # A plugin whose skips() holds now would return Skip from PreFilter: its state from the
         # entry's build may be stale (pods came or went since), so it must not filter.
         state.skip_filter |= {pl.name for pl in e.fresh_pre_filter if pl not in active}
@@ -291,7 +292,7 @@ class EquivalenceCache:
                 state.skip_filter.add(pl.name)
                 continue
             raise _Fallback
-        return state, True
+        return state, skipping
 
     def _window_cached(self, fw: Framework, pod: Pod, snap: Snapshot, e: Entry, s: int, k: int) -> tuple[np.ndarray, int]:
         """First k rows passing the cached verdicts, by prefix sums (no plugin runs)."""
@@ -400,10 +401,10 @@ class EquivalenceCache:
         if n == 0:
             return None
         try:
-            state, fresh = self._cycle_state(pod, snap, e, rerun=not fresh_build)
+            state, skipping = self._cycle_state(pod, snap, e, rerun=not fresh_build)
             k = num_to_find(n)
             s = start % n
-            filters = [pl for pl in e.fresh_filter if pl.name not in state.skip_filter] if fresh else []
+            filters = [pl for pl in e.fresh_filter if pl.name not in state.skip_filter] if skipping is not None else []
             if filters:
                 window, cut = self._window_fresh(fw, pod, snap, e, state, filters, s, k)
             else:
@@ -417,7 +418,7 @@ class EquivalenceCache:
                     return Window(window, cut, None, {}, state, self._diagnose(fw, pod, snap, e))
             if window.size < 2 or not has_scoring:
                 return Window(window, cut, None, {}, state)
-            return self._score(fw, pod, snap, e, state, window, cut, fresh)
+            return self._score(fw, pod, snap, e, state, window, cut, skipping)
         except _Fallback:
             return None
 
@@ -517,15 +518,16 @@ class EquivalenceCache:
         state: CycleState,
         window: np.ndarray,
         cut: int,
-        fresh: bool,
+        skipping: set[Any] | None,
     ) -> Window:
+        """Scores over ``window``; ``skipping`` as from ``_cycle_state`` (None: no fresh plugin)."""
         if e.unscored:
             self._rescore(fw, pod, snap, e)
         skip = set(e.local_skip_score) | {pl.name for pl in e.fresh_score}
-        if fresh:
+        if skipping is not None:
             skip = set(e.local_skip_score)
             for pl in e.fresh_pre_score:
-                if pl.skips(pod, snap):  # its PreScore would return Skip
+                if pl in skipping:  # its PreScore would return Skip
                     skip.add(pl.name)
                     continue
                 out = pl.pre_score(state, pod, snap, window)
