@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -35,29 +36,42 @@ class NodeFailures:
 
 @dataclass
 class Diagnosis:
-    failures: list[NodeFailures] = field(default_factory=list)
+    _failures: list[NodeFailures] = field(default_factory=list)
     absent_status: Status | None = None  # status of nodes not evaluated (PreFilter rejection/narrowing)
     pre_filter_msg: str = ""
     post_filter_msg: str = ""
     unschedulable_plugins: set[str] = field(default_factory=set)
     # reason -> failed nodes, when whoever built ``failures`` counted them already
     histogram: Counter[str] | None = field(default=None, repr=False)
+    # Per-node failures built on first read (with ``failed``, their node count, known before):
+    # the FitError message needs only the histogram, and most failures are never looked into.
+    pending: Callable[[], list[NodeFailures]] | None = field(default=None, repr=False)
+    failed: int = 0  # nodes in the pending failures
+
+    @property
+    def failures(self) -> list[NodeFailures]:
+        if self.pending is not None:
+            self._failures.extend(self.pending())
+            self.pending, self.failed = None, 0
+        return self._failures
 
     def copy(self) -> Diagnosis:
         """A copy whose lists, sets and messages can change without touching this one (the
         per-node arrays are shared: nobody writes to them)."""
         return Diagnosis(
-            list(self.failures),
+            list(self._failures),
             self.absent_status,
             self.pre_filter_msg,
             self.post_filter_msg,
             set(self.unschedulable_plugins),
             self.histogram,
+            self.pending,
+            self.failed,
         )
 
     @property
     def num_failed(self) -> int:
-        return sum(len(f.rows) for f in self.failures)
+        return sum(len(f.rows) for f in self._failures) + (self.failed if self.pending is not None else 0)
 
     def status_of(self, row: int) -> Status | None:
         for f in self.failures:

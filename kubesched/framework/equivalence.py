@@ -59,6 +59,16 @@ class Records:
     diagnosis: Diagnosis | None = None  # built from the records as they are (shared until a row changes)
 
 
+def _reason_id(r: Records, reasons: tuple[str, ...], bits: int) -> int:
+    """The id in ``r.sets`` of the reasons that ``bits`` selects (added when new)."""
+    chosen = tuple(x for k, x in enumerate(reasons) if bits >> k & 1)
+    rid = r.ids.get(chosen)
+    if rid is None:
+        rid = r.ids[chosen] = len(r.sets)
+        r.sets.append(chosen)
+    return rid
+
+
 class _Fallback(Exception):
     """This cycle needs the regular path (a rejection, narrowing, or an out-of-range score)."""
 
@@ -94,6 +104,17 @@ class Entry:
     first_pod_filter: int = 0  # index in local_filters of the first one that reads the row's pods
     fresh_plugins: list[Any] = field(default_factory=list)  # every plugin of the fresh_* lists, once
     records: Records | None = None  # per-row failure reasons, built at the first pod that fits nowhere
+    # Every feasible row in evaluation order from ``feasible_start`` (percentageOfNodesToScore 100
+    # evaluates them all, from a start that stays put), while no verdict changes; read-only.
+    feasible: np.ndarray | None = None
+    feasible_start: int = 0
+
+    def set_ok(self, rows: np.ndarray, now: np.ndarray) -> None:
+        """New verdicts for ``rows``; what was derived from the old ones is rebuilt when next needed."""
+        if (self.ok[rows] != now).any():
+            self.csum_stale = True
+            self.feasible = None
+        self.ok[rows] = now
 
     def reindex(self) -> None:
         c = np.zeros(len(self.order) + 1, np.int64)
@@ -214,9 +235,7 @@ class EquivalenceCache:
                 now[keep] = fw.passes_rows(e.state, pod, snap, rows[keep], e.pod_filters)
             else:
                 now = keep
-        if not e.csum_stale and (e.ok[rows] != now).any():
-            e.csum_stale = True  # prefix sums rebuilt when a window next needs them
-        e.ok[rows] = now
+        e.set_ok(rows, now)
         e.unscored.update(rows.tolist())
 
     def _rescore(self, fw: Framework, pod: Pod, snap: Snapshot, e: Entry) -> None:
@@ -305,8 +324,10 @@ class EquivalenceCache:
                 stale = stale[e.pos[stale] >= 0]
                 if stale.size:
                     self._refresh(fw, pod, snap, e, stale)
-            span = order if s == 0 else np.concatenate((order[s:], order[:s]))
-            return span[e.ok[span]], n
+            if e.feasible is None or e.feasible_start != s:
+                span = order if s == 0 else np.concatenate((order[s:], order[:s]))
+                e.feasible, e.feasible_start = span[e.ok[span]], s
+            return e.feasible, n
         while True:
             if e.csum_stale:
                 e.reindex()
@@ -440,22 +461,28 @@ class EquivalenceCache:
             return r.diagnosis.copy()
         if (r.plugin < 0).any():
             raise _Fallback  # a row passes: the verdicts and the records disagree (never expected)
-        diag = Diagnosis()
-        key = r.plugin.astype(np.int64) * len(r.sets) + r.reason
-        by_key = np.argsort(key, kind="stable")
-        ks = key[by_key]
-        cuts = np.flatnonzero(ks[1:] != ks[:-1]) + 1
+        # Rows grouped by (first rejecting plugin, its reasons): counts now, the rows on demand.
+        nsets = len(r.sets)
+        key = r.plugin.astype(np.int64) * nsets + r.reason
+        counts = np.bincount(key)
+        present = np.flatnonzero(counts).tolist()
+        groups = [(e.local_filters[k // nsets].name, r.sets[k % nsets], k) for k in present]
         hist: Counter[str] = Counter()
-        for rows, k in zip(np.split(by_key, cuts), ks[np.concatenate(([0], cuts))].tolist(), strict=True):
-            pi, rid = divmod(k, len(r.sets))
-            name = e.local_filters[pi].name
-            reasons = r.sets[rid]
-            bits = np.full(rows.size, (1 << len(reasons)) - 1, np.int64)
-            diag.failures.append(NodeFailures(name, rows, r.code[rows], bits, reasons))
-            diag.unschedulable_plugins.add(name)
+        for (_, reasons, _), c in zip(groups, counts[present].tolist(), strict=True):
             for reason in reasons:
-                hist[reason] += rows.size
-        diag.histogram = hist
+                hist[reason] += c
+        code = r.code.copy()  # the records change later: the per-node failures read them as now
+
+        def failures() -> list[NodeFailures]:
+            out = []
+            for name, reasons, k in groups:
+                rows = np.flatnonzero(key == k)
+                bits = np.full(rows.size, (1 << len(reasons)) - 1, np.int64)
+                out.append(NodeFailures(name, rows, code[rows], bits, reasons))
+            return out
+
+        names = {name for name, _, _ in groups}
+        diag = Diagnosis(unschedulable_plugins=names, histogram=hist, pending=failures, failed=int(key.size))
         r.diagnosis = diag
         return diag.copy()
 
@@ -466,48 +493,41 @@ class EquivalenceCache:
         # Filters before the first one that reads a row's pods read the node alone: a row one of
         # them rejected keeps its record (and its verdict), and the others still pass them.
         first = e.first_pod_filter
-        before = list(zip(r.plugin[stale].tolist(), r.code[stale].tolist(), r.reason[stale].tolist(), strict=True))
         if first:
-            keep = [i for i, (pi, _, _) in enumerate(before) if pi < 0 or pi >= first]
-            if len(keep) < len(before):
-                stale, before = stale[keep], [before[i] for i in keep]
+            was = r.plugin[stale]
+            keep = (was < 0) | (was >= first)
+            if not keep.all():
+                stale = stale[keep]
         if not stale.size:
             return
-        after = self._record(fw, pod, snap, e, r, stale, first)
-        if after != before:  # some row's reasons changed: the Diagnosis is built again
+        if self._record(fw, pod, snap, e, r, stale, first):  # some row's reasons changed
             r.diagnosis = None
-        now = np.fromiter((pi < 0 for pi, _, _ in after), bool, len(after))
-        if not e.csum_stale and (e.ok[stale] != now).any():
-            e.csum_stale = True
-        e.ok[stale] = now
+        e.set_ok(stale, r.plugin[stale] < 0)
         e.unscored.update(stale.tolist())
 
     @staticmethod
-    def _record(
-        fw: Framework, pod: Pod, snap: Snapshot, e: Entry, r: Records, rows: np.ndarray, first: int
-    ) -> list[tuple[int, int, int]]:
-        """Filter ``rows`` again from the ``first`` row-local filter on, with reasons; returns
-        their new (plugin, code, reasons) records in the order of ``rows``."""
+    def _record(fw: Framework, pod: Pod, snap: Snapshot, e: Entry, r: Records, rows: np.ndarray, first: int) -> bool:
+        """Filter ``rows`` (distinct) again from the ``first`` row-local filter on, with reasons,
+        into their records; True when some row's record changed."""
         sub = Diagnosis()
         fw.filter_rows_plain(e.state, pod, snap, rows.astype(np.intp), sub, only=e.local_filters[first:])
-        new: dict[int, tuple[int, int, int]] = {}
+        before = (r.plugin[rows], r.code[rows], r.reason[rows])  # fancy indexing: copies
+        r.plugin[rows], r.code[rows], r.reason[rows] = -1, 0, 0
         for f in sub.failures:
-            pi = e.local_filters.index(fw.plugins[f.plugin])
-            ids: dict[int, int] = {}  # reason bits -> reasons id
-            for row, code, b in zip(f.rows.tolist(), f.code.tolist(), f.bits.tolist(), strict=True):
-                rid = ids.get(b)
-                if rid is None:
-                    reasons = tuple(x for k, x in enumerate(f.reasons) if b >> k & 1)
-                    rid = r.ids.get(reasons)
-                    if rid is None:
-                        rid = r.ids[reasons] = len(r.sets)
-                        r.sets.append(reasons)
-                    ids[b] = rid
-                new[row] = (pi, code, rid)
-        out = [new.get(row, (-1, 0, 0)) for row in rows.tolist()]
-        plugin, code, reason = zip(*out, strict=True)
-        r.plugin[rows], r.code[rows], r.reason[rows] = plugin, code, reason
-        return out
+            r.plugin[f.rows] = e.local_filters.index(fw.plugins[f.plugin])
+            r.code[f.rows] = f.code
+            b0 = int(f.bits[0])
+            if (f.bits == b0).all():  # the common case: one reason set for every failed row
+                r.reason[f.rows] = _reason_id(r, f.reasons, b0)
+            else:
+                values, inverse = np.unique(f.bits, return_inverse=True)
+                ids = np.fromiter((_reason_id(r, f.reasons, int(b)) for b in values.tolist()), np.int32, values.size)
+                r.reason[f.rows] = ids[inverse]
+        return not (
+            np.array_equal(before[0], r.plugin[rows])
+            and np.array_equal(before[1], r.code[rows])
+            and np.array_equal(before[2], r.reason[rows])
+        )
 
     def _score(
         self,

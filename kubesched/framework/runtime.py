@@ -40,6 +40,8 @@ if TYPE_CHECKING:
 #: Observer of plugin executions: (plugin, extension point, status code name, seconds).
 PluginObserver = Callable[[str, str, str, float], None]
 
+_ERROR = np.int8(Code.Error)  # compared with code arrays per filter call: an enum member converts slowly
+
 
 @dataclass
 class FeasibleNodes:
@@ -285,8 +287,8 @@ class Framework:
         failed = res.code != 0
         if not failed.any():
             return res, None
-        if (res.code == Code.Error).any():
-            i = int(np.nonzero(res.code == Code.Error)[0][0])
+        if (res.code == _ERROR).any():
+            i = int(np.nonzero(res.code == _ERROR)[0][0])
             raise PluginFailure(res.status_at(i, pl.name))
         return res, failed
 

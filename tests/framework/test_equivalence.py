@@ -121,14 +121,22 @@ def workload(rng: random.Random, n_pods: int) -> list[Pod]:
     return pods
 
 
-def run(seed: int, n_nodes: int, n_pods: int, cache: bool, pct: int | None) -> list[tuple]:
+def _statuses(diag) -> list[tuple]:
+    return sorted((row, int(st.code), st.reasons, st.plugin) for row, st in diag.statuses().items())
+
+
+def run(seed: int, n_nodes: int, n_pods: int, cache: bool, pct: int | None, preempt: bool = True) -> list[tuple]:
     rng = random.Random(seed)
     reg = Registry()
-    if pct is None:
+    if pct is None and preempt:
         cfg = default_config(reg.points_of)
     else:
-        doc = {"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration",
-               "percentageOfNodesToScore": pct}
+        doc = {"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration"}
+        if pct is not None:
+            doc["percentageOfNodesToScore"] = pct
+        if not preempt:  # nothing reads a failure's per-node statuses before the hook below
+            doc["profiles"] = [{"schedulerName": "default-scheduler",
+                                "plugins": {"postFilter": {"disabled": [{"name": "*"}]}}}]
         cfg = parse_config(doc, "test", reg.points_of)
     snap = Snapshot()
     for n in cluster(rng, n_nodes):
@@ -138,13 +146,15 @@ def run(seed: int, n_nodes: int, n_pods: int, cache: bool, pct: int | None) -> l
     sched.use_equivalence_cache = cache
     out: list[tuple] = []
     sched.hooks.on_scheduled.append(lambda r: out.append((r.pod.key, r.node)))
-    # a failure keeps its FitError (with PostFilter's part) and the plugins it names
+    # a failure keeps its FitError (with PostFilter's part), the plugins it names, and every
+    # node's status, read at the end: the cache builds them on first read, as of the failure
     sched.hooks.on_failed.append(
-        lambda r: out.append((r.pod.key, None, r.message, sorted(r.diagnosis.unschedulable_plugins)))
+        lambda r: out.append((r.pod.key, None, r.message, sorted(r.diagnosis.unschedulable_plugins), r.diagnosis))
     )
     for p in workload(rng, n_pods):
         sched.add_pending(p)
     sched.run_until_idle(advance=clock.advance, max_attempts=5 * n_pods)
+    out = [rec[:-1] + (_statuses(rec[-1]),) if len(rec) == 5 else rec for rec in out]
     out.append(("next-start", str(sched.next_start_node_index)))
     if cache:
         assert sched.equivalence.hits > 0
@@ -152,10 +162,13 @@ def run(seed: int, n_nodes: int, n_pods: int, cache: bool, pct: int | None) -> l
     return out
 
 
-@pytest.mark.parametrize("seed, n_nodes, n_pods, pct", [(1, 40, 300, None), (2, 250, 1500, None), (3, 320, 1800, 30)])
-def test_cache_gives_identical_placements(seed, n_nodes, n_pods, pct):
-    with_cache = run(seed, n_nodes, n_pods, True, pct)
-    without = run(seed, n_nodes, n_pods, False, pct)
+@pytest.mark.parametrize(
+    "seed, n_nodes, n_pods, pct, preempt",
+    [(1, 40, 300, None, True), (2, 250, 1500, None, True), (3, 320, 1800, 30, True), (4, 60, 500, None, False)],
+)
+def test_cache_gives_identical_placements(seed, n_nodes, n_pods, pct, preempt):
+    with_cache = run(seed, n_nodes, n_pods, True, pct, preempt)
+    without = run(seed, n_nodes, n_pods, False, pct, preempt)
     assert with_cache[:-1] == without
     assert with_cache[-1] == ("diagnosed", True)  # failures served from the cache's records
     assert any(rec[1] is None for rec in without)  # the workload does exhaust some capacity
