@@ -146,7 +146,7 @@ class Framework:
 
     # ---- PreEnqueue ------------------------------------------------------------------
     def run_pre_enqueue(self, pod: Pod) -> Status:
-        return self._until_failure(self.pre_enqueue, "PreEnqueue", lambda pl: pl.pre_enqueue(pod))
+        return self._until_failure(self.pre_enqueue, "PreEnqueue", "pre_enqueue", pod)
 
     # ---- PreFilter -------------------------------------------------------------------
     def run_pre_filter(
@@ -474,17 +474,23 @@ class Framework:
 
     # ---- Reserve / Permit / Bind ------------------------------------------------------
     @staticmethod
-    def _until_failure(plugins: list[Any], point: str, call: Callable[[Any], Status | None]) -> Status:
-        """Run ``call`` on each plugin in order; the first non-success status, naming its plugin."""
+    def _until_failure(plugins: list[Any], point: str, method: str, *args: Any) -> Status:
+        """Call ``method`` of each plugin in order; the first non-success status, naming its plugin.
+        A bound method, not a closure per plugin: Reserve and Bind run for every placed pod."""
         for pl in plugins:
-            st = _guard(pl, point, lambda pl=pl: call(pl)) or Status()
-            if not st.ok:
+            try:
+                st = getattr(pl, method)(*args)
+            except PluginFailure:
+                raise
+            except Exception as e:  # noqa: BLE001 - as _guard
+                raise _failure(pl, point, e) from e
+            if st is not None and not st.ok:
                 st.plugin = pl.name
                 return st
         return Status()
 
     def run_reserve(self, state: CycleState, pod: Pod, node: str) -> Status:
-        return self._until_failure(self.reserve, "Reserve", lambda pl: pl.reserve(state, pod, node))
+        return self._until_failure(self.reserve, "Reserve", "reserve", state, pod, node)
 
     def run_unreserve(self, state: CycleState, pod: Pod, node: str) -> None:
         for pl in reversed(self.reserve):
@@ -508,7 +514,7 @@ class Framework:
         return (Status(Code.Wait) if waiting else Status()), wait
 
     def run_pre_bind(self, state: CycleState, pod: Pod, node: str) -> Status:
-        return self._until_failure(self.pre_bind, "PreBind", lambda pl: pl.pre_bind(state, pod, node))
+        return self._until_failure(self.pre_bind, "PreBind", "pre_bind", state, pod, node)
 
     def run_bind(self, state: CycleState, pod: Pod, node: str) -> Status:
         for pl in self.bind:

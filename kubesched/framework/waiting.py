@@ -160,6 +160,8 @@ class WaitingPods:
 def run_permit_plugins(fw: Framework, state: CycleState, pod: Pod, node: str) -> tuple[Status, dict[str, float]]:
     """RunPermitPlugins: the first rejection or error stops; otherwise Wait (with each waiting
     plugin's timeout, capped at 15 minutes) or Success."""
+    if not fw.permit:
+        return Status(), {}
     from kubesched.framework.runtime import _guard  # the framework's error wrapping for plugin code
 
     waits: dict[str, float] = {}

@@ -139,12 +139,15 @@ class GpuState:
     def _sync_row(self, snap: Snapshot, row: int, skip_uid: str | None) -> None:
         pods = snap.pods_on[row]
         rec = self.allocs[row]
-        for uid in [u for u in rec if u not in pods]:
+        for uid in rec.keys() - pods.keys():
             self.release(uid, row)
-        no_gpu = self._no_gpu
-        for uid, pod in pods.items():
-            if uid not in rec and uid not in no_gpu and uid != skip_uid:
-                self._add_bound(row, pod)
+        # Set differences in C: a row holds dozens of pods, and one or two changed.
+        new = pods.keys() - rec.keys() - self._no_gpu
+        new.discard(skip_uid)
+        if len(new) > 1:  # in the row's order: default GPU picks depend on it
+            new = [uid for uid in pods if uid in new]
+        for uid in new:
+            self._add_bound(row, pods[uid])
 
     def _add_bound(self, row: int, pod: Pod) -> None:
         """Account a pod found on a row: its earlier GPUs, its gpu-index annotation, or a default."""
