@@ -87,6 +87,7 @@ class Entry:
     fresh_pre_score: list[Any]
     fresh_score: list[Any]
     local_skip_score: frozenset[str] = frozenset()
+    skip_without_fresh: frozenset[str] = frozenset()  # score plugins not run when no fresh plugin takes part
     # Node-only plugins (``Plugin.node_only``) judge a row from its node object, which cannot change
     # while the entry lives (node changes bump ``structure``): their verdicts and scores are kept
     # apart, and only the plugins that read the row's pods run again when its pods change.
@@ -210,6 +211,7 @@ class EquivalenceCache:
             [pl for pl in fw.score if not pl.row_local],
         )
         e.local_skip_score = frozenset(skip)
+        e.skip_without_fresh = e.local_skip_score | {pl.name for pl in e.fresh_score}
         e.node_ok = node_ok
         e.node_all_ok = bool(node_ok[order].all()) and len(order) == snap.n
         e.local_filters = local_filters
@@ -543,7 +545,7 @@ class EquivalenceCache:
         """Scores over ``window``; ``skipping`` as from ``_cycle_state`` (None: no fresh plugin)."""
         if e.unscored:
             self._rescore(fw, pod, snap, e)
-        skip = set(e.local_skip_score) | {pl.name for pl in e.fresh_score}
+        skip: set[str] | frozenset[str] = e.skip_without_fresh
         if skipping is not None:
             skip = set(e.local_skip_score)
             for pl in e.fresh_pre_score:
@@ -573,7 +575,8 @@ class EquivalenceCache:
                 raw = np.asarray(pl.score(state, pod, snap, window), np.int64)
             norm = pl.normalize(state, pod, raw.copy())
             norm = raw if norm is None else np.asarray(norm, np.int64)
-            if norm.size and (norm.max() > MAX_NODE_SCORE or norm.min() < MIN_NODE_SCORE):
+            checked = not (pl.normalized_in_range and norm is not raw)
+            if checked and norm.size and (norm.max() > MAX_NODE_SCORE or norm.min() < MIN_NODE_SCORE):
                 raise _Fallback  # the regular path reports the invalid score
             total = total + norm * w
             if self.keep_details:

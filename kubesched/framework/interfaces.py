@@ -112,6 +112,10 @@ class PreScorePlugin(Plugin):
 
 
 class ScorePlugin(Plugin):
+    #: True when ``normalize`` provably returns scores within [MIN_NODE_SCORE, MAX_NODE_SCORE]
+    #: (e.g. a min-max scaling): the framework then skips its per-cycle range check.
+    normalized_in_range: ClassVar[bool] = False
+
     def score(self, state: CycleState, pod: Pod, snap: Snapshot, rows: np.ndarray) -> np.ndarray:
         """Raw int64 score per row."""
         raise NotImplementedError

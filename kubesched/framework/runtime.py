@@ -456,7 +456,8 @@ class Framework:
             raw = np.asarray(self._timed(pl, "Score", lambda pl=pl: pl.score(state, pod, snap, rows)), np.int64)
             norm = _guard(pl, "NormalizeScore", lambda pl=pl, raw=raw: pl.normalize(state, pod, raw.copy()))
             norm = raw if norm is None else np.asarray(norm, np.int64)
-            if norm.size and (norm.max() > MAX_NODE_SCORE or norm.min() < MIN_NODE_SCORE):
+            in_range = pl.normalized_in_range and norm is not raw
+            if not in_range and norm.size and (norm.max() > MAX_NODE_SCORE or norm.min() < MIN_NODE_SCORE):
                 # upstream's text, with the first offending node's score (node order)
                 bad = int(norm[(norm > MAX_NODE_SCORE) | (norm < MIN_NODE_SCORE)][0])
                 raise PluginFailure(

@@ -35,6 +35,7 @@ def min_max_normalize(scores: np.ndarray) -> np.ndarray:
 
 class BestFitScore(ReadsGpuAsk, ScorePlugin):
     name = NAME
+    normalized_in_range = True  # min-max scaling onto 0..100
 
     def score(self, state: CycleState, pod: Pod, snap: Snapshot, rows: np.ndarray) -> np.ndarray:
         ask = cycle_ask(state, pod)
@@ -43,7 +44,8 @@ class BestFitScore(ReadsGpuAsk, ScorePlugin):
         gl = st.total_left(rows).astype(np.float64)
         c = float(pod_cpu(pod))
         g = float(ask.total_milli if ask else 0)
-        s = (cl - c) / MAX_SPEC_CPU * 0.5 + (gl - g) / MAX_SPEC_GPU * 0.5
+        # x / m * 0.5 == x / (2 m) exactly (halving is exact): one operation fewer per term
+        s = (cl - c) / (2.0 * MAX_SPEC_CPU) + (gl - g) / (2.0 * MAX_SPEC_GPU)
         raw = ((1.0 - s) * 100.0).astype(np.int64)
         return np.where((cl < c) | (gl < g), 0, raw)
 
