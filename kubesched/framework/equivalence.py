@@ -288,9 +288,12 @@ class EquivalenceCache:
         that look beyond one row. Cached entries are shared read-only; a cycle that runs fresh
         plugins writes to a copy. ``skipping`` holds the fresh plugins whose ``skips()`` holds
         this cycle; None when they all do (no non-row-local plugin takes part)."""
-        skipping = {pl for pl in e.fresh_plugins if pl.skips(pod, snap)}
-        if len(skipping) == len(e.fresh_plugins):
+        for pl in e.fresh_plugins:
+            if not pl.skips(pod, snap):
+                break
+        else:  # the common case, without building the set
             return e.state, None
+        skipping = {pl for pl in e.fresh_plugins if pl.skips(pod, snap)}
         active = [pl for pl in e.fresh_pre_filter if pl not in skipping]
         state = CycleState()
         state._data = dict(e.state._data)
@@ -510,26 +513,42 @@ class EquivalenceCache:
     @staticmethod
     def _record(fw: Framework, pod: Pod, snap: Snapshot, e: Entry, r: Records, rows: np.ndarray, first: int) -> bool:
         """Filter ``rows`` (distinct) again from the ``first`` row-local filter on, with reasons,
-        into their records; True when some row's record changed."""
-        sub = Diagnosis()
-        fw.filter_rows_plain(e.state, pod, snap, rows.astype(np.intp), sub, only=e.local_filters[first:])
-        before = (r.plugin[rows], r.code[rows], r.reason[rows])  # fancy indexing: copies
-        r.plugin[rows], r.code[rows], r.reason[rows] = -1, 0, 0
-        for f in sub.failures:
-            r.plugin[f.rows] = e.local_filters.index(fw.plugins[f.plugin])
-            r.code[f.rows] = f.code
-            b0 = int(f.bits[0])
-            if (f.bits == b0).all():  # the common case: one reason set for every failed row
-                r.reason[f.rows] = _reason_id(r, f.reasons, b0)
+        into their records (each row stops at its first failing filter); True when some row's
+        record changed. Plugins are called directly: no per-node failure lists are built."""
+        rows = rows.astype(np.intp)
+        plugin = np.full(rows.size, -1, np.int16)
+        code = np.zeros(rows.size, np.int8)
+        reason = np.zeros(rows.size, np.int32)
+        alive = np.arange(rows.size)  # positions of rows no filter rejected yet
+        skip = e.state.skip_filter
+        for pi in range(first, len(e.local_filters)):
+            pl = e.local_filters[pi]
+            if pl.name in skip:
+                continue
+            res, failed = fw._filter_once(pl, e.state, pod, snap, rows if alive.size == rows.size else rows[alive])
+            if failed is None:
+                continue
+            at = alive[failed]
+            plugin[at] = pi
+            code[at] = res.code[failed]
+            bits = res.reason_bits[failed]
+            b0 = int(bits[0])
+            if (bits == b0).all():  # the common case: one reason set for every failed row
+                reason[at] = _reason_id(r, res.reasons, b0)
             else:
-                values, inverse = np.unique(f.bits, return_inverse=True)
-                ids = np.fromiter((_reason_id(r, f.reasons, int(b)) for b in values.tolist()), np.int32, values.size)
-                r.reason[f.rows] = ids[inverse]
-        return not (
-            np.array_equal(before[0], r.plugin[rows])
-            and np.array_equal(before[1], r.code[rows])
-            and np.array_equal(before[2], r.reason[rows])
+                values, inverse = np.unique(bits, return_inverse=True)
+                ids = np.fromiter((_reason_id(r, res.reasons, int(b)) for b in values.tolist()), np.int32, values.size)
+                reason[at] = ids[inverse]
+            alive = alive[~failed]
+            if not alive.size:
+                break
+        changed = not (
+            np.array_equal(plugin, r.plugin[rows])
+            and np.array_equal(code, r.code[rows])
+            and np.array_equal(reason, r.reason[rows])
         )
+        r.plugin[rows], r.code[rows], r.reason[rows] = plugin, code, reason
+        return changed
 
     def _score(
         self,
