@@ -430,7 +430,12 @@ class EquivalenceCache:
             state, skipping = self._cycle_state(pod, snap, e, rerun=not fresh_build)
             k = num_to_find(n)
             s = start % n
-            filters = [pl for pl in e.fresh_filter if pl.name not in state.skip_filter] if skipping is not None else []
+            filters = []
+            if skipping is not None:  # fresh filters that take part and may reject some node
+                skip = state.skip_filter
+                filters = [
+                    pl for pl in e.fresh_filter if pl.name not in skip and not pl.passes_everywhere(state, pod, snap)
+                ]
             if filters:
                 window, cut = self._window_fresh(fw, pod, snap, e, state, filters, s, k)
             else:

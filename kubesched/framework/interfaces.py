@@ -99,6 +99,12 @@ class FilterPlugin(Plugin):
         agree with ``filter`` (raise where ``filter`` would return Error). None: use ``filter``."""
         return None
 
+    def passes_everywhere(self, state: CycleState, pod: Pod, snap: Snapshot) -> bool:
+        """Optional, for plugins that read other nodes' pods: True only when this cycle's Filter
+        (after its PreFilter wrote ``state``) certainly returns Success for every node, so the
+        equivalence cache need not run it (e.g. every spreading domain is within its skew)."""
+        return False
+
 
 class PostFilterPlugin(Plugin):
     def post_filter(self, state: CycleState, pod: Pod, snap: Snapshot, diagnosis: Any) -> tuple[str | None, Status]:

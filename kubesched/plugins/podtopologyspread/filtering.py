@@ -143,6 +143,14 @@ class PreFilterState:
         return tables
 
 
+    def passes_everywhere(self, pod: Pod, snap: Snapshot) -> bool:
+        """True when Filter passes every node: all carry every key (``all_keys``) and no value
+        code's table entry fails (codes no node uses count too: exact, if sometimes cautious)."""
+        if self.all_keys is None or len(self.all_keys) != snap.n or not self.all_keys.all():
+            return False
+        return not any(t[:-1].any() for t in self.verdict_tables(pod, snap))
+
+
 def _filter_domains(
     shape: ShapeMasks, i: int, c: TopologySpreadConstraint, snap: Snapshot
 ) -> tuple[np.ndarray, np.ndarray, int, np.ndarray, int]:

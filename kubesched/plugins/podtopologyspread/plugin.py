@@ -93,6 +93,11 @@ class PodTopologySpread(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlug
     def filter(self, state: CycleState, pod: Pod, snap: Snapshot, rows: np.ndarray) -> FilterResult:
         return filter_rows(self._pre_filter_state(state), pod, snap, np.asarray(rows))
 
+    def passes_everywhere(self, state: CycleState, pod: Pod, snap: Snapshot) -> bool:
+        """Every node has every topology key and no domain value fails its skew check."""
+        st = state.read(PRE_FILTER_STATE_KEY)
+        return isinstance(st, PreFilterState) and st.passes_everywhere(pod, snap)
+
     def add_pod(self, state: CycleState, pod: Pod, added: Pod, row: int, snap: Snapshot) -> None:
         st = state.read(PRE_FILTER_STATE_KEY)
         if isinstance(st, PreFilterState):
