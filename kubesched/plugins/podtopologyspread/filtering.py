@@ -146,9 +146,23 @@ class PreFilterState:
     def passes_everywhere(self, pod: Pod, snap: Snapshot) -> bool:
         """True when Filter passes every node: all carry every key (``all_keys``) and no value
         code's table entry fails (codes no node uses count too: exact, if sometimes cautious)."""
-        if self.all_keys is None or len(self.all_keys) != snap.n or not self.all_keys.all():
+        if self.all_keys is None or len(self.all_keys) != snap.n or not _all_true(self.all_keys):
             return False
         return not any(t[:-1].any() for t in self.verdict_tables(pod, snap))
+
+
+_last_all: tuple[np.ndarray | None, bool] = (None, False)
+
+
+def _all_true(mask: np.ndarray) -> bool:
+    """``mask.all()``, remembered for the last mask seen: ``all_keys`` is one shared, read-only
+    array per pod shape until nodes change, and a pass over every node each cycle adds up."""
+    global _last_all
+    if mask.flags.writeable:  # not one of the shared frozen masks: may change in place
+        return bool(mask.all())
+    if _last_all[0] is not mask:
+        _last_all = (mask, bool(mask.all()))
+    return _last_all[1]
 
 
 def _filter_domains(
