@@ -88,6 +88,9 @@ class Entry:
     fresh_score: list[Any]
     local_skip_score: frozenset[str] = frozenset()
     skip_without_fresh: frozenset[str] = frozenset()  # score plugins not run when no fresh plugin takes part
+    # Normalising row-local plugins whose raw score is 0 on every row: their normalised scores are
+    # those of a zero vector (normalize reads the scores alone), computed once per window size.
+    zero_raw: set[str] = field(default_factory=set)
     # Node-only plugins (``Plugin.node_only``) judge a row from its node object, which cannot change
     # while the entry lives (node changes bump ``structure``): their verdicts and scores are kept
     # apart, and only the plugins that read the row's pods run again when its pods change.
@@ -146,6 +149,7 @@ class EquivalenceCache:
         self.diagnosed = 0  # pods that fit nowhere, their FitError built from the records
         self._last: Entry | None = None  # the most recently used entry
         self.keep_details = False  # per-plugin scores in the Window (explain-style output)
+        self._zero_norm: dict[tuple[Any, int], np.ndarray | int] = {}
 
     def clear(self) -> None:
         self._entries.clear()
@@ -211,6 +215,7 @@ class EquivalenceCache:
             [pl for pl in fw.score if not pl.row_local],
         )
         e.local_skip_score = frozenset(skip)
+        e.zero_raw = {name for name, arr in raw.items() if _normalizes(fw.plugins[name]) and not arr.any()}
         e.skip_without_fresh = e.local_skip_score | {pl.name for pl in e.fresh_score}
         e.node_ok = node_ok
         e.node_all_ok = bool(node_ok[order].all()) and len(order) == snap.n
@@ -257,6 +262,8 @@ class EquivalenceCache:
                 arr[new] = np.asarray(pl.score(e.state, pod, snap, new), np.int64)  # type: ignore[attr-defined]
                 if not _normalizes(pl):
                     e.static_node[new] += arr[new] * fw.score_weights.get(name, 1)
+                elif name in e.zero_raw and arr[new].any():
+                    e.zero_raw.discard(name)
         e.static[feas] = e.static_node[feas]
         for name, arr in e.raw.items():
             pl = fw.plugins[name]
@@ -265,6 +272,8 @@ class EquivalenceCache:
             arr[feas] = np.asarray(pl.score(e.state, pod, snap, feas), np.int64)  # type: ignore[attr-defined]
             if not _normalizes(pl):
                 e.static[feas] += arr[feas] * fw.score_weights.get(name, 1)
+            elif name in e.zero_raw and arr[feas].any():
+                e.zero_raw.discard(name)
 
     def _refresh_in(self, fw: Framework, pod: Pod, snap: Snapshot, e: Entry, s: int, lo: int, hi: int) -> bool:
         """Refresh stale rows if any sits at rotated positions [lo, hi); True if it did."""
@@ -588,6 +597,12 @@ class EquivalenceCache:
             w = fw.score_weights.get(pl.name, 1)
             arr = e.raw.get(pl.name)
             if arr is not None:
+                if pl.name in e.zero_raw:
+                    norm = self._zero_normalized(pl, state, pod, window.size)
+                    total = total + norm * w
+                    if self.keep_details:
+                        per[pl.name] = (np.zeros(window.size, np.int64), np.broadcast_to(norm, window.shape), w)
+                    continue
                 raw = arr[window]
                 if not _normalizes(pl):
                     if self.keep_details:
@@ -606,3 +621,21 @@ class EquivalenceCache:
             if self.keep_details:
                 per[pl.name] = (raw, norm, w)
         return Window(window, cut, total, per, state)
+
+    def _zero_normalized(self, pl: Any, state: CycleState, pod: Pod, size: int) -> np.ndarray | int:
+        """``pl``'s normalised scores of ``size`` zero raw scores (an int when all equal)."""
+        key = (pl, size)
+        hit = self._zero_norm.get(key)
+        if hit is None:
+            raw = np.zeros(size, np.int64)
+            out = pl.normalize(state, pod, raw.copy())
+            norm = raw if out is None else np.asarray(out, np.int64)
+            if norm.size and (norm.max() > MAX_NODE_SCORE or norm.min() < MIN_NODE_SCORE):
+                raise _Fallback  # the regular path reports the invalid score
+            if len(self._zero_norm) >= 4096:
+                self._zero_norm.clear()
+            hit = int(norm[0]) if norm.size and (norm == norm[0]).all() else norm
+            if isinstance(hit, np.ndarray):
+                hit.flags.writeable = False
+            self._zero_norm[key] = hit
+        return hit

@@ -65,6 +65,7 @@ class TaintToleration(FilterPlugin, PreScorePlugin, ScorePlugin):
 
     row_local = True
     node_only = True  # reads the node object, never the pods on it
+    normalized_in_range = True  # counts are >= 0, and DefaultNormalizeScore maps 0..max onto 0..100
 
     def filter(self, state: CycleState, pod: Pod, snap: Snapshot, rows: np.ndarray) -> FilterResult:
         """Unresolvable: evicting pods never removes a taint."""
