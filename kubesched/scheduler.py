@@ -195,7 +195,7 @@ class Scheduler:
                 if win.total is None:
                     res.node = snap.nodes[int(win.rows[0])].name
                 else:
-                    res.scores = Scores(win.rows, win.total, win.per_plugin)
+                    res.scores = Scores(win.rows, win.total, win.per_plugin, win.in_order)
                     res.node = snap.nodes[self.select_host(res.scores)].name
                 return res
         diag = Diagnosis()
@@ -245,6 +245,8 @@ class Scheduler:
 
     def select_host(self, scores: Scores) -> int:
         """The highest total; ties broken uniformly at random (seeded) or by node order."""
+        if scores.in_order and self.tie_break == "first":
+            return int(scores.rows[int(np.argmax(scores.total))])  # argmax: the first of the ties
         best = scores.total.max()
         ties = np.nonzero(scores.total == best)[0]
         if ties.size == 1:

@@ -135,6 +135,7 @@ class Window:
     per_plugin: dict[str, tuple[np.ndarray, np.ndarray, int]]
     state: CycleState
     diagnosis: Diagnosis | None = None  # set when no node fits: the FitError's per-node statuses
+    in_order: bool = False  # rows ascend in node order (the window did not wrap around)
 
 
 def _normalizes(pl: object) -> bool:
@@ -458,7 +459,9 @@ class EquivalenceCache:
                     return Window(window, cut, None, {}, state, self._diagnose(fw, pod, snap, e))
             if window.size < 2 or not has_scoring:
                 return Window(window, cut, None, {}, state)
-            return self._score(fw, pod, snap, e, state, window, cut, skipping)
+            win = self._score(fw, pod, snap, e, state, window, cut, skipping)
+            win.in_order = s + cut <= n  # e.order ascends in node order; a window from s wraps past n
+            return win
         except _Fallback:
             return None
 

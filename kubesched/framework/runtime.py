@@ -55,6 +55,7 @@ class Scores:
     total: np.ndarray
     # plugin -> (raw, normalized, weight); absent when the plugin was skipped
     per_plugin: dict[str, tuple[np.ndarray, np.ndarray, int]] = field(default_factory=dict)
+    in_order: bool = False  # rows ascend in node order (then the first highest total is the first in order)
 
 
 def _guard(plugin: Plugin, point: str, fn: Callable[[], Any]) -> Any:

@@ -125,7 +125,9 @@ def _statuses(diag) -> list[tuple]:
     return sorted((row, int(st.code), st.reasons, st.plugin) for row, st in diag.statuses().items())
 
 
-def run(seed: int, n_nodes: int, n_pods: int, cache: bool, pct: int | None, preempt: bool = True) -> list[tuple]:
+def run(
+    seed: int, n_nodes: int, n_pods: int, cache: bool, pct: int | None, preempt: bool = True, tie_break: str = "random"
+) -> list[tuple]:
     rng = random.Random(seed)
     reg = Registry()
     if pct is None and preempt:
@@ -142,7 +144,7 @@ def run(seed: int, n_nodes: int, n_pods: int, cache: bool, pct: int | None, pree
     for n in cluster(rng, n_nodes):
         snap.add_node(n)
     clock = VirtualClock()
-    sched = Scheduler(cfg, snap, MemoryCluster(), reg, seed=seed, clock=clock)
+    sched = Scheduler(cfg, snap, MemoryCluster(), reg, seed=seed, clock=clock, tie_break=tie_break)
     sched.use_equivalence_cache = cache
     out: list[tuple] = []
     sched.hooks.on_scheduled.append(lambda r: out.append((r.pod.key, r.node)))
@@ -163,12 +165,18 @@ def run(seed: int, n_nodes: int, n_pods: int, cache: bool, pct: int | None, pree
 
 
 @pytest.mark.parametrize(
-    "seed, n_nodes, n_pods, pct, preempt",
-    [(1, 40, 300, None, True), (2, 250, 1500, None, True), (3, 320, 1800, 30, True), (4, 60, 500, None, False)],
+    "seed, n_nodes, n_pods, pct, preempt, tie_break",
+    [
+        (1, 40, 300, None, True, "random"),
+        (2, 250, 1500, None, True, "random"),
+        (3, 320, 1800, 30, True, "random"),
+        (4, 60, 500, None, False, "random"),
+        (5, 300, 1500, 30, True, "first"),  # windows that wrap and windows that do not
+    ],
 )
-def test_cache_gives_identical_placements(seed, n_nodes, n_pods, pct, preempt):
-    with_cache = run(seed, n_nodes, n_pods, True, pct, preempt)
-    without = run(seed, n_nodes, n_pods, False, pct, preempt)
+def test_cache_gives_identical_placements(seed, n_nodes, n_pods, pct, preempt, tie_break):
+    with_cache = run(seed, n_nodes, n_pods, True, pct, preempt, tie_break)
+    without = run(seed, n_nodes, n_pods, False, pct, preempt, tie_break)
     assert with_cache[:-1] == without
     assert with_cache[-1] == ("diagnosed", True)  # failures served from the cache's records
     assert any(rec[1] is None for rec in without)  # the workload does exhaust some capacity
