@@ -58,6 +58,9 @@ def cluster_gpu_metrics(snap: Snapshot, typical: TypicalPods | None = None) -> G
     return _metrics(st, frag)
 
 
+RESUM_EVERY = 1024
+
+
 class GpuMetricsTracker:
     """Incremental ``cluster_gpu_metrics``: per-node F_n(M) kept, changed rows recomputed."""
 
@@ -70,6 +73,10 @@ class GpuMetricsTracker:
         self._log_pos = 0
         self._version = -1
         self._last: GpuMetrics | None = None
+        # The sum of ``_frag``, kept by differences (a pass over every node per pod cost more than
+        # the rows that changed) and summed afresh every RESUM_EVERY updates against rounding drift.
+        self._frag_sum = 0.0
+        self._updates = 0
 
     def update(self) -> GpuMetrics:
         snap = self.snap
@@ -81,15 +88,24 @@ class GpuMetricsTracker:
                 self._fm = FragModel(self.typical, st.models)
                 self._epoch = -1
             log = st.row_log
-            if st.epoch != self._epoch or len(log) < self._log_pos or len(self._frag) != snap.n:
+            if (
+                st.epoch != self._epoch
+                or len(log) < self._log_pos
+                or len(self._frag) != snap.n
+                or self._updates >= RESUM_EVERY
+            ):
                 self._frag = self._fm.amount(st.left, _cpu_left(snap, slice(None)), st.model)
+                self._frag_sum, self._updates = float(self._frag.sum()), 0
             else:
                 c = snap.res_index[CPU]
-                alloc, req, fm = snap.alloc, snap.requested, self._fm
+                alloc, req, fm, frag = snap.alloc, snap.requested, self._fm, self._frag
                 for row in set(log[self._log_pos :]):  # a row or two per pod
                     cpu = int(alloc[row, c] - req[row, c])
-                    self._frag[row] = fm.node_amount(st.left[row].tolist(), cpu, int(st.model[row]))
+                    new = fm.node_amount(st.left[row].tolist(), cpu, int(st.model[row]))
+                    self._frag_sum += new - float(frag[row])
+                    frag[row] = new
+                self._updates += 1
             self._epoch, self._log_pos = st.epoch, len(st.row_log)
         self._version = st.version
-        self._last = _metrics(st, float(self._frag.sum()) if self.typical is not None else 0.0)
+        self._last = _metrics(st, self._frag_sum if self.typical is not None else 0.0)
         return self._last
