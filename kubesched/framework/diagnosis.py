@@ -47,6 +47,9 @@ class Diagnosis:
     # the FitError message needs only the histogram, and most failures are never looked into.
     pending: Callable[[], list[NodeFailures]] | None = field(default=None, repr=False)
     failed: int = 0  # nodes in the pending failures
+    # FitError messages already built, shared with copies; only with a ``histogram`` (its builder
+    # never changes it), keyed on everything else the message reads
+    messages: dict[tuple, str] | None = field(default=None, repr=False)
 
     @property
     def failures(self) -> list[NodeFailures]:
@@ -67,6 +70,7 @@ class Diagnosis:
             self.histogram,
             self.pending,
             self.failed,
+            self.messages,
         )
 
     @property
@@ -116,6 +120,23 @@ class Diagnosis:
 
     def fit_error(self, num_all_nodes: int) -> str:
         """framework.FitError.Error(), byte for byte."""
+        memo = self.messages if self.histogram is not None else None
+        if memo is not None:
+            absent = self.absent_status
+            key = (
+                num_all_nodes,
+                self.num_failed,
+                self.pre_filter_msg,
+                self.post_filter_msg,
+                None if absent is None else tuple(absent.reasons),
+            )
+            hit = memo.get(key)
+            if hit is None:
+                hit = memo[key] = self._fit_error(num_all_nodes)
+            return hit
+        return self._fit_error(num_all_nodes)
+
+    def _fit_error(self, num_all_nodes: int) -> str:
         msg = NO_NODE_AVAILABLE.format(n=num_all_nodes)
         if self.pre_filter_msg:
             msg += f" {self.pre_filter_msg}."

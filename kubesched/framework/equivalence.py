@@ -504,7 +504,9 @@ class EquivalenceCache:
             return out
 
         names = {name for name, _, _ in groups}
-        diag = Diagnosis(unschedulable_plugins=names, histogram=hist, pending=failures, failed=int(key.size))
+        diag = Diagnosis(
+            unschedulable_plugins=names, histogram=hist, pending=failures, failed=int(key.size), messages={}
+        )
         r.diagnosis = diag
         return diag.copy()
 
