@@ -405,7 +405,7 @@ class EquivalenceCache:
         key: tuple = (fw.profile_name, sig)
         if fw.signature_annotations:
             ann = pod.annotations
-            key = (*key, tuple(ann.get(k) for k in fw.signature_annotations))
+            key = (*key, tuple(map(ann.get, fw.signature_annotations)))
         e = self._entries.get(key)
         if e is not None and e.structure != snap.structure:
             e = None

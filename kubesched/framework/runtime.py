@@ -479,6 +479,8 @@ class Framework:
     def _until_failure(plugins: list[Any], point: str, method: str, *args: Any) -> Status:
         """Call ``method`` of each plugin in order; the first non-success status, naming its plugin.
         A bound method, not a closure per plugin: Reserve and Bind run for every placed pod."""
+        if not plugins:
+            return Status()
         for pl in plugins:
             try:
                 st = getattr(pl, method)(*args)
