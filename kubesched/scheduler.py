@@ -131,6 +131,11 @@ class Scheduler:
         self.attempts = 0
         self.equivalence = EquivalenceCache()
         self.use_equivalence_cache = True
+        # False: a pod the equivalence cache finds no node for gets a FitError without per-node
+        # reasons (its message counts the nodes only, and no plugin is named for requeueing), which
+        # saves filtering again with reasons. For callers that never read them, as the trace
+        # replay that drops an unschedulable pod at once; profiles with PostFilter keep them.
+        self.failure_detail = True
         self.progress = 0  # binds and deletions: what offline runs count as getting somewhere
         self._waited_since_progress = False
         self._resolving = False
@@ -180,7 +185,8 @@ class Scheduler:
                 return num_feasible_nodes_to_find(m, pct) if scoring else 1
 
             try:
-                win = self.equivalence.lookup(fw, pod, snap, self.next_start_node_index, k_of, scoring)
+                detail = self.failure_detail or bool(fw.post_filter)
+                win = self.equivalence.lookup(fw, pod, snap, self.next_start_node_index, k_of, scoring, detail)
             except Exception:  # noqa: BLE001 - a plugin failed: the regular path reports it properly
                 self.equivalence.clear()
                 win = None

@@ -26,7 +26,7 @@ import numpy as np
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.diagnosis import Diagnosis, NodeFailures
 from kubesched.framework.interfaces import MAX_NODE_SCORE, MIN_NODE_SCORE, ScorePlugin
-from kubesched.framework.status import Code, PreFilterResult
+from kubesched.framework.status import Code, PreFilterResult, Status
 
 if TYPE_CHECKING:
     from kubesched.api.objects import Pod
@@ -67,6 +67,10 @@ def _reason_id(r: Records, reasons: tuple[str, ...], bits: int) -> int:
         rid = r.ids[chosen] = len(r.sets)
         r.sets.append(chosen)
     return rid
+
+
+# The status of every node when failure details are off (EquivalenceCache.lookup's ``detail``)
+NO_DETAIL = Status(Code.Unschedulable, ("node(s) didn't fit the pod (reasons not recorded)",))
 
 
 class _Fallback(Exception):
@@ -397,8 +401,10 @@ class EquivalenceCache:
         start: int,
         num_to_find: Callable[[int], int],
         has_scoring: bool,
+        detail: bool = True,
     ) -> Window | None:
-        """The cycle's feasible window and scores, or None when the regular path must run."""
+        """The cycle's feasible window and scores, or None when the regular path must run.
+        ``detail`` False: a pod no node fits gets a Diagnosis without per-node reasons."""
         sig = pod.signature()
         if sig is None:
             return None
@@ -428,7 +434,7 @@ class EquivalenceCache:
             # The entry's last pod fit nowhere: this one likely will not either, so its stale rows
             # are judged with reasons right away (the records give the verdicts too) instead of
             # twice, once for the verdicts and once more for the FitError.
-            failed_last = e.records is not None and e.records.log_pos == e.log_pos
+            failed_last = detail and e.records is not None and e.records.log_pos == e.log_pos
             if len(log) > e.log_pos:
                 e.dirty.update(log[e.log_pos :])
             e.log_pos = len(log)
@@ -456,7 +462,8 @@ class EquivalenceCache:
                     e.records.log_pos = e.log_pos
                 window, cut = self._window_cached(fw, pod, snap, e, s, k)
                 if window.size == 0 and n == snap.n:
-                    return Window(window, cut, None, {}, state, self._diagnose(fw, pod, snap, e))
+                    diag = self._diagnose(fw, pod, snap, e) if detail else Diagnosis(absent_status=NO_DETAIL)
+                    return Window(window, cut, None, {}, state, diag)
             if window.size < 2 or not has_scoring:
                 return Window(window, cut, None, {}, state)
             win = self._score(fw, pod, snap, e, state, window, cut, skipping)

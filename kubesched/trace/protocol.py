@@ -218,7 +218,9 @@ def build_scheduler(nodes: Sequence[Node], policy: str, seed: int, typical: Typi
     snap = Snapshot()
     for node in nodes:
         snap.add_node(node)
-    return Scheduler(config, snap, None, registry, seed=seed, tie_break="first")
+    sched = Scheduler(config, snap, None, registry, seed=seed, tie_break="first")
+    sched.failure_detail = False  # an unschedulable pod is dropped at once: nobody reads why
+    return sched
 
 
 def run(
