@@ -16,6 +16,7 @@ from kubesched.api.objects import Node, Pod
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.status import Code
 from kubesched.plugins.podtopologyspread import PodTopologySpread
+from kubesched.plugins.podtopologyspread.common import PRE_FILTER_STATE_KEY
 from kubesched.state.snapshot import Snapshot
 from kubesched.testing import make_node, make_pod
 
@@ -68,6 +69,9 @@ def _run(seed: int, answers: dict[bool, int]) -> None:
             continue
         hint = plugin.passes_everywhere(state, pod, snap)
         answers[hint] += 1
+        st = state.read(PRE_FILTER_STATE_KEY)  # the Filter's own per-domain verdict tables agree
+        tables_pass = bool(st.all_keys.all()) and not any(t[:-1].any() for t in st.verdict_tables(pod, snap))
+        assert hint == tables_pass, (seed, i)
         if hint:
             assert (plugin.filter(state, pod, snap, rows).code == 0).all(), (seed, i)
 

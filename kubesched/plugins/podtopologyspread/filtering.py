@@ -148,7 +148,15 @@ class PreFilterState:
         code's table entry fails (codes no node uses count too: exact, if sometimes cautious)."""
         if self.all_keys is None or len(self.all_keys) != snap.n or not _all_true(self.all_keys):
             return False
-        return not any(t[:-1].any() for t in self.verdict_tables(pod, snap))
+        # verdict_tables' test without building the tables: no count over the threshold (codes
+        # past the counts fail only when the threshold is negative, and then every code fails)
+        for i, c in enumerate(self.constraints):
+            self_match = 1 if selector_matches(c.selector, pod.labels) else 0
+            threshold = c.max_skew + self.min_match_num(i) - self_match
+            counts = self.counts[i]
+            if threshold < 0 or (len(counts) and int(counts.max()) > threshold):
+                return False
+        return True
 
 
 _last_all: tuple[np.ndarray | None, bool] = (None, False)
