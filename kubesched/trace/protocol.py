@@ -25,6 +25,7 @@ from kubesched.framework.registry import Registry
 from kubesched.gpu.frag import POPULARITY_THRESHOLD, TypicalPods, typical_pods_of
 from kubesched.gpu.metrics import GpuMetricsTracker
 from kubesched.gpu.model import MILLI, node_gpu_count, pod_gpu_ask
+from kubesched.heap import frozen_heap
 from kubesched.scheduler import Scheduler
 from kubesched.state.snapshot import Snapshot
 from kubesched.trace.openb import TracePods
@@ -251,18 +252,19 @@ def run(
     where: list[str | None] = [None] * n
     total = 0
     cap = tracker.update().capacity_milli
-    for i, pod in enumerate(pods):
-        ask = pod_gpu_ask(pod)
-        total += ask.total_milli if ask else 0
-        sched.add_pending(pod)
-        res = sched.schedule_one()
-        if res is not None and res.node is not None:
-            placed[i] = True
-            where[i] = res.node
-        else:
-            sched.delete_pod(pod)  # unschedulable: dropped for good, never retried
-        m = tracker.update()
-        arrived[i], used[i], idle[i], frag[i] = total, m.allocated_milli, m.idle_milli, m.frag_milli
+    with frozen_heap():  # the trace and the cluster outlive the loop: no full GC passes over them
+        for i, pod in enumerate(pods):
+            ask = pod_gpu_ask(pod)
+            total += ask.total_milli if ask else 0
+            sched.add_pending(pod)
+            res = sched.schedule_one()
+            if res is not None and res.node is not None:
+                placed[i] = True
+                where[i] = res.node
+            else:
+                sched.delete_pod(pod)  # unschedulable: dropped for good, never retried
+            m = tracker.update()
+            arrived[i], used[i], idle[i], frag[i] = total, m.allocated_milli, m.idle_milli, m.frag_milli
     return RunResult(
         policy,
         seed,

@@ -20,13 +20,14 @@ DATA = Path(__file__).resolve().parents[3] / "shared" / "data" / "openb"
 needs_data = pytest.mark.skipif(not DATA.is_dir(), reason="openb trace data (../shared/data/openb) not present")
 
 
-def _run(prep, policy: str, cache: bool, monkeypatch) -> tuple[list, list, object]:
+def _run(prep, policy: str, cache: bool, monkeypatch, detail: bool = True) -> tuple[list, list, object]:
     built = []
     real = protocol.build_scheduler
 
     def build(*a, **kw):
         s = real(*a, **kw)
         s.use_equivalence_cache = cache
+        s.failure_detail = detail  # the replay turns it off; on here, to compare the records' FitErrors
         failures: list = []
         s.hooks.on_failed.append(lambda r: failures.append((r.pod.name, r.message)))
         built.append((s, failures))
@@ -51,6 +52,11 @@ def test_same_placements_and_failures_cache_on_or_off(policy, monkeypatch):
     assert eq.hits > len(prep.pods) // 2
     if policy != "Random":  # RandomScore is not row-local: its cycles still run it fresh
         assert eq.diagnosed > 0
+    # as the replay runs: without failure details, the same pods land on the same nodes
+    bare, fail_bare, eq_bare = _run(prepare(pods, nodes, 5), policy, True, monkeypatch, detail=False)
+    assert bare == on
+    assert [name for name, _ in fail_bare] == [name for name, _ in fail_on]
+    assert eq_bare.diagnosed == 0
 
 
 def _pod(name: str, annotations: dict[str, str]) -> Pod:
