@@ -9,7 +9,11 @@ again, lazily, when they fall inside the window of nodes a cycle examines.
 Plugins that look at other nodes' pods (PodTopologySpread, InterPodAffinity, user plugins)
 run fresh every cycle — PreFilter on the whole snapshot, Filter on the candidates the cached
 verdicts let through, PreScore/Score/NormalizeScore on the feasible window — exactly as in
-the regular cycle. The adaptive node count, the rotating start index, weights and the seeded
+the regular cycle. A plugin may say that it is row-local for one pod (``Plugin.row_local_for``:
+InterPodAffinity when every term involved has a one-node-per-value topology key); the answers
+are part of the key, and such an entry keeps that plugin's verdicts per row like a row-local
+plugin's, runs its PreFilter every cycle and re-judges changed rows with that fresh state.
+The adaptive node count, the rotating start index, weights and the seeded
 tie-break are the regular cycle's, so placements are identical;
 ``tests/framework/test_equivalence.py`` runs workloads with the cache on and off and compares.
 """
@@ -116,6 +120,9 @@ class Entry:
     # evaluates them all, from a start that stays put), while no verdict changes; read-only.
     feasible: np.ndarray | None = None
     feasible_start: int = 0
+    # PreFilter plugins treated as row-local for this entry's pods by their ``row_local_for``
+    # hint: run again every cycle, since re-judged rows must read state as of now.
+    hinted: list[Any] = field(default_factory=list)
 
     def set_ok(self, rows: np.ndarray, now: np.ndarray) -> None:
         """New verdicts for ``rows``; what was derived from the old ones is rebuilt when next needed."""
@@ -152,6 +159,7 @@ class EquivalenceCache:
         self.hits = 0
         self.misses = 0
         self.diagnosed = 0  # pods that fit nowhere, their FitError built from the records
+        self.hinted = 0  # cycles served by an entry that keeps a ``row_local_for`` plugin's verdicts
         self._last: Entry | None = None  # the most recently used entry
         self.keep_details = False  # per-plugin scores in the Window (explain-style output)
         self._zero_norm: dict[tuple[Any, int], np.ndarray | int] = {}
@@ -161,12 +169,17 @@ class EquivalenceCache:
         self._last = None
 
     # ---- building and refreshing the row-local verdicts ------------------------------------
-    def _build(self, fw: Framework, pod: Pod, snap: Snapshot) -> Entry | None:
+    def _build(self, fw: Framework, pod: Pod, snap: Snapshot, hinted: tuple[str, ...]) -> Entry | None:
+        """A new entry; ``hinted`` names the plugins treated as row-local for this pod."""
+
+        def local(pl: Any) -> bool:
+            return pl.row_local or pl.name in hinted
+
         state = CycleState()
         names, st, _with_nodes, _ = fw.run_pre_filter(state, pod, snap)
         if not st.ok:
             return None
-        fresh_pf = [pl for pl in fw.pre_filter if not pl.row_local]
+        fresh_pf = [pl for pl in fw.pre_filter if not local(pl)]
         if names is not None and any(pl.name not in state.skip_filter for pl in fresh_pf):
             return None  # narrowing must come from row-local plugins (the pod's own terms)
         if names is None:
@@ -174,7 +187,7 @@ class EquivalenceCache:
         else:
             chosen = snap.rows_of(names).astype(np.int64)
             order = chosen[np.argsort(snap.order_positions[chosen], kind="stable")]
-        local_filters = [pl for pl in fw.filter if pl.row_local]
+        local_filters = [pl for pl in fw.filter if local(pl)]
         ok = np.zeros(snap.n, bool)
         ok[order] = fw.passes_rows(state, pod, snap, order, local_filters)
         node_filters = [pl for pl in local_filters if pl.node_only]
@@ -183,19 +196,21 @@ class EquivalenceCache:
         feas = np.nonzero(ok)[0].astype(np.intp)
         skip: set[str] = set()
         for pl in fw.pre_score:
-            if not pl.row_local:
+            if not local(pl):
                 continue
             out = pl.pre_score(state, pod, snap, feas)
             if out is not None and out.code == Code.Skip:
                 skip.add(pl.name)
             elif out is not None and not out.ok:
                 return None
+            elif pl.name in hinted:
+                return None  # the hint promised a Skip: its scores are not known to be row-local
         state.skip_score = skip
         raw: dict[str, np.ndarray] = {}
         static = np.zeros(snap.n, np.int64)
         static_node = np.zeros(snap.n, np.int64)
         for pl in fw.score:
-            if not pl.row_local or pl.name in skip:
+            if not local(pl) or pl.name in skip:
                 continue
             arr = np.zeros(snap.n, np.int64)
             if feas.size:
@@ -215,10 +230,11 @@ class EquivalenceCache:
             static,
             order,
             fresh_pf,
-            [pl for pl in fw.filter if not pl.row_local],
-            [pl for pl in fw.pre_score if not pl.row_local],
-            [pl for pl in fw.score if not pl.row_local],
+            [pl for pl in fw.filter if not local(pl)],
+            [pl for pl in fw.pre_score if not local(pl)],
+            [pl for pl in fw.score if not local(pl)],
         )
+        e.hinted = [pl for pl in fw.pre_filter if pl.name in hinted]
         e.local_skip_score = frozenset(skip)
         e.zero_raw = {name for name, arr in raw.items() if _normalizes(fw.plugins[name]) and not arr.any()}
         e.skip_without_fresh = e.local_skip_score | {pl.name for pl in e.fresh_score}
@@ -236,21 +252,24 @@ class EquivalenceCache:
         e.reindex()
         return e
 
-    def _refresh(self, fw: Framework, pod: Pod, snap: Snapshot, e: Entry, rows: np.ndarray) -> None:
-        """Filter stale rows again now (pod-reading plugins only); their scores when a window needs them."""
+    def _refresh(
+        self, fw: Framework, pod: Pod, snap: Snapshot, e: Entry, state: CycleState, rows: np.ndarray
+    ) -> None:
+        """Filter stale rows again now (pod-reading plugins only); their scores when a window needs them.
+        ``state`` is the cycle's: the entry's, with hinted plugins' PreFilter state as of now."""
         if e.node_all_ok:  # no node-only filter rejects any row: skip the mask
-            now = fw.passes_rows(e.state, pod, snap, rows, e.pod_filters)
+            now = fw.passes_rows(state, pod, snap, rows, e.pod_filters)
         else:
             keep = e.node_ok[rows]
             if e.pod_filters and keep.any():
                 now = keep.copy()
-                now[keep] = fw.passes_rows(e.state, pod, snap, rows[keep], e.pod_filters)
+                now[keep] = fw.passes_rows(state, pod, snap, rows[keep], e.pod_filters)
             else:
                 now = keep
         e.set_ok(rows, now)
         e.unscored.update(rows.tolist())
 
-    def _rescore(self, fw: Framework, pod: Pod, snap: Snapshot, e: Entry) -> None:
+    def _rescore(self, fw: Framework, pod: Pod, snap: Snapshot, e: Entry, state: CycleState) -> None:
         rows = np.fromiter(e.unscored, np.int64, len(e.unscored))
         e.unscored.clear()
         feas = rows[e.ok[rows]].astype(np.intp)
@@ -264,7 +283,7 @@ class EquivalenceCache:
                 pl = fw.plugins[name]
                 if not pl.node_only:
                     continue
-                arr[new] = np.asarray(pl.score(e.state, pod, snap, new), np.int64)  # type: ignore[attr-defined]
+                arr[new] = np.asarray(pl.score(state, pod, snap, new), np.int64)  # type: ignore[attr-defined]
                 if not _normalizes(pl):
                     e.static_node[new] += arr[new] * fw.score_weights.get(name, 1)
                 elif name in e.zero_raw and arr[new].any():
@@ -274,13 +293,15 @@ class EquivalenceCache:
             pl = fw.plugins[name]
             if pl.node_only:
                 continue
-            arr[feas] = np.asarray(pl.score(e.state, pod, snap, feas), np.int64)  # type: ignore[attr-defined]
+            arr[feas] = np.asarray(pl.score(state, pod, snap, feas), np.int64)  # type: ignore[attr-defined]
             if not _normalizes(pl):
                 e.static[feas] += arr[feas] * fw.score_weights.get(name, 1)
             elif name in e.zero_raw and arr[feas].any():
                 e.zero_raw.discard(name)
 
-    def _refresh_in(self, fw: Framework, pod: Pod, snap: Snapshot, e: Entry, s: int, lo: int, hi: int) -> bool:
+    def _refresh_in(
+        self, fw: Framework, pod: Pod, snap: Snapshot, e: Entry, state: CycleState, s: int, lo: int, hi: int
+    ) -> bool:
         """Refresh stale rows if any sits at rotated positions [lo, hi); True if it did."""
         if not e.dirty:
             return False
@@ -293,7 +314,7 @@ class EquivalenceCache:
         # Refresh every stale candidate at once: the others would be needed by later windows
         # anyway, and one batched call costs about what one row costs.
         e.dirty.clear()
-        self._refresh(fw, pod, snap, e, stale[p >= 0])
+        self._refresh(fw, pod, snap, e, state, stale[p >= 0])
         return True
 
     # ---- one cycle ---------------------------------------------------------------------------
@@ -301,25 +322,41 @@ class EquivalenceCache:
         """(state, skipping): the cached state, plus (``rerun``) a fresh PreFilter of the plugins
         that look beyond one row. Cached entries are shared read-only; a cycle that runs fresh
         plugins writes to a copy. ``skipping`` holds the fresh plugins whose ``skips()`` holds
-        this cycle; None when they all do (no non-row-local plugin takes part)."""
+        this cycle; None when they all do (no non-row-local plugin takes part). ``rerun`` also
+        runs the PreFilter of the plugins the entry treats as row-local by their hint."""
+        hinted = e.hinted if rerun else None
         for pl in e.fresh_plugins:
             if not pl.skips(pod, snap):
                 break
-        else:  # the common case, without building the set
-            return e.state, None
+        else:  # every fresh plugin skips: the common case, without building the set
+            if not hinted:
+                return e.state, None
         skipping = {pl for pl in e.fresh_plugins if pl.skips(pod, snap)}
-        active = [pl for pl in e.fresh_pre_filter if pl not in skipping]
+        quiet = len(skipping) == len(e.fresh_plugins)
         state = CycleState()
         state._data = dict(e.state._data)
         state.skip_score = set(e.local_skip_score)
         state.skip_filter = set(e.state.skip_filter)
+        if hinted:
+            state.skip_filter.difference_update([pl.name for pl in hinted])
+            self._pre_filter(hinted, state, pod, snap)
+        if quiet:
+            return state, None
         if not rerun:
             return state, skipping
+        active = [pl for pl in e.fresh_pre_filter if pl not in skipping]
         # A plugin whose skips() holds now would return Skip from PreFilter: its state from the
         # entry's build may be stale (pods came or went since), so it must not filter.
         state.skip_filter |= {pl.name for pl in e.fresh_pre_filter if pl not in active}
         state.skip_filter -= {pl.name for pl in active}
-        for pl in active:
+        self._pre_filter(active, state, pod, snap)
+        return state, skipping
+
+    @staticmethod
+    def _pre_filter(plugins: list[Any], state: CycleState, pod: Pod, snap: Snapshot) -> None:
+        """PreFilter of ``plugins`` (none in ``state.skip_filter``) into ``state``; a Skip adds the
+        plugin there. Narrowing or a rejection needs the regular path."""
+        for pl in plugins:
             out = pl.pre_filter(state, pod, snap)
             st = out.status if isinstance(out, PreFilterResult) else out
             if isinstance(out, PreFilterResult) and out.node_names is not None:
@@ -330,9 +367,10 @@ class EquivalenceCache:
                 state.skip_filter.add(pl.name)
                 continue
             raise _Fallback
-        return state, skipping
 
-    def _window_cached(self, fw: Framework, pod: Pod, snap: Snapshot, e: Entry, s: int, k: int) -> tuple[np.ndarray, int]:
+    def _window_cached(
+        self, fw: Framework, pod: Pod, snap: Snapshot, e: Entry, state: CycleState, s: int, k: int
+    ) -> tuple[np.ndarray, int]:
         """First k rows passing the cached verdicts, by prefix sums (no plugin runs)."""
         n = len(e.order)
         order = e.order
@@ -342,7 +380,7 @@ class EquivalenceCache:
                 e.dirty.clear()
                 stale = stale[e.pos[stale] >= 0]
                 if stale.size:
-                    self._refresh(fw, pod, snap, e, stale)
+                    self._refresh(fw, pod, snap, e, state, stale)
             if e.feasible is None or e.feasible_start != s:
                 span = order if s == 0 else np.concatenate((order[s:], order[:s]))
                 e.feasible, e.feasible_start = span[e.ok[span]], s
@@ -358,7 +396,7 @@ class EquivalenceCache:
                 cut = (n - s) + int(np.searchsorted(c, k - after, side="left"))
             else:
                 cut = n
-            if not self._refresh_in(fw, pod, snap, e, s, 0, cut):
+            if not self._refresh_in(fw, pod, snap, e, state, s, 0, cut):
                 break
         span = order[s : s + cut] if s + cut <= n else np.concatenate((order[s:], order[: s + cut - n]))
         return span[e.ok[span]], cut
@@ -373,7 +411,7 @@ class EquivalenceCache:
         chunk = max(64, k + k // 4)
         while lo < n and nfound < k:
             hi = min(n, lo + chunk)
-            self._refresh_in(fw, pod, snap, e, s, lo, hi)
+            self._refresh_in(fw, pod, snap, e, state, s, lo, hi)
             a, b = s + lo, s + hi  # rotated positions [lo, hi): one slice, or two when it wraps
             if b <= n:
                 rows = e.order[a:b]
@@ -412,6 +450,13 @@ class EquivalenceCache:
         if fw.signature_annotations:
             ann = pod.annotations
             key = (*key, tuple(map(ann.get, fw.signature_annotations)))
+        hinted: tuple[str, ...] = ()
+        if fw.row_local_hints:
+            # Asked every cycle (existing pods decide too): an entry serves only cycles with its answers.
+            for pl in fw.row_local_hints:
+                if not pl.skips(pod, snap) and pl.row_local_for(pod, snap):
+                    hinted += (pl.name,)
+            key = (*key, hinted)
         e = self._entries.get(key)
         if e is not None and e.structure != snap.structure:
             e = None
@@ -419,7 +464,7 @@ class EquivalenceCache:
         failed_last = False
         if e is None:
             self.misses += 1
-            e = self._build(fw, pod, snap)
+            e = self._build(fw, pod, snap, hinted)
             if e is None:
                 return None
             self._entries[key] = e
@@ -444,6 +489,8 @@ class EquivalenceCache:
             return None
         try:
             state, skipping = self._cycle_state(pod, snap, e, rerun=not fresh_build)
+            if e.hinted:
+                self.hinted += 1
             k = num_to_find(n)
             s = start % n
             filters = []
@@ -457,12 +504,12 @@ class EquivalenceCache:
             else:
                 if failed_last and e.dirty and n == snap.n:
                     assert e.records is not None
-                    self._refresh_records(fw, pod, snap, e, np.asarray(sorted(e.dirty), np.int64))
+                    self._refresh_records(fw, pod, snap, e, state, np.asarray(sorted(e.dirty), np.int64))
                     e.dirty.clear()
                     e.records.log_pos = e.log_pos
-                window, cut = self._window_cached(fw, pod, snap, e, s, k)
+                window, cut = self._window_cached(fw, pod, snap, e, state, s, k)
                 if window.size == 0 and n == snap.n:
-                    diag = self._diagnose(fw, pod, snap, e) if detail else Diagnosis(absent_status=NO_DETAIL)
+                    diag = self._diagnose(fw, pod, snap, e, state) if detail else Diagnosis(absent_status=NO_DETAIL)
                     return Window(window, cut, None, {}, state, diag)
             if window.size < 2 or not has_scoring:
                 return Window(window, cut, None, {}, state)
@@ -472,7 +519,7 @@ class EquivalenceCache:
         except _Fallback:
             return None
 
-    def _diagnose(self, fw: Framework, pod: Pod, snap: Snapshot, e: Entry) -> Diagnosis:
+    def _diagnose(self, fw: Framework, pod: Pod, snap: Snapshot, e: Entry, state: CycleState) -> Diagnosis:
         """The Diagnosis the regular path would build for a pod no node fits (every node checked,
         each stopping at its first failing filter), from per-row records: only rows whose pods
         changed since the last such pod of this entry are filtered again."""
@@ -482,9 +529,9 @@ class EquivalenceCache:
         if r is None:
             n = snap.n
             r = e.records = Records(np.full(n, -1, np.int16), np.zeros(n, np.int8), np.zeros(n, np.int32), [], {}, 0)
-            self._record(fw, pod, snap, e, r, e.order, 0)
+            self._record(fw, pod, snap, e, state, r, e.order, 0)
         elif len(log) > r.log_pos:
-            self._refresh_records(fw, pod, snap, e, np.asarray(sorted(set(log[r.log_pos :])), np.int64))
+            self._refresh_records(fw, pod, snap, e, state, np.asarray(sorted(set(log[r.log_pos :])), np.int64))
         r.log_pos = len(log)
         if r.diagnosis is not None:
             return r.diagnosis.copy()
@@ -517,7 +564,9 @@ class EquivalenceCache:
         r.diagnosis = diag
         return diag.copy()
 
-    def _refresh_records(self, fw: Framework, pod: Pod, snap: Snapshot, e: Entry, stale: np.ndarray) -> None:
+    def _refresh_records(
+        self, fw: Framework, pod: Pod, snap: Snapshot, e: Entry, state: CycleState, stale: np.ndarray
+    ) -> None:
         """Filter ``stale`` rows again with reasons; their verdicts follow from the records."""
         r = e.records
         assert r is not None
@@ -531,27 +580,30 @@ class EquivalenceCache:
                 stale = stale[keep]
         if not stale.size:
             return
-        if self._record(fw, pod, snap, e, r, stale, first):  # some row's reasons changed
+        if self._record(fw, pod, snap, e, state, r, stale, first):  # some row's reasons changed
             r.diagnosis = None
         e.set_ok(stale, r.plugin[stale] < 0)
         e.unscored.update(stale.tolist())
 
     @staticmethod
-    def _record(fw: Framework, pod: Pod, snap: Snapshot, e: Entry, r: Records, rows: np.ndarray, first: int) -> bool:
+    def _record(
+        fw: Framework, pod: Pod, snap: Snapshot, e: Entry, state: CycleState, r: Records, rows: np.ndarray, first: int
+    ) -> bool:
         """Filter ``rows`` (distinct) again from the ``first`` row-local filter on, with reasons,
         into their records (each row stops at its first failing filter); True when some row's
-        record changed. Plugins are called directly: no per-node failure lists are built."""
+        record changed. Plugins are called directly: no per-node failure lists are built.
+        ``state`` is the cycle's (hinted plugins' PreFilter state as of now)."""
         rows = rows.astype(np.intp)
         plugin = np.full(rows.size, -1, np.int16)
         code = np.zeros(rows.size, np.int8)
         reason = np.zeros(rows.size, np.int32)
         alive = np.arange(rows.size)  # positions of rows no filter rejected yet
-        skip = e.state.skip_filter
+        skip = state.skip_filter
         for pi in range(first, len(e.local_filters)):
             pl = e.local_filters[pi]
             if pl.name in skip:
                 continue
-            res, failed = fw._filter_once(pl, e.state, pod, snap, rows if alive.size == rows.size else rows[alive])
+            res, failed = fw._filter_once(pl, state, pod, snap, rows if alive.size == rows.size else rows[alive])
             if failed is None:
                 continue
             at = alive[failed]
@@ -589,7 +641,7 @@ class EquivalenceCache:
     ) -> Window:
         """Scores over ``window``; ``skipping`` as from ``_cycle_state`` (None: no fresh plugin)."""
         if e.unscored:
-            self._rescore(fw, pod, snap, e)
+            self._rescore(fw, pod, snap, e, state)
         skip: set[str] | frozenset[str] = e.skip_without_fresh
         if skipping is not None:
             skip = set(e.local_skip_score)

@@ -57,6 +57,16 @@ class Plugin:
         PreScore certainly return Skip for this pod in this snapshot (so it need not run)."""
         return False
 
+    def row_local_for(self, pod: Pod, snap: Snapshot) -> bool:
+        """Per-pod row-locality hint for the equivalence cache, for a plugin that is not
+        ``row_local`` in general. True only when, for this pod in this snapshot, Filter judges
+        every node from the pod and that node's own row (its node object and its pods), given the
+        plugin's PreFilter run in the same cycle, and PreScore certainly returns Skip. The cache
+        then keeps the plugin's verdicts per row, runs its PreFilter every cycle and re-judges
+        only rows whose pods changed, with that fresh state. It asks again every cycle; a False
+        answer is always safe (the plugin runs fresh)."""
+        return False
+
     @classmethod
     def extension_points(cls) -> frozenset[str]:
         return frozenset(point for point, base in POINT_CLASSES.items() if issubclass(cls, base))

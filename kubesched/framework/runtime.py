@@ -125,6 +125,15 @@ class Framework:
         self.signature_annotations: tuple[str, ...] = tuple(
             sorted({k for pl in instances.values() for k in pl.pod_annotations})
         )
+        # plugins with a per-pod row-locality hint: its answers are part of the equivalence
+        # cache's key. A plugin that scores without PreScore cannot promise a Skip: left out.
+        self.row_local_hints: tuple[Plugin, ...] = tuple(
+            pl
+            for pl in instances.values()
+            if not pl.row_local
+            and type(pl).row_local_for is not Plugin.row_local_for
+            and (pl not in self.score or pl in self.pre_score)
+        )
         self.observer: PluginObserver | None = None
 
     # ---- helpers ---------------------------------------------------------------------

@@ -76,6 +76,7 @@ class LabelIndex:
         self._row_of_name: dict[str, int] = {}
         self._absent = np.full(self._cap, -1, dtype=np.int32)
         self._absent.flags.writeable = False
+        self._unique: dict[str, bool] = {}  # key -> no two rows share a value (dropped on any change)
 
     def __len__(self) -> int:
         return self._n
@@ -106,6 +107,8 @@ class LabelIndex:
         return col
 
     def _write(self, row: int, labels: Mapping[str, str]) -> None:
+        if self._unique:  # empty in the pods' index, which writes a row per pod
+            self._unique.clear()
         for key, val in labels.items():
             col = self._column(key)
             col.codes[row] = col.code_of(val)
@@ -140,6 +143,7 @@ class LabelIndex:
         row ids stay aligned across all per-node arrays.
         """
         self._check(row)
+        self._unique.clear()
         last = self._n - 1
         removed = self._rows[row]
         moved = self._rows[last]
@@ -174,6 +178,16 @@ class LabelIndex:
         """Read-only int32 view, one code per row; -1 where the row lacks ``key``. No copy."""
         col = self._cols.get(key)
         return _readonly((col.codes if col is not None else self._absent)[: self._n])
+
+    def unique(self, key: str) -> bool:
+        """True when no two rows share a value of ``key`` (rows without it aside), so a topology
+        domain of ``key`` is one node. Cached until a row changes."""
+        hit = self._unique.get(key)
+        if hit is None:
+            codes = self.codes(key)
+            codes = codes[codes >= 0]
+            hit = self._unique[key] = bool(codes.size == 0 or np.bincount(codes).max() <= 1)
+        return hit
 
     def vocab(self, key: str) -> Mapping[str, int]:
         """value -> code for ``key`` (empty for an unknown key). Do not mutate."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Hashable
 from typing import TYPE_CHECKING, Any
 
@@ -18,6 +19,7 @@ from kubesched.plugins.interpodaffinity.filtering import (
     filter_rows,
 )
 from kubesched.plugins.interpodaffinity.scoring import (
+    REQUIRED_AFFINITY,
     SCORING_TAG,
     PreScoreState,
     build_topology_score,
@@ -26,7 +28,11 @@ from kubesched.plugins.interpodaffinity.scoring import (
     score_rows,
     scoring_group_keys,
 )
-from kubesched.plugins.interpodaffinity.terms import ExistingTermIndex
+from kubesched.plugins.interpodaffinity.terms import (
+    ExistingTermIndex,
+    existing_term_matches,
+    required_anti_affinity_terms,
+)
 
 if TYPE_CHECKING:
     from kubesched.api.objects import Pod
@@ -64,12 +70,67 @@ class InterPodAffinity(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugi
         # Existing anti-affinity counts per incoming pod's matcher, kept up to date by the index.
         self._existing = ExistingAntiAffinity()
         self._index.watch(ANTI_AFFINITY_TAG, self._existing)
+        # row_local_for's answers per pod signature, valid while the stamp holds (see there)
+        self._hints: dict[Hashable, bool] = {}
+        self._hints_stamp: tuple[Any, ...] = ()
 
     # ---- PreFilter / Filter -----------------------------------------------------------
 
     def skips(self, pod: Pod, snap: Snapshot) -> bool:
         """A pod without terms in a cluster without pods that have terms."""
         return not pod.has_affinity_terms and not snap.affinity_pods
+
+    def row_local_for(self, pod: Pod, snap: Snapshot) -> bool:
+        """Filter reads a node's own pods only, and PreScore skips, when every term that can
+        reject the pod has a topology key whose domains are single nodes (``LabelIndex.unique``):
+
+        * the pod's required anti-affinity terms: a node fails when a matching pod sits in its
+          domain, i.e. on the node itself;
+        * existing pods' required anti-affinity terms matching the pod: counted at the owner's
+          domain, so again only pods on the node itself count;
+        * no required affinity terms: "no pod in the cluster matches, so the first of a group may
+          go anywhere" reads the whole cluster;
+        * nothing scores (PreScore's Skip): no preferred terms of its own, and no existing pod's
+          scoring term (preferred, or required affinity at hardPodAffinityWeight > 0) matches it.
+
+        The answer reads the pod's signature (terms, namespace, labels), node labels and namespaces
+        (``structure``), and the pods with terms (``affinity_log``): it is kept while those hold.
+        """
+        aff, anti = pod.pod_affinity, pod.pod_anti_affinity
+        if (aff and (aff.required or aff.preferred)) or (anti and anti.preferred):
+            return False  # terms that read the whole cluster, or that score
+        stamp = (weakref.ref(snap), snap.structure, snap.affinity_log_epoch, len(snap.affinity_log),
+                 self.hard_pod_affinity_weight)
+        if stamp != self._hints_stamp:
+            self._hints.clear()
+            self._hints_stamp = stamp
+        sig = pod.signature()
+        hit = self._hints.get(sig) if sig is not None else None
+        if hit is None:
+            hit = self._row_local_for(pod, snap)
+            if sig is not None and len(self._hints) < 256:
+                self._hints[sig] = hit
+        return hit
+
+    def _row_local_for(self, pod: Pod, snap: Snapshot) -> bool:
+        """row_local_for for a pod whose only terms are required anti-affinity terms."""
+        labels = snap.labels
+        if not all(labels.unique(t.topology_key) for t in required_anti_affinity_terms(pod)):
+            return False
+        index = self._index.refresh(snap)
+        ns_labels = snap.namespaces.get(pod.namespace, {})
+        groups = index.groups[ANTI_AFFINITY_TAG]
+        if groups and not all(labels.unique(key[0].topology_key) for key in groups):
+            matcher = self._existing.get(pod, ns_labels, groups, snap)
+            if any(not labels.unique(key) and arr.any() for key, arr in matcher.counts.items()):
+                return False
+        if not self.ignore_preferred_terms_of_existing_pods:
+            for kind, _, term, owner_ns in index.groups[SCORING_TAG]:
+                if kind == REQUIRED_AFFINITY and self.hard_pod_affinity_weight <= 0:
+                    continue
+                if existing_term_matches(term, owner_ns, pod, ns_labels):
+                    return False
+        return True
 
     def pre_filter(self, state: CycleState, pod: Pod, snap: Snapshot) -> PreFilterResult | Status | None:
         """Skip when no existing anti-affinity term matches and the pod has no required terms."""
