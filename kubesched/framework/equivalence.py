@@ -99,6 +99,7 @@ class Entry:
     # Normalising row-local plugins whose raw score is 0 on every row: their normalised scores are
     # those of a zero vector (normalize reads the scores alone), computed once per window size.
     zero_raw: set[str] = field(default_factory=set)
+    has_static: bool = True  # some row-local score plugin needs no normalisation (else ``static`` stays 0)
     # Node-only plugins (``Plugin.node_only``) judge a row from its node object, which cannot change
     # while the entry lives (node changes bump ``structure``): their verdicts and scores are kept
     # apart, and only the plugins that read the row's pods run again when its pods change.
@@ -237,6 +238,7 @@ class EquivalenceCache:
         e.hinted = [pl for pl in fw.pre_filter if pl.name in hinted]
         e.local_skip_score = frozenset(skip)
         e.zero_raw = {name for name, arr in raw.items() if _normalizes(fw.plugins[name]) and not arr.any()}
+        e.has_static = any(not _normalizes(fw.plugins[name]) for name in raw)
         e.skip_without_fresh = e.local_skip_score | {pl.name for pl in e.fresh_score}
         e.node_ok = node_ok
         e.node_all_ok = bool(node_ok[order].all()) and len(order) == snap.n
@@ -288,7 +290,8 @@ class EquivalenceCache:
                     e.static_node[new] += arr[new] * fw.score_weights.get(name, 1)
                 elif name in e.zero_raw and arr[new].any():
                     e.zero_raw.discard(name)
-        e.static[feas] = e.static_node[feas]
+        if e.has_static:
+            e.static[feas] = e.static_node[feas]
         for name, arr in e.raw.items():
             pl = fw.plugins[name]
             if pl.node_only:
@@ -378,7 +381,8 @@ class EquivalenceCache:
             if e.dirty:
                 stale = np.fromiter(e.dirty, np.intp, len(e.dirty))
                 e.dirty.clear()
-                stale = stale[e.pos[stale] >= 0]
+                if n != snap.n:  # rows the entry does not cover (PreFilter narrowed it) are left out
+                    stale = stale[e.pos[stale] >= 0]
                 if stale.size:
                     self._refresh(fw, pod, snap, e, state, stale)
             if e.feasible is None or e.feasible_start != s:
@@ -655,7 +659,7 @@ class EquivalenceCache:
                 elif out is not None and not out.ok:
                     raise _Fallback
             state.skip_score = skip
-        total = e.static[window]
+        total: np.ndarray | int | None = e.static[window] if e.has_static else None
         per: dict[str, tuple[np.ndarray, np.ndarray, int]] = {}
         for pl in fw.score:
             w = fw.score_weights.get(pl.name, 1)
@@ -663,7 +667,7 @@ class EquivalenceCache:
             if arr is not None:
                 if pl.name in e.zero_raw:
                     norm = self._zero_normalized(pl, state, pod, window.size)
-                    total = total + norm * w
+                    total = norm * w if total is None else total + norm * w
                     if self.keep_details:
                         per[pl.name] = (np.zeros(window.size, np.int64), np.broadcast_to(norm, window.shape), w)
                     continue
@@ -681,9 +685,11 @@ class EquivalenceCache:
             checked = not (pl.normalized_in_range and norm is not raw)
             if checked and norm.size and (norm.max() > MAX_NODE_SCORE or norm.min() < MIN_NODE_SCORE):
                 raise _Fallback  # the regular path reports the invalid score
-            total = total + norm * w
+            total = norm * w if total is None else total + norm * w
             if self.keep_details:
                 per[pl.name] = (raw, norm, w)
+        if not isinstance(total, np.ndarray):  # no plugin scored, or only constant ones
+            total = np.full(window.size, 0 if total is None else total, np.int64)
         return Window(window, cut, total, per, state)
 
     def _zero_normalized(self, pl: Any, state: CycleState, pod: Pod, size: int) -> np.ndarray | int:
