@@ -121,6 +121,7 @@ class Entry:
     # evaluates them all, from a start that stays put), while no verdict changes; read-only.
     feasible: np.ndarray | None = None
     feasible_start: int = 0
+    identity: bool = False  # ``order`` is every row, 0..n-1 (nodes added in their tie-break order)
     # PreFilter plugins treated as row-local for this entry's pods by their ``row_local_for``
     # hint: run again every cycle, since re-judged rows must read state as of now.
     hinted: list[Any] = field(default_factory=list)
@@ -249,6 +250,7 @@ class EquivalenceCache:
         e.static_node = static_node
         e.scored = np.zeros(snap.n, bool)
         e.scored[feas] = True
+        e.identity = len(order) == snap.n and bool((order == np.arange(snap.n)).all())
         e.pos = np.full(snap.n, -1, np.int64)
         e.pos[order] = np.arange(len(order))
         e.reindex()
@@ -386,8 +388,12 @@ class EquivalenceCache:
                 if stale.size:
                     self._refresh(fw, pod, snap, e, state, stale)
             if e.feasible is None or e.feasible_start != s:
-                span = order if s == 0 else np.concatenate((order[s:], order[:s]))
-                e.feasible, e.feasible_start = span[e.ok[span]], s
+                if s == 0 and e.identity:
+                    e.feasible = np.flatnonzero(e.ok)
+                else:
+                    span = order if s == 0 else np.concatenate((order[s:], order[:s]))
+                    e.feasible = span[e.ok[span]]
+                e.feasible_start = s
             return e.feasible, n
         while True:
             if e.csum_stale:
