@@ -258,6 +258,9 @@ class SchedulingQueue:
 
     def move_for_event(self, event: str) -> int:
         """MoveAllToActiveOrBackoffQueue, limited to pods a plugin says the event may help."""
+        self.moved_during_cycle = True
+        if not self.unschedulable:  # the common case: every bind sends AssignedPodAdd
+            return 0
         helped = self.event_plugins.get(event)
         registered = self._registered
         moved = 0
@@ -267,7 +270,6 @@ class SchedulingQueue:
                 del self.unschedulable[uid]
                 self._requeue(qpi, event)
                 moved += 1
-        self.moved_during_cycle = True
         return moved
 
     def next_backoff_expiry(self) -> float | None:
