@@ -58,10 +58,10 @@ class Scores:
     in_order: bool = False  # rows ascend in node order (then the first highest total is the first in order)
 
 
-def _guard(plugin: Plugin, point: str, fn: Callable[[], Any]) -> Any:
-    """Run plugin code; an exception becomes an Error status naming the plugin."""
+def _guard(plugin: Plugin, point: str, fn: Callable[..., Any], *args: Any) -> Any:
+    """Run plugin code, ``fn(*args)``; an exception becomes an Error status naming the plugin."""
     try:
-        return fn()
+        return fn(*args)
     except PluginFailure:
         raise
     except Exception as e:  # noqa: BLE001 - a plugin bug must not crash the scheduler
@@ -491,12 +491,7 @@ class Framework:
         if not plugins:
             return Status()
         for pl in plugins:
-            try:
-                st = getattr(pl, method)(*args)
-            except PluginFailure:
-                raise
-            except Exception as e:  # noqa: BLE001 - as _guard
-                raise _failure(pl, point, e) from e
+            st = _guard(pl, point, getattr(pl, method), *args)
             if st is not None and not st.ok:
                 st.plugin = pl.name
                 return st
