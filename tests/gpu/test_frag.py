@@ -91,3 +91,22 @@ def test_typical_pods_of_the_default_trace():
     assert t.p[0] == pytest.approx(0.135, abs=5e-4)
     assert t.p.sum() == pytest.approx(1.0)
     assert t.p[t.milli == 0].sum() == pytest.approx(0.136, abs=1e-3)
+
+
+@pytest.mark.parametrize("spec", ["TYPICAL_35", "TYPICAL_WITH_CPU"])
+def test_one_node_amount_equals_the_vectorised_amount_exactly(spec):
+    # node_amount (memoised, a one-node shortcut) must give amount()'s float, bit for bit: the
+    # metrics tracker mixes both, and placements under FGD read the same numbers
+    t = typical(TYPICAL_35 if spec == "TYPICAL_35" else TYPICAL_WITH_CPU)
+    fm = FragModel(t, ["", "1080", "T4", "P100"])
+    rng = np.random.default_rng(3)
+    steps = sorted(set(np.asarray(fm.cpu).tolist()))
+    cpus = [0, *steps, *(s - 1 for s in steps if s), *(s + 1 for s in steps), 200_000]
+    for _ in range(400):
+        g = int(rng.integers(1, 9))
+        left = rng.choice([0, 100, 250, 470, 500, 810, 1000], size=8).astype(np.int64)
+        left[g:] = 0
+        cpu = int(rng.choice(cpus))
+        model = int(rng.integers(0, 4))
+        want = float(fm.amount(left[None, :], np.asarray([cpu]), np.asarray([model]))[0])
+        assert fm.node_amount(left.tolist(), cpu, model) == want
