@@ -13,6 +13,8 @@ import yaml
 
 from kubesched import UPSTREAM_RELEASE, __version__
 from kubesched.errors import InputError
+from kubesched.server import security
+from kubesched.server.httpd import DEFAULT_MAX_BODY, Limits
 
 EXIT_USAGE = 2
 
@@ -247,6 +249,15 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--context", help="kubeconfig context (default: its current context)")
     p.add_argument("--kube-api-qps", type=float, default=50.0, help="API requests per second (default 50)")
     p.add_argument("--kube-api-burst", type=int, default=100, help="API request burst (default 100)")
+    security.add_flags(p, verbs=True)
+    p.add_argument(
+        "--max-request-bytes", type=int, default=DEFAULT_MAX_BODY, metavar="N",
+        help=f"refuse bodies larger than this with 413 (default {DEFAULT_MAX_BODY >> 20} MiB)",
+    )
+    p.add_argument(
+        "--max-requests-in-flight", type=int, default=Limits.max_in_flight, metavar="N",
+        help=f"verb requests read and served at once; more wait, then get 503 (default {Limits.max_in_flight})",
+    )
     p.set_defaults(func=cmd_extender)
     for mod in COMMAND_MODULES:
         importlib.import_module(mod).add_parser(sub)

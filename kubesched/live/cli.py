@@ -10,6 +10,7 @@ import threading
 from types import FrameType
 
 from kubesched.errors import InputError
+from kubesched.server import security
 
 DEFAULT_SCHEDULER_NAME = "kubesched"
 
@@ -45,6 +46,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "--metrics-listen", default="127.0.0.1:10251",
         help="HOST:PORT for /healthz, /livez, /readyz and /metrics (':10251' for every interface; 'off' for none)",
     )
+    security.add_flags(p, verbs=False)
     p.add_argument("--bind-workers", type=int, default=4, help="bindings in flight at once (default 4)")
     p.add_argument(
         "--event-writers", type=int, default=2,
@@ -99,6 +101,7 @@ def build_runner(args: argparse.Namespace):  # noqa: ANN201 - Runner, imported l
             listen = parse_listen(args.metrics_listen)
         except InputError as e:
             raise InputError(e.reason, path="--metrics-listen") from None
+    tls, access = security.from_args(args)
     registry = build_registry(args.plugin_path)
     if args.config:
         config = build_config(args.config, registry)
@@ -129,6 +132,8 @@ def build_runner(args: argparse.Namespace):  # noqa: ANN201 - Runner, imported l
         watch_backoff=args.watch_backoff,
         shutdown_timeout=args.shutdown_timeout,
         seed=args.seed,
+        tls=tls,
+        access=access,
     )
     return Runner(config, registry, client, opts)
 

@@ -39,6 +39,7 @@ from kubesched.queue.scheduling_queue import QueuedPodInfo
 from kubesched.scheduler import ScheduleResult
 from kubesched.server.httpd import HTTPServer
 from kubesched.server.metrics import SchedulerMetrics
+from kubesched.server.security import Access, ServingTLS
 from kubesched.state.snapshot import Snapshot
 
 log = logging.getLogger("kubesched.live")
@@ -65,6 +66,8 @@ class RunOptions:
     watch_backoff_max: float = 30.0
     shutdown_timeout: float = 30.0
     seed: int | None = None
+    tls: ServingTLS | None = None  # HTTPS for the metrics port
+    access: Access | None = None  # who may read /metrics
     identity: str = field(default_factory=lambda: f"{socket.gethostname()}_{uuid.uuid4()}")
 
 
@@ -145,7 +148,9 @@ class Runner:
         self.ready = threading.Event()  # caches synced (a standby is ready too)
         self.http: HTTPServer | None = None
         if opts.metrics_listen is not None:
-            self.http = HTTPServer(opts.metrics_listen, metrics=self.metrics, ready=self.ready.is_set)
+            self.http = HTTPServer(
+                opts.metrics_listen, metrics=self.metrics, ready=self.ready.is_set, tls=opts.tls, access=opts.access
+            )
         self._stopping = threading.Event()
         self._victims_seen = 0
         self.exit_code = EXIT_OK

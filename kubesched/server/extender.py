@@ -51,12 +51,13 @@ from kubesched.plugins.defaultpreemption.candidates import (
 from kubesched.plugins.defaultpreemption.evaluator import Evaluator
 from kubesched.scheduler import Scheduler
 from kubesched.server import wire
-from kubesched.server.httpd import HTTPServer, PostHandler, Response
+from kubesched.server.httpd import HTTPServer, Limits, PostHandler, Response
 from kubesched.server.metrics import RequestTimer, SchedulerMetrics
 from kubesched.state.snapshot import Snapshot
 
 if TYPE_CHECKING:
     from kubesched.server.extender_watch import ClusterWatch
+    from kubesched.server.security import Access, ServingTLS
 
 VERBS = ("filter", "prioritize", "bind", "preempt")
 
@@ -434,6 +435,9 @@ class Extender:
                 except InputError as e:
                     t.code = 400
                     raise e.within(source=f"{verb} request") from None
+                except RecursionError:  # a structure deep enough for json but not for the code after it
+                    t.code = 400
+                    raise InputError("nested too deeply", source=f"{verb} request") from None
                 except ExtenderError as e:
                     t.code = 500
                     return Response.text(f"{verb}: {e}", 500)
@@ -444,9 +448,19 @@ class Extender:
 
         return handle
 
-    def server(self, listen: tuple[str, int], prefix: str = "") -> HTTPServer:
-        """An HTTP server for the verbs, the probes and this extender's ``/metrics``."""
-        return HTTPServer(listen, self.handlers(prefix), metrics=self.metrics, ready=self.ready)
+    def server(
+        self,
+        listen: tuple[str, int],
+        prefix: str = "",
+        *,
+        limits: Limits | None = None,
+        tls: ServingTLS | None = None,
+        access: Access | None = None,
+    ) -> HTTPServer:
+        """An HTTP(S) server for the verbs, the probes and this extender's ``/metrics``."""
+        return HTTPServer(
+            listen, self.handlers(prefix), metrics=self.metrics, ready=self.ready, limits=limits, tls=tls, access=access
+        )
 
 
 def extender_scores(total: np.ndarray, per_plugin: dict[str, tuple[Any, Any, int]]) -> list[int]:
@@ -487,9 +501,15 @@ def _watch_from_args(args: argparse.Namespace, config: SchedulerConfig, registry
 def run(args: argparse.Namespace) -> int:
     """``kubesched extender``: load, validate, then serve until SIGINT/SIGTERM."""
     from kubesched.app import build_config, build_registry
+    from kubesched.server import security
     from kubesched.server.httpd import parse_listen, serve_until_signalled
 
     listen = parse_listen(args.listen)
+    for flag, value in (("--max-request-bytes", args.max_request_bytes), ("--max-requests-in-flight", args.max_requests_in_flight)):
+        if value <= 0:
+            raise InputError(f"must be a positive integer, got {value}", path=flag)
+    limits = Limits(max_body=args.max_request_bytes, max_in_flight=args.max_requests_in_flight)
+    tls, access = security.from_args(args)
     registry = build_registry(args.plugin_path)
     config = build_config(args.config, registry)
     for w in config.warnings:
@@ -498,7 +518,7 @@ def run(args: argparse.Namespace) -> int:
     objects = load_cluster(args.file) if args.file else ClusterObjects()
     metrics = SchedulerMetrics(seed=args.seed)
     ext = Extender(config, registry, objects, seed=args.seed, metrics=metrics, watch=watch)
-    server = ext.server(listen, args.url_prefix)
+    server = ext.server(listen, args.url_prefix, limits=limits, tls=tls, access=access)
     prefix = normalize_prefix(args.url_prefix)
 
     def announce() -> None:

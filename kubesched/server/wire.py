@@ -10,6 +10,7 @@ Kubernetes objects keep their normal camelCase API JSON. Every decoding error is
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import dataclass
 from typing import Any
 
@@ -26,7 +27,7 @@ def decode_body(body: bytes) -> dict[str, Any]:
     if not body.strip():
         raise InputError("empty body: expected a JSON object")
     try:
-        doc = json.loads(body, parse_constant=_reject_constant)
+        doc = json.loads(body, parse_constant=_reject_constant, parse_float=_finite_float)
     except _NonStandardNumber as e:
         raise InputError(f"invalid JSON: {e.args[0]} is not a JSON number") from None
     except UnicodeDecodeError:
@@ -35,6 +36,8 @@ def decode_body(body: bytes) -> dict[str, Any]:
         raise InputError(f"invalid JSON at line {e.lineno} column {e.colno}: {e.msg}") from None
     except RecursionError:
         raise InputError("invalid JSON: nested too deeply") from None
+    except ValueError as e:  # a number past Python's digit limit, a non-finite float
+        raise InputError(f"invalid JSON: {str(e).split(';')[0]}") from None
     if not isinstance(doc, dict):
         raise InputError(f"expected a JSON object, got {_json_type(doc)}")
     return doc
@@ -46,6 +49,14 @@ class _NonStandardNumber(Exception):
 
 def _reject_constant(name: str) -> Any:
     raise _NonStandardNumber(name)
+
+
+def _finite_float(text: str) -> float:
+    """1e400 is no float64 (Go's decoder refuses it); Python would read it as infinity."""
+    v = float(text)
+    if not math.isfinite(v):
+        raise ValueError(f"{text[:40]} is out of the float64 range")
+    return v
 
 
 def _json_type(v: Any) -> str:
@@ -111,17 +122,45 @@ def _int64(v: Any, path: str) -> int:
     return v
 
 
+#: Largest resource amount (milli-CPU, bytes, counts) the scoring arithmetic takes: a score
+#: multiplies amounts by up to 100 in int64, as kube-scheduler's does.
+MAX_RESOURCE = (2**63 - 1) // 128
+
+
+def _bounded(resources: dict[str, int], path: str, what: str) -> None:
+    for name, amount in resources.items():
+        if amount > MAX_RESOURCE:
+            unit = "m" if name == "cpu" else ""  # milli-CPU; everything else in its base unit
+            raise InputError(
+                f"{what} {amount}{unit} of {name}, past the largest amount the scheduler computes with ({MAX_RESOURCE}{unit})",
+                path=path,
+            )
+
+
 def parse_pod(v: Any, path: str = "Pod") -> Pod:
     """An embedded v1.Pod (camelCase API JSON); required wherever the protocol names one."""
     if v is None:
         raise InputError("required", path=path)
     _object(v, path)
     try:
-        return Pod.parse(v, path)
+        pod = Pod.parse(v, path)
     except InputError:
         raise
-    except (ValueError, TypeError, KeyError, AttributeError) as e:  # defensive: the parser's own checks missed it
+    except (ValueError, TypeError, KeyError, AttributeError, OverflowError) as e:  # the parser's own checks missed it
         raise InputError(f"invalid pod: {e}", path=path) from None
+    _bounded(pod.requests, join_path(path, "spec"), "the pod requests")
+    return pod
+
+
+def parse_node(v: Any, path: str) -> Node:
+    try:
+        node = Node.parse(v, path)
+    except InputError:
+        raise
+    except (ValueError, TypeError, KeyError, AttributeError, OverflowError) as e:
+        raise InputError(f"invalid node: {e}", path=path) from None
+    _bounded(node.allocatable, join_path(path, "status.allocatable"), "allocatable")
+    return node
 
 
 @dataclass
@@ -167,12 +206,7 @@ def parse_extender_args(doc: dict[str, Any]) -> ExtenderArgs:
     for i, it in enumerate(items):
         ipath = join_path("Nodes.items", i)
         raw_items.append(_object(it, ipath))
-        try:
-            nodes.append(Node.parse(it, ipath))
-        except InputError:
-            raise
-        except (ValueError, TypeError, KeyError, AttributeError) as e:
-            raise InputError(f"invalid node: {e}", path=ipath) from None
+        nodes.append(parse_node(it, ipath))
     _no_duplicates([n.name for n in nodes], "Nodes.items", suffix=".metadata.name")
     args.nodes, args.node_items, args.node_list = nodes, raw_items, node_list
     return args
