@@ -44,8 +44,9 @@ class Session:
     clock: VirtualClock
 
 
-def build_registry(plugin_paths: list[str] | None = None) -> Registry:
-    reg = Registry()
+def build_registry(plugin_paths: list[str] | None = None, *, import_module_names: bool = True) -> Registry:
+    """Built-ins, installed entry points and ``--plugin-path`` files (each file is run: it is code)."""
+    reg = Registry(import_module_names=import_module_names)
     for p in plugin_paths or []:
         reg.load_file(p)
     return reg

@@ -155,7 +155,7 @@ def cmd_config_view(args: argparse.Namespace) -> int:
     from kubesched.app import build_config, build_registry
     from kubesched.config import effective_config, resolved_table
 
-    reg = build_registry(args.plugin_path)
+    reg = build_registry(args.plugin_path, import_module_names=args.import_plugins)
     cfg = build_config(args.config, reg)
     _warn(cfg.warnings)
     if args.output == "table":
@@ -189,7 +189,7 @@ def _common(p: argparse.ArgumentParser, files: bool = True) -> None:
         )
         p.add_argument("--seed", type=int, default=None, help="seed for the random tie-break (reproducible runs)")
     p.add_argument("--config", help="KubeSchedulerConfiguration file (v1, v1beta3, v1beta2, v1beta1)")
-    p.add_argument("--plugin-path", action="append", default=[], help="Python file defining plugins (repeatable)")
+    p.add_argument("--plugin-path", action="append", default=[], help="Python file defining plugins (repeatable; it is run: only trusted files)")
     p.add_argument("-o", "--output", choices=("table", "json", "yaml"), default="table")
 
 
@@ -223,6 +223,10 @@ def build_parser() -> argparse.ArgumentParser:
     csub = p.add_subparsers(dest="config_command", required=True)
     cv = csub.add_parser("view", help="the resolved configuration as a v1 document (defaults merged, versions converted)")
     _common(cv, files=False)
+    cv.add_argument(
+        "--import-plugins", action="store_true",
+        help="import the modules of module:Class plugin names to resolve them (runs their code; default: refuse)",
+    )
     cv.set_defaults(output="yaml")
     cv.set_defaults(func=cmd_config_view)
     p = sub.add_parser("bench", help="kube-scheduler's scheduler_perf workloads, in memory, in pods/s")
@@ -240,7 +244,7 @@ def build_parser() -> argparse.ArgumentParser:
         "-f", "--file", action="append", help="cluster objects the extender holds (NodeNames mode, bind); default: none"
     )
     p.add_argument("--config", help="KubeSchedulerConfiguration file (v1, v1beta3, v1beta2, v1beta1)")
-    p.add_argument("--plugin-path", action="append", default=[], help="Python file defining plugins (repeatable)")
+    p.add_argument("--plugin-path", action="append", default=[], help="Python file defining plugins (repeatable; it is run: only trusted files)")
     p.add_argument("--listen", default="127.0.0.1:8888", help="HOST:PORT to serve on (':8888': every interface)")
     p.add_argument("--url-prefix", default="", help="also serve the verbs under this path (the urlPrefix's path)")
     p.add_argument("--seed", type=int, default=None, help="seed for random choices (reproducible runs)")

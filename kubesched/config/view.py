@@ -29,6 +29,22 @@ def resolved_table(cfg: SchedulerConfig) -> list[dict]:
     return rows
 
 
+#: Argument keys whose values are secrets: shown as REDACTED (a ``tokenFile`` path is shown).
+SECRET_KEYS = frozenset({"token"})
+REDACTED = "<redacted>"
+
+
+def redacted(value: object) -> object:
+    """A deep copy with every non-empty secret value replaced by ``REDACTED``."""
+    if isinstance(value, dict):
+        return {
+            k: REDACTED if k in SECRET_KEYS and isinstance(v, str) and v else redacted(v) for k, v in value.items()
+        }
+    if isinstance(value, list):
+        return [redacted(v) for v in value]
+    return copy.deepcopy(value)
+
+
 def effective_config(cfg: SchedulerConfig) -> dict:
     """The resolved config as a v1 document: every point spelled out, every default filled in.
 
@@ -47,7 +63,7 @@ def effective_config(cfg: SchedulerConfig) -> dict:
         profile = {
             "schedulerName": prof.scheduler_name,
             "plugins": plugins,
-            "pluginConfig": [{"name": n, "args": copy.deepcopy(a)} for n, a in prof.plugin_args.items()],
+            "pluginConfig": [{"name": n, "args": redacted(a)} for n, a in prof.plugin_args.items()],
         }
         if prof.percentage_of_nodes_to_score is not None:
             profile["percentageOfNodesToScore"] = prof.percentage_of_nodes_to_score

@@ -24,7 +24,11 @@ class PluginInfo:
 
 
 class Registry:
-    def __init__(self, *, entry_points: bool = True) -> None:
+    """``import_module_names=False`` (``config view``): a ``module:Class`` name in a configuration
+    is refused instead of imported, since importing a module runs its code."""
+
+    def __init__(self, *, entry_points: bool = True, import_module_names: bool = True) -> None:
+        self.import_module_names = import_module_names
         self._targets: dict[str, PluginInfo] = {n: PluginInfo(n, "built-in", t) for n, t in BUILTIN.items()}
         self._classes: dict[str, type[Plugin]] = {}
         if entry_points:
@@ -74,6 +78,11 @@ class Registry:
         target = info.target if info else (name if ":" in name else None)
         if target is None:
             raise KeyError(name)
+        if info is None and not self.import_module_names:
+            raise InputError(
+                f'plugin "{name}" names a Python module; config view imports none (importing runs its code): '
+                "add --import-plugins to resolve it"
+            )
         mod_name, _, attr = target.partition(":")
         try:
             module = importlib.import_module(mod_name)

@@ -27,7 +27,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "--config",
         help=f'KubeSchedulerConfiguration file (default: the default profile, named "{DEFAULT_SCHEDULER_NAME}")',
     )
-    p.add_argument("--plugin-path", action="append", default=[], help="Python file defining plugins (repeatable)")
+    p.add_argument("--plugin-path", action="append", default=[], help="Python file defining plugins (repeatable; it is run: only trusted files)")
     p.add_argument("--kube-api-qps", type=float, default=50.0, help="API requests per second (default 50)")
     p.add_argument("--kube-api-burst", type=int, default=100, help="API request burst (default 100)")
     p.add_argument("--leader-elect", action="store_true", help="hold a Lease before scheduling (for replicas)")

@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from kubesched.api.resources import CPU, parse_resource_list
@@ -64,7 +64,8 @@ class MetricProvider:
 
     type: str | None = None
     address: str = DEFAULT_PROM_ADDRESS
-    token: str | None = None
+    token: str | None = field(default=None, repr=False)  # never in logs or error lines
+    token_file: str | None = None  # kubesched's: the token read from this file (a mounted Secret), per query
     insecure_skip_verify: bool = True  # upstream's default for Prometheus
     prometheus: PrometheusOptions = PrometheusOptions()
 
@@ -166,7 +167,10 @@ def parse_metric_provider(body: Mapping[str, Any], root: str) -> MetricProvider:
         )
     mpath = join_path(root, "metricProvider")
     mp = _map(body.get("metricProvider"), mpath)
-    _known(mp, ("type", "address", "token", "insecureSkipVerify"), mpath)
+    _known(mp, ("type", "address", "token", "tokenFile", "insecureSkipVerify"), mpath)
+    token_file = _str(mp, "tokenFile", mpath, None)
+    if token_file is not None and mp.get("token"):
+        raise InputError("set only one of token and tokenFile", path=join_path(mpath, "tokenFile"))
     kind = mp.get("type") or None
     if kind in UNSUPPORTED_TYPES:
         raise InputError(
@@ -192,6 +196,7 @@ def parse_metric_provider(body: Mapping[str, Any], root: str) -> MetricProvider:
         type=kind,
         address=address.rstrip("/"),
         token=_str(mp, "token", mpath, None),
+        token_file=token_file or None,
         insecure_skip_verify=skip,
         prometheus=parse_prometheus_options(body.get("prometheus"), join_path(root, "prometheus")),
     )

@@ -22,7 +22,9 @@ import urllib.error
 import urllib.parse
 import urllib.request
 from collections.abc import Callable
+from pathlib import Path
 
+from kubesched.errors import InputError
 from kubesched.framework.utilization import NodeUsage, UtilizationUnavailable
 from kubesched.plugins.loadaware.args import MetricProvider, PrometheusOptions
 
@@ -60,6 +62,9 @@ class PrometheusSource:
     ) -> None:
         self.address = provider.address
         self.token = provider.token
+        self.token_file = provider.token_file
+        if self.token_file is not None:
+            self._read_token()  # an unreadable file is a configuration error, found at start
         self.opts = provider.prometheus
         self.clock = clock
         self.owner = owner  # plugin name, for log lines
@@ -82,13 +87,29 @@ class PrometheusSource:
         self._last_attempt: float = float("-inf")
         self.last_error: str | None = None
 
+    def _read_token(self) -> str:
+        """The token file's content, read at each query so that a rotated Secret is picked up."""
+        assert self.token_file is not None
+        try:
+            return Path(self.token_file).read_text(encoding="utf-8").strip()
+        except (OSError, UnicodeDecodeError) as e:
+            raise InputError(
+                f'cannot read "{self.token_file}": {getattr(e, "strerror", None) or e}', path="metricProvider.tokenFile"
+            ) from None
+
     # ---- HTTP ------------------------------------------------------------------------
     def query(self, promql: str) -> list[tuple[dict[str, str], float]]:
         """One instant query: (labels, value) per series; raises UtilizationUnavailable."""
         url = f"{self.address}/api/v1/query?" + urllib.parse.urlencode({"query": promql})
         req = urllib.request.Request(url, headers={"Accept": "application/json"})
-        if self.token:
-            req.add_header("Authorization", f"Bearer {self.token}")
+        token = self.token
+        if self.token_file is not None:
+            try:
+                token = self._read_token()
+            except InputError as e:
+                raise UtilizationUnavailable(str(e)) from None
+        if token:
+            req.add_header("Authorization", f"Bearer {token}")
         try:
             with urllib.request.urlopen(req, timeout=self.opts.timeout_seconds, context=self._ssl) as resp:  # noqa: S310
                 body = json.loads(resp.read())
