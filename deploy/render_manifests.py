@@ -1,4 +1,6 @@
-"""Write deploy/manifests/ from the Helm chart with its default values (release and namespace "kubesched").
+"""Write deploy/manifests/ from the Helm chart with its default values (release and namespace "kubesched"),
+except that the TLS and /metrics token Secrets are expected to exist (``MANIFEST_VALUES``): the
+chart generates them, but generated keys do not belong in files under version control.
 
 The plain manifests are the chart's output, never edited by hand, so the two cannot drift:
 tests/deploy checks that this script's output equals the files. Rendering uses Helm's own Go
@@ -32,11 +34,17 @@ FILES: dict[str, str] = {
     "service.yaml": "05-service.yaml",
     "deployment.yaml": "06-deployment.yaml",
 }
+#: The values the manifests are rendered with: Secrets you create (docs/deploy.md says how).
+MANIFEST_VALUES: dict[str, Any] = {
+    "tls": {"existingSecret": "kubesched-tls"},
+    "metricsAuth": {"existingSecret": "kubesched-metrics-token"},
+}
 NAMESPACE_FILE = "00-namespace.yaml"
 HEADER = (
     "# Generated from deploy/helm/kubesched with its default values by deploy/render_manifests.py\n"
-    f"# (= helm template {RELEASE} deploy/helm/kubesched --namespace {NAMESPACE}). Do not edit: change the\n"
-    "# chart and run the script again.\n"
+    f"# (= helm template {RELEASE} deploy/helm/kubesched --namespace {NAMESPACE}\n"
+    "#  --set tls.existingSecret=kubesched-tls --set metricsAuth.existingSecret=kubesched-metrics-token).\n"
+    "# Do not edit: change the chart and run the script again.\n"
 )
 NAMESPACE_DOC = f"apiVersion: v1\nkind: Namespace\nmetadata:\n  name: {NAMESPACE}\n"
 
@@ -54,7 +62,7 @@ def render_chart(
 
 def expected_files() -> dict[str, str]:
     """deploy/manifests/ as it should be: file name -> content."""
-    rendered = render_chart()
+    rendered = render_chart(MANIFEST_VALUES)
     unknown = sorted(
         name for name, text in rendered.items() if name.endswith(".yaml") and text.strip() and name not in FILES
     )

@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import json
+import ssl
+from collections.abc import Callable
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -112,3 +114,50 @@ def run_flags(argv: list[str]) -> argparse.Namespace:
     """A `kubesched run` command line, parsed by kubesched's own parser."""
     assert argv[0] == "run"
     return parse_cli(argv)
+
+
+def mount_secrets(objs: list[dict], into: Path) -> Callable[[str], str]:
+    """Write the Secrets the Deployment mounts (as the chart generated them) under ``into``, as the
+    kubelet would at their mount paths; returns a rewriter of the arguments' paths to those files."""
+    import base64
+
+    secrets = {o["metadata"]["name"]: o for o in objs if o.get("kind") == "Secret"}
+    spec = one(objs, "Deployment")["spec"]["template"]["spec"]
+    volumes = {v["name"]: v for v in spec["volumes"]}
+    moved: dict[str, str] = {}
+    for vm in container(objs)["volumeMounts"]:
+        secret = volumes[vm["name"]].get("secret")
+        if secret is None:
+            continue
+        d = into / vm["name"]
+        d.mkdir(parents=True, exist_ok=True)
+        for key, value in secrets[secret["secretName"]]["data"].items():
+            (d / key).write_bytes(base64.b64decode(value))
+        moved[vm["mountPath"]] = str(d)
+
+    def rewrite(arg: str) -> str:
+        for mount, d in moved.items():
+            arg = arg.replace(mount, d)
+        return arg
+
+    return rewrite
+
+
+def https_context(objs: list[dict], *, client: bool = False) -> ssl.SSLContext:
+    """A client that trusts the chart's generated CA (kube-scheduler's tlsConfig caFile) and, with
+    ``client``, presents the generated kube-scheduler certificate (certFile/keyFile)."""
+    import base64
+    import tempfile
+
+    secrets = {o["metadata"]["name"]: o["data"] for o in objs if o.get("kind") == "Secret"}
+    tls = next(d for n, d in secrets.items() if n.endswith("-tls"))
+    ctx = ssl.create_default_context(cadata=base64.b64decode(tls["ca.crt"]).decode())
+    ctx.check_hostname = False  # the certificate names the Service; the tests connect to 127.0.0.1
+    if client:
+        data = next(d for n, d in secrets.items() if n.endswith("-client"))
+        with tempfile.TemporaryDirectory() as tmp:
+            crt, key = Path(tmp) / "c.crt", Path(tmp) / "c.key"
+            crt.write_bytes(base64.b64decode(data["tls.crt"]))
+            key.write_bytes(base64.b64decode(data["tls.key"]))
+            ctx.load_cert_chain(str(crt), str(key))
+    return ctx

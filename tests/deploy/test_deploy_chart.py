@@ -166,9 +166,10 @@ def test_one_replica_may_run_without_leader_election() -> None:
 def test_notes_say_how_to_use_it() -> None:
     notes = render()["NOTES.txt"]
     assert "schedulerName: kubesched" in notes
-    assert "http://kubesched.kubesched.svc:10251/metrics" in notes
+    assert "https://kubesched.kubesched.svc:10251/metrics" in notes
     ext = render(EXTENDER)["NOTES.txt"]
-    assert 'urlPrefix: "http://kubesched.kubesched.svc:8888/scheduler"' in ext
+    assert 'urlPrefix: "https://kubesched.kubesched.svc:8888/scheduler"' in ext
+    assert "enableHTTPS: true" in ext and "certFile:" in ext and "serverName: kubesched.kubesched.svc" in ext
     assert "bindVerb" in ext  # the warning not to set it
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import re
+import ssl
 import subprocess
 import sys
 import urllib.error
@@ -16,7 +17,17 @@ from urllib.parse import parse_qs, urlsplit
 
 import pytest
 import yaml
-from deploy_testlib import by_kind, container, granted, objects, one, parse_cli, render
+from deploy_testlib import (
+    by_kind,
+    container,
+    granted,
+    https_context,
+    mount_secrets,
+    objects,
+    one,
+    parse_cli,
+    render,
+)
 from test_deploy_rbac import check_binding
 
 from kubesched.live.resources import REQUIRED, WORKLOADS
@@ -101,12 +112,13 @@ def test_watch_table_is_what_the_watch_lists() -> None:
 def test_watch_is_the_default_and_extra_rules_apply() -> None:
     extra = {"apiGroups": ["example.com"], "resources": ["widgets"], "verbs": ["list", "watch"]}
     objs = objects(render({"mode": "extender", "rbac": {"extraRules": [extra]}}))
-    assert granted(one(objs, "ClusterRole")) == merged(WATCH, BIND, {("example.com", "widgets", None): {"list", "watch"}})
+    # binding is opt-in (extender.bind: true): by default the extender may not bind
+    assert granted(one(objs, "ClusterRole")) == merged(WATCH, {("example.com", "widgets", None): {"list", "watch"}})
 
 
 @pytest.mark.parametrize("watch", [True, False])
 def test_args_config_and_notes_follow_the_watch(watch: bool) -> None:
-    values = extender_values(watchCluster=watch)
+    values = extender_values(watchCluster=watch, bind=True)
     values["kubeApi"] = {"qps": 20, "burst": 40}
     rendered = render(values)
     objs = objects(rendered)
@@ -133,26 +145,27 @@ def test_notes_leave_bind_verb_out_without_the_bind_permission() -> None:
     assert stanza["nodeCacheCapable"] is True and "bindVerb" not in stanza
 
 
-def http(method: str, url: str, body: Any = None) -> tuple[int, Any]:
+def http(method: str, url: str, body: Any = None, ctx: ssl.SSLContext | None = None) -> tuple[int, Any]:
     data = None if body is None else json.dumps(body).encode()
     req = urllib.request.Request(url, data=data, method=method)
     try:
-        with urllib.request.urlopen(req, timeout=5) as resp:  # noqa: S310 - loopback only
+        with urllib.request.urlopen(req, timeout=5, context=ctx) as resp:  # noqa: S310 - loopback only
             return resp.status, resp.read().decode()
     except urllib.error.HTTPError as e:
         return e.code, e.read().decode()
 
 
 def test_rendered_args_run_a_watching_extender(kube_api: KubeAPIServer, kubeconfig: str, tmp_path: Path) -> None:  # noqa: F811
-    objs = objects(render({"mode": "extender"}))
+    objs = objects(render({"mode": "extender", "extender": {"bind": True}}))
     (tmp_path / "config.yaml").write_text(one(objs, "ConfigMap")["data"]["config.yaml"])
+    mounted = mount_secrets(objs, tmp_path / "secrets")  # the generated certificates, as mounted
     kube_api.create(make_node("n1", cpu="4", memory="8Gi"))
     kube_api.create(make_node("n2", cpu="500m", memory="8Gi"))
     kube_api.create(make_pod("web", requests={"cpu": "1"}, uid="web-uid"))
     # The rendered arguments, changed only where a test must: the ConfigMap's file written here, a
     # free loopback port, and --kubeconfig in place of --in-cluster (no service account in a test).
     argv = []
-    for arg in container(objs)["args"]:
+    for arg in map(mounted, container(objs)["args"]):
         if arg.startswith("--config="):
             arg = f"--config={tmp_path / 'config.yaml'}"
         elif arg.startswith("--listen="):
@@ -166,16 +179,19 @@ def test_rendered_args_run_a_watching_extender(kube_api: KubeAPIServer, kubeconf
     try:
         assert proc.stderr is not None
         line = proc.stderr.readline()
-        m = re.search(r"on (http://127\.0\.0\.1:\d+) \(watching the cluster at ", line)
+        m = re.search(r"on (https://127\.0\.0\.1:\d+) \(watching the cluster at ", line)
         assert m, line
         base, url = m.group(1), m.group(1) + parse_cli(argv).url_prefix
         # the readiness probe's path: 200 once every informer has listed
         ready = container(objs)["readinessProbe"]["httpGet"]["path"]
-        assert KubeAPIServer.wait_for(lambda: http("GET", base + ready)[0] == 200, timeout=15)
+        anon, scheduler = https_context(objs), https_context(objs, client=True)  # tlsConfig caFile (+ certFile)
+        assert KubeAPIServer.wait_for(lambda: http("GET", base + ready, ctx=anon)[0] == 200, timeout=15)
 
         # nodeCacheCapable: true, as the NOTES say: names resolved against the watched nodes
         pod = kube_api.get("Pod", "web", "default")
-        status, text = http("POST", f"{url}/filter", {"Pod": pod, "NodeNames": ["n1", "n2"]})
+        status, text = http("POST", f"{url}/filter", {"Pod": pod, "NodeNames": ["n1", "n2"]}, ctx=anon)
+        assert status == 401, text  # the verbs need kube-scheduler's client certificate
+        status, text = http("POST", f"{url}/filter", {"Pod": pod, "NodeNames": ["n1", "n2"]}, ctx=scheduler)
         assert status == 200, text
         res = json.loads(text)
         assert res["NodeNames"] == ["n1"]
@@ -183,7 +199,7 @@ def test_rendered_args_run_a_watching_extender(kube_api: KubeAPIServer, kubeconf
 
         # bindVerb: bind, as the NOTES say: the binding reaches the API server
         args = {"PodName": "web", "PodNamespace": "default", "PodUID": "web-uid", "Node": "n1"}
-        status, text = http("POST", f"{url}/bind", args)
+        status, text = http("POST", f"{url}/bind", args, ctx=scheduler)
         assert status == 200 and json.loads(text).get("Error", "") == "", text
         assert kube_api.get("Pod", "web", "default")["spec"]["nodeName"] == "n1"
     finally:

@@ -90,5 +90,5 @@ def test_extender_without_watch_gets_no_api_access() -> None:
 
 def test_rbac_can_be_left_to_the_cluster_admin() -> None:
     objs = objects(render({"rbac": {"create": False}, "serviceAccount": {"create": False, "name": "sched"}}))
-    assert {o["kind"] for o in objs} == {"ConfigMap", "Deployment", "Service"}
+    assert {o["kind"] for o in objs} == {"ConfigMap", "Deployment", "Service", "Secret"}  # Secrets: TLS, token
     assert one(objs, "Deployment")["spec"]["template"]["spec"]["serviceAccountName"] == "sched"

@@ -6,6 +6,7 @@ and ConfigMap: the `kubesched run` runner's metrics server, and in extender mode
 
 from __future__ import annotations
 
+import base64
 import json
 import urllib.error
 import urllib.request
@@ -13,7 +14,17 @@ from pathlib import Path
 
 import pytest
 import yaml
-from deploy_testlib import container, granted, objects, one, parse_cli, render, run_flags
+from deploy_testlib import (
+    container,
+    granted,
+    https_context,
+    mount_secrets,
+    objects,
+    one,
+    parse_cli,
+    render,
+    run_flags,
+)
 
 from kubesched.api.load import ClusterObjects
 from kubesched.app import build_config, build_registry
@@ -23,8 +34,9 @@ from kubesched.server.metrics import SchedulerMetrics
 from kubesched.testing import make_node, make_pod
 
 
-def get(url: str) -> tuple[int, str]:
-    with urllib.request.urlopen(url, timeout=5) as resp:  # noqa: S310 - loopback only
+def get(url: str, ctx=None, token: str | None = None) -> tuple[int, str]:
+    req = urllib.request.Request(url, headers={"Authorization": f"Bearer {token}"} if token else {})
+    with urllib.request.urlopen(req, timeout=5, context=ctx) as resp:  # noqa: S310 - loopback only
         return resp.status, resp.read().decode()
 
 
@@ -62,8 +74,9 @@ def runner(tmp_path: Path):
     objs = objects(render(namespace="sched-system"))
     (tmp_path / "config.yaml").write_text(one(objs, "ConfigMap")["data"]["config.yaml"])
     (tmp_path / "kubeconfig").write_text(KUBECONFIG)
+    mounted = mount_secrets(objs, tmp_path)  # the generated certificate and /metrics token
     argv = []
-    for arg in container(objs)["args"]:
+    for arg in map(mounted, container(objs)["args"]):
         if arg.startswith("--config="):
             arg = f"--config={tmp_path / 'config.yaml'}"
         elif arg.startswith("--metrics-listen="):
@@ -110,13 +123,21 @@ def test_scheduler_probes_hit_the_runners_server(runner) -> None:
     r.http.start()
     probes = probe_paths(c)
     assert probes == {"livenessProbe": ("/livez", "metrics"), "readinessProbe": ("/readyz", "metrics")}
-    assert get(r.http.url + "/livez")[0] == 200
+    assert r.http.url.startswith("https://")
+    assert {p["httpGet"]["scheme"] for p in (c["livenessProbe"], c["readinessProbe"])} == {"HTTPS"}
+    ctx = https_context(objs)  # the kubelet does not verify probe certificates; Prometheus does
+    assert get(r.http.url + "/livez", ctx)[0] == 200
     with pytest.raises(urllib.error.HTTPError) as err:  # caches not synced yet: not ready
-        get(r.http.url + "/readyz")
+        get(r.http.url + "/readyz", ctx)
     assert err.value.code == 503
     r.ready.set()
-    assert get(r.http.url + "/readyz")[0] == 200
-    status, body = get(r.http.url + "/metrics")
+    assert get(r.http.url + "/readyz", ctx)[0] == 200
+    # /metrics: the token of the generated Secret (what the ServiceMonitor sends), or 401
+    with pytest.raises(urllib.error.HTTPError) as err:
+        get(r.http.url + "/metrics", ctx)
+    assert err.value.code == 401
+    token = next(o for o in objs if o["kind"] == "Secret" and o["metadata"]["name"].endswith("-metrics-token"))
+    status, body = get(r.http.url + "/metrics", ctx, base64.b64decode(token["data"]["token"]).decode())
     assert status == 200 and "scheduler_pending_pods" in body
 
 
@@ -142,7 +163,7 @@ def test_metrics_port_and_log_format_are_values() -> None:
 
 def test_extender_mode_serves_what_the_chart_promises(tmp_path: Path) -> None:
     """Without watchCluster (the watching extender: test_deploy_extender_watch.py)."""
-    values = {"mode": "extender", "extender": {"watchCluster": False}}
+    values = {"mode": "extender", "extender": {"watchCluster": False}, "tls": {"enabled": False}, "metricsAuth": {"enabled": False}}
     objs = objects(render(values))
     c = container(objs)
     args = parse_cli(c["args"])

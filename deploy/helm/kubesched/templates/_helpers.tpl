@@ -67,6 +67,9 @@ app.kubernetes.io/managed-by: {{ .Release.Service }}
 {{- if and $le.enabled (not (and (gt (float64 $le.retryPeriodSeconds) 0.0) (lt (float64 $le.retryPeriodSeconds) (float64 $le.renewDeadlineSeconds)) (lt (float64 $le.renewDeadlineSeconds) (float64 $le.leaseDurationSeconds)))) -}}
 {{- fail "leaderElection: need 0 < retryPeriodSeconds < renewDeadlineSeconds < leaseDurationSeconds" -}}
 {{- end -}}
+{{- if and .Values.metricsAuth.enabled (not .Values.tls.enabled) -}}
+{{- fail "metricsAuth.enabled needs tls.enabled: a bearer token must not travel in clear text" -}}
+{{- end -}}
 {{- end -}}
 
 {{/* The Lease's name: the scheduler's name (the first profile's schedulerName). */}}
@@ -113,5 +116,39 @@ profiles:
 {{ toYaml .Values.profiles }}
 {{- else }}
 - schedulerName: {{ .Values.schedulerName }}
+{{- end }}
+{{- end -}}
+
+{{/* The Secret with tls.crt, tls.key and ca.crt. */}}
+{{- define "kubesched.tlsSecret" -}}
+{{- default (printf "%s-tls" (include "kubesched.fullname" .)) .Values.tls.existingSecret -}}
+{{- end -}}
+
+{{/* The Secret whose key "token" /metrics accepts. */}}
+{{- define "kubesched.metricsTokenSecret" -}}
+{{- default (printf "%s-metrics-token" (include "kubesched.fullname" .)) .Values.metricsAuth.existingSecret -}}
+{{- end -}}
+
+{{/* "true" when the extender's verbs need a client certificate; else empty. */}}
+{{- define "kubesched.clientAuth" -}}
+{{- if and .Values.tls.enabled .Values.tls.clientAuth (eq .Values.mode "extender") -}}true{{- end -}}
+{{- end -}}
+
+{{/* HTTP or HTTPS, for probes and scrapes. */}}
+{{- define "kubesched.scheme" -}}
+{{- if .Values.tls.enabled -}}HTTPS{{- else -}}HTTP{{- end -}}
+{{- end -}}
+
+{{/* The secure-serving flags (both modes). */}}
+{{- define "kubesched.servingArgs" -}}
+{{- if .Values.tls.enabled }}
+- --tls-cert-file=/var/run/secrets/kubesched/tls/tls.crt
+- --tls-private-key-file=/var/run/secrets/kubesched/tls/tls.key
+{{- if or (include "kubesched.clientAuth" .) .Values.metricsAuth.enabled }}
+- --client-ca-file=/var/run/secrets/kubesched/tls/ca.crt
+{{- end }}
+{{- end }}
+{{- if .Values.metricsAuth.enabled }}
+- --metrics-token-file=/var/run/secrets/kubesched/metrics-token/token
 {{- end }}
 {{- end -}}
