@@ -10,6 +10,8 @@ requests = limits of cpu and memory and, when ``num_gpu > 0``, the GPU annotatio
 from __future__ import annotations
 
 import csv
+import gzip
+import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -41,7 +43,8 @@ POD_COLUMNS = (
     "scheduled_time",
 )
 POD_REQUIRED = ("name", "cpu_milli", "memory_mib", "num_gpu", "gpu_milli")
-MAX_PODS_PER_NODE = 1001  # as the paper's node YAML: the pod count never binds
+MAX_PODS_PER_NODE = 1001
+_UNREADABLE = (OSError, EOFError, UnicodeDecodeError, zlib.error)  # as the paper's node YAML: the pod count never binds
 
 
 @dataclass
@@ -92,7 +95,10 @@ def _rows(path: str | Path, known: tuple[str, ...], required: tuple[str, ...]):
     """Yield _Row per data line; header problems raise at once (they are not row problems)."""
     source = str(path)
     try:
-        f = open(path, newline="", encoding="utf-8")  # noqa: SIM115 - closed below, generator
+        if str(path).endswith(".gz"):  # the shipped trace is gzipped
+            f = gzip.open(path, "rt", newline="", encoding="utf-8")
+        else:
+            f = open(path, newline="", encoding="utf-8")  # noqa: SIM115 - closed below, generator
     except OSError as e:
         raise InputError(f"cannot read: {e.strerror or e}", source=source) from None
     with f:
@@ -103,6 +109,8 @@ def _rows(path: str | Path, known: tuple[str, ...], required: tuple[str, ...]):
             raise InputError("empty file: expected a CSV header", source=source) from None
         except csv.Error as e:
             raise InputError(f"malformed CSV: {e}", source=f"{source}:1") from None
+        except _UNREADABLE as e:
+            raise InputError(f"cannot read: {e}", source=source) from None
         header = [h.strip() for h in header]
         for h in header:
             if h not in known:
@@ -124,6 +132,8 @@ def _rows(path: str | Path, known: tuple[str, ...], required: tuple[str, ...]):
             except csv.Error as e:
                 yield InputError(f"malformed CSV: {e}", source=f"{source}:{reader.line_num}")
                 continue
+            except _UNREADABLE as e:  # a corrupt .gz or bytes that are not UTF-8: nothing after is readable
+                raise InputError(f"cannot read: {e}", source=f"{source}:{reader.line_num + 1}") from None
             line = reader.line_num
             if not cells or (len(cells) == 1 and not cells[0].strip()):
                 continue  # blank line
