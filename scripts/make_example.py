@@ -1,4 +1,4 @@
-"""Regenerate kubesched/examples/cluster.yaml from the openb trace (../shared/data/openb).
+"""Regenerate kubesched/examples/cluster.yaml from the openb trace shipped in kubesched/data/openb.
 
 A small, readable cluster: 12 nodes in 3 zones (GPU nodes tainted and labelled with their
 model), 2 pods already running, and 24 pending pods taken from openb_pod_list_default
@@ -9,18 +9,20 @@ so every default plugin has something to do.
 from __future__ import annotations
 
 import csv
+import gzip
 import sys
 from pathlib import Path
 
 import yaml
 
+from kubesched.trace.bundled import node_list, pod_list
+
 ROOT = Path(__file__).resolve().parents[1]
-DATA = ROOT.parent / "shared" / "data" / "openb"
 
 
 def main() -> None:
-    nodes_csv = list(csv.DictReader(open(DATA / "openb_node_list_all_node.csv")))
-    pods_csv = list(csv.DictReader(open(DATA / "openb_pod_list_default.csv")))
+    nodes_csv = list(csv.DictReader(gzip.open(node_list("all"), "rt")))
+    pods_csv = list(csv.DictReader(gzip.open(pod_list("default"), "rt")))
     gpu = [n for n in nodes_csv if int(n["gpu"]) > 0]
     cpu_only = [n for n in nodes_csv if int(n["gpu"]) == 0]
     picked = gpu[:2] + [n for n in gpu if n["model"] == "V100M32"][:2] + [n for n in gpu if n["model"] == "T4"][:4]

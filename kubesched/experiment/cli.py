@@ -15,8 +15,7 @@ from typing import Any
 from kubesched.errors import InputError
 from kubesched.experiment.grid import DEFAULT_SEEDS
 from kubesched.experiment.published import POLICIES
-
-DEFAULT_DATA_DIR = "../shared/data/openb"
+from kubesched.trace.bundled import OPENB_DIR
 
 
 def add_parser(sub: Any) -> None:
@@ -32,7 +31,11 @@ def add_parser(sub: Any) -> None:
     f.add_argument("--traces", default="default", help="comma list of trace names or families, or 'all' (default: default)")
     f.add_argument("--policies", default=",".join(POLICIES), help=f"comma list (default: {','.join(POLICIES)})")
     f.add_argument("--seeds", default=DEFAULT_SEEDS, help=f"seeds: 42-51, 42,45 or a mix (default: {DEFAULT_SEEDS})")
-    f.add_argument("--data-dir", default=DEFAULT_DATA_DIR, help=f"folder of the openb CSVs (default: {DEFAULT_DATA_DIR})")
+    f.add_argument(
+        "--data-dir",
+        metavar="DIR",
+        help="folder of your own copy of the openb CSVs (.csv or .csv.gz; default: the trace shipped with kubesched)",
+    )
     f.add_argument("--workers", type=int, default=None, help="parallel runs (default: all cores)")
     f.add_argument(
         "--ray-address", metavar="ADDR", help="run on Ray instead of local processes: ADDR, 'auto', or 'local'"
@@ -65,7 +68,7 @@ def build(args: argparse.Namespace) -> tuple[list, list[str], list[str]]:
         parse_traces,
     )
 
-    data_dir = check_data_dir(args.data_dir)
+    data_dir = check_data_dir(args.data_dir or OPENB_DIR)
     traces = parse_traces(args.traces, data_dir)
     policies = parse_policies(args.policies)
     seeds = parse_seeds(args.seeds)

@@ -10,9 +10,11 @@ from pathlib import Path
 
 from kubesched.errors import InputError
 from kubesched.experiment.published import POLICIES
+from kubesched.trace.bundled import csv_in, trace_names
 
-NODE_FILE = "openb_node_list_gpu_node.csv"  # the paper uses only the 1213 GPU nodes (protocol §1.1)
-POD_FILE = "openb_pod_list_{}.csv"
+NODE_STEM = "openb_node_list_gpu_node"  # the paper uses only the 1213 GPU nodes (protocol §1.1)
+NODE_FILE = f"{NODE_STEM}.csv"
+POD_STEM = "openb_pod_list_{}"
 
 #: trace families as the paper groups them (Figs 11-14), in plotting order
 FAMILIES: dict[str, tuple[str, ...]] = {
@@ -53,11 +55,12 @@ class RunSpec:
 
     @property
     def node_file(self) -> Path:
-        return Path(self.data_dir) / NODE_FILE
+        return csv_in(self.data_dir, NODE_STEM) or Path(self.data_dir) / NODE_FILE
 
     @property
     def pod_file(self) -> Path:
-        return Path(self.data_dir) / POD_FILE.format(self.trace)
+        stem = POD_STEM.format(self.trace)
+        return csv_in(self.data_dir, stem) or Path(self.data_dir) / f"{stem}.csv"
 
 
 def _items(text: str, flag: str) -> list[str]:
@@ -69,7 +72,7 @@ def _items(text: str, flag: str) -> list[str]:
 
 def available_traces(data_dir: str | Path) -> list[str]:
     """Trace names that have a pod list in the data folder (the paper's first, then the rest)."""
-    found = sorted(p.name[len("openb_pod_list_") : -4] for p in Path(data_dir).glob("openb_pod_list_*.csv"))
+    found = trace_names(data_dir)
     return [t for t in PAPER_TRACES if t in found] + [t for t in found if t not in PAPER_TRACES]
 
 
@@ -88,7 +91,7 @@ def parse_traces(text: str, data_dir: str | Path) -> list[str]:
             if name not in avail:
                 known = ", ".join(avail) if avail else "none"
                 raise InputError(
-                    f"unknown trace {name!r}: no {POD_FILE.format(name)} in {data_dir} (available: {known})",
+                    f"unknown trace {name!r}: no {POD_STEM.format(name)}.csv(.gz) in {data_dir} (available: {known})",
                     source="--traces",
                 )
             if name not in out:
@@ -140,8 +143,8 @@ def check_data_dir(data_dir: str | Path) -> Path:
     p = Path(data_dir)
     if not p.is_dir():
         raise InputError(f"not a folder: {data_dir}", source="--data-dir")
-    if not (p / NODE_FILE).is_file():
-        raise InputError(f"no {NODE_FILE} in {data_dir}", source="--data-dir")
+    if csv_in(p, NODE_STEM) is None:
+        raise InputError(f"no {NODE_FILE} (or .csv.gz) in {data_dir}", source="--data-dir")
     return p
 
 

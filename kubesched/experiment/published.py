@@ -4,7 +4,7 @@ Source: Weng et al., "Beware of Fragmentation: Scheduling GPU-Sharing Workloads 
 Gradient Descent", USENIX ATC '23. Numbers from the artifact's expected results,
 github.com/hkust-adsl/kubernetes-scheduler-simulator @ 8f3d6417353c5083c6d56617f255fadd8dc306bc,
 ``experiments/analysis/expected_results/analysis_{allo,frag,frag_ratio}_discrete.csv`` (6 policies x
-17 traces x tune seeds 42..51, tune 1.3), as summarised in ../shared/reference/fgd-protocol.md §4.1-§4.3.
+17 traces x tune seeds 42..51, tune 1.3), as summarised in docs/fgd-protocol.md §4.1-§4.3.
 All values are percent of the cluster's 6212 GPUs (frag ratio: percent of idle GPU).
 """
 

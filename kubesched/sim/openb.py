@@ -10,12 +10,15 @@ from __future__ import annotations
 from kubesched.sim.workload import Workload
 
 
-def load_openb(trace: str, nodes: str, *, skip_invalid: bool = False) -> Workload:
+def load_openb(trace: str, nodes: str | None = None, *, skip_invalid: bool = False) -> Workload:
+    """``trace``/``nodes``: CSV paths or shipped names (``default``; ``all`` or ``gpu``, default ``all``)."""
+    from kubesched.trace import bundled
     from kubesched.trace.openb import check_fits, read_nodes, read_pods
 
-    node_list = read_nodes(nodes)
+    nodes = nodes or "all"
+    node_list = read_nodes(bundled.node_list(nodes))
     # rows that cannot parse, then pods no node could ever hold: errors, or skipped and counted
-    tp = check_fits(node_list, read_pods(trace, skip_invalid=skip_invalid), skip_invalid=skip_invalid)
+    tp = check_fits(node_list, read_pods(bundled.pod_list(trace), skip_invalid=skip_invalid), skip_invalid=skip_invalid)
     durations: list[float | None] = [
         None if d is None else max(0.0, float(d) - float(c)) for c, d in zip(tp.creation_time, tp.deletion_time, strict=True)
     ]

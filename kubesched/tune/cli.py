@@ -33,8 +33,12 @@ def add_parser(sub: Any) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     src = p.add_argument_group("workload (exactly one, as in `kubesched simulate`)")
-    src.add_argument("--trace", metavar="FILE", help="openb pod list CSV (needs --nodes)")
-    src.add_argument("--nodes", metavar="FILE", help="openb node list CSV (with --trace)")
+    src.add_argument(
+        "--trace", metavar="NAME|FILE", help="openb pod list: a CSV, or a shipped trace by name (default, gpushare40, ...)"
+    )
+    src.add_argument(
+        "--nodes", metavar="NAME|FILE", help="openb node list for --trace: a CSV, or shipped 'all' (default) or 'gpu'"
+    )
     src.add_argument(
         "-f", "--file", action="append", metavar="FILE", help="Kubernetes manifests (repeatable)"
     )
@@ -145,10 +149,10 @@ def _check(args: argparse.Namespace) -> None:
     sources = [bool(args.trace or args.nodes), bool(args.file), args.synthetic is not None]
     if sum(sources) != 1:
         raise InputError(
-            "give exactly one workload: --trace FILE --nodes FILE, -f FILE, or --synthetic [SPEC]"
+            "give exactly one workload: --trace NAME|FILE [--nodes NAME|FILE], -f FILE, or --synthetic [SPEC]"
         )
-    if bool(args.trace) != bool(args.nodes):
-        raise InputError("--trace and --nodes go together (pod list and node list CSVs)")
+    if args.nodes and not args.trace:
+        raise InputError("--nodes: only with --trace (the node list the trace replays on)")
     if args.synth and args.synthetic is None:
         raise InputError("--synth: only with --synthetic")
     if args.skip_invalid and not args.trace:

@@ -105,7 +105,11 @@ def test_bad_input_exits_2_with_one_line(tmp_path: Path, capsys: pytest.CaptureF
     assert "invalid choice: 'sideways'" in bad(["simulate", "--synthetic", "--mode", "sideways"], capsys)
     assert "exactly one workload" in bad(["simulate", "--out", out], capsys)
     assert "exactly one workload" in bad(["simulate", "--synthetic", "-f", f, "--out", out], capsys)
-    assert "--trace and --nodes go together" in bad(["simulate", "--trace", f, "--out", out], capsys)
+    assert "exactly one workload" in bad(["simulate", "--nodes", "gpu", "--synthetic", "--out", out], capsys)
+    assert "--nodes: only with --trace" in bad(["simulate", "--nodes", "gpu", "--out", out], capsys)
+    assert '--nodes: "cpu": no such file, and not a shipped openb node list' in bad(
+        ["simulate", "--trace", "default", "--nodes", "cpu", "--out", out], capsys
+    )
     assert "--bins" in bad(["simulate", "--synthetic", "--bins", "0", "--out", out], capsys)
     assert "--usage-fraction" in bad(["simulate", "--synthetic", "--usage-fraction", "0.9:0.1", "--out", out], capsys)
     assert "--max-wait: only with --mode time" in bad(

@@ -89,9 +89,11 @@ def typical_from_args(body: Mapping[str, Any]) -> TypicalPods:
         raise InputError(
             f"invalid value {threshold!r}: must be in (0, 100]", path=join_path(ROOT, "popularityThreshold")
         )
-    from kubesched.trace.openb import read_pods  # lazily: only this arg needs the trace loader
+    # lazily: only this arg needs the trace loader
+    from kubesched.trace.bundled import pod_list
+    from kubesched.trace.openb import read_pods
 
-    return typical_pods_of(read_pods(path).pods, threshold)
+    return typical_pods_of(read_pods(pod_list(path, flag=join_path(ROOT, "workloadFile"))).pods, threshold)
 
 
 Stats = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]  # count >= k, sum < k, total, F_n(m)
