@@ -3,11 +3,8 @@
 from __future__ import annotations
 
 import math
-from pathlib import Path
 
 from kubesched.experiment.runner import LEVELS, METRICS, RunRecord
-
-OPENB = Path(__file__).resolve().parents[3] / "shared" / "data" / "openb"
 
 
 def record(trace: str, policy: str, seed: int, unalloc: dict[int, float], frag: float = 1.0) -> RunRecord:

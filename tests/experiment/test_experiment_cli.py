@@ -5,16 +5,15 @@ results."""
 from __future__ import annotations
 
 import csv
+import gzip
 import json
 import sys
 from pathlib import Path
 
 import pytest
-from experiment_helpers import OPENB
 
 from kubesched.cli import main
-
-needs_openb = pytest.mark.skipif(not OPENB.is_dir(), reason=f"openb trace data not found at {OPENB}")
+from kubesched.trace.bundled import node_list, pod_list
 
 
 @pytest.mark.parametrize(
@@ -31,9 +30,8 @@ needs_openb = pytest.mark.skipif(not OPENB.is_dir(), reason=f"openb trace data n
     ],
 )
 def test_bad_input_exits_2(flags: list[str], start: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    data = ["--data-dir", str(OPENB)] if "--data-dir" not in flags else []
     out = tmp_path / "out"
-    code = main(["experiment", "fgd", *data, "--out", str(out), *flags])
+    code = main(["experiment", "fgd", "--out", str(out), *flags])
     err = capsys.readouterr().err
     assert code == 2
     assert err.startswith(f"kubesched: error: {start}") and err.count("\n") == 1
@@ -41,7 +39,7 @@ def test_bad_input_exits_2(flags: list[str], start: str, tmp_path: Path, capsys:
 
 
 def test_report_only_without_runs(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    argv = ["experiment", "fgd", "--data-dir", str(OPENB), "--report-only", "--out", str(tmp_path / "none")]
+    argv = ["experiment", "fgd", "--report-only", "--out", str(tmp_path / "none")]
     assert main(argv) == 2
     assert capsys.readouterr().err.startswith("kubesched: error: --report-only: no runs in ")
 
@@ -51,9 +49,20 @@ def test_data_dir_without_nodes(tmp_path: Path, capsys: pytest.CaptureFixture[st
     assert "--data-dir: no openb_node_list_gpu_node.csv" in capsys.readouterr().err
 
 
+def test_data_dir_of_plain_csvs(tmp_path: Path) -> None:
+    """--data-dir reads a user's own uncompressed copy; the runs equal the shipped trace's."""
+    own = tmp_path / "openb"
+    own.mkdir()
+    for src in (node_list("gpu"), pod_list("default")):
+        (own / src.name.removesuffix(".gz")).write_bytes(gzip.decompress(src.read_bytes()))
+    _run(tmp_path / "own", "--data-dir", str(own), "--seeds", "42", "--policies", "FGD", "--no-plots")
+    _run(tmp_path / "shipped", "--seeds", "42", "--policies", "FGD", "--no-plots")
+    assert _curves(tmp_path / "own") == _curves(tmp_path / "shipped")
+
+
 def _run(out: Path, *extra: str) -> None:
     argv = [
-        "experiment", "fgd", "--data-dir", str(OPENB), "--traces", "default", "--policies", "BestFit,FGD",
+        "experiment", "fgd", "--traces", "default", "--policies", "BestFit,FGD",
         "--seeds", "42-43", "--max-nodes", "150", "--max-pods", "600", "--workers", "2", "--no-progress",
         "--out", str(out), *extra,
     ]
@@ -70,7 +79,6 @@ def _curves(out: Path) -> dict[str, dict]:
     return recs
 
 
-@needs_openb
 def test_tiny_grid_process_pool_and_ray_agree(tmp_path: Path) -> None:
     pool, ray_out = tmp_path / "pool", tmp_path / "ray"
     _run(pool)

@@ -1,6 +1,5 @@
 """Fragmentation maths against the FGD simulator's own unit-test values, and typical pods."""
 
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -8,9 +7,8 @@ from gpu_testlib import TYPICAL_35, TYPICAL_WITH_CPU, node_frag, typical
 
 from kubesched.gpu.frag import FragModel, sigmoid_score, typical_pods
 from kubesched.gpu.model import GpuAsk
+from kubesched.trace.bundled import pod_list
 from kubesched.trace.openb import read_pods
-
-DATA = Path(__file__).resolve().parents[3] / "shared" / "data" / "openb"
 
 
 @pytest.mark.parametrize(
@@ -80,11 +78,10 @@ def test_typical_pods_cut_ties_and_renormalisation():
     assert t.milli.tolist() == [0, 500, 1000]
 
 
-@pytest.mark.skipif(not DATA.is_dir(), reason="openb trace data (../shared/data/openb) not present")
 def test_typical_pods_of_the_default_trace():
     from kubesched.gpu.frag import typical_pods_of
 
-    t = typical_pods_of(read_pods(DATA / "openb_pod_list_default.csv").pods)
+    t = typical_pods_of(read_pods(pod_list("default")).pods)
     assert len(t) == 35
     assert t.coverage == pytest.approx(0.9526, abs=5e-5)
     assert (t.cpu[0], t.milli[0], t.count[0], t.spec[0]) == (3152, 810, 1, "")

@@ -1,7 +1,6 @@
 """The GPU plugins are cached as row-local (keyed on the pod's GPU annotations): every policy
 places each pod of a trace slice on the same node, with the same failures, cache on or off."""
 
-from pathlib import Path
 
 import pytest
 
@@ -13,11 +12,9 @@ from kubesched.scheduler import Scheduler
 from kubesched.state.snapshot import Snapshot
 from kubesched.testing import make_node, make_pod
 from kubesched.trace import protocol
+from kubesched.trace.bundled import node_list, pod_list
 from kubesched.trace.openb import read_nodes, read_pods
 from kubesched.trace.protocol import POLICIES, prepare
-
-DATA = Path(__file__).resolve().parents[3] / "shared" / "data" / "openb"
-needs_data = pytest.mark.skipif(not DATA.is_dir(), reason="openb trace data (../shared/data/openb) not present")
 
 
 def _run(prep, policy: str, cache: bool, monkeypatch, detail: bool = True) -> tuple[list, list, object]:
@@ -39,11 +36,10 @@ def _run(prep, policy: str, cache: bool, monkeypatch, detail: bool = True) -> tu
     return r.nodes, failures, sched.equivalence
 
 
-@needs_data
 @pytest.mark.parametrize("policy", list(POLICIES))
 def test_same_placements_and_failures_cache_on_or_off(policy, monkeypatch):
-    nodes = read_nodes(DATA / "openb_node_list_gpu_node.csv")[::20]
-    pods = read_pods(DATA / "openb_pod_list_default.csv").pods[:700]
+    nodes = read_nodes(node_list("gpu"))[::20]
+    pods = read_pods(pod_list("default")).pods[:700]
     prep = prepare(pods, nodes, 5)
     on, fail_on, eq = _run(prep, policy, True, monkeypatch)
     off, fail_off, _ = _run(prepare(pods, nodes, 5), policy, False, monkeypatch)

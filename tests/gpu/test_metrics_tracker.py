@@ -2,23 +2,20 @@
 cluster_gpu_metrics (from scratch) after every placement and deletion."""
 
 import random
-from pathlib import Path
 
 import numpy as np
 import pytest
 
 from kubesched.gpu.metrics import GpuMetricsTracker, cluster_gpu_metrics
 from kubesched.gpu.state import GpuState
+from kubesched.trace.bundled import node_list, pod_list
 from kubesched.trace.openb import read_nodes, read_pods
 from kubesched.trace.protocol import build_scheduler, prepare
 
-DATA = Path(__file__).resolve().parents[3] / "shared" / "data" / "openb"
 
-
-@pytest.mark.skipif(not DATA.is_dir(), reason="openb trace data (../shared/data/openb) not present")
 def test_tracker_matches_from_scratch_with_deletions():
-    nodes = read_nodes(DATA / "openb_node_list_gpu_node.csv")[::25]
-    pods = read_pods(DATA / "openb_pod_list_default.csv").pods[:500]
+    nodes = read_nodes(node_list("gpu"))[::25]
+    pods = read_pods(pod_list("default")).pods[:500]
     prep = prepare(pods, nodes, 3)
     sched = build_scheduler(prep.nodes, "BestFit", 3, prep.typical)
     snap = sched.snapshot

@@ -1,14 +1,13 @@
 """openb CSV loader: objects as the paper's YAML, and bad input named by file, line and field."""
 
-from pathlib import Path
 
 import pytest
 
 from kubesched.errors import InputError
 from kubesched.gpu.model import GPU_COUNT, GPU_MILLI, GPU_MODEL, pod_gpu_ask
+from kubesched.trace.bundled import node_list, pod_list
 from kubesched.trace.openb import check_fits, read_nodes, read_pods
 
-DATA = Path(__file__).resolve().parents[3] / "shared" / "data" / "openb"
 POD_HEADER = "name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,qos,pod_phase,creation_time,deletion_time,scheduled_time\n"
 
 
@@ -131,11 +130,10 @@ def test_check_fits(tmp_path):
     assert [p.name for p in kept.pods] == ["a", "c"] and len(kept.skipped) == 1 and kept.lines == [2, 4]
 
 
-@pytest.mark.skipif(not DATA.is_dir(), reason="openb trace data (../shared/data/openb) not present")
 def test_real_files_load():
-    nodes = read_nodes(DATA / "openb_node_list_gpu_node.csv")
+    nodes = read_nodes(node_list("gpu"))
     assert len(nodes) == 1213 and sum(n.allocatable.get(GPU_COUNT, 0) for n in nodes) == 6212
-    t = read_pods(DATA / "openb_pod_list_default.csv")
+    t = read_pods(pod_list("default"))
     assert len(t.pods) == 8152 and not t.skipped
     assert sum(a.total_milli for a in map(pod_gpu_ask, t.pods) if a) == 6086800
     assert len(check_fits(nodes, t).pods) == 8152

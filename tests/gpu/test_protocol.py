@@ -1,7 +1,6 @@
 """The paper's protocol on a slice of the openb trace: invariants, determinism, binning, configs."""
 
 import pickle
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -13,24 +12,19 @@ from kubesched.framework.registry import Registry
 from kubesched.gpu.metrics import cluster_gpu_metrics
 from kubesched.gpu.model import GPU_INDEX, MILLI, node_gpu_count, parse_index, pod_gpu_ask
 from kubesched.gpu.state import GpuState
+from kubesched.trace.bundled import node_list, pod_list
 from kubesched.trace.openb import read_nodes, read_pods
 from kubesched.trace.protocol import POLICIES, RunResult, gpu_capacity_milli, policy_config, prepare, run
-
-DATA = Path(__file__).resolve().parents[3] / "shared" / "data" / "openb"
-needs_data = pytest.mark.skipif(
-    not DATA.is_dir(), reason="openb trace data (../shared/data/openb) not present"
-)
 
 
 @pytest.fixture(scope="module")
 def small():
     """120 GPU nodes (every 10th) and the first 900 pods of the default trace."""
-    nodes = read_nodes(DATA / "openb_node_list_gpu_node.csv")[::10]
-    pods = read_pods(DATA / "openb_pod_list_default.csv").pods[:900]
+    nodes = read_nodes(node_list("gpu"))[::10]
+    pods = read_pods(pod_list("default")).pods[:900]
     return nodes, pods
 
 
-@needs_data
 def test_prepare_shuffles_tunes_and_orders_nodes(small):
     nodes, pods = small
     a, b, c = prepare(pods, nodes, 42), prepare(pods, nodes, 42), prepare(pods, nodes, 43)
@@ -48,7 +42,6 @@ def test_prepare_shuffles_tunes_and_orders_nodes(small):
     assert sum(x.total_milli for x in map(pod_gpu_ask, down.pods) if x) <= 0.5 * gpu_capacity_milli(nodes)
 
 
-@needs_data
 @pytest.mark.parametrize("policy", list(POLICIES))
 def test_run_invariants(small, policy):
     nodes, pods = small
@@ -88,7 +81,6 @@ def test_run_invariants(small, policy):
     assert 0 <= m.frag_milli <= m.idle_milli
 
 
-@needs_data
 def test_runs_are_deterministic_and_fgd_beats_random(small):
     nodes, pods = small
     prep = prepare(pods, nodes, 11)

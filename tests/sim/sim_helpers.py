@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 from kubesched.api.objects import Node, Pod
@@ -10,9 +9,6 @@ from kubesched.config import SchedulerConfig, default_config
 from kubesched.config.load import parse_config
 from kubesched.framework.registry import Registry
 from kubesched.gpu.model import GPU_COUNT, GPU_MILLI, GPU_MODEL
-
-# The repository's parent holds shared/ (trace data); tests skip when it is absent.
-OPENB = Path(__file__).resolve().parents[3] / "shared" / "data" / "openb"
 
 
 def node(name: str, cpu: str = "4", mem: str = "8Gi", gpus: int = 0, model: str = "V100", **labels: str) -> Node:

@@ -2,18 +2,20 @@
 
 from __future__ import annotations
 
+import gzip
 import json
 from pathlib import Path
 
 import numpy as np
 import pytest
-from sim_helpers import OPENB, gpu_cfg
+from sim_helpers import gpu_cfg
 
 from kubesched.cli import main
 from kubesched.errors import InputError
 from kubesched.gpu.model import pod_gpu_ask
 from kubesched.sim.runner import simulate
 from kubesched.sim.synthetic import generate, load_spec
+from kubesched.trace.bundled import node_list, pod_list
 
 SPEC = {
     "nodes": [
@@ -86,15 +88,13 @@ def test_spec_overrides_and_errors() -> None:
 
 
 # ---- the real trace -----------------------------------------------------------------------------
-needs_openb = pytest.mark.skipif(not OPENB.is_dir(), reason=f"openb trace data not found at {OPENB}")
 
 
-@needs_openb
 @pytest.mark.parametrize("mode", ["time", "arrival"])
 def test_openb_slice(mode: str) -> None:
     from kubesched.sim.openb import load_openb
 
-    wl = load_openb(str(OPENB / "openb_pod_list_default.csv"), str(OPENB / "openb_node_list_gpu_node.csv")).head(400)
+    wl = load_openb(str(pod_list("default")), str(node_list("gpu"))).head(400)
     assert len(wl.nodes) == 1213 and len(wl.pods) == 400
     cfg, reg = gpu_cfg("BestFitScore")
     res = simulate(cfg, wl, mode=mode, seed=0, registry=reg, bins=20)
@@ -113,14 +113,13 @@ def test_openb_slice(mode: str) -> None:
         assert s["gpu"]["allocated_milli"] == held
 
 
-@needs_openb
 def test_openb_skip_invalid_is_counted(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    lines = (OPENB / "openb_pod_list_default.csv").read_text().splitlines()[:60]
+    lines = gzip.decompress(pod_list("default").read_bytes()).decode().splitlines()[:60]
     lines[5] = lines[5].replace(",1000,", ",abc,", 1) if ",1000," in lines[5] else lines[5] + ",extra"
     lines[9] = "broken-row"
     trace = tmp_path / "pods.csv"
     trace.write_text("\n".join(lines) + "\n")
-    nodes = str(OPENB / "openb_node_list_gpu_node.csv")
+    nodes = str(node_list("gpu"))
     out = tmp_path / "out"
     rc = main(["simulate", "--trace", str(trace), "--nodes", nodes, "--out", str(out), "--no-plots"])
     assert rc == 2
