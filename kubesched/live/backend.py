@@ -197,14 +197,35 @@ class EventRecorder:
         return ""
 
 
-class LiveCluster:
-    """``ClusterBackend`` over the Kubernetes API (see ``kubesched.framework.handle``)."""
+class NodeGone(Exception):
+    """A binding was called off: its node left the informer cache, or another node took its name."""
 
-    def __init__(self, client: KubeClient, writers: Writers, recorder: EventRecorder, controller: str) -> None:
+
+#: (pod, node name) -> why a binding of the pod to that node must not be sent now, or None.
+TargetCheck = Callable[[Pod, str], "str | None"]
+
+
+class LiveCluster:
+    """``ClusterBackend`` over the Kubernetes API (see ``kubesched.framework.handle``).
+
+    ``check_target``, when set, runs after a binding's wait for a rate-limiter token, just before
+    the POST: the API server accepts a binding to any node name, so a node deleted (or replaced)
+    since the pod was assumed must be caught here.
+    """
+
+    def __init__(
+        self,
+        client: KubeClient,
+        writers: Writers,
+        recorder: EventRecorder,
+        controller: str,
+        check_target: TargetCheck | None = None,
+    ) -> None:
         self.client = client
         self.writers = writers
         self.recorder = recorder
         self.controller = controller
+        self.check_target = check_target
         self._lock = threading.Lock()
         self._bind_errors: dict[str, ApiError] = {}  # pod uid -> why its last bind failed
         self.binds = 0  # binding POSTs that succeeded
@@ -212,8 +233,15 @@ class LiveCluster:
 
     # ---- binding (called from a binding worker; blocks) ------------------------------
     def bind(self, pod: Pod, node_name: str) -> None:
+        def check() -> None:
+            why = self.check_target(pod, node_name) if self.check_target is not None else None
+            if why:
+                raise NodeGone(why)
+
         try:
-            self.client.request("POST", pod_path(pod, "binding"), body=bodies.binding(pod, node_name))
+            self.client.request(
+                "POST", pod_path(pod, "binding"), body=bodies.binding(pod, node_name), before_send=check
+            )
         except ApiError as e:
             with self._lock:
                 self._bind_errors[pod.uid] = e

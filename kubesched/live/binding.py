@@ -39,6 +39,7 @@ class InFlight:
     parked: Any  # the scheduler's binding-cycle context: fw, state, qpi, res, t0
     node: str
     assumed: Pod | None  # the copy on ``node`` held by the snapshot
+    node_uid: str = ""  # the uid of the node the pod was assumed on (a node recreated by that name differs)
     confirmed: bool = False  # the watch showed the pod bound
     deleted: bool = False  # the watch showed the pod deleted
 
@@ -82,7 +83,9 @@ class LiveScheduler(Scheduler):
             return super()._bind_cycle(p)
         pod, node = p.qpi.pod, p.res.node
         assert node is not None
-        b = InFlight(p, node, self.snapshot.pod_by_uid.get(pod.uid))
+        snap = self.snapshot
+        row = snap.row_of.get(node)
+        b = InFlight(p, node, snap.pod_by_uid.get(pod.uid), snap.nodes[row].uid if row is not None else "")
         self.in_flight[pod.uid] = b
         self.submit(b)
         return None

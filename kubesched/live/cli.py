@@ -47,7 +47,11 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         help="HOST:PORT for /healthz, /livez, /readyz and /metrics (':10251' for every interface; 'off' for none)",
     )
     security.add_flags(p, verbs=False)
-    p.add_argument("--bind-workers", type=int, default=4, help="bindings in flight at once (default 4)")
+    p.add_argument("--bind-workers", type=int, default=4, help="bindings sent at once (default 4)")
+    p.add_argument(
+        "--max-in-flight-bindings", type=int, default=16, metavar="N",
+        help="how far scheduling may run ahead of binding: bindings assumed but not yet answered (default 16)",
+    )
     p.add_argument(
         "--event-writers", type=int, default=2,
         help="threads writing events, status patches and deletions (default 2)",
@@ -85,6 +89,7 @@ def build_runner(args: argparse.Namespace):  # noqa: ANN201 - Runner, imported l
     _positive(args.kube_api_qps, "--kube-api-qps")
     _positive(args.kube_api_burst, "--kube-api-burst", integer=True)
     _positive(args.bind_workers, "--bind-workers", integer=True)
+    _positive(args.max_in_flight_bindings, "--max-in-flight-bindings", integer=True)
     _positive(args.event_writers, "--event-writers", integer=True)
     _positive(args.watch_idle_timeout, "--watch-idle-timeout")
     _positive(args.watch_backoff, "--watch-backoff")
@@ -127,6 +132,7 @@ def build_runner(args: argparse.Namespace):  # noqa: ANN201 - Runner, imported l
         lease=lease,
         metrics_listen=listen,
         bind_workers=args.bind_workers,
+        max_in_flight_bindings=args.max_in_flight_bindings,
         event_writers=args.event_writers,
         watch_idle_timeout=args.watch_idle_timeout,
         watch_backoff=args.watch_backoff,

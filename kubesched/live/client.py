@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 import socket
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -149,10 +149,17 @@ class KubeClient:
         body: Any = None,
         content_type: str = JSON,
         timeout: Any = None,
+        before_send: Callable[[], None] | None = None,
     ) -> Response:
-        """One request; the decoded body of a 2xx answer, ``ApiError`` otherwise."""
+        """One request; the decoded body of a 2xx answer, ``ApiError`` otherwise.
+
+        ``before_send`` runs once the rate limiter has let the request through, just before it
+        is sent (the wait for a token may be long): it raises to call the request off.
+        """
         if self.limiter is not None:
             self.limiter.acquire()
+        if before_send is not None:
+            before_send()
         raw = self._call(method, path, query, body, content_type, timeout or self.timeout)
         try:
             data = raw.data

@@ -23,6 +23,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
+from kubesched.api.objects import Pod
 from kubesched.config import SchedulerConfig
 from kubesched.framework.registry import Registry
 from kubesched.framework.status import Code, Status
@@ -34,7 +35,7 @@ from kubesched.live.client import KubeClient
 from kubesched.live.informer import Backoff, Delta, Informer
 from kubesched.live.leader import LeaderElector, LeaseConfig
 from kubesched.live.ratelimit import TokenBucket
-from kubesched.live.resources import PLUGIN_RESOURCES, REQUIRED, WORKLOADS, Resource
+from kubesched.live.resources import NODES, PLUGIN_RESOURCES, REQUIRED, WORKLOADS, Resource
 from kubesched.queue.scheduling_queue import QueuedPodInfo
 from kubesched.scheduler import ScheduleResult
 from kubesched.server.httpd import HTTPServer
@@ -60,6 +61,9 @@ class RunOptions:
     # Few threads: under the GIL, more threads contend for locks without adding throughput
     # (16 binders + 8 writers: 336-356 pods/s; 4 + 2: 432, bench/live.py).
     bind_workers: int = 4
+    # How far scheduling may run ahead of binding: past this many bindings in flight (waiting
+    # for a binder or a rate-limiter token, or sent), no pod is popped until one completes.
+    max_in_flight_bindings: int = 16
     event_writers: int = 2
     watch_idle_timeout: float = 90.0
     watch_backoff: float = 0.2
@@ -110,7 +114,7 @@ class Runner:
             controller=name,
             instance=f"{name}-{socket.gethostname()}",
         )
-        self.backend = LiveCluster(self.client, self.writers, self.recorder, name)
+        self.backend = LiveCluster(self.client, self.writers, self.recorder, name, check_target=self._target_problem)
         self.sched = LiveScheduler(
             config, Snapshot(), self.backend, registry, seed=opts.seed, clock=time.monotonic, submit=self._submit
         )
@@ -136,6 +140,7 @@ class Runner:
             )
             for r in resources
         ]
+        self._nodes = next(inf for inf in self.informers if inf.resource is NODES)
         self.elector: LeaderElector | None = None
         if opts.leader_elect:
             lease = opts.lease or LeaseConfig(name)
@@ -163,14 +168,32 @@ class Runner:
     def _submit(self, b: InFlight) -> None:
         self._binders.submit(self._bind, b)
 
+    def _target_problem(self, pod: Pod, node: str) -> str | None:
+        """Why a binding of ``pod`` to ``node`` must not be sent now: the node informer (fresher
+        than the snapshot, which takes changes between attempts) no longer has the node the pod
+        was assumed on. Called from binding workers; dict reads need no lock."""
+        cur = self._nodes.store.get(node)
+        if cur is None:
+            return f'node "{node}" was deleted after the pod was assumed on it'
+        b = self.sched.in_flight.get(pod.uid)
+        if b is not None and b.node_uid and cur.uid != b.node_uid:
+            return f'node "{node}" was deleted and recreated (uid {cur.uid}) after the pod was assumed on it'
+        return None
+
     def _bind(self, b: InFlight) -> None:
-        """PreBind + Bind on a worker thread; the outcome goes back to the scheduling thread."""
-        try:
-            st = b.fw.run_pre_bind(b.state, b.pod, b.node)
-            if st.ok:
-                st = b.fw.run_bind(b.state, b.pod, b.node)
-        except Exception as e:  # noqa: BLE001 - a plugin failure is this binding's error status
-            st = getattr(e, "status", None) or Status.error(f"binding failed: {e}")
+        """PreBind + Bind on a worker thread; the outcome goes back to the scheduling thread.
+
+        The node is checked before PreBind, and again by the backend just before the POST."""
+        why = self._target_problem(b.pod, b.node)
+        if why:
+            st = Status.error(f"binding rejected: {why}")
+        else:
+            try:
+                st = b.fw.run_pre_bind(b.state, b.pod, b.node)
+                if st.ok:
+                    st = b.fw.run_bind(b.state, b.pod, b.node)
+            except Exception as e:  # noqa: BLE001 - a plugin failure is this binding's error status
+                st = getattr(e, "status", None) or Status.error(f"binding failed: {e}")
         err = self.backend.bind_error(b.pod.uid)
         gone = err is not None and err.status in (404, 409)
         self.events.put(("bound", b, st, gone))
@@ -276,10 +299,13 @@ class Runner:
                     was_leading = True
                     log.info("scheduling", extra={"kv": {"profiles": ",".join(sched.frameworks)}})
                 sched.expire_waiting_pods()  # Permit timeouts
-                qpi = sched.queue.pop()
-                if qpi is not None:
-                    self._attempt(qpi)
-                    continue
+                # Run ahead of binding only so far: beyond the bound, wait for an outcome (drained
+                # below) so that decisions are not made long before the cluster sees them.
+                if len(sched.in_flight) < self.options.max_in_flight_bindings:
+                    qpi = sched.queue.pop()
+                    if qpi is not None:
+                        self._attempt(qpi)
+                        continue
                 for nxt in (sched.queue.next_backoff_expiry(), sched.next_waiting_deadline()):
                     if nxt is not None:
                         timeout = min(timeout, max(0.0, nxt - time.monotonic()))
