@@ -95,6 +95,15 @@ class BoundWatcher:
         return False
 
 
+def stop(sched: subprocess.Popen) -> None:
+    """SIGTERM (graceful: bindings in flight finish), SIGKILL after a minute."""
+    sched.send_signal(signal.SIGTERM)
+    try:
+        sched.wait(60)
+    except subprocess.TimeoutExpired:
+        sched.kill()
+
+
 def cpu_seconds(pid: int, which: tuple[int, ...] = (11, 12)) -> float:
     """CPU seconds of a process (Linux /proc): user + system by default."""
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
@@ -217,11 +226,7 @@ def main() -> int:
         print(f"Scheduled events written: {results['scheduled_events']}/{want} "
               f"({results['events_caught_up_s']:.1f} s after the last pod was bound)")
     finally:
-        sched.send_signal(signal.SIGTERM)
-        try:
-            sched.wait(60)
-        except subprocess.TimeoutExpired:
-            sched.kill()
+        stop(sched)
         api.close()
     if args.json:
         Path(args.json).write_text(json.dumps(results, indent=2) + "\n")

@@ -20,42 +20,18 @@ from __future__ import annotations
 
 import argparse
 import json
-import signal
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bench.live import free_port, wait_ready  # noqa: E402
+from bench.live import free_port, stop, wait_ready  # noqa: E402
 from kubesched.testing import make_node, make_pod  # noqa: E402
 from tests.kubeapi import KubeAPIServer  # noqa: E402
-
-
-class Bindings:
-    """Every binding the store accepts: (pod, node, arrival time), recorded inside the store."""
-
-    def __init__(self, api: KubeAPIServer) -> None:
-        self.accepted: list[tuple[str, str, float]] = []
-        self.lock = threading.Lock()
-        real = api.store.bind
-
-        def bind(res, namespace, name, node, *a, **kw):  # noqa: ANN001, ANN002, ANN003, ANN202
-            now = time.monotonic()
-            out = real(res, namespace, name, node, *a, **kw)
-            with self.lock:
-                self.accepted.append((name, node, now))
-            return out
-
-        api.store.bind = bind
-
-    def count(self) -> int:
-        with self.lock:
-            return len(self.accepted)
 
 
 def one_run(args: argparse.Namespace, seed: int) -> dict:
@@ -76,13 +52,13 @@ def one_run(args: argparse.Namespace, seed: int) -> dict:
     try:
         if not wait_ready(f"http://127.0.0.1:{port}/readyz", 120):
             raise SystemExit(f"scheduler never became ready; see {tmp / 'sched.log'}")
-        rec = Bindings(api)
+        accepted = api.record_bindings()
         for i in range(args.pods):
             d = make_pod(f"p-{i}", namespace="churn", requests={"cpu": "100m"}, spec={"schedulerName": "kubesched"})
             del d["metadata"]["uid"]
             api.create(d)
         t0 = time.monotonic()
-        while rec.count() < args.delete_after and time.monotonic() - t0 < 120:
+        while len(accepted) < args.delete_after and time.monotonic() - t0 < 120:
             time.sleep(0.002)
         deleted_at: dict[str, float] = {}
         for n in names[:: max(1, args.nodes // args.delete)][: args.delete]:
@@ -95,15 +71,11 @@ def one_run(args: argparse.Namespace, seed: int) -> dict:
             time.sleep(0.2)
         pods = api.list("Pod", "churn")
     finally:
-        sched.send_signal(signal.SIGTERM)
-        try:
-            sched.wait(60)
-        except subprocess.TimeoutExpired:
-            sched.kill()
+        stop(sched)
         api.close()
-    late = [(p, n, t - deleted_at[n]) for p, n, t in rec.accepted if n in deleted_at and t > deleted_at[n]]
+    late = [(p, n, t - deleted_at[n]) for p, n, t in accepted if n in deleted_at and t > deleted_at[n]]
     per_pod: dict[str, int] = {}
-    for p, _, _ in rec.accepted:
+    for p, _, _ in accepted:
         per_pod[p] = per_pod.get(p, 0) + 1
     on = [p["spec"].get("nodeName") for p in pods]
     return {

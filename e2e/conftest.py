@@ -64,11 +64,13 @@ def scheduler_name(namespace: str) -> str:
 
 
 @pytest.fixture
-def sched_config(tmp_path: Path, scheduler_name: str) -> str:
+def sched_config(tmp_path: Path, scheduler_name: str, namespace: str) -> str:
+    """leaderElect is true by default: the Lease goes to the test's namespace, deleted with it."""
     path = tmp_path / "sched.yaml"
     path.write_text(
         "apiVersion: kubescheduler.config.k8s.io/v1\n"
         "kind: KubeSchedulerConfiguration\n"
+        f"leaderElection:\n  resourceNamespace: {namespace}\n"
         f"profiles:\n- schedulerName: {scheduler_name}\n"
     )
     return str(path)

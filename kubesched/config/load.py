@@ -202,6 +202,12 @@ def parse_config(doc: Any, source: str, points_of: PointsOf) -> SchedulerConfig:
         extenders=extenders,
         leader_election=leader,
         client_connection=client,
+        explicit_fields=frozenset(
+            f"{block}.{key}"
+            for block in ("leaderElection", "clientConnection")
+            for key, value in (doc.get(block) or {}).items()
+            if value is not None and value != ""
+        ),
         warnings=list(ctx.warnings),
         enable_profiling=profiling,
         enable_contention_profiling=contention,

@@ -97,6 +97,9 @@ class SchedulerConfig:
     extenders: list[dict] = field(default_factory=list)
     leader_election: dict = field(default_factory=dict)
     client_connection: dict = field(default_factory=dict)
+    #: The ``leaderElection.*`` and ``clientConnection.*`` fields the document set (the others
+    #: are defaults): ``kubesched run`` treats a few defaults differently from chosen values.
+    explicit_fields: frozenset[str] = frozenset()
     #: One line per lossy conversion or ignored setting; show them to the user.
     warnings: list[str] = field(default_factory=list)
     enable_profiling: bool = True

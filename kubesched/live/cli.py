@@ -8,9 +8,14 @@ import signal
 import sys
 import threading
 from types import FrameType
+from typing import TYPE_CHECKING
 
 from kubesched.errors import InputError
 from kubesched.server import security
+
+if TYPE_CHECKING:
+    from kubesched.config import SchedulerConfig
+    from kubesched.framework.registry import Registry
 
 DEFAULT_SCHEDULER_NAME = "kubesched"
 
@@ -21,27 +26,46 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         help="run as a secondary scheduler against a Kubernetes API (watch, bind, events, lease)",
         description="Schedule the pods whose spec.schedulerName matches a profile, against a live cluster.",
     )
-    p.add_argument("--kubeconfig", help="kubeconfig file (default: the in-cluster service account)")
+    p.add_argument(
+        "--kubeconfig",
+        help="kubeconfig file (default: clientConnection.kubeconfig in --config, else the in-cluster service account)",
+    )
     p.add_argument("--context", help="kubeconfig context (default: its current context)")
     p.add_argument(
         "--config",
         help=f'KubeSchedulerConfiguration file (default: the default profile, named "{DEFAULT_SCHEDULER_NAME}")',
     )
     p.add_argument("--plugin-path", action="append", default=[], help="Python file defining plugins (repeatable; it is run: only trusted files)")
-    p.add_argument("--kube-api-qps", type=float, default=50.0, help="API requests per second (default 50)")
-    p.add_argument("--kube-api-burst", type=int, default=100, help="API request burst (default 100)")
-    p.add_argument("--leader-elect", action="store_true", help="hold a Lease before scheduling (for replicas)")
+    # Each flag below overrides its field of the configuration file (clientConnection.*,
+    # leaderElection.*); without the flag, the file's value (or its v1 default) applies.
+    p.add_argument("--kube-api-qps", type=float, help="API requests per second (clientConnection.qps, default 50)")
+    p.add_argument("--kube-api-burst", type=int, help="API request burst (clientConnection.burst, default 100)")
+    p.add_argument(
+        "--kube-api-content-type", metavar="TYPE",
+        help="content type of requests (clientConnection.contentType); only application/json is spoken",
+    )
+    p.add_argument(
+        "--leader-elect", nargs="?", const="true", metavar="BOOL",
+        help="hold a Lease before scheduling (leaderElection.leaderElect, default true); --leader-elect=false: off",
+    )
     p.add_argument(
         "--leader-elect-resource-name", "--lease-name", dest="lease_name",
-        help="Lease name (default: the first profile's schedulerName)",
+        help="Lease name (leaderElection.resourceName; default: the first profile's schedulerName)",
     )
     p.add_argument(
-        "--leader-elect-resource-namespace", "--lease-namespace", dest="lease_namespace", default="kube-system",
-        help="Lease namespace (default kube-system)",
+        "--leader-elect-resource-namespace", "--lease-namespace", dest="lease_namespace",
+        help="Lease namespace (leaderElection.resourceNamespace, default kube-system)",
     )
-    p.add_argument("--leader-elect-lease-duration", type=float, default=15.0, metavar="SECONDS")
-    p.add_argument("--leader-elect-renew-deadline", type=float, default=10.0, metavar="SECONDS")
-    p.add_argument("--leader-elect-retry-period", type=float, default=2.0, metavar="SECONDS")
+    p.add_argument("--leader-elect-resource-lock", help='leaderElection.resourceLock: "leases", the only lock')
+    for what, fld, default in (
+        ("lease-duration", "leaseDuration", "15s"),
+        ("renew-deadline", "renewDeadline", "10s"),
+        ("retry-period", "retryPeriod", "2s"),
+    ):
+        p.add_argument(
+            f"--leader-elect-{what}", metavar="DURATION",
+            help=f'leaderElection.{fld} (default {default}; "15s", "1m30s", or seconds)',
+        )
     p.add_argument(
         "--metrics-listen", default="127.0.0.1:10251",
         help="HOST:PORT for /healthz, /livez, /readyz and /metrics (':10251' for every interface; 'off' for none)",
@@ -76,30 +100,33 @@ def _positive(value: float, flag: str, *, integer: bool = False) -> None:
         raise InputError(f"must be a positive {'integer' if integer else 'number'}, got {value:g}", path=flag)
 
 
-def build_runner(args: argparse.Namespace):  # noqa: ANN201 - Runner, imported lazily (keeps the CLI import cheap)
-    """Validate everything, then build the runner; nothing touches the cluster until ``serve``."""
-    from kubesched.app import build_config, build_registry
+def run_config(path: str | None, registry: Registry) -> SchedulerConfig:
+    """The file's configuration; without one, the v1 defaults with the default profile renamed:
+    a secondary scheduler must not answer for the cluster's default-scheduler."""
+    from kubesched.app import build_config
     from kubesched.config.load import DEFAULTS_SOURCE, parse_config
     from kubesched.config.types import KIND, V1
+
+    if path:
+        return build_config(path, registry)
+    doc = {"apiVersion": V1, "kind": KIND, "profiles": [{"schedulerName": DEFAULT_SCHEDULER_NAME}]}
+    return parse_config(doc, DEFAULTS_SOURCE, registry.points_of)
+
+
+def build_runner(args: argparse.Namespace):  # noqa: ANN201 - Runner, imported lazily (keeps the CLI import cheap)
+    """Validate everything, then build the runner; nothing touches the cluster until ``serve``."""
+    from kubesched.app import build_registry
     from kubesched.live.client import KubeClient, load_configuration
-    from kubesched.live.leader import LeaseConfig
     from kubesched.live.runner import Runner, RunOptions
+    from kubesched.live.settings import resolve
     from kubesched.server.httpd import parse_listen
 
-    _positive(args.kube_api_qps, "--kube-api-qps")
-    _positive(args.kube_api_burst, "--kube-api-burst", integer=True)
     _positive(args.bind_workers, "--bind-workers", integer=True)
     _positive(args.max_in_flight_bindings, "--max-in-flight-bindings", integer=True)
     _positive(args.event_writers, "--event-writers", integer=True)
     _positive(args.watch_idle_timeout, "--watch-idle-timeout")
     _positive(args.watch_backoff, "--watch-backoff")
     _positive(args.shutdown_timeout, "--shutdown-timeout")
-    for flag in ("lease_duration", "renew_deadline", "retry_period"):
-        _positive(getattr(args, f"leader_elect_{flag}"), f"--leader-elect-{flag.replace('_', '-')}")
-    if args.leader_elect_renew_deadline >= args.leader_elect_lease_duration:
-        raise InputError("must be less than --leader-elect-lease-duration", path="--leader-elect-renew-deadline")
-    if args.leader_elect_retry_period >= args.leader_elect_renew_deadline:
-        raise InputError("must be less than --leader-elect-renew-deadline", path="--leader-elect-retry-period")
     listen = None
     if args.metrics_listen != "off":
         try:
@@ -108,28 +135,17 @@ def build_runner(args: argparse.Namespace):  # noqa: ANN201 - Runner, imported l
             raise InputError(e.reason, path="--metrics-listen") from None
     tls, access = security.from_args(args)
     registry = build_registry(args.plugin_path)
-    if args.config:
-        config = build_config(args.config, registry)
-    else:  # the default profile, but a secondary scheduler must not answer for the cluster's default-scheduler
-        doc = {"apiVersion": V1, "kind": KIND, "profiles": [{"schedulerName": DEFAULT_SCHEDULER_NAME}]}
-        config = parse_config(doc, DEFAULTS_SOURCE, registry.points_of)
-    for w in config.warnings:
+    config = run_config(args.config, registry)
+    settings = resolve(args, config, from_file=bool(args.config))
+    for w in [*config.warnings, *settings.warnings]:
         sys.stderr.write(f"kubesched: warning: {w}\n")
-    client = KubeClient(load_configuration(args.kubeconfig, args.context))
-    name = config.profiles[0].scheduler_name
-    lease = LeaseConfig(
-        args.lease_name or name,
-        args.lease_namespace,
-        "",
-        args.leader_elect_lease_duration,
-        args.leader_elect_renew_deadline,
-        args.leader_elect_retry_period,
-    )
+    kc = settings.kubeconfig
+    client = KubeClient(load_configuration(kc.value, args.context, field=kc.flag or kc.field, source=kc.source))
     opts = RunOptions(
-        qps=args.kube_api_qps,
-        burst=args.kube_api_burst,
-        leader_elect=args.leader_elect,
-        lease=lease,
+        qps=settings.qps,
+        burst=settings.burst,
+        leader_elect=settings.leader_elect,
+        lease=settings.lease,
         metrics_listen=listen,
         bind_workers=args.bind_workers,
         max_in_flight_bindings=args.max_in_flight_bindings,

@@ -44,15 +44,24 @@ class ApiError(Exception):
         super().__init__(f"{status} {reason}: {message}" if message else f"{status} {reason}")
 
 
-def load_configuration(kubeconfig: str | None, context: str | None = None) -> k8s_client.Configuration:
-    """kube-scheduler's rule: ``--kubeconfig`` when given, the in-cluster service account otherwise.
+def load_configuration(
+    kubeconfig: str | None,
+    context: str | None = None,
+    *,
+    field: str = "--kubeconfig",
+    source: str | None = None,
+) -> k8s_client.Configuration:
+    """kube-scheduler's rule: the kubeconfig when given, the in-cluster service account otherwise.
 
-    Problems are one-line ``InputError``s naming the file (exit code 2).
+    Problems are one-line ``InputError``s naming the file (exit code 2); ``field`` is where the
+    path was given (a flag, or a field of the configuration file ``source``).
     """
     cfg = k8s_client.Configuration()
     if kubeconfig:
         if not os.path.isfile(kubeconfig):
-            raise InputError("no such file", source=kubeconfig, path="--kubeconfig")
+            if source:
+                raise InputError(f"no such file: {kubeconfig}", source=source, path=field)
+            raise InputError("no such file", source=kubeconfig, path=field)
         try:
             k8s_config.load_kube_config(
                 config_file=kubeconfig, context=context, client_configuration=cfg, persist_config=False

@@ -104,12 +104,12 @@ class Runner:
         self.options = opts = options or RunOptions()
         self.config = config
         self.events: queue.SimpleQueue[tuple[Any, ...]] = queue.SimpleQueue()
-        self.client = client.with_limiter(TokenBucket(opts.qps, opts.burst))
+        self.client = client.with_limiter(self._limiter())
         name = config.profiles[0].scheduler_name
         self.writers = Writers(threads=max(1, opts.event_writers))
         # kube-scheduler records events through a client of its own: they never starve bindings
         self.recorder = EventRecorder(
-            client.with_limiter(TokenBucket(opts.qps, opts.burst)),
+            client.with_limiter(self._limiter()),
             self.writers,
             controller=name,
             instance=f"{name}-{socket.gethostname()}",
@@ -131,7 +131,7 @@ class Runner:
         resources += plugin_resources(self.sched)
         self.informers = [
             Informer(
-                client.with_limiter(TokenBucket(opts.qps, opts.burst)),
+                client.with_limiter(self._limiter()),
                 r,
                 self._sink,
                 self._stop_informers,
@@ -149,7 +149,7 @@ class Runner:
                     lease.name, lease.namespace, opts.identity, lease.lease_duration, lease.renew_deadline, lease.retry_period
                 )
             # its own token bucket: renewals never wait behind a burst of bindings
-            self.elector = LeaderElector(client.with_limiter(TokenBucket(opts.qps, opts.burst)), lease)
+            self.elector = LeaderElector(client.with_limiter(self._limiter()), lease)
         self.ready = threading.Event()  # caches synced (a standby is ready too)
         self.http: HTTPServer | None = None
         if opts.metrics_listen is not None:
@@ -162,6 +162,11 @@ class Runner:
         self.outcomes: dict[str, int] = {"bound": 0, "dropped": 0, "requeued": 0}
 
     # ---- plumbing -----------------------------------------------------------------------
+    def _limiter(self) -> TokenBucket | None:
+        """A token bucket of its own for one client; none for a negative QPS (client-go's rule)."""
+        opts = self.options
+        return TokenBucket(opts.qps, opts.burst) if opts.qps > 0 else None
+
     def _sink(self, deltas: list[Delta]) -> None:
         self.events.put(("deltas", deltas))
 

@@ -225,6 +225,21 @@ class KubeAPIServer:
         with self._lock:
             return list(self._requests)
 
+    def record_bindings(self) -> list[tuple[str, str, float]]:
+        """From now on, every binding the store accepts is appended to the returned list as
+        (pod name, node name, time.monotonic() when the request reached the store)."""
+        log: list[tuple[str, str, float]] = []
+        real = self.store.bind
+
+        def bind(res: Resource, namespace: str, name: str, node: str, *a: Any, **kw: Any) -> Obj:
+            t = time.monotonic()
+            out = real(res, namespace, name, node, *a, **kw)
+            log.append((name, node, t))  # list.append is atomic: no lock for readers
+            return out
+
+        self.store.bind = bind  # type: ignore[method-assign]
+        return log
+
     @staticmethod
     def wait_for(predicate: Callable[[], bool], timeout: float = 5.0, interval: float = 0.01) -> bool:
         """Poll predicate until it is true (True) or timeout passes (False)."""

@@ -7,7 +7,6 @@ binding, and checks the node in its informer cache right before each binding is 
 
 from __future__ import annotations
 
-import threading
 import time
 from collections import Counter
 
@@ -15,28 +14,6 @@ from live_harness import binding_posts, events, node, node_of, pod, running
 
 from kubesched.live.runner import Runner
 from tests.kubeapi import KubeAPIServer
-
-
-class AcceptedBindings:
-    """(pod, node, arrival time) of every binding the server accepts, recorded in its store."""
-
-    def __init__(self, api: KubeAPIServer) -> None:
-        self.items: list[tuple[str, str, float]] = []
-        self._lock = threading.Lock()
-        real = api.store.bind
-
-        def bind(res, namespace, name, node_name, *a, **kw):  # noqa: ANN001, ANN002, ANN003, ANN202
-            now = time.monotonic()
-            out = real(res, namespace, name, node_name, *a, **kw)
-            with self._lock:
-                self.items.append((name, node_name, now))
-            return out
-
-        api.store.bind = bind
-
-    def __len__(self) -> int:
-        with self._lock:
-            return len(self.items)
 
 
 def node_informer_store(r: Runner) -> dict:
@@ -48,7 +25,7 @@ def test_no_binding_is_sent_to_a_node_deleted_mid_burst(kube_api: KubeAPIServer,
     for n in nodes:
         kube_api.create(node(n))
     names = [f"p{i:03d}" for i in range(100)]
-    accepted = AcceptedBindings(kube_api)
+    accepted = kube_api.record_bindings()
     # Bindings trickle out at 25/s while up to 64 wait: without the check before sending, about
     # 13 of them would go to the deleted nodes, up to 2.5 s after the deletion.
     flags = ("--kube-api-qps", "25", "--kube-api-burst", "1", "--max-in-flight-bindings", "64")
@@ -67,13 +44,13 @@ def test_no_binding_is_sent_to_a_node_deleted_mid_burst(kube_api: KubeAPIServer,
         assert kube_api.wait_for(lambda: all(node_of(kube_api, n) for n in names), 30)
         requeued = [e for e in events(kube_api, "FailedScheduling") if "was deleted after the pod was assumed" in e["message"]]
     # every pod bound exactly once
-    assert sorted(Counter(p for p, _, _ in accepted.items).items()) == [(n, 1) for n in names]
+    assert sorted(Counter(p for p, _, _ in accepted).items()) == [(n, 1) for n in names]
     # a binding to a deleted node reached the server only before kubesched could know of the
     # deletion (its check and the request are a few ms apart, hence the margin)
-    late = [(p, n, t - deleted_at[n]) for p, n, t in accepted.items if n in deleted_at and t > deleted_at[n]]
-    assert all(t <= seen_at + 0.2 for p, n, t in accepted.items if n in deleted_at), late
+    late = [(p, n, t - deleted_at[n]) for p, n, t in accepted if n in deleted_at and t > deleted_at[n]]
+    assert all(t <= seen_at + 0.2 for p, n, t in accepted if n in deleted_at), late
     # so every pod bound after that is on a node that exists
-    after = {p for p, _, t in accepted.items if t > seen_at + 0.2}
+    after = {p for p, _, t in accepted if t > seen_at + 0.2}
     assert after and all(node_of(kube_api, p) not in doomed for p in after)
     # the bindings called off were requeued as kube-scheduler requeues a failed binding: a
     # FailedScheduling event and the PodScheduled condition with reason SchedulerError

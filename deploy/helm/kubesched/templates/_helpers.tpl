@@ -82,8 +82,8 @@ app.kubernetes.io/managed-by: {{ .Release.Service }}
 {{- end -}}
 
 {{/* The KubeSchedulerConfiguration that kubesched loads from /etc/kubesched/config.yaml.
-`kubesched run` takes leader election and QPS from its flags; the same values are written here so
-that the file says what runs (kubesched config view shows them). */}}
+`kubesched run` reads leader election and QPS from here; the deployment's flags carry the same
+values (a flag overrides its field). */}}
 {{- define "kubesched.config" -}}
 apiVersion: kubescheduler.config.k8s.io/v1
 kind: KubeSchedulerConfiguration
