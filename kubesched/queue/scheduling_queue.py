@@ -129,6 +129,24 @@ class SchedulingQueue:
                 c[where] += 1
         return c
 
+    def rejections(self) -> dict[tuple[str, str], int]:
+        """(plugin, schedulerName) -> pods held here whose last attempt the plugin rejected, or
+        that a PreEnqueue plugin gates: kube-scheduler's ``scheduler_unschedulable_pods``. A pod
+        counts until its next attempt (popped) or its removal."""
+        out: dict[tuple[str, str], int] = {}
+        for uid, where in self._where.items():
+            qpi = self._info.get(uid)
+            if qpi is None or where == "inflight":
+                continue
+            if where == "gated":
+                plugins: set[str] = {qpi.gated.plugin} if qpi.gated is not None and qpi.gated.plugin else set()
+            else:
+                plugins = qpi.unschedulable_plugins
+            for plugin in plugins:
+                key = (plugin, qpi.pod.scheduler_name)
+                out[key] = out.get(key, 0) + 1
+        return out
+
     def _incoming(self, queue: str, event: str) -> None:
         if self.on_incoming:
             self.on_incoming(queue, event)

@@ -12,9 +12,9 @@ from __future__ import annotations
 import random
 import threading
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from prometheus_client import CollectorRegistry, Counter, Histogram
 from prometheus_client.core import GaugeMetricFamily, Metric
@@ -26,6 +26,8 @@ from kubesched.framework.status import Code
 if TYPE_CHECKING:
     from kubesched.framework.runtime import Framework
     from kubesched.scheduler import Scheduler, ScheduleResult
+
+T = TypeVar("T")
 
 #: kube-scheduler's pluginMetricsSamplePercent: plugin timings are kept for 10% of cycles.
 PLUGIN_METRICS_SAMPLE_PERCENT = 10.0
@@ -81,9 +83,11 @@ class _StateCollector(Collector):
 
     def __init__(self) -> None:
         self.schedulers: list[Scheduler] = []
+        # (plugin, profile) series seen so far: they stay, at 0, once no pod counts (a gauge's series)
+        self._rejection_keys: set[tuple[str, str]] = set()
 
     def describe(self) -> Iterable[Metric]:
-        return [self._pending({}), self._cache(0, 0, 0)]
+        return [self._pending({}), self._cache(0, 0, 0), self._unschedulable({})]
 
     @staticmethod
     def _pending(counts: dict[str, int]) -> GaugeMetricFamily:
@@ -110,28 +114,50 @@ class _StateCollector(Collector):
             g.add_metric([t], v)
         return g
 
+    @staticmethod
+    def _unschedulable(counts: dict[tuple[str, str], int]) -> GaugeMetricFamily:
+        g = GaugeMetricFamily(
+            "scheduler_unschedulable_pods",
+            "The number of unschedulable pods broken down by plugin name. A pod will increment the gauge "
+            "for all plugins that caused it to not schedule and so this metric have meaning only when "
+            "broken down by plugin.",
+            labels=["plugin", "profile"],
+        )
+        for (plugin, profile), v in sorted(counts.items()):
+            g.add_metric([plugin, profile], v)
+        return g
+
     def collect(self) -> Iterable[Metric]:
         counts = dict.fromkeys(QUEUES, 0)
+        rejections: dict[tuple[str, str], int] = {}
         nodes = pods = assumed = 0
         for s in list(self.schedulers):
             for q, v in _queue_counts(s).items():
                 counts[q] = counts.get(q, 0) + v
+            for key, v in _retry(s.queue.rejections, {}).items():
+                rejections[key] = rejections.get(key, 0) + v
             nodes += s.snapshot.n
             pods += len(s.snapshot.pod_by_uid)
             # offline binding is synchronous (nothing stays assumed); the live scheduler binds
             # asynchronously and keeps its assumed pods in ``in_flight``
             assumed += len(getattr(s, "in_flight", ()))
-        return [self._pending(counts), self._cache(nodes, pods, assumed)]
+        self._rejection_keys |= rejections.keys()
+        rejections = {key: rejections.get(key, 0) for key in self._rejection_keys}
+        return [self._pending(counts), self._cache(nodes, pods, assumed), self._unschedulable(rejections)]
+
+
+def _retry(read: Callable[[], T], empty: T) -> T:
+    """A read of the queue from the scrape thread; the scheduler may move pods meanwhile, so retry."""
+    for _ in range(5):
+        try:
+            return read()
+        except RuntimeError:  # dictionary changed size during iteration
+            continue
+    return empty
 
 
 def _queue_counts(s: Scheduler) -> dict[str, int]:
-    """queue.counts() from the scrape thread; the scheduler may move pods meanwhile, so retry."""
-    for _ in range(5):
-        try:
-            return s.queue.counts()
-        except RuntimeError:  # dictionary changed size during iteration
-            continue
-    return {}
+    return _retry(s.queue.counts, {})
 
 
 class SchedulerMetrics:

@@ -189,6 +189,20 @@ def test_probes_and_metrics(kube_api: KubeAPIServer, kubeconfig: str) -> None:
         assert samples[("scheduler_pod_scheduling_sli_duration_seconds_count", (("attempts", "1"),))] == 1
         key = ("scheduler_scheduling_attempt_duration_seconds_count", (("profile", "kubesched"), ("result", "scheduled")))
         assert samples[key] == 1
+        # Cluster Autoscaler's signal is the pod's PodScheduled=False/Unschedulable condition;
+        # kube-scheduler's gauge says which plugin keeps how many pods pending
+        (cond,) = [c for c in kube_api.get("Pod", "too-big", "default")["status"]["conditions"]
+                   if c["type"] == "PodScheduled"]
+        assert (cond["status"], cond["reason"]) == ("False", "Unschedulable")
+        unsched = ("scheduler_unschedulable_pods", (("plugin", "NodeResourcesFit"), ("profile", "kubesched")))
+        assert samples[unsched] == 1
+        kube_api.create(node("big", cpu="16"))  # NodeAdd: too-big is tried again and bound
+        assert kube_api.wait_for(lambda: node_of(kube_api, "too-big") == "big", 5)
+        _, text = http_get(url + "/metrics")
+        after = {(s.name, tuple(sorted(s.labels.items()))): s.value
+                 for fam in text_string_to_metric_families(text) for s in fam.samples}
+        assert after[unsched] == 0  # the series stays, at 0
+        assert after[("scheduler_pod_scheduling_sli_duration_seconds_count", (("attempts", "2"),))] == 1
 
 
 def test_not_ready_until_synced(tmp_path: Path) -> None:

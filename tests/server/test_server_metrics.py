@@ -30,6 +30,7 @@ FAMILIES = {
     "scheduler_preemption_attempts": "counter",
     "scheduler_preemption_victims": "histogram",
     "scheduler_cache_size": "gauge",
+    "scheduler_unschedulable_pods": "gauge",
 }
 LABELS = {
     "scheduler_schedule_attempts_total": {"result", "profile"},
@@ -43,6 +44,7 @@ LABELS = {
     "scheduler_preemption_attempts_total": set(),
     "scheduler_preemption_victims_count": set(),
     "scheduler_cache_size": {"type"},
+    "scheduler_unschedulable_pods": {"plugin", "profile"},
 }
 PROFILE = "default-scheduler"
 
@@ -146,6 +148,11 @@ def test_queue_and_cache(scheduled):
     assert value(fams, "scheduler_cache_size", type="nodes") == 2
     assert value(fams, "scheduler_cache_size", type="pods") == len(s.scheduler.snapshot.pod_by_uid) == 3
     assert value(fams, "scheduler_cache_size", type="assumed_pods") == 0
+    # by the plugin that rejected each pod: "never" by NodeResourcesFit, "gated" by its PreEnqueue gate
+    rejected = {
+        (x.labels["plugin"], x.labels["profile"]): x.value for x in fams["scheduler_unschedulable_pods"].samples
+    }
+    assert rejected == {("NodeResourcesFit", PROFILE): 1, ("SchedulingGates", PROFILE): 1}
 
 
 def test_extension_points_and_plugins(scheduled):
