@@ -278,6 +278,8 @@ class Engine:
                 self.row("failed", i, message=self.message[i])
                 return
             self.snap.add_pod(pod)
+            # bound as far as the cluster knows: a preemption that evicts it must end its run
+            self.cluster.bindings[pod.uid] = pod.node_name
             self.sched.queue.move_for_event("AssignedPodAdd")
             self.state[i] = QUEUED
             self.n_queued += 1
