@@ -253,7 +253,7 @@ class Framework:
                 cur = np.flatnonzero(alive)
         nominator = self.handle.nominator
         if nominated and nominator is not None and nominator.nominated and alive.any():
-            self._recheck_with_nominated(state, pod, snap, rows, alive, diagnosis)
+            self._recheck_with_nominated(state, pod, snap, rows, alive, diagnosis, only)
         return alive
 
     def passes_rows(
@@ -310,9 +310,11 @@ class Framework:
         rows: np.ndarray,
         alive: np.ndarray,
         diagnosis: Diagnosis | None,
+        only: list[FilterPlugin] | None = None,
     ) -> None:
         """RunFilterPluginsWithNominatedPods: a node must also fit with the pods of equal or
-        higher priority nominated to it (added to the snapshot and to the PreFilter state)."""
+        higher priority nominated to it (added to the snapshot and to the PreFilter state).
+        ``only`` restricts the second pass as it restricted the first."""
         by_node: dict[str, list[Pod]] = {}
         for other in self.handle.nominator.nominated.values():
             if other.uid != pod.uid and other.priority >= pod.priority and other.nominated_node_name in snap.row_of:
@@ -346,7 +348,7 @@ class Framework:
                             )
                 idx = np.asarray(group)
                 sub_diag = Diagnosis() if diagnosis is not None else None
-                ok = self.filter_rows_plain(st2, pod, snap, rows[idx], sub_diag)
+                ok = self.filter_rows_plain(st2, pod, snap, rows[idx], sub_diag, only=only)
             finally:
                 for placed in added:
                     snap.remove_pod(placed.uid)

@@ -103,7 +103,8 @@ class NodeSelectorStrategy(FilterPlugin):
     """Implement ``select_node(pod, nodes) -> str | None``: the node the pod goes to, or None.
 
     ``nodes`` are the NodeInfos of every node that passes the profile's other filters (resources,
-    taints, affinity...), in node-tree order. The adapter is a Filter: the chosen node passes and
+    taints, affinity...), counting the pods of equal or higher priority nominated to it, in
+    node-tree order. The adapter is a Filter: the chosen node passes and
     every other node fails as UnschedulableAndUnresolvable (preemption cannot change a choice), so
     only the chosen node is feasible and scores cannot outvote it. None makes the pod
     unschedulable with a reason naming the plugin. The choice is made once per scheduling cycle.
@@ -120,10 +121,11 @@ class NodeSelectorStrategy(FilterPlugin):
         rows = snap.order.astype(np.int32)
         fw = self.handle.framework if self.handle is not None else None
         if fw is not None and rows.size:
-            # the other filters' verdicts over every node; other strategies are left out (each
-            # would ask this one back)
+            # the other filters' verdicts over every node, with the pods of equal or higher
+            # priority nominated to it, as the cycle judges nodes; other strategies are left
+            # out (each would ask this one back)
             others = [pl for pl in fw.filter if not isinstance(pl, NodeSelectorStrategy)]
-            rows = rows[fw.filter_rows_plain(state, pod, snap, rows, None, only=others)]
+            rows = rows[fw.filter_rows_plain(state, pod, snap, rows, None, nominated=True, only=others)]
         nodes = [snap.node_info(int(r)) for r in rows]
         picked = self.select_node(pod, nodes)
         if picked is not None and not isinstance(picked, str):

@@ -9,8 +9,13 @@ import textwrap
 import pytest
 import yaml
 
+from kubesched.api.objects import Pod
 from kubesched.cli import main
-from kubesched.testing import make_node, make_pod
+from kubesched.cluster.memory import MemoryCluster
+from kubesched.config.load import parse_config
+from kubesched.framework.registry import Registry
+from kubesched.scheduler import Scheduler
+from kubesched.testing import build_snapshot, make_node, make_pod
 
 STRATEGIES = textwrap.dedent('''
     from kubesched.framework.simple import NodeSelectorStrategy, node_selector
@@ -131,3 +136,40 @@ def test_listed_with_its_extension_point(tmp_path, capsys):
     assert main(["plugins", "list", "--plugin-path", str(path)]) == 0
     out = capsys.readouterr().out
     assert "MostPods" in out and "ByLabel" in out and "filter" in out
+
+
+def test_candidates_count_pods_nominated_to_a_node(tmp_path):
+    """A node held for a nominated pod of higher priority is not offered when the pod would no
+    longer fit there with it: MostPods packs onto the next node on the first attempt instead of
+    picking the held node and failing the cycle's re-check with the nominated pods."""
+    path = tmp_path / "strategies.py"
+    path.write_text(STRATEGIES)
+    reg = Registry()
+    reg.load_file(str(path))
+    cfg = parse_config(
+        {
+            "apiVersion": "kubescheduler.config.k8s.io/v1",
+            "kind": "KubeSchedulerConfiguration",
+            "profiles": [
+                {"schedulerName": "default-scheduler", "plugins": {"filter": {"enabled": [{"name": "MostPods"}]}}}
+            ],
+        },
+        "sched.yaml",
+        reg.points_of,
+    )
+    snap = build_snapshot(
+        [make_node(n, cpu="4", memory="8Gi") for n in "abc"],
+        [
+            make_pod("x1", node="c", requests={"cpu": "1"}),
+            make_pod("x2", node="c", requests={"cpu": "1"}),
+            make_pod("y", node="b", requests={"cpu": "1"}),
+        ],
+    )
+    sched = Scheduler(cfg, snap, MemoryCluster(), reg, seed=1)
+    held = Pod.parse(make_pod("held", requests={"cpu": "2"}, priority=100))
+    held.nominated_node_name = "c"  # c has 2 CPUs left, all of them promised to this pod
+    sched.nominated[held.uid] = held
+    sched.add_pending(Pod.parse(make_pod("small", requests={"cpu": "1"}, priority=0)))
+    res = sched.schedule_one()
+    assert res is not None and res.message is None
+    assert (res.node, res.attempt) == ("b", 1)
