@@ -12,6 +12,7 @@ from typing import Any
 import yaml
 
 from kubesched import UPSTREAM_RELEASE, __version__
+from kubesched.debug import add_debug
 from kubesched.errors import InputError
 from kubesched.server import security
 from kubesched.server.httpd import DEFAULT_MAX_BODY, Limits
@@ -48,6 +49,10 @@ def cmd_schedule(args: argparse.Namespace) -> int:
 
     s = build_session(_files(args), args.config, args.seed, args.plugin_path)
     _warn(s.config.warnings)
+    if args.debug:
+        from kubesched.debug import PluginTracebacks
+
+        PluginTracebacks().attach(s.scheduler)
     final: dict[str, tuple[int, ScheduleResult]] = {}
     seq = 0
 
@@ -58,6 +63,7 @@ def cmd_schedule(args: argparse.Namespace) -> int:
 
     s.scheduler.hooks.on_scheduled.append(record)
     s.scheduler.hooks.on_failed.append(record)
+    s.scheduler.hooks.on_skipped.append(record)
     for pod in s.pending:
         s.scheduler.add_pending(pod)
     s.scheduler.run_until_idle(advance=s.clock.advance)
@@ -110,7 +116,14 @@ def cmd_explain(args: argparse.Namespace) -> int:
             f'pod {pod.key}: spec.schedulerName "{pod.scheduler_name}" matches no profile '
             f"({', '.join(s.scheduler.frameworks)})"
         )
-    result = explain_pod(s.scheduler, pod)
+    errors: list[BaseException] = []
+    result = explain_pod(s.scheduler, pod, errors)
+    if args.debug:
+        from kubesched.debug import PluginTracebacks
+
+        tracebacks = PluginTracebacks()
+        for exc in errors:
+            tracebacks.report(pod.key, exc)
     if args.output == "table":
         from kubesched.render import explain_table
 
@@ -191,6 +204,8 @@ def _common(p: argparse.ArgumentParser, files: bool = True) -> None:
     p.add_argument("--config", help="KubeSchedulerConfiguration file (v1, v1beta3, v1beta2, v1beta1)")
     p.add_argument("--plugin-path", action="append", default=[], help="Python file defining plugins (repeatable; it is run: only trusted files)")
     p.add_argument("-o", "--output", choices=("table", "json", "yaml"), default="table")
+    if files:
+        add_debug(p)
 
 
 def build_parser() -> argparse.ArgumentParser:

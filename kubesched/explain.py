@@ -23,8 +23,8 @@ def _status_json(st: Status, plugin: str) -> dict[str, Any]:
     return {"plugin": plugin, "code": st.code.name, "reasons": list(st.reasons)}
 
 
-def explain_pod(sched: Scheduler, pod: Pod) -> dict[str, Any]:
-    """The explain contract (docs/explain.md)."""
+def explain_pod(sched: Scheduler, pod: Pod, errors: list[BaseException] | None = None) -> dict[str, Any]:
+    """The explain contract (docs/cli.md). ``errors`` collects what plugins raised (--debug)."""
     fw = sched.frameworks.get(pod.scheduler_name)
     if fw is None:
         raise KeyError(pod.scheduler_name)
@@ -41,6 +41,8 @@ def explain_pod(sched: Scheduler, pod: Pod) -> dict[str, Any]:
         results = fw.filter_all(state, pod, snap, rows) if not rejected_pre else {}
     except PluginFailure as e:
         out["message"] = e.status.message
+        if errors is not None and e.cause is not None:
+            errors.append(e.cause)
         return out
     allowed = np.ones(len(rows), bool)
     if _names is not None:
@@ -84,6 +86,8 @@ def explain_pod(sched: Scheduler, pod: Pod) -> dict[str, Any]:
             scores = fw.run_score(state, pod, snap, feas_rows)
         except PluginFailure as e:
             out["message"] = e.status.message
+            if errors is not None and e.cause is not None:
+                errors.append(e.cause)
             scores = None
         if scores is not None:
             for j, row in enumerate(feas_rows.tolist()):

@@ -64,6 +64,7 @@ class ScheduleResult:
     attempt: int = 0
     duration: float = 0.0
     state: CycleState | None = None  # the cycle's state when it differs from the caller's (cache)
+    error: BaseException | None = None  # what a plugin raised, for an Error result (--debug)
 
 
 @dataclass
@@ -72,6 +73,8 @@ class SchedulerHooks:
 
     on_scheduled: list[Callable[[ScheduleResult], None]] = field(default_factory=list)
     on_failed: list[Callable[[ScheduleResult], None]] = field(default_factory=list)
+    # a popped pod that is not scheduled at all (being deleted): no attempt, not requeued
+    on_skipped: list[Callable[[ScheduleResult], None]] = field(default_factory=list)
 
 
 @dataclass
@@ -83,6 +86,7 @@ class _Parked:
     qpi: QueuedPodInfo
     res: ScheduleResult
     t0: float
+    nominated: bool = False  # the binding cycle nominated the pod to its node (cleared on failure)
 
 
 class Scheduler:
@@ -273,6 +277,8 @@ class Scheduler:
     def attempt(self, qpi: QueuedPodInfo) -> ScheduleResult:
         pod = qpi.pod
         fw = self.frameworks[pod.scheduler_name]
+        if pod.deleting:
+            return self._skip(qpi, fw)
         t0 = time.perf_counter()
         self.attempts += 1
         qpi.failed_generation = self.snapshot.generation  # as of the start of this attempt
@@ -280,18 +286,32 @@ class Scheduler:
         try:
             res = self.schedule_pod(fw, state, pod)
         except PluginFailure as e:
-            res = ScheduleResult(pod, fw.profile_name, code=Code.Error, message=e.status.message)
+            res = ScheduleResult(pod, fw.profile_name, code=Code.Error, message=e.status.message, error=e.cause)
         res.attempt = qpi.attempts
         if res.state is not None:
             state = res.state
         if res.node is None:
             if res.code in (Code.Unschedulable, Code.UnschedulableAndUnresolvable) and res.diagnosis and fw.post_filter:
                 self._post_filter(fw, state, pod, res)
+            else:
+                self._nominate(pod, "")  # clearNominatedNode
             res.duration = time.perf_counter() - t0
             self._failed(qpi, res)
             self._process_waiting()  # a PostFilter may have rejected waiting pods (a gang giving up)
             return res
         self._assume_and_bind(fw, state, qpi, res, t0)
+        return res
+
+    def _skip(self, qpi: QueuedPodInfo, fw: Framework) -> ScheduleResult:
+        """skipPodSchedule: a pod being deleted is not scheduled, nor put back in the queue; the
+        FailedScheduling event says so."""
+        pod = qpi.pod
+        res = ScheduleResult(
+            pod, fw.profile_name, code=Code.Skip, message=f"skip schedule deleting pod: {pod.namespace}/{pod.name}"
+        )
+        self.queue.done(pod.uid)
+        for cb in self.hooks.on_skipped:
+            cb(res)
         return res
 
     def _post_filter(self, fw: Framework, state: CycleState, pod: Pod, res: ScheduleResult) -> None:
@@ -300,22 +320,27 @@ class Scheduler:
             node, st = fw.run_post_filter(state, pod, self.snapshot, res.diagnosis)
         except PluginFailure as e:
             node, st = None, e.status
-        if st.message and st.code != Code.Error:  # upstream only logs a PostFilter error
+            res.error = e.cause
+        if st.message:  # an Error's message too: upstream only logs it, but puts it in the FitError
             res.diagnosis.post_filter_msg = st.message
             res.message = res.diagnosis.fit_error(self.snapshot.n)
         if node is not None:
             res.nominated_node = node
-            if node:
-                p = pod
-                p.nominated_node_name = node
-                self.nominated[pod.uid] = p
-                if self.cluster is not None:
-                    self.cluster.set_nominated_node(pod, node)
-            else:
-                self.nominated.pop(pod.uid, None)
-                if pod.nominated_node_name and self.cluster is not None:
-                    self.cluster.set_nominated_node(pod, "")
-                pod.nominated_node_name = ""
+            self._nominate(pod, node)
+
+    def _nominate(self, pod: Pod, node: str) -> None:
+        """The pod's nomination (the nominator's and the cluster's record); "" clears it."""
+        if node:
+            pod.nominated_node_name = node
+            self.nominated[pod.uid] = pod
+            if self.cluster is not None:
+                self.cluster.set_nominated_node(pod, node)
+            return
+        self.nominated.pop(pod.uid, None)
+        if pod.nominated_node_name:
+            if self.cluster is not None:
+                self.cluster.set_nominated_node(pod, "")
+            pod.nominated_node_name = ""
 
     def _failed(self, qpi: QueuedPodInfo, res: ScheduleResult) -> None:
         plugins = set(res.diagnosis.unschedulable_plugins) if res.diagnosis else set()
@@ -333,29 +358,41 @@ class Scheduler:
         assumed.nominated_node_name = ""
         self.snapshot.add_pod(assumed)
         self.nominated.pop(pod.uid, None)
+        parked = _Parked(fw, state, qpi, res, t0)
         try:
             st = fw.run_reserve(state, pod, node)
         except PluginFailure as e:
-            st = e.status
+            st, res.error = e.status, e.cause
         if not st.ok:
-            return self._forget(_Parked(fw, state, qpi, res, t0), st)
+            return self._forget(parked, st, fit_error=True)
         try:
             st, waits = run_permit_plugins(fw, state, pod, node)
         except PluginFailure as e:
-            st, waits = e.status, {}
+            st, waits, res.error = e.status, {}, e.cause
         self._activate(state)
+        if st.code != Code.Wait and not st.ok:
+            return self._forget(parked, st, fit_error=True)
+        # the binding cycle's start: PreBindPreFlight, then (NominatedNodeNameForExpectation) the
+        # pod is nominated to its node while Permit's wait or PreBind's work keeps it from binding
+        try:
+            flight = fw.run_pre_bind_pre_flights(state, pod, node)
+        except PluginFailure as e:
+            flight, res.error = e.status, e.cause
+        if flight.code == Code.Error:
+            return self._forget(parked, flight)
+        if (flight.ok or st.code == Code.Wait) and self.cluster is not None:
+            self.cluster.set_nominated_node(pod, node)
+            parked.nominated = True
         if st.code == Code.Wait:
             # The pod stays assumed (its resources held) and in flight until it is resolved.
             wp = WaitingPod(assumed, node, waits, self.clock())
-            wp.context = _Parked(fw, state, qpi, res, t0)
+            wp.context = parked
             self.waiting.add(wp)
             self._waited_since_progress = True
             res.code, res.message = Code.Wait, st.message
             return None
-        if not st.ok:
-            return self._forget(_Parked(fw, state, qpi, res, t0), st, permit=True)
         self._process_waiting()  # pods this Permit allowed (the rest of a gang) bind first
-        self._bind(_Parked(fw, state, qpi, res, t0))
+        self._bind(parked)
         return None
 
     def _bind(self, p: _Parked) -> None:
@@ -382,7 +419,7 @@ class Scheduler:
                 if st.code == Code.Skip:
                     st = Status()
         except PluginFailure as e:
-            st = e.status
+            st, res.error = e.status, e.cause
         if not st.ok:
             self.queue._info[pod.uid] = qpi  # back in the queue's books for the retry
             return self._forget(p, st)
@@ -396,17 +433,21 @@ class Scheduler:
             cb(res)
         return None
 
-    def _forget(self, p: _Parked, st: Status, *, permit: bool = False) -> None:
-        """Unreserve and forget an assumed pod; requeue it with the failure unless it was deleted."""
+    def _forget(self, p: _Parked, st: Status, *, fit_error: bool = False) -> None:
+        """Unreserve and forget an assumed pod, clear its nomination; requeue it with the failure
+        unless it was deleted. ``fit_error``: a rejection at Reserve or Permit (also while
+        waiting) is a FitError over the one suggested node, as schedule_one.go builds it."""
         fw, state, qpi, res = p.fw, p.state, p.qpi, p.res
         pod, node = qpi.pod, res.node
         assert node is not None
         fw.run_unreserve(state, pod, node)
         self.snapshot.remove_pod(pod.uid)
         qpi.failed_generation = self.snapshot.generation  # assume + forget is no progress
+        self._nominate(pod, "")  # clearNominatedNode
+        if p.nominated and self.cluster is not None:
+            self.cluster.set_nominated_node(pod, "")
         res.node, res.code = None, st.code if st.rejected else Code.Error
-        if permit and st.rejected:
-            # schedule_one.go: a Permit rejection is a FitError over the one suggested node
+        if fit_error and st.rejected:
             res.diagnosis = Diagnosis(absent_status=st, unschedulable_plugins={st.plugin} if st.plugin else set())
             res.message = res.diagnosis.fit_error(1)
         else:
@@ -436,7 +477,7 @@ class Scheduler:
                 if wp.status.ok:
                     self._bind(wp.context)
                 else:
-                    self._forget(wp.context, wp.status, permit=True)
+                    self._forget(wp.context, wp.status, fit_error=True)
         finally:
             self._resolving = False
 

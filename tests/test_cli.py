@@ -52,7 +52,7 @@ def test_schedule_json_contract(capsys, small):
     # 16 CPUs exceed both nodes' allocatable: unresolvable, so preemption cannot help
     assert by_pod["default/huge"]["message"] == (
         "0/2 nodes are available: 2 Insufficient cpu. preemption: 0/2 nodes are available: "
-        "2 Preemption is not helpful for scheduling.."
+        "2 Preemption is not helpful for scheduling."
     )
     assert all(p["profile"] == "default-scheduler" for p in data["placements"])
     assert set(data["placements"][0]) == {"pod", "node", "profile", "message"}
@@ -237,3 +237,24 @@ def test_preemption_avoids_pdb_protected_victims(capsys, tmp_path):
         assert code == 0, err
         (placement,) = json.loads(out)["placements"]
         assert placement == {"pod": "default/urgent", "node": "n2", "profile": "default-scheduler", "message": None}
+
+
+def test_a_pod_being_deleted_is_skipped_not_scheduled(capsys, tmp_path):
+    """skipPodSchedule: a pending pod with metadata.deletionTimestamp is not placed (nor retried);
+    its FailedScheduling message is kube-scheduler's."""
+    going = make_pod("going", requests={"cpu": "1"})
+    going["metadata"]["deletionTimestamp"] = "2024-01-01T00:00:00Z"
+    path = tmp_path / "c.yaml"
+    path.write_text(yaml.safe_dump_all([make_node("n1", cpu="4", memory="8Gi"), going, make_pod("staying")]))
+    assert main(["schedule", "-f", str(path), "-o", "json"]) == 0
+    placements = json.loads(capsys.readouterr().out)["placements"]
+    assert placements == [
+        {"pod": "default/going", "node": None, "profile": "default-scheduler",
+         "message": "skip schedule deleting pod: default/going"},
+        {"pod": "default/staying", "node": "n1", "profile": "default-scheduler", "message": None},
+    ]
+    out = tmp_path / "sim"
+    assert main(["simulate", "-f", str(path), "--out", str(out), "--no-plots", "-o", "json"]) == 0
+    summary = json.loads(capsys.readouterr().out)
+    assert summary["pods"]["failed"] == 1 and summary["pods"]["scheduled"] == 1
+    assert summary["failed_messages"] == {"skip schedule deleting pod: default/going": 1}

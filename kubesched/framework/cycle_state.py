@@ -9,12 +9,13 @@ from typing import Any
 class CycleState:
     """A dict keyed by plugin-chosen keys; ``clone`` is used by preemption dry runs."""
 
-    __slots__ = ("_data", "skip_filter", "skip_score")
+    __slots__ = ("_data", "skip_filter", "skip_pre_bind", "skip_score")
 
     def __init__(self) -> None:
         self._data: dict[str, Any] = {}
         self.skip_filter: set[str] = set()
         self.skip_score: set[str] = set()
+        self.skip_pre_bind: set[str] = set()
 
     def read(self, key: str) -> Any:
         return self._data.get(key)
@@ -30,4 +31,5 @@ class CycleState:
         c._data = {k: (v.clone() if hasattr(v, "clone") else copy.copy(v)) for k, v in self._data.items()}
         c.skip_filter = set(self.skip_filter)
         c.skip_score = set(self.skip_score)
+        c.skip_pre_bind = set(self.skip_pre_bind)
         return c

@@ -146,7 +146,7 @@ class Diagnosis:
             if parts:
                 msg += f" {', '.join(parts)}."
         if self.post_filter_msg:
-            msg += f" {self.post_filter_msg}."
+            msg += f" {self.post_filter_msg}"  # " %v": the PostFilter message ends as it ends
         return msg
 
 

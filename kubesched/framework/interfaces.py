@@ -156,6 +156,12 @@ class PermitPlugin(Plugin):
 
 
 class PreBindPlugin(Plugin):
+    def pre_bind_pre_flight(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
+        """PreBindPreFlight, before Permit's wait: Success (None) when PreBind has work for this
+        pod (the pod is then nominated to the node while it binds), Skip when it has none (its
+        PreBind is not called), or an Error. The default says it has work."""
+        return None
+
     def pre_bind(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
         raise NotImplementedError
 

@@ -28,7 +28,7 @@ from kubesched.framework.interfaces import (
     ReservePlugin,
     ScorePlugin,
 )
-from kubesched.framework.status import Code, FilterResult, PreFilterResult, Status
+from kubesched.framework.status import Code, FilterResult, PreFilterResult, Status, exception_text, go_quote
 
 if TYPE_CHECKING:
     from kubesched.api.objects import Pod
@@ -58,6 +58,42 @@ class Scores:
     in_order: bool = False  # rows ascend in node order (then the first highest total is the first in order)
 
 
+#: How the framework words a plugin's Error status at each point (framework/runtime/framework.go);
+#: ``{q}`` is the plugin's name as Go's %q prints it, ``{m}`` the status' message.
+ERROR_TEXT: dict[str, str] = {
+    "PreEnqueue": "running PreEnqueue plugin {q}: {m}",
+    "PreFilter": "running PreFilter plugin {q}: {m}",
+    "AddPod": "running AddPod on PreFilter plugin {q}: {m}",
+    "RemovePod": "running RemovePod on PreFilter plugin {q}: {m}",
+    "Filter": "running {q} filter plugin: {m}",
+    "PostFilter": "{m}",
+    "PreScore": "running PreScore plugin {q}: {m}",
+    "Score": "running Score plugins: plugin {q} failed with: {m}",
+    "NormalizeScore": "running Normalize on Score plugins: plugin {q} failed with: {m}",
+    "Reserve": "running Reserve plugin {q}: {m}",
+    "Permit": "running Permit plugin {q}: {m}",
+    "PreBindPreFlight": "running PreBindPreFlight {q}: {m}",
+    "PreBind": "running PreBind plugin {q}: {m}",
+    "Bind": "running Bind plugin {q}: {m}",
+}
+
+
+class PluginFailure(Exception):
+    """A plugin's Error status, worded as the framework words it at its point. ``cause`` is the
+    exception the plugin raised, if it raised one (``--debug`` prints its traceback)."""
+
+    def __init__(self, status: Status, cause: BaseException | None = None) -> None:
+        super().__init__(status.message)
+        self.status = status
+        self.cause = cause
+
+
+def plugin_error(point: str, plugin: str, message: str, cause: BaseException | None = None) -> PluginFailure:
+    """The Error status of ``plugin`` failing at ``point`` with ``message``."""
+    text = ERROR_TEXT[point].format(q=go_quote(plugin), m=message)
+    return PluginFailure(Status(Code.Error, (text,), plugin), cause)
+
+
 def _guard(plugin: Plugin, point: str, fn: Callable[..., Any], *args: Any) -> Any:
     """Run plugin code, ``fn(*args)``; an exception becomes an Error status naming the plugin."""
     try:
@@ -69,13 +105,21 @@ def _guard(plugin: Plugin, point: str, fn: Callable[..., Any], *args: Any) -> An
 
 
 def _failure(plugin: Plugin, point: str, e: Exception) -> PluginFailure:
-    return PluginFailure(Status.error(f"running {point} plugin {plugin.name!r}: {e}", plugin.name))
+    return plugin_error(point, plugin.name, exception_text(e), e)
 
 
-class PluginFailure(Exception):
-    def __init__(self, status: Status) -> None:
-        super().__init__(status.message)
-        self.status = status
+def reword_error(st: Status, source: str, point: str) -> Status:
+    """An Error status the framework worded at ``source``, worded as at ``point`` instead (a
+    preemption dry run re-runs PreFilter where upstream runs its RemovePod/AddPod extensions)."""
+    head = ERROR_TEXT[source].format(q=go_quote(st.plugin), m="")
+    if st.code != Code.Error or not st.plugin or not st.message.startswith(head):
+        return st
+    return plugin_error(point, st.plugin, st.message[len(head) :]).status
+
+
+def _error_status(point: str, plugin: str, st: Status) -> Status:
+    """A non-success, non-rejection status a plugin returned, as the framework reports it."""
+    return plugin_error(point, plugin, st.message).status
 
 
 class Framework:
@@ -192,7 +236,7 @@ class Framework:
                     if ret.ok:
                         ret = st
                     continue
-                err = Status.error(f"running PreFilter plugin {pl.name!r}: {st.message}", pl.name)
+                err = _error_status("PreFilter", pl.name, st)
                 if not run_all:
                     return None, err, with_nodes, per_plugin
                 ret = err
@@ -204,7 +248,7 @@ class Framework:
                     if len(with_nodes) == 1:
                         msg = f"node(s) didn't satisfy plugin {with_nodes[0]}"
                     else:
-                        msg = f"node(s) didn't satisfy plugin(s) [{' '.join(with_nodes)}] simultaneously"
+                        msg = f"node(s) didn't satisfy plugin(s) [{' '.join(sorted(with_nodes))}] simultaneously"
                     st2 = Status(Code.UnschedulableAndUnresolvable, (msg,))
                     if not run_all:
                         return names, st2, with_nodes, per_plugin
@@ -299,7 +343,7 @@ class Framework:
             return res, None
         if (res.code == _ERROR).any():
             i = int(np.nonzero(res.code == _ERROR)[0][0])
-            raise PluginFailure(res.status_at(i, pl.name))
+            raise plugin_error("Filter", pl.name, res.status_at(i).message)
         return res, failed
 
     def _recheck_with_nominated(
@@ -343,7 +387,7 @@ class Framework:
                         for pl in active_pre:
                             _guard(
                                 pl,
-                                "PreFilter",
+                                "AddPod",
                                 lambda pl=pl, placed=placed, st2=st2, row=row: pl.add_pod(st2, pod, placed, row, snap),
                             )
                 idx = np.asarray(group)
@@ -460,21 +504,27 @@ class Framework:
             if st.code == Code.Skip:
                 skip.add(pl.name)
             elif not st.ok:
-                raise PluginFailure(Status(Code.Error, st.reasons, pl.name))
+                raise plugin_error("PreScore", pl.name, st.message)
         state.skip_score = skip
-        for pl in self.score:
-            if pl.name in skip:
-                continue
-            raw = np.asarray(self._timed(pl, "Score", lambda pl=pl: pl.score(state, pod, snap, rows)), np.int64)
+        # As upstream: every plugin scores, then every plugin normalizes, then weights apply, so
+        # a Score error is reported before another plugin's NormalizeScore error.
+        scoring = [pl for pl in self.score if pl.name not in skip]
+        raws = [
+            np.asarray(self._timed(pl, "Score", lambda pl=pl: pl.score(state, pod, snap, rows)), np.int64)
+            for pl in scoring
+        ]
+        norms = []
+        for pl, raw in zip(scoring, raws, strict=True):
             norm = _guard(pl, "NormalizeScore", lambda pl=pl, raw=raw: pl.normalize(state, pod, raw.copy()))
-            norm = raw if norm is None else np.asarray(norm, np.int64)
+            norms.append(raw if norm is None else np.asarray(norm, np.int64))
+        for pl, raw, norm in zip(scoring, raws, norms, strict=True):
             in_range = pl.normalized_in_range and norm is not raw
             if not in_range and norm.size and (norm.max() > MAX_NODE_SCORE or norm.min() < MIN_NODE_SCORE):
                 # upstream's text, with the first offending node's score (node order)
                 bad = int(norm[(norm > MAX_NODE_SCORE) | (norm < MIN_NODE_SCORE)][0])
                 raise PluginFailure(
                     Status.error(
-                        f'applying score defaultWeights on Score plugins: plugin "{pl.name}" returns '
+                        f"applying score defaultWeights on Score plugins: plugin {go_quote(pl.name)} returns "
                         f"an invalid score {bad}, it should in the range of "
                         f"[{MIN_NODE_SCORE}, {MAX_NODE_SCORE}] after normalizing",
                         pl.name,
@@ -495,6 +545,8 @@ class Framework:
         for pl in plugins:
             st = _guard(pl, point, getattr(pl, method), *args)
             if st is not None and not st.ok:
+                if not st.rejected:
+                    return _error_status(point, pl.name, st)
                 st.plugin = pl.name
                 return st
         return Status()
@@ -519,18 +571,45 @@ class Framework:
                 wait = max(wait, min(timeout, 15 * 60))
                 continue
             if not st.ok:
+                if not st.rejected:
+                    return _error_status("Permit", pl.name, st), 0.0
                 st.plugin = pl.name
                 return st, 0.0
         return (Status(Code.Wait) if waiting else Status()), wait
 
+    def run_pre_bind_pre_flights(self, state: CycleState, pod: Pod, node: str) -> Status:
+        """RunPreBindPreFlights: Success when some PreBind plugin has work, Skip when none has
+        (or there is none), else the Error; plugins that skip are left out of PreBind."""
+        ret = Status(Code.Skip)
+        skip: set[str] = set()
+        for pl in self.pre_bind:
+            st = _guard(pl, "PreBindPreFlight", pl.pre_bind_pre_flight, state, pod, node) or Status()
+            if st.ok:
+                ret = Status()
+            elif st.code == Code.Skip:
+                skip.add(pl.name)
+            elif st.code == Code.Error:
+                return _error_status("PreBindPreFlight", pl.name, st)
+            else:
+                return Status.error(
+                    f'PreBindPreFlight {pl.name} returned "{st.code.name}", which is unsupported. '
+                    "It is supposed to return Success, Skip, or Error status",
+                    pl.name,
+                )
+        state.skip_pre_bind = skip
+        return ret
+
     def run_pre_bind(self, state: CycleState, pod: Pod, node: str) -> Status:
-        return self._until_failure(self.pre_bind, "PreBind", "pre_bind", state, pod, node)
+        plugins = [pl for pl in self.pre_bind if pl.name not in state.skip_pre_bind]
+        return self._until_failure(plugins, "PreBind", "pre_bind", state, pod, node)
 
     def run_bind(self, state: CycleState, pod: Pod, node: str) -> Status:
         for pl in self.bind:
             st = _guard(pl, "Bind", lambda pl=pl: pl.bind(state, pod, node)) or Status()
             if st.code == Code.Skip:
                 continue
+            if not st.ok and not st.rejected:
+                return _error_status("Bind", pl.name, st)
             st.plugin = pl.name
             return st
         return Status(Code.Skip)

@@ -14,13 +14,13 @@ A strategy that picks the node itself subclasses ``NodeSelectorStrategy`` and im
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING, TypeVar
 
 import numpy as np
 
 from kubesched.framework.interfaces import FilterPlugin, ScorePlugin
-from kubesched.framework.status import Code, FilterResult, Status
+from kubesched.framework.status import Code, FilterResult, Status, at_node
 
 if TYPE_CHECKING:
     from kubesched.api.objects import Pod
@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from kubesched.state.snapshot import NodeInfo, Snapshot
 
 FilterVerdict = Status | bool | str | None
+T = TypeVar("T")
 
 
 def _as_status(v: FilterVerdict) -> Status:
@@ -41,6 +42,17 @@ def _as_status(v: FilterVerdict) -> Status:
     return v
 
 
+def _per_node(fn: Callable[[Pod, NodeInfo], T], pod: Pod, snap: Snapshot, rows: np.ndarray) -> Iterator[T]:
+    """``fn(pod, node)`` for each row; an exception remembers the node it was raised on (the
+    Error status names it)."""
+    for r in rows:
+        info = snap.node_info(int(r))
+        try:
+            yield fn(pod, info)
+        except Exception as e:
+            raise at_node(e, info.name) from None
+
+
 class NodeFilterPlugin(FilterPlugin):
     """Implement ``filter_node(pod, node) -> Status | bool | str | None``."""
 
@@ -48,7 +60,7 @@ class NodeFilterPlugin(FilterPlugin):
         raise NotImplementedError
 
     def filter(self, state: CycleState, pod: Pod, snap: Snapshot, rows: np.ndarray) -> FilterResult:
-        statuses = [_as_status(self.filter_node(pod, snap.node_info(int(r)))) for r in rows]
+        statuses = [_as_status(v) for v in _per_node(self.filter_node, pod, snap, rows)]
         reasons: list[str] = []
         code = np.zeros(len(rows), np.int8)
         bits = np.zeros(len(rows), np.int64)
@@ -70,7 +82,7 @@ class NodeScorePlugin(ScorePlugin):
         raise NotImplementedError
 
     def score(self, state: CycleState, pod: Pod, snap: Snapshot, rows: np.ndarray) -> np.ndarray:
-        return np.fromiter((int(self.score_node(pod, snap.node_info(int(r)))) for r in rows), np.int64, len(rows))
+        return np.fromiter((int(v) for v in _per_node(self.score_node, pod, snap, rows)), np.int64, len(rows))
 
 
 def score_plugin(name: str) -> Callable[[Callable[[Pod, NodeInfo], int]], type[NodeScorePlugin]]:

@@ -52,7 +52,49 @@ SUCCESS = Status()
 
 
 class PluginError(Exception):
-    """Raised inside a plugin to return an Error status for the pod."""
+    """Raised inside a plugin to return an Error status for the pod (its text is the status'
+    message, as a Go plugin's ``fwk.AsStatus(err)``)."""
+
+
+def go_quote(text: str) -> str:
+    """Go's ``%q`` of a string: double quotes, backslash escapes (plugin names in messages)."""
+    out = []
+    for ch in text:
+        if ch in '"\\':
+            out.append("\\" + ch)
+        elif ch.isprintable():
+            out.append(ch)
+        elif ch in "\a\b\f\n\r\t\v":
+            out.append(repr(ch)[1:-1])
+        elif ord(ch) < 0x80:
+            out.append(f"\\x{ord(ch):02x}")
+        elif ord(ch) < 0x10000:
+            out.append(f"\\u{ord(ch):04x}")
+        else:
+            out.append(f"\\U{ord(ch):08x}")
+    return '"' + "".join(out) + '"'
+
+
+_NODE_ATTR = "kubesched_node"
+
+
+def at_node(exc: BaseException, node: str) -> BaseException:
+    """Remember on ``exc`` the node a per-node plugin call was judging when it raised."""
+    if not hasattr(exc, _NODE_ATTR):
+        try:
+            setattr(exc, _NODE_ATTR, node)
+        except AttributeError:  # an exception type without attribute storage: no node then
+            pass
+    return exc
+
+
+def exception_text(exc: BaseException) -> str:
+    """What a plugin's exception says in an Error status: a PluginError's own text (a deliberate
+    Error status); anything else is a crash, shown as ``Type: message``; ``(node N)`` follows
+    when a per-node call raised it."""
+    text = str(exc) if isinstance(exc, PluginError) else f"{type(exc).__name__}: {exc}".rstrip(": ")
+    node = getattr(exc, _NODE_ATTR, None)
+    return f"{text} (node {node})" if node else text
 
 
 @dataclass(slots=True)

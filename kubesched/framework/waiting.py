@@ -162,7 +162,7 @@ def run_permit_plugins(fw: Framework, state: CycleState, pod: Pod, node: str) ->
     plugin's timeout, capped at 15 minutes) or Success."""
     if not fw.permit:
         return Status(), {}
-    from kubesched.framework.runtime import _guard  # the framework's error wrapping for plugin code
+    from kubesched.framework.runtime import _error_status, _guard  # the framework's error wording
 
     waits: dict[str, float] = {}
     for pl in fw.permit:
@@ -176,7 +176,7 @@ def run_permit_plugins(fw: Framework, state: CycleState, pod: Pod, node: str) ->
         if st.rejected:
             st.plugin = pl.name
             return st, {}
-        return Status.error(f'running Permit plugin "{pl.name}": {st.message}', pl.name), {}
+        return _error_status("Permit", pl.name, st), {}
     if waits:
         msg = f'one or more plugins asked to wait and no plugin rejected pod "{pod.name}"'
         return Status(Code.Wait, (msg,)), waits

@@ -10,6 +10,7 @@ import threading
 from types import FrameType
 from typing import TYPE_CHECKING
 
+from kubesched.debug import add_debug
 from kubesched.errors import InputError
 from kubesched.server import security
 
@@ -92,6 +93,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--seed", type=int, default=None, help="seed for the random tie-break")
     p.add_argument("--log-format", choices=("text", "json"), default="text")
     p.add_argument("--log-level", choices=("debug", "info", "warning", "error"), default="info")
+    add_debug(p)
     p.set_defaults(func=cmd_run)
 
 
@@ -165,6 +167,10 @@ def cmd_run(args: argparse.Namespace) -> int:
 
     logs.setup(args.log_format, args.log_level)
     runner = build_runner(args)
+    if args.debug:
+        from kubesched.debug import PluginTracebacks
+
+        PluginTracebacks().attach(runner.sched)
 
     def on_signal(signum: int, frame: FrameType | None) -> None:
         runner.stop()

@@ -122,6 +122,7 @@ class Runner:
         self.metrics = SchedulerMetrics(seed=opts.seed)
         self.sched.hooks.on_scheduled.append(self._on_scheduled)
         self.sched.hooks.on_failed.append(self._on_failed)
+        self.sched.hooks.on_skipped.append(self._on_skipped)
         self.metrics.attach(self.sched)
         self._binders = ThreadPoolExecutor(max_workers=max(1, opts.bind_workers), thread_name_prefix="bind")
         self._stop_informers = threading.Event()
@@ -256,6 +257,11 @@ class Runner:
                 }
             },
         )
+
+    def _on_skipped(self, res: ScheduleResult) -> None:
+        """A pod being deleted is not scheduled: only the event says so (no status update)."""
+        self.recorder.record(res.pod, bodies.FAILED_SCHEDULING, res.message or "")
+        log.info("skipped", extra={"kv": {"pod": res.pod.key, "reason": res.message}})
 
     # ---- the loop ------------------------------------------------------------------------
     def start(self) -> None:

@@ -18,5 +18,6 @@ class DefaultBinder(BindPlugin):
         try:
             cluster.bind(pod, node_name)
         except Exception as e:  # noqa: BLE001 - a failed bind is a status, and the pod is retried
-            return Status.error(f"binding rejected: {e}", self.name)
+            # fwk.AsStatus(err): the framework words it 'running Bind plugin "DefaultBinder": <err>'
+            return Status.error(str(e), self.name)
         return Status()

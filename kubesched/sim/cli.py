@@ -7,6 +7,7 @@ import math
 import sys
 from typing import Any
 
+from kubesched.debug import add_debug
 from kubesched.errors import InputError
 
 
@@ -53,6 +54,7 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--no-plots", action="store_true", help="skip the PNG plots (the HTML report has none then)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar (also off when stdout is not a TTY)")
     p.add_argument("-o", "--output", choices=("table", "json"), default="table", help="what to print on stdout")
+    add_debug(p)
     p.set_defaults(func=run)
 
 
@@ -121,7 +123,7 @@ def run(args: argparse.Namespace) -> int:
     show = not args.no_progress and sys.stdout.isatty() and err.is_terminal
     kwargs = dict(
         mode=args.mode, seed=args.seed, registry=registry, usage=usage, bins=args.bins,
-        max_wait=args.max_wait, tie_break=args.tie_break,
+        max_wait=args.max_wait, tie_break=args.tie_break, debug=args.debug,
     )
     if show:
         from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn

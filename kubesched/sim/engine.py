@@ -23,6 +23,7 @@ from kubesched.api.objects import Node, Pod
 from kubesched.api.resources import CPU, MEMORY
 from kubesched.app import VirtualClock
 from kubesched.config import SchedulerConfig
+from kubesched.debug import PluginTracebacks
 from kubesched.framework.registry import Registry
 from kubesched.scheduler import CircleKey, Scheduler, ScheduleResult
 from kubesched.sim.backend import SimCluster
@@ -62,6 +63,7 @@ class SimOptions:
     max_wait: float | None = None  # time mode: a pod pending longer than this is withdrawn
     tie_break: str = "random"
     record_events: bool = True
+    debug: bool = False  # write the traceback of any exception a plugin raises to stderr
 
 
 def _copy_pod(pod: Pod) -> Pod:
@@ -104,6 +106,9 @@ class Engine:
             fw.handle.utilization = self.util
         self.sched.hooks.on_scheduled.append(self._on_scheduled)
         self.sched.hooks.on_failed.append(self._on_failed)
+        self.sched.hooks.on_skipped.append(self._on_skipped)
+        if options.debug:
+            PluginTracebacks().attach(self.sched)
 
         n = len(workload.pods)
         self.pods = [_copy_pod(p) for p in workload.pods]
@@ -371,6 +376,16 @@ class Engine:
         self.message[i] = res.message or ""
         if self.attempts[i] == 1 and self.opts.mode == "time":
             self.row("unschedulable", i, message=first_line(self.message[i]))
+
+    def _on_skipped(self, res: ScheduleResult) -> None:
+        """A pod being deleted leaves the queue unscheduled: it never runs."""
+        i = self.index.get(res.pod.uid)
+        if i is None or self.state[i] != QUEUED:
+            return
+        self.state[i] = FAILED
+        self.n_queued -= 1
+        self.message[i] = res.message or ""
+        self.row("failed", i, message=self.message[i])
 
     def _on_evict(self, pod: Pod, reason: str) -> None:
         i = self.index.get(pod.uid)

@@ -40,6 +40,7 @@ def simulate(
     tie_break: str = "random",
     record_events: bool = True,
     progress: Progress | None = None,
+    debug: bool = False,
 ) -> SimResult:
     """Replay ``workload`` through a Scheduler built from ``config``; the workload is not modified.
 
@@ -53,6 +54,7 @@ def simulate(
         max_wait=max_wait,
         tie_break=tie_break,
         record_events=record_events,
+        debug=debug,
     )
     eng = Engine(config, workload, registry or Registry(), opts, progress)
     eng.run()

@@ -37,13 +37,15 @@ def test_absent_nodes_take_the_absent_status_reason():
     )
 
 
-def test_postfilter_message_is_appended_with_its_own_period():
+def test_postfilter_message_is_appended_as_it_is():
+    """FitError.Error() appends the PostFilter message with " %v": no period of its own, so the
+    preemption text's own final period is the only one."""
     d = Diagnosis()
     d.failures.append(failures("NodeResourcesFit", [0, 1, 2], ("Insufficient cpu",), [1, 1, 1]))
     d.post_filter_msg = "preemption: 0/3 nodes are available: 3 No preemption victims found for incoming pod."
     assert d.fit_error(3) == (
         "0/3 nodes are available: 3 Insufficient cpu. preemption: 0/3 nodes are available: "
-        "3 No preemption victims found for incoming pod.."
+        "3 No preemption victims found for incoming pod."
     )
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import sys
 import textwrap
 from pathlib import Path
@@ -87,12 +88,31 @@ def test_function_filter_plugin_and_its_reason(capsys, tmp_path):
 
 
 def test_plugin_exception_is_an_error_for_the_pod_not_a_crash(capsys, tmp_path):
+    """Upstream's wording frames the exception's type and text and the node it was raised on;
+    the traceback is only printed with --debug."""
     pf, cluster, cfg = setup(tmp_path, {"plugins": {"score": {"enabled": [{"name": "Boom"}]}}})
     code, data, err = schedule(capsys, "-f", cluster, "--config", cfg, "--plugin-path", pf)
     assert code == 0, err
+    assert "Traceback" not in err
     for p in data["placements"]:
         assert p["node"] is None
-        assert "Boom" in p["message"] and "kaput" in p["message"]
+        assert re.fullmatch(
+            r'running Score plugins: plugin "Boom" failed with: RuntimeError: kaput \(node n[0-3]\)', p["message"]
+        ), p["message"]
+
+
+def test_debug_prints_the_plugins_traceback_once(capsys, tmp_path):
+    pf, cluster, cfg = setup(tmp_path, {"plugins": {"score": {"enabled": [{"name": "Boom"}]}}})
+    code, data, err = schedule(capsys, "-f", cluster, "--config", cfg, "--plugin-path", pf, "--debug")
+    assert code == 0 and data is not None
+    assert err.startswith("kubesched: debug: pod default/a: a plugin raised:\nTraceback (most recent call last):")
+    line = PLUGIN_FILE.splitlines().index('    raise RuntimeError("kaput")') + 1
+    assert f'File "{pf}", line {line}, in boom' in err and err.rstrip().endswith("RuntimeError: kaput")
+    assert err.count("Traceback") == 1  # the same exception raised again (other pod, retries): shown once
+    code = main(["explain", "-f", cluster, "--config", cfg, "--plugin-path", pf, "default/a", "-o", "json", "--debug"])
+    out = capsys.readouterr()
+    assert code == 0 and "RuntimeError: kaput" in json.loads(out.out)["message"]
+    assert out.err.count("Traceback") == 1 and 'raise RuntimeError("kaput")' in out.err
 
 
 def test_module_class_name_in_config(capsys, tmp_path, monkeypatch):

@@ -105,7 +105,7 @@ def test_bind_500_is_retried_and_409_is_dropped(kube_api: KubeAPIServer, kubecon
         assert kube_api.wait_for(lambda: node_of(kube_api, "flaky") == "n0", 10)
         assert len(binding_posts(kube_api, "flaky")) == 2  # the 500, then the retry after backoff
         assert kube_api.wait_for(lambda: events(kube_api, "Scheduled", "flaky"))
-        assert events(kube_api, "FailedScheduling", "flaky")[0]["message"].startswith("binding rejected: 500")
+        assert events(kube_api, "FailedScheduling", "flaky")[0]["message"].startswith('running Bind plugin "DefaultBinder": 500')
         # 409 (already bound elsewhere): dropped without error and never retried
         time.sleep(1.5)  # longer than the initial backoff
         assert len(binding_posts(kube_api, "taken")) == 1

@@ -401,8 +401,8 @@ def test_post_filter_pdb_min_highest_priority() -> None:
 def test_post_filter_only_node_errors() -> None:
     """'only one node but failed with TestPlugin': the PreFilter error is the plugin's Error status.
 
-    Upstream's text names the RemovePod extension; here PreFilter is re-run, so its error is wrapped
-    as the framework wraps PreFilter errors.
+    kubesched re-runs PreFilter where upstream runs the RemovePod extension; the error is worded
+    as upstream's.
     """
     snap = build_snapshot([node("node1", LARGE, {"error": "true"})], [pod("p1", node="node1")])
     pl, _ = build(snap, (FIT, "test-plugin"), nominator=FakeNominator(snap))
@@ -411,7 +411,7 @@ def test_post_filter_only_node_errors() -> None:
     )
     assert nominated is None
     assert st.code == Code.Error
-    assert st.message == "preemption: running PreFilter plugin 'test-plugin': failed to remove pod: p"
+    assert st.message == 'preemption: running RemovePod on PreFilter plugin "test-plugin": failed to remove pod: p'
 
 
 def test_post_filter_preemption_policy_never() -> None:
@@ -439,7 +439,7 @@ def test_post_filter_waits_for_terminating_victims() -> None:
 
 
 def test_fit_error_matches_scheduler_message_format() -> None:
-    """The scheduler appends the PostFilter message to its own FitError: upstream ends in '..'."""
+    """The scheduler appends the PostFilter message to its own FitError after a space (one final period)."""
     snap = build_snapshot([node("node1", ONE_POD), node("node2", ONE_POD)], [])
     pl, _ = build(snap)
     diag = diagnosis(snap, {"node1": UU, "node2": UU})
@@ -447,7 +447,7 @@ def test_fit_error_matches_scheduler_message_format() -> None:
     assert nominated == ""
     diag.post_filter_msg = st.message
     assert diag.fit_error(snap.n) == (
-        "0/2 nodes are available: preemption: 0/2 nodes are available: 2 Preemption is not helpful for scheduling.."
+        "0/2 nodes are available: preemption: 0/2 nodes are available: 2 Preemption is not helpful for scheduling."
     )
 
 
@@ -1324,7 +1324,7 @@ def test_dry_run_restores_snapshot_on_plugin_exception() -> None:
         pod("p", prio=HIGH), snap, np.arange(1, dtype=np.int32), [], 0, 1
     )
     assert cands == [] and statuses[0].code == Code.Error
-    assert errors == ["running Filter plugin 'Boom': boom"]
+    assert errors == ['running "Boom" filter plugin: RuntimeError: boom']
     assert pod_state(snap) == before
 
 
@@ -1441,5 +1441,5 @@ def test_scheduler_message_when_preemption_cannot_help() -> None:
     assert res.nominated_node == ""
     assert res.message == (
         "0/2 nodes are available: 2 Insufficient cpu. "
-        "preemption: 0/2 nodes are available: 2 Preemption is not helpful for scheduling.."
+        "preemption: 0/2 nodes are available: 2 Preemption is not helpful for scheduling."
     )

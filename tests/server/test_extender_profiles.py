@@ -96,11 +96,11 @@ def test_plugin_failures(server):
         "NodeNames": None,
         "FailedNodes": {},
         "FailedAndUnresolvableNodes": {},
-        "Error": "running Filter plugin 'Picky': kaput",
+        "Error": 'running "Picky" filter plugin: RuntimeError: kaput (node n6)',
     }
     status, body = post(f"{url}/prioritize", {"Pod": pod, "NodeNames": ["n6"]})
     assert status == 500
-    assert body == "prioritize: running Score plugin 'Flat': kaput\n"
+    assert body == 'prioritize: running Score plugins: plugin "Flat" failed with: RuntimeError: kaput (node n6)\n'
     assert post(f"{url}/filter", {"Pod": web_pod(), "NodeNames": ["n6"]})[1]["NodeNames"] == ["n6"]
 
 

@@ -98,7 +98,7 @@ def test_multi_gpu_pod_allocation_counts_every_gpu() -> None:
 def test_reason_kinds_strip_counts_and_keep_braces() -> None:
     msg = (
         "0/5 nodes are available: 3 Insufficient cpu, 2 node(s) had untolerated taint {a: b, c: d}. "
-        "preemption: 0/5 nodes are available: 5 No preemption victims found for incoming pod.."
+        "preemption: 0/5 nodes are available: 5 No preemption victims found for incoming pod."
     )
     assert reason_kinds(msg) == ["Insufficient cpu", "node(s) had untolerated taint {a: b, c: d}"]
     assert reason_kinds("no nodes available to schedule pods") == ["no nodes available to schedule pods"]

@@ -243,7 +243,7 @@ class CapacityScheduling(DefaultPreemption, PreFilterPlugin, ReservePlugin):
 
             def reprieve(p: Pod) -> bool:
                 snap.add_pod(p)
-                fits = self.fits(pod, snap, row).ok
+                fits = self.fits(pod, snap, row, "AddPod").ok
                 over = mine is not None and self._quota_exceeded(
                     snap, pod, pf.nominated_in_eq_with_pod_req, pf.nominated_with_pod_req
                 )

@@ -15,7 +15,7 @@ import numpy as np
 
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.diagnosis import Diagnosis, NodeFailures
-from kubesched.framework.runtime import PluginFailure
+from kubesched.framework.runtime import PluginFailure, reword_error
 from kubesched.framework.status import Code, Status
 from kubesched.plugins.defaultpreemption.candidates import (
     Candidate,
@@ -96,8 +96,12 @@ class Evaluator:
             )
         return fw
 
-    def _pre_filter(self, pod: Pod, snap: Snapshot) -> tuple[CycleState, set[str] | None, Status, set[str]]:
-        """The profile's PreFilter on the current snapshot; a PreFilter error raises PreFilterError."""
+    def _pre_filter(
+        self, pod: Pod, snap: Snapshot, ext: str = "RemovePod"
+    ) -> tuple[CycleState, set[str] | None, Status, set[str]]:
+        """The profile's PreFilter on the current snapshot; a PreFilter error raises PreFilterError,
+        worded as upstream words the extension this re-run stands for (``ext``: RemovePod after
+        victims were taken away, AddPod after one was given back)."""
         fw = self._framework()
         # When every PreFilter plugin either reads only the pod (row_local) or certainly skips,
         # removing victims cannot change the PreFilter state: compute it once per preemptor.
@@ -110,9 +114,9 @@ class Evaluator:
         try:
             names, st, with_nodes, _ = fw.run_pre_filter(state, pod, snap)
         except PluginFailure as e:
-            raise PreFilterError(Status(Code.Error, e.status.reasons, e.status.plugin)) from e
+            raise PreFilterError(reword_error(e.status, "PreFilter", ext)) from e
         if st.code == Code.Error:
-            raise PreFilterError(st)
+            raise PreFilterError(reword_error(st, "PreFilter", ext))
         out = (state, names, st, with_nodes)
         if reusable:
             self._pre_filter_cache = (key, out)
@@ -123,12 +127,12 @@ class Evaluator:
         msg = f"node(s) didn't satisfy plugin(s) [{' '.join(sorted(with_nodes))}]"
         return Status(Code.UnschedulableAndUnresolvable, (msg,))
 
-    def _run_filters(self, pod: Pod, snap: Snapshot, row: int) -> Status:
+    def _run_filters(self, pod: Pod, snap: Snapshot, row: int, ext: str = "RemovePod") -> Status:
         """RunFilterPlugins on one node of the current snapshot (PreFilter re-run first).
 
         A PreFilter error raises PreFilterError; a Filter error is returned as an Error status.
         """
-        state, names, st, with_nodes = self._pre_filter(pod, snap)
+        state, names, st, with_nodes = self._pre_filter(pod, snap, ext)
         if not st.ok:
             return st
         fw = self._framework()
@@ -143,10 +147,10 @@ class Evaluator:
             return Status()
         return diag.status_of(row) or Status(Code.Unschedulable)
 
-    def fits(self, pod: Pod, snap: Snapshot, row: int) -> Status:
+    def fits(self, pod: Pod, snap: Snapshot, row: int, ext: str = "RemovePod") -> Status:
         """RunFilterPluginsWithNominatedPods: the framework's filter_rows also checks the node
-        with the pods of equal or higher priority nominated to it."""
-        return self._run_filters(pod, snap, row)
+        with the pods of equal or higher priority nominated to it. ``ext``: see _pre_filter."""
+        return self._run_filters(pod, snap, row, ext)
 
     # ---- one node --------------------------------------------------------------------
     def select_victims_on_node(
@@ -173,7 +177,7 @@ class Evaluator:
 
             def reprieve(p: Pod) -> bool:
                 snap.add_pod(p)
-                fits = self.fits(pod, snap, row).ok  # a Filter error counts as not fitting
+                fits = self.fits(pod, snap, row, "AddPod").ok  # a Filter error counts as not fitting
                 if not fits:
                     snap.remove_pod(p.uid)
                     victims.append(p)

@@ -41,7 +41,7 @@ def test_room_for_two_times_out_releases_everything_and_requeues() -> None:
     assert run.sched.next_waiting_deadline() == 10.0
     assert run.results["pg-2"].message == (
         "0/1 nodes are available: 1 Insufficient cpu. preemption: 0/1 nodes are available: "
-        "1 No preemption victims found for incoming pod.."
+        "1 No preemption victims found for incoming pod."
     )
     run.until_idle()
     assert run.cluster.bindings == {}  # all or nothing
@@ -60,8 +60,10 @@ def test_room_for_two_with_post_filter_rejects_the_waiting_members() -> None:
         run.sched.schedule_one()
     assert len(run.sched.waiting) == 0 and run.snap.pod_by_uid == {}
     assert run.results["pg-0"].message == "0/1 nodes are available: 1 optimistic rejection in PostFilter."
-    assert run.results["pg-2"].message.endswith(
-        "PodGroup ns/pg gets rejected due to Pod pg-2 is unschedulable even after PostFilter."
+    assert run.results["pg-2"].message == (  # both PostFilter plugins' reasons, appended as they are
+        "0/1 nodes are available: 1 Insufficient cpu. preemption: 0/1 nodes are available: 1 No preemption "
+        "victims found for incoming pod., PodGroup ns/pg gets rejected due to Pod pg-2 is unschedulable even "
+        "after PostFilter"
     )
     run.until_idle()
     assert run.cluster.bindings == {} and len(run.sched.waiting) == 0 and run.snap.pod_by_uid == {}
