@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from config_testlib import doc, fake_points_of, parse, points, score
+from config_testlib import EXTRA_POINTS, doc, fake_points_of, one_profile, parse, points, score
 
 from kubesched.config import (
     BUILTIN_POINTS,
@@ -19,6 +19,7 @@ from kubesched.config import (
     resolved_table,
     system_default_constraints,
 )
+from kubesched.errors import InputError
 
 DEFAULT_POINTS = {
     "preEnqueue": ["SchedulingGates"],
@@ -227,3 +228,162 @@ def test_effective_config_round_trips(cfg) -> None:
 
 def test_pluginref_defaults() -> None:
     assert PluginRef("X") == PluginRef("X", 0)
+
+
+# ---- apis/config/v1/defaults_test.go ----------------------------------------------------------
+# kubesched resolves a configuration instead of keeping the defaulted document: the comparison
+# is of what SetDefaults_KubeSchedulerConfiguration fills in, as the resolved config holds it.
+# Only the args of plugins kubesched implements exist (upstream's pluginConfigs also default
+# DynamicResources and VolumeBinding).
+DEFAULT_PLUGIN_CONFIG = [
+    ("DefaultPreemption", {"minCandidateNodesPercentage": 10, "minCandidateNodesAbsolute": 100}),
+    ("InterPodAffinity", {"hardPodAffinityWeight": 1, "ignorePreferredTermsOfExistingPods": False}),
+    ("NodeAffinity", {}),
+    ("NodeResourcesBalancedAllocation", {"resources": [{"name": "cpu", "weight": 1}, {"name": "memory", "weight": 1}]}),
+    (
+        "NodeResourcesFit",
+        {
+            "ignoredResources": [],
+            "ignoredResourceGroups": [],
+            "scoringStrategy": {
+                "type": "LeastAllocated",
+                "resources": [{"name": "cpu", "weight": 1}, {"name": "memory", "weight": 1}],
+            },
+        },
+    ),
+    ("PodTopologySpread", {"defaultConstraints": [], "defaultingType": "System"}),
+]
+UPSTREAM_POINTS = {**EXTRA_POINTS, "FooPlugin": frozenset({"filter"}), "BarPlugin": frozenset({"bind"})}
+
+
+def _defaults_points_of(name: str) -> frozenset[str] | None:
+    return fake_points_of(name) or UPSTREAM_POINTS.get(name)
+
+
+def _profile(scheduler: str = "default-scheduler", pct: int | None = None, config: list | None = None) -> dict:
+    return {"schedulerName": scheduler, "percentageOfNodesToScore": pct, "pluginConfig": config or DEFAULT_PLUGIN_CONFIG}
+
+
+SCHEDULER_DEFAULTS_CASES = [
+    # name, document fields, (parallelism, percentage, delayCacheUntilActive), profiles
+    ("empty config", {}, (16, 0, False), [_profile()]),
+    ("no scheduler name", {"profiles": [{}]}, (16, 0, False), [_profile()]),
+    (
+        "two profiles",
+        {
+            "parallelism": 16,
+            "profiles": [
+                # upstream leaves this name unset (only a single profile gets the default name) and
+                # validation then requires it: kubesched validates while it defaults, so it is given
+                {"schedulerName": "default-scheduler", "pluginConfig": [{"name": "FooPlugin"}]},
+                {
+                    "schedulerName": "custom-scheduler",
+                    "plugins": {"bind": {"enabled": [{"name": "BarPlugin"}], "disabled": [{"name": "DefaultBinder"}]}},
+                },
+            ],
+        },
+        (16, 0, False),
+        [_profile(config=[("FooPlugin", {}), *DEFAULT_PLUGIN_CONFIG]), _profile("custom-scheduler")],
+    ),
+    ("Prallelism with no port", {"parallelism": 16}, (16, 0, False), [_profile()]),
+    ("set non default parallelism", {"parallelism": 8}, (8, 0, False), [_profile()]),
+    ("set non default delayCacheUntilActive", {"delayCacheUntilActive": True}, (16, 0, True), [_profile()]),
+    ("set non default global percentageOfNodesToScore", {"percentageOfNodesToScore": 50}, (16, 50, False), [_profile()]),
+    (
+        "set non default profile percentageOfNodesToScore",
+        {"profiles": [{"percentageOfNodesToScore": 50}]},
+        (16, 0, False),
+        [_profile(pct=50)],
+    ),
+    (
+        "set non default global and profile percentageOfNodesToScore",
+        {"percentageOfNodesToScore": 10, "profiles": [{"percentageOfNodesToScore": 50}]},
+        (16, 10, False),
+        [_profile(pct=50)],
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("fields", "top", "profiles"), [c[1:] for c in SCHEDULER_DEFAULTS_CASES], ids=[c[0] for c in SCHEDULER_DEFAULTS_CASES]
+)
+def test_scheduler_defaults(fields: dict, top: tuple, profiles: list[dict]) -> None:
+    """TestSchedulerDefaults (9 of 11: "unknown plugin config" defaults a runtime.Unknown that a
+    file cannot express, "default DynamicResources" is about a plugin kubesched does not have)."""
+    cfg = parse_config(doc(**fields), "sched.yaml", _defaults_points_of)
+    assert (cfg.parallelism, cfg.percentage_of_nodes_to_score, cfg.delay_cache_until_active) == top
+    assert (cfg.pod_initial_backoff_seconds, cfg.pod_max_backoff_seconds) == (1, 10)
+    assert cfg.enable_profiling is True and cfg.enable_contention_profiling is True
+    assert cfg.leader_election == {
+        "leaderElect": True,
+        "leaseDuration": "15s",
+        "renewDeadline": "10s",
+        "retryPeriod": "2s",
+        "resourceLock": "leases",
+        "resourceName": "kube-scheduler",
+        "resourceNamespace": "kube-system",
+    }
+    conn = cfg.client_connection
+    assert (conn["qps"], conn["burst"], conn["contentType"]) == (50, 100, "application/vnd.kubernetes.protobuf")
+    assert len(cfg.profiles) == len(profiles)
+    for got, want in zip(cfg.profiles, profiles, strict=True):
+        assert got.scheduler_name == want["schedulerName"]
+        assert got.percentage_of_nodes_to_score == want["percentageOfNodesToScore"]
+        assert list(got.plugin_args.items()) == want["pluginConfig"]
+    assert score(cfg) == DEFAULT_SCORE
+    if len(profiles) == 2:
+        assert points(cfg, "bind", 1) == ["BarPlugin"] and points(cfg, "bind", 0) == ["DefaultBinder"]
+
+
+RES = [{"name": "cpu", "weight": 1}, {"name": "memory", "weight": 1}]
+PLUGIN_ARGS_DEFAULTS_CASES = [
+    # name, plugin, args in, defaulted args (kubesched's full wire form)
+    ("DefaultPreemptionArgs empty", "DefaultPreemption", {},
+     {"minCandidateNodesPercentage": 10, "minCandidateNodesAbsolute": 100}),
+    ("DefaultPreemptionArgs with value", "DefaultPreemption", {"minCandidateNodesPercentage": 50},
+     {"minCandidateNodesPercentage": 50, "minCandidateNodesAbsolute": 100}),
+    ("InterPodAffinityArgs empty", "InterPodAffinity", {},
+     {"hardPodAffinityWeight": 1, "ignorePreferredTermsOfExistingPods": False}),
+    ("InterPodAffinityArgs explicit 0", "InterPodAffinity", {"hardPodAffinityWeight": 0},
+     {"hardPodAffinityWeight": 0, "ignorePreferredTermsOfExistingPods": False}),
+    ("InterPodAffinityArgs with value", "InterPodAffinity", {"hardPodAffinityWeight": 5},
+     {"hardPodAffinityWeight": 5, "ignorePreferredTermsOfExistingPods": False}),
+    ("NodeResourcesBalancedAllocationArgs resources empty", "NodeResourcesBalancedAllocation", {}, {"resources": RES}),
+    ("NodeResourcesBalancedAllocationArgs with scalar resource", "NodeResourcesBalancedAllocation",
+     {"resources": [{"name": "scalar.io/scalar1", "weight": 1}]},
+     {"resources": [{"name": "scalar.io/scalar1", "weight": 1}]}),
+    ("NodeResourcesBalancedAllocationArgs with mixed resources", "NodeResourcesBalancedAllocation",
+     {"resources": [{"name": "cpu", "weight": 1}, {"name": "scalar.io/scalar1", "weight": 1}]},
+     {"resources": [{"name": "cpu", "weight": 1}, {"name": "scalar.io/scalar1", "weight": 1}]}),
+    ("NodeResourcesBalancedAllocationArgs have resource no weight", "NodeResourcesBalancedAllocation",
+     {"resources": [{"name": "cpu"}, {"name": "scalar.io/scalar0"}, {"name": "scalar.io/scalar1", "weight": 1}]},
+     {"resources": [{"name": "cpu", "weight": 1}, {"name": "scalar.io/scalar0", "weight": 1},
+                    {"name": "scalar.io/scalar1", "weight": 1}]}),
+    ("PodTopologySpreadArgs resources empty", "PodTopologySpread", {},
+     {"defaultConstraints": [], "defaultingType": "System"}),
+    ("NodeResourcesFitArgs not set", "NodeResourcesFit", {},
+     {"ignoredResources": [], "ignoredResourceGroups": [], "scoringStrategy": {"type": "LeastAllocated", "resources": RES}}),
+    ("NodeResourcesFitArgs Resources empty", "NodeResourcesFit", {"scoringStrategy": {"type": "MostAllocated"}},
+     {"ignoredResources": [], "ignoredResourceGroups": [], "scoringStrategy": {"type": "MostAllocated", "resources": RES}}),
+]
+
+
+@pytest.mark.parametrize(
+    ("plugin", "given", "want"), [c[1:] for c in PLUGIN_ARGS_DEFAULTS_CASES], ids=[c[0] for c in PLUGIN_ARGS_DEFAULTS_CASES]
+)
+def test_plugin_args_defaults(plugin: str, given: dict, want: dict) -> None:
+    """TestPluginArgsDefaults (13 of 16 with the one below; the VolumeBindingArgs and
+    DynamicResourcesArgs cases are about plugins kubesched does not have)."""
+    cfg = parse(one_profile(plugin_config=[{"name": plugin, "args": given}]))
+    assert cfg.profiles[0].plugin_args[plugin] == want
+
+
+def test_plugin_args_defaults_pod_topology_spread_with_value() -> None:
+    """"PodTopologySpreadArgs resources with value": the defaulting type becomes System even
+    with constraints given; kubesched validates while it defaults, so the defaulted args are the
+    ones validation then refuses (System with constraints), as kube-scheduler would on load."""
+    args = {"defaultConstraints": [{"topologyKey": "planet", "whenUnsatisfiable": "DoNotSchedule", "maxSkew": 2}]}
+    with pytest.raises(InputError) as info:
+        parse(one_profile(plugin_config=[{"name": "PodTopologySpread", "args": args}]))
+    assert info.value.path == "profiles[0].pluginConfig[0].args.defaultingType"
+    assert "System" in info.value.reason and "when .defaultConstraints are not empty" in info.value.reason
