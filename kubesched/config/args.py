@@ -7,11 +7,13 @@ Results are wire-form (camelCase) dicts without ``apiVersion``/``kind``.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from typing import Any
 
 from kubesched.api.affinity import SPREAD_CONSTRAINT_FIELDS
 from kubesched.errors import join_path
+from kubesched.framework.status import go_quote
 
 from .decode import (
     Ctx,
@@ -22,7 +24,6 @@ from .decode import (
     opt_bool,
     opt_int,
     opt_str,
-    qualified_name_error,
     quote,
     str_list,
 )
@@ -32,6 +33,16 @@ from .defaults import (
     SCORING_STRATEGY_TYPES,
     default_resources,
     system_default_constraints,
+)
+from .field import (
+    Bare,
+    duplicate,
+    forbidden,
+    invalid,
+    is_qualified_name,
+    is_valid_label_value,
+    not_supported,
+    required,
 )
 from .types import API_GROUP, SUPPORTED_VERSIONS, V1, V1BETA1, V1BETA3
 
@@ -56,9 +67,8 @@ def strip_envelope(ctx: Ctx, name: str, args: Any, path: str, *, known: bool) ->
         )
     expected = f"{name}Args"
     if kind is not None and kind != expected:
-        raise ctx.error(
-            join_path(path, "kind"), f'invalid value {quote(kind)}: has to match plugin args "{expected}"'
-        )
+        # a type mismatch: upstream does not validate these args any further
+        raise ctx.error(path, invalid(kind, "has to match plugin args"))
     return body
 
 
@@ -72,21 +82,19 @@ def decode_resources(ctx: Ctx, items: Any, path: str) -> list[dict]:
         ipath = join_path(path, i)
         item = expect_map(ctx, item, ipath)
         check_fields(ctx, item, ipath, ("name", "weight"))
-        name = opt_str(ctx, item, "name", ipath)
-        if not name:
-            raise ctx.error(join_path(ipath, "name"), "required")
+        name = opt_str(ctx, item, "name", ipath) or ""
         weight = opt_int(ctx, item, "weight", ipath, bits=64) or 0
         out.append({"name": name, "weight": weight or 1})
     return out or default_resources()
 
 
 def validate_fit_resource_weights(ctx: Ctx, resources: list[dict], path: str) -> None:
-    """NodeResourcesFit resource weights must be in (0, 100]."""
+    """validateResources: NodeResourcesFit resource weights must be in (0, 100]."""
     for i, res in enumerate(resources):
         if not 0 < res["weight"] <= 100:
-            raise ctx.error(
+            ctx.report(
                 join_path(join_path(path, i), "weight"),
-                f"invalid value {res['weight']}: resource weight of {res['name']} not in valid range (0, 100]",
+                invalid(res["weight"], f"resource weight of {res['name']} not in valid range (0, 100]"),
             )
 
 
@@ -104,32 +112,29 @@ def decode_shape(ctx: Ctx, items: Any, path: str) -> list[dict]:
             }
         )
     if not points:
-        raise ctx.error(path, "required: at least one point must be specified")
+        ctx.report(path, required("at least one point must be specified"))
+        return points
     for i in range(1, len(points)):
         if points[i - 1]["utilization"] >= points[i]["utilization"]:
-            raise ctx.error(
+            ctx.report(
                 join_path(join_path(path, i), "utilization"),
-                f"invalid value {points[i]['utilization']}: values must be sorted in increasing order",
+                invalid(points[i]["utilization"], "values must be sorted in increasing order"),
             )
+            break
     for i, point in enumerate(points):
         ipath = join_path(path, i)
         if not 0 <= point["utilization"] <= 100:
-            raise ctx.error(
-                join_path(ipath, "utilization"),
-                f"invalid value {point['utilization']}: not in valid range [0, 100]",
-            )
+            ctx.report(join_path(ipath, "utilization"), invalid(point["utilization"], "not in valid range [0, 100]"))
         if not 0 <= point["score"] <= MAX_CUSTOM_PRIORITY_SCORE:
-            raise ctx.error(
+            ctx.report(
                 join_path(ipath, "score"),
-                f"invalid value {point['score']}: not in valid range [0, {MAX_CUSTOM_PRIORITY_SCORE}]",
+                invalid(point["score"], f"not in valid range [0, {MAX_CUSTOM_PRIORITY_SCORE}]"),
             )
     return points
 
 
 def _unsupported(ctx: Ctx, path: str, value: Any, supported: tuple[str, ...]) -> None:
-    if value in (None, ""):
-        raise ctx.error(path, f"required (one of {', '.join(supported)})")
-    raise ctx.error(path, f"unknown value {quote(value)} (supported: {', '.join(supported)})")
+    ctx.report(path, not_supported(value or "", supported))
 
 
 # --- NodeResourcesFit ---
@@ -147,7 +152,7 @@ def _fit(ctx: Ctx, raw: dict, path: str, version: str) -> dict:
     for i, group in enumerate(groups):
         gpath = join_path(join_path(path, "ignoredResourceGroups"), i)
         if "/" in group:
-            raise ctx.error(gpath, f"invalid value {quote(group)}: resource group name can't contain '/'")
+            ctx.report(gpath, invalid(group, "resource group name can't contain '/'"))
         check_label_name(ctx, group, gpath)
     spath = join_path(path, "scoringStrategy")
     strategy_raw = raw.get("scoringStrategy")
@@ -166,14 +171,15 @@ def _fit(ctx: Ctx, raw: dict, path: str, version: str) -> dict:
         rtcr = strategy_raw.get("requestedToCapacityRatio")
         if stype == "RequestedToCapacityRatio":
             if rtcr is None:
-                raise ctx.error(rpath, "required: must be specified when type is RequestedToCapacityRatio")
-            rtcr = expect_map(ctx, rtcr, rpath)
-            check_fields(ctx, rtcr, rpath, ("shape",))
-            strategy["requestedToCapacityRatio"] = {
-                "shape": decode_shape(ctx, rtcr.get("shape"), join_path(rpath, "shape"))
-            }
+                ctx.report(rpath, required("must be specified when type is RequestedToCapacityRatio"))
+            else:
+                rtcr = expect_map(ctx, rtcr, rpath)
+                check_fields(ctx, rtcr, rpath, ("shape",))
+                strategy["requestedToCapacityRatio"] = {
+                    "shape": decode_shape(ctx, rtcr.get("shape"), join_path(rpath, "shape"))
+                }
         elif rtcr is not None:
-            raise ctx.error(rpath, "forbidden: must be nil when type is not RequestedToCapacityRatio")
+            ctx.report(rpath, forbidden("must be nil when type is not RequestedToCapacityRatio"))
     return {"ignoredResources": ignored, "ignoredResourceGroups": groups, "scoringStrategy": strategy}
 
 
@@ -188,10 +194,10 @@ def _balanced(ctx: Ctx, raw: dict, path: str, version: str) -> dict:
     for i, res in enumerate(resources):
         ipath = join_path(rpath, i)
         if res["name"] in seen:
-            raise ctx.error(join_path(ipath, "name"), f"duplicate value {quote(res['name'])}")
+            ctx.report(join_path(ipath, "name"), duplicate(res["name"]))
         seen.add(res["name"])
         if res["weight"] != 1:
-            raise ctx.error(join_path(ipath, "weight"), f"invalid value {res['weight']}: must be 1")
+            ctx.report(join_path(ipath, "weight"), invalid(res["weight"], "must be 1"))
     return {"resources": resources}
 
 
@@ -206,9 +212,7 @@ def _interpod(ctx: Ctx, raw: dict, path: str, version: str) -> dict:
     weight = opt_int(ctx, raw, "hardPodAffinityWeight", path)
     weight = 1 if weight is None else weight
     if not 0 <= weight <= 100:
-        raise ctx.error(
-            join_path(path, "hardPodAffinityWeight"), f"invalid value {weight}: not in valid range [0, 100]"
-        )
+        ctx.report(join_path(path, "hardPodAffinityWeight"), invalid(weight, "not in valid range [0, 100]"))
     ignore = opt_bool(ctx, raw, "ignorePreferredTermsOfExistingPods", path) or False
     return {"hardPodAffinityWeight": weight, "ignorePreferredTermsOfExistingPods": ignore}
 
@@ -225,32 +229,32 @@ def _constraint(ctx: Ctx, item: Any, path: str) -> dict:
     check_fields(ctx, item, path, _CONSTRAINT_FIELDS)
     max_skew = opt_int(ctx, item, "maxSkew", path) or 0
     if max_skew <= 0:
-        raise ctx.error(join_path(path, "maxSkew"), f"invalid value {max_skew}: not in valid range (0, inf)")
+        ctx.report(join_path(path, "maxSkew"), invalid(max_skew, "not in valid range (0, inf)"))
     key = opt_str(ctx, item, "topologyKey", path) or ""
     if not key:
-        raise ctx.error(join_path(path, "topologyKey"), "required: can not be empty")
-    check_label_name(ctx, key, join_path(path, "topologyKey"))
+        ctx.report(join_path(path, "topologyKey"), required("can not be empty"))
+    else:
+        check_label_name(ctx, key, join_path(path, "topologyKey"))
     when = opt_str(ctx, item, "whenUnsatisfiable", path) or ""
-    if when not in _WHEN_UNSATISFIABLE:
-        if not when:
-            raise ctx.error(join_path(path, "whenUnsatisfiable"), "required: can not be empty")
+    if not when:
+        ctx.report(join_path(path, "whenUnsatisfiable"), required("can not be empty"))
+    elif when not in _WHEN_UNSATISFIABLE:
         _unsupported(ctx, join_path(path, "whenUnsatisfiable"), when, _WHEN_UNSATISFIABLE)
     if item.get("labelSelector") is not None:
-        raise ctx.error(
+        ctx.report(
             join_path(path, "labelSelector"),
-            "forbidden: constraint must not define a selector, as they deduced for each pod",
+            forbidden("constraint must not define a selector, as they deduced for each pod"),
         )
     out: dict = {"maxSkew": max_skew, "topologyKey": key, "whenUnsatisfiable": when}
+    # Beyond upstream's list (which ignores them): what the API server checks of a pod's constraint
     min_domains = opt_int(ctx, item, "minDomains", path)
     if min_domains is not None:
         if min_domains <= 0:
-            raise ctx.error(
-                join_path(path, "minDomains"), f"invalid value {min_domains}: must be greater than 0"
-            )
-        if when != "DoNotSchedule":
-            raise ctx.error(
+            ctx.report(join_path(path, "minDomains"), invalid(min_domains, "must be greater than 0"))
+        elif when != "DoNotSchedule":
+            ctx.report(
                 join_path(path, "minDomains"),
-                f"invalid value {min_domains}: can only use minDomains if whenUnsatisfiable=DoNotSchedule",
+                invalid(min_domains, "can only use minDomains if whenUnsatisfiable=DoNotSchedule"),
             )
         out["minDomains"] = min_domains
     for policy in ("nodeAffinityPolicy", "nodeTaintsPolicy"):
@@ -270,28 +274,24 @@ def _constraint(ctx: Ctx, item: Any, path: str) -> dict:
 def _spread(ctx: Ctx, raw: dict, path: str, version: str) -> dict:
     check_fields(ctx, raw, path, ("defaultConstraints", "defaultingType"))
     cpath = join_path(path, "defaultConstraints")
-    constraints = [
-        _constraint(ctx, item, join_path(cpath, i))
-        for i, item in enumerate(expect_list(ctx, raw.get("defaultConstraints"), cpath))
-    ]
-    for i, c in enumerate(constraints):
-        for other in constraints[:i]:
-            if (c["topologyKey"], c["whenUnsatisfiable"]) == (
-                other["topologyKey"],
-                other["whenUnsatisfiable"],
-            ):
-                raise ctx.error(
-                    join_path(cpath, i), f"duplicate value {{{c['topologyKey']}, {c['whenUnsatisfiable']}}}"
-                )
     dpath = join_path(path, "defaultingType")
     defaulting = opt_str(ctx, raw, "defaultingType", path)
+    items = expect_list(ctx, raw.get("defaultConstraints"), cpath)
     if defaulting is None or defaulting == "":
         # v1beta1 defaulted to List when constraints were given; v1beta2+ always to System.
-        defaulting = "List" if version == V1BETA1 and constraints else "System"
+        defaulting = "List" if version == V1BETA1 and items else "System"
     if defaulting not in ("System", "List"):
-        _unsupported(ctx, dpath, defaulting, ("System", "List"))
-    if defaulting == "System" and constraints:
-        raise ctx.error(dpath, "invalid value System: when .defaultConstraints are not empty")
+        ctx.report(dpath, not_supported(defaulting, ("System", "List")))
+    elif defaulting == "System" and items:
+        ctx.report(dpath, invalid(defaulting, "when .defaultConstraints are not empty"))
+    constraints = []
+    for i, item in enumerate(items):
+        c = _constraint(ctx, item, join_path(cpath, i))
+        for other in constraints:
+            if (c["topologyKey"], c["whenUnsatisfiable"]) == (other["topologyKey"], other["whenUnsatisfiable"]):
+                ctx.report(join_path(cpath, i), duplicate(f"{{{c['topologyKey']}, {c['whenUnsatisfiable']}}}"))
+                break
+        constraints.append(c)
     # System keeps defaultConstraints empty (as kube-scheduler's defaulting does); the plugin
     # applies the system constraints itself.
     return {"defaultConstraints": constraints, "defaultingType": defaulting}
@@ -309,57 +309,62 @@ def effective_spread_constraints(args: dict) -> list[dict]:
 
 
 # --- NodeAffinity ---
+# As nodeaffinity.NewNodeSelector / NewPreferredSchedulingTerms and labels.NewRequirement check
+# them (component-helpers and apimachinery), with their paths and texts.
 
 _OPERATORS = ("In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt")
+_INT64 = re.compile(r"[+-]?[0-9]+")  # strconv.ParseInt's syntax (the range is not checked here)
+_FIELD_OPERATORS = ("In", "NotIn")
 
 
 def _requirement(ctx: Ctx, item: Any, path: str, *, field_selector: bool) -> dict:
     item = expect_map(ctx, item, path)
     check_fields(ctx, item, path, ("key", "operator", "values"))
     key = opt_str(ctx, item, "key", path) or ""
-    kpath = join_path(path, "key")
-    if field_selector:
-        if key != "metadata.name":
-            raise ctx.error(kpath, f'unknown value {quote(key)} (supported: "metadata.name")')
-    else:
-        if not key:
-            raise ctx.error(kpath, "required")
-        reason = qualified_name_error(key)
-        if reason:
-            raise ctx.error(kpath, f"invalid value {quote(key)}: {reason}")
     op = opt_str(ctx, item, "operator", path) or ""
-    opath = join_path(path, "operator")
-    allowed = ("In", "NotIn") if field_selector else _OPERATORS
-    if op not in allowed:
-        _unsupported(ctx, opath, op, allowed)
+    raw_values = item.get("values")
     values = str_list(ctx, item, "values", path)
-    vpath = join_path(path, "values")
-    if field_selector:
-        if len(values) != 1:
-            raise ctx.error(
-                vpath, "must be only one value when `operator` is 'In' or 'NotIn' for node field selector"
-            )
-    elif op in ("In", "NotIn"):
-        if not values:
-            raise ctx.error(vpath, "required: must be specified when `operator` is 'In' or 'NotIn'")
-    elif op in ("Exists", "DoesNotExist"):
-        if values:
-            raise ctx.error(
-                vpath, "forbidden: may not be specified when `operator` is 'Exists' or 'DoesNotExist'"
-            )
-    else:
-        if len(values) != 1:
-            raise ctx.error(vpath, "must be specified single value when `operator` is 'Lt' or 'Gt'")
-        try:
-            int(values[0])
-        except ValueError:
-            raise ctx.error(
-                join_path(vpath, 0), f"invalid value {quote(values[0])}: must be an integer"
-            ) from None
+    shown = None if raw_values is None else values  # Go prints a nil list and an empty one apart
     out: dict = {"key": key, "operator": op}
     if values:
         out["values"] = values
+    kpath, opath, vpath = join_path(path, "key"), join_path(path, "operator"), join_path(path, "values")
+    if field_selector:
+        if op not in _FIELD_OPERATORS:
+            ctx.report(opath, not_supported(op, _FIELD_OPERATORS))
+        elif len(values) != 1:
+            ctx.report(vpath, invalid(_string_list(shown), "must have one element"))
+        if key != "metadata.name":  # kubesched's own check: no other field of a node can match
+            ctx.report(kpath, not_supported(key, ("metadata.name",)))
+        return out
+    if op not in _OPERATORS:
+        ctx.report(opath, not_supported(op))
+        return out
+    reasons = is_qualified_name(key)
+    if reasons:
+        ctx.report(kpath, invalid(key, "; ".join(reasons)))
+    if op in ("In", "NotIn") and not values:
+        ctx.report(vpath, invalid(_string_list(shown), "for 'in', 'notin' operators, values set can't be empty"))
+    elif op in ("Exists", "DoesNotExist") and values:
+        ctx.report(vpath, invalid(_string_list(shown), "values set must be empty for exists and does not exist"))
+    elif op in ("Gt", "Lt"):
+        if len(values) != 1:
+            ctx.report(vpath, invalid(_string_list(shown), "for 'Gt', 'Lt' operators, exactly one value is required"))
+        for i, v in enumerate(values):
+            if not _INT64.fullmatch(v):
+                ctx.report(join_path(vpath, i), invalid(v, "for 'Gt', 'Lt' operators, the value must be an integer"))
+    for i, v in enumerate(values):
+        reasons = is_valid_label_value(v)
+        if reasons:
+            ctx.report(f"{join_path(vpath, i)}[{key}]", invalid(v, "; ".join(reasons)))
     return out
+
+
+def _string_list(values: list[str] | None) -> Bare:
+    """A []string as Go's %#v prints it: ``[]string(nil)`` when absent."""
+    if values is None:
+        return Bare("[]string(nil)")
+    return Bare("[]string{" + ", ".join(go_quote(v) for v in values) + "}")
 
 
 def node_selector_term(ctx: Ctx, term: Any, path: str) -> dict:
@@ -402,12 +407,12 @@ def node_affinity(ctx: Ctx, raw: Any, path: str) -> dict:
         item = expect_map(ctx, item, ipath)
         check_fields(ctx, item, ipath, ("weight", "preference"))
         weight = opt_int(ctx, item, "weight", ipath) or 0
-        preferred.append(
-            {
-                "weight": weight,
-                "preference": node_selector_term(ctx, item.get("preference"), join_path(ipath, "preference")),
-            }
-        )
+        # upstream's path of a preferred term's requirements leaves out ".preference"; a term of
+        # weight 0 is never parsed, so never found wrong
+        reported = len(ctx.errors)
+        preferred.append({"weight": weight, "preference": node_selector_term(ctx, item.get("preference"), ipath)})
+        if weight == 0:
+            del ctx.errors[reported:]
     if preferred:
         out[pref_key] = preferred
     return out
@@ -432,13 +437,12 @@ def _preemption(ctx: Ctx, raw: dict, path: str, version: str) -> dict:
     ppath = join_path(path, "minCandidateNodesPercentage")
     apath = join_path(path, "minCandidateNodesAbsolute")
     if not 0 <= pct <= 100:
-        raise ctx.error(ppath, f"invalid value {pct}: not in valid range [0, 100]")
+        ctx.report(ppath, invalid(pct, "not in valid range [0, 100]"))
     if absolute < 0:
-        raise ctx.error(apath, f"invalid value {absolute}: not in valid range [0, inf)")
+        ctx.report(apath, invalid(absolute, "not in valid range [0, inf)"))
     if pct == 0 and absolute == 0:
-        raise ctx.error(
-            ppath, "invalid value 0: cannot be zero at the same time as minCandidateNodesAbsolute"
-        )
+        ctx.report(ppath, invalid(pct, "cannot be zero at the same time as minCandidateNodesAbsolute"))
+        ctx.report(apath, invalid(absolute, "cannot be zero at the same time as minCandidateNodesPercentage"))
     return {"minCandidateNodesPercentage": pct, "minCandidateNodesAbsolute": absolute}
 
 
@@ -469,4 +473,6 @@ def decode_args(ctx: Ctx, name: str, raw: Any, path: str, *, version: str | None
 def default_args(name: str) -> dict:
     """Defaulted args of in-tree plugin ``name`` as if no pluginConfig were given."""
     ctx = Ctx(source=None, version=V1, points_of=lambda _n: None)
-    return decode_args(ctx, name, {}, "args")
+    out = decode_args(ctx, name, {}, "args")
+    ctx.check()
+    return out

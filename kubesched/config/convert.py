@@ -200,13 +200,16 @@ def convert_v1beta1_plugin_config(
         if entry is not None and name != info.strategy_source:
             ctx.warn(entry.path, f"args of {name} ignored: the plugin is not enabled at score")
 
+    before = len(ctx.errors)
     strategy = _strategy_from_args(ctx, by_name, info)
+    reported = len(ctx.errors)
     if strategy is not None:
         fit = by_name.get("NodeResourcesFit")
         source = by_name.get(info.strategy_source or "")
         if fit is not None:
             base = decode_args(ctx, "NodeResourcesFit", fit.body, f"{fit.path}.args", version=V1BETA1)
             base["scoringStrategy"] = strategy
+            reported = len(ctx.errors)
             decoded = decode_args(ctx, "NodeResourcesFit", base, f"{fit.path}.args", version=V1)
             out = [replace(e, decoded=decoded) if e is fit else e for e in out]
         else:
@@ -214,6 +217,8 @@ def convert_v1beta1_plugin_config(
             body = {"scoringStrategy": strategy}
             decoded = decode_args(ctx, "NodeResourcesFit", body, f"{path}.args", version=V1)
             out.append(ConfigEntry("NodeResourcesFit", body, body, path, V1, decoded=decoded))
+        if reported > before:  # the old args' errors, at the paths the user wrote, stand for these
+            del ctx.errors[reported:]
 
     label = by_name.get("NodeLabel")
     if label is not None:

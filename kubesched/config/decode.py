@@ -12,9 +12,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from kubesched.api.selectors import qualified_name_problem
 from kubesched.errors import InputError, join_path
 
+from .field import aggregate, invalid, is_qualified_name
 from .types import PointsOf
 
 INT32 = (-(2**31), 2**31 - 1)
@@ -23,16 +23,36 @@ INT64 = (-(2**63), 2**63 - 1)
 
 @dataclass
 class Ctx:
-    """Decoding context: where errors point, which version rules apply, and collected warnings."""
+    """Decoding context: where errors point, which version rules apply, collected warnings and
+    validation errors.
+
+    A decoding problem (wrong type, unknown field) is raised at once, as strict decoding fails
+    before anything is validated; validation errors are collected (``report``) and raised together
+    by ``check``, as kube-scheduler's field.ErrorList."""
 
     source: str | None
     version: str
     points_of: PointsOf
     warnings: list[str] = field(default_factory=list)
+    errors: list[tuple[str | None, str]] = field(default_factory=list)  # (field path, error body)
 
     def error(self, path: str | None, message: str) -> InputError:
         """An InputError anchored at this file and ``path``."""
         return InputError(message, source=self.source, path=path or None)
+
+    def report(self, path: str | None, body: str) -> None:
+        """A validation error at ``path`` (``body``: a kubesched.config.field text)."""
+        if (path, body) not in self.errors:
+            self.errors.append((path, body))
+
+    def check(self) -> None:
+        """Raise the validation errors reported so far: one as ``path: body``, several as
+        upstream's aggregate ``[path: body, path: body]``."""
+        if len(self.errors) == 1:
+            path, body = self.errors[0]
+            raise self.error(path, body)
+        if self.errors:
+            raise self.error(None, aggregate([f"{p}: {b}" if p else b for p, b in self.errors]))
 
     def warn(self, path: str | None, message: str) -> None:
         """Record a lossy conversion or ignored setting (kept in order, without duplicates)."""
@@ -195,13 +215,7 @@ def opt_duration(ctx: Ctx, obj: dict, key: str, path: str) -> str | None:
     return value
 
 
-# --- Kubernetes name rules: one implementation, in kubesched.api.selectors ---
-
-qualified_name_error = qualified_name_problem
-
-
 def check_label_name(ctx: Ctx, value: str, path: str) -> None:
-    """Label keys (and resource names used as such) must be qualified names."""
-    reason = qualified_name_error(value)
-    if reason:
-        raise ctx.error(path, f"invalid value {quote(value)}: {reason}")
+    """metav1validation.ValidateLabelName: one error per reason the name is not a qualified name."""
+    for reason in is_qualified_name(value):
+        ctx.report(path, invalid(value, reason))

@@ -13,6 +13,7 @@ from typing import Any
 import yaml
 
 from kubesched.errors import InputError, join_path
+from kubesched.framework.waiting import go_duration
 
 from .decode import (
     Ctx,
@@ -25,7 +26,6 @@ from .decode import (
     opt_int,
     opt_str,
     parse_duration,
-    qualified_name_error,
     quote,
 )
 from .defaults import (
@@ -41,6 +41,7 @@ from .defaults import (
     default_client_connection,
     default_leader_election,
 )
+from .field import Bare, duplicate, invalid, is_qualified_name, required
 from .resolve import resolve_profile
 from .types import KIND, SUPPORTED_VERSIONS, V1, PointsOf, SchedulerConfig
 
@@ -150,21 +151,16 @@ def parse_config(doc: Any, source: str, points_of: PointsOf) -> SchedulerConfig:
 
     parallelism = _int_or(ctx, doc, "parallelism", DEFAULT_PARALLELISM)
     if parallelism <= 0:
-        raise ctx.error(
-            "parallelism", f"invalid value {parallelism}: should be an integer value greater than zero"
-        )
+        ctx.report("parallelism", invalid(parallelism, "should be an integer value greater than zero"))
     pct = _int_or(ctx, doc, "percentageOfNodesToScore", DEFAULT_PERCENTAGE_OF_NODES_TO_SCORE)
     if not 0 <= pct <= 100:
-        raise ctx.error("percentageOfNodesToScore", f"invalid value {pct}: not in valid range [0-100]")
+        ctx.report("percentageOfNodesToScore", invalid(pct, "not in valid range [0-100]"))
     initial = _int_or(ctx, doc, "podInitialBackoffSeconds", DEFAULT_POD_INITIAL_BACKOFF_SECONDS, bits=64)
     if initial <= 0:
-        raise ctx.error("podInitialBackoffSeconds", f"invalid value {initial}: must be greater than 0")
+        ctx.report("podInitialBackoffSeconds", invalid(initial, "must be greater than 0"))
     maximum = _int_or(ctx, doc, "podMaxBackoffSeconds", DEFAULT_POD_MAX_BACKOFF_SECONDS, bits=64)
     if maximum < initial:
-        raise ctx.error(
-            "podMaxBackoffSeconds",
-            f"invalid value {maximum}: must be greater than or equal to PodInitialBackoffSeconds",
-        )
+        ctx.report("podMaxBackoffSeconds", invalid(maximum, "must be greater than or equal to PodInitialBackoffSeconds"))
     leader = _leader_election(ctx, doc.get("leaderElection"), "leaderElection")
     client = _client_connection(ctx, doc.get("clientConnection"), "clientConnection")
     profiling = opt_bool(ctx, doc, "enableProfiling", "")
@@ -184,13 +180,11 @@ def parse_config(doc: Any, source: str, points_of: PointsOf) -> SchedulerConfig:
     seen: dict[str, str] = {}
     for result in results:
         name = result.profile.scheduler_name
-        if name in seen:
-            raise ctx.error(
-                join_path(result.path, "schedulerName"),
-                f"duplicate value {quote(name)} (also {seen[name]}.schedulerName)",
-            )
+        if name in seen:  # the duplicate's value is the first one's path, printed bare
+            ctx.report(join_path(result.path, "schedulerName"), duplicate(Bare(f"{seen[name]}.schedulerName")))
         seen[name] = result.path
     _check_common_queue_sort(ctx, results)
+    ctx.check()
 
     return SchedulerConfig(
         api_version_loaded=api_version,
@@ -235,17 +229,17 @@ def _check_common_queue_sort(ctx: Ctx, results: list) -> None:
     for result in results[1:]:
         prof = result.profile
         if prof.names("queueSort") != canon:
-            raise ctx.error(
+            ctx.report(
                 join_path(join_path(result.path, "plugins"), "queueSort"),
-                f"must be the same for all profiles (profiles[0] uses {', '.join(canon)}, "
-                f"this one {', '.join(prof.names('queueSort'))})",
+                invalid(", ".join(prof.names("queueSort")), f"must be the same for all profiles (profiles[0]: {', '.join(canon)})"),
             )
+            continue
         if prof.plugin_args.get(canon[0]) != canon_args:
             if result.queue_sort_config_path:
                 where = f"{result.queue_sort_config_path}.args"
             else:
                 where = join_path(result.path, "pluginConfig")
-            raise ctx.error(where, f"queueSort args ({canon[0]}) must be the same for all profiles")
+            ctx.report(where, invalid(canon[0], "queueSort must be the same for all profiles"))
 
 
 def _leader_election(ctx: Ctx, raw: Any, path: str) -> dict:
@@ -268,21 +262,17 @@ def _leader_election(ctx: Ctx, raw: Any, path: str) -> dict:
         lease, renew, retry = (
             parse_duration(out[k]) for k in ("leaseDuration", "renewDeadline", "retryPeriod")
         )
+        # metav1.Duration prints through time.Duration.String() (10s, 1m30s), unquoted
         for key, value in (("leaseDuration", lease), ("renewDeadline", renew), ("retryPeriod", retry)):
             if value is not None and value <= 0:
-                raise ctx.error(
-                    join_path(path, key), f"invalid value {quote(out[key])}: must be greater than zero"
-                )
-        if lease is not None and renew is not None and lease <= renew:
-            raise ctx.error(
+                ctx.report(join_path(path, key), invalid(Bare(go_duration(value)), "must be greater than zero"))
+        if lease is not None and renew is not None and lease <= renew:  # the value shown is RenewDeadline
+            ctx.report(
                 join_path(path, "leaseDuration"),
-                f"invalid value {quote(out['leaseDuration'])}: LeaseDuration must be greater than RenewDeadline",
+                invalid(Bare(go_duration(renew)), "LeaseDuration must be greater than RenewDeadline"),
             )
         if out["resourceLock"] != "leases":
-            raise ctx.error(
-                join_path(path, "resourceLock"),
-                f'invalid value {quote(out["resourceLock"])}: resourceLock value must be "leases"',
-            )
+            ctx.report(join_path(path, "resourceLock"), invalid(out["resourceLock"], 'resourceLock value must be "leases"'))
     return out
 
 
@@ -300,22 +290,23 @@ def _client_connection(ctx: Ctx, raw: Any, path: str) -> dict:
         out["qps"] = qps
     burst = opt_int(ctx, body, "burst", path)
     if burst is not None and burst < 0:
-        raise ctx.error(join_path(path, "burst"), f"invalid value {burst}: must be non-negative")
+        ctx.report(join_path(path, "burst"), invalid(burst, "must be non-negative"))
     if burst:
         out["burst"] = burst
     return out
 
 
-def _extended_resource_error(name: str) -> str | None:
-    """Why ``name`` is not an extended resource name (v1helper.IsExtendedResourceName), or None."""
-    reason = qualified_name_error(name)
-    if reason:
-        return reason
-    if "/" not in name or "kubernetes.io/" in name:
-        return "is an invalid extended resource name"
-    if name.startswith("requests.") or qualified_name_error("requests." + name):
-        return "is an invalid extended resource name"
-    return None
+def _extended_resource_errors(name: str) -> list[str]:
+    """validateExtendedResourceName: why ``name`` is not a qualified name, or else why it is not an
+    extended resource name (v1helper.IsExtendedResourceName)."""
+    reasons = is_qualified_name(name)
+    if reasons:
+        return reasons
+    if "/" not in name or "kubernetes.io/" in name or name.startswith("requests."):
+        return ["is an invalid extended resource name"]
+    if is_qualified_name("requests." + name):
+        return ["is an invalid extended resource name"]
+    return []
 
 
 def _extenders(ctx: Ctx, raw: Any, path: str) -> tuple[list[dict], list[str]]:
@@ -328,18 +319,15 @@ def _extenders(ctx: Ctx, raw: Any, path: str) -> tuple[list[dict], list[str]]:
         ipath = join_path(path, i)
         body = expect_map(ctx, item, ipath)
         check_fields(ctx, body, ipath, EXTENDER_FIELDS)
-        url = opt_str(ctx, body, "urlPrefix", ipath)
-        if not url:
-            raise ctx.error(join_path(ipath, "urlPrefix"), "required")
+        url = opt_str(ctx, body, "urlPrefix", ipath) or ""
+        if not url:  # kubesched's own check: an extender it serves or calls needs an address
+            ctx.report(join_path(ipath, "urlPrefix"), required())
         ext: dict = {"urlPrefix": url}
         for verb in ("filterVerb", "preemptVerb", "prioritizeVerb", "bindVerb"):
             ext[verb] = opt_str(ctx, body, verb, ipath) or ""
         ext["weight"] = opt_int(ctx, body, "weight", ipath, bits=64) or 0
         if ext["prioritizeVerb"] and ext["weight"] <= 0:
-            raise ctx.error(
-                join_path(ipath, "weight"),
-                f"invalid value {ext['weight']}: must have a positive weight applied to it",
-            )
+            ctx.report(join_path(ipath, "weight"), invalid(ext["weight"], "must have a positive weight applied to it"))
         if ext["bindVerb"]:
             binders += 1
         ext["enableHTTPS"] = opt_bool(ctx, body, "enableHTTPS", ipath) or False
@@ -363,15 +351,10 @@ def _extenders(ctx: Ctx, raw: Any, path: str) -> tuple[list[dict], list[str]]:
             check_fields(ctx, res, rpath, ("name", "ignoredByScheduler"))
             name = opt_str(ctx, res, "name", rpath) or ""
             npath = join_path(rpath, "name")
-            if not name:
-                raise ctx.error(npath, "required")
-            reason = _extended_resource_error(name)
-            if reason:
-                raise ctx.error(npath, f"invalid value {quote(name)}: {reason}")
+            for reason in _extended_resource_errors(name):
+                ctx.report(npath, invalid(name, reason))
             if name in managed_seen:
-                raise ctx.error(
-                    npath, f"invalid value {quote(name)}: duplicate extender managed resource name"
-                )
+                ctx.report(npath, invalid(name, "duplicate extender managed resource name"))
             managed_seen.add(name)
             ignored_by = opt_bool(ctx, res, "ignoredByScheduler", rpath) or False
             if ignored_by:
@@ -380,7 +363,5 @@ def _extenders(ctx: Ctx, raw: Any, path: str) -> tuple[list[dict], list[str]]:
         ext["managedResources"] = managed
         out.append(ext)
     if binders > 1:
-        raise ctx.error(
-            path, f"found {binders} extenders implementing bind: only one extender can implement bind"
-        )
+        ctx.report(path, invalid(f"found {binders} extenders implementing bind", "only one extender can implement bind"))
     return out, ignored

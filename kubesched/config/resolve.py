@@ -41,6 +41,7 @@ from .defaults import (
     V1BETA2_DEFAULT_PLUGINS,
     V1BETA3_DEFAULT_MULTIPOINT,
 )
+from .field import duplicate, invalid, required
 from .merge import (
     Entry,
     PluginSet,
@@ -225,11 +226,7 @@ def _decode_plugin_config(ctx: Ctx, raw: object, path: str) -> list[ConfigEntry]
         if not name:
             raise ctx.error(join_path(ipath, "name"), "required")
         if name in seen:
-            raise ctx.error(
-                join_path(ipath, "name"),
-                f'duplicate value "{name}": pluginConfig for this plugin is already given at '
-                f"{join_path(path, seen[name])}",
-            )
+            ctx.report(ipath, duplicate(name))
         seen[name] = i
         known = name in ARGS_PLUGINS or (ctx.version == V1BETA1 and name in V1BETA1_ARGS_KINDS)
         raw_args = item.get("args")
@@ -280,12 +277,10 @@ def resolve_profile(
     if name is None and single:
         name = DEFAULT_SCHEDULER_NAME
     if not name:
-        raise ctx.error(join_path(path, "schedulerName"), "required")
+        ctx.report(join_path(path, "schedulerName"), required())
     pct = opt_int(ctx, body, "percentageOfNodesToScore", path)
     if pct is not None and not 0 <= pct <= 100:
-        raise ctx.error(
-            join_path(path, "percentageOfNodesToScore"), f"invalid value {pct}: not in valid range [0-100]"
-        )
+        ctx.report(join_path(path, "percentageOfNodesToScore"), invalid(pct, "not in valid range [0-100]"))
     plugins_path = join_path(path, "plugins")
     sets = _decode_plugins(ctx, body.get("plugins"), plugins_path)
     info = None

@@ -119,7 +119,7 @@ def test_field_error_in_file_names_file_and_path(tmp_path) -> None:
     with pytest.raises(InputError) as info:
         load_config(path, fake_points_of)
     assert str(info.value).startswith(
-        f'{path}: profiles[0].pluginConfig[1].args.scoringStrategy.type: unknown value "Fastest"'
+        f'{path}: profiles[0].pluginConfig[1].args.scoringStrategy.type: Unsupported value: "Fastest"'
     )
 
 

@@ -50,56 +50,58 @@ CASES = [
     # --- NodeResourcesFit ---
     (
         args_of("NodeResourcesFit", {"scoringStrategy": {"type": "Fastest"}}),
-        f'{A}.scoringStrategy.type: unknown value "Fastest" (supported: LeastAllocated, MostAllocated, '
-        "RequestedToCapacityRatio)",
+        f'{A}.scoringStrategy.type: Unsupported value: "Fastest": supported values: "LeastAllocated", '
+        '"MostAllocated", "RequestedToCapacityRatio"',
     ),
     (
         args_of("NodeResourcesFit", {"scoringStrategy": {"resources": []}}),
-        f"{A}.scoringStrategy.type: required (one of LeastAllocated, MostAllocated, RequestedToCapacityRatio)",
+        f'{A}.scoringStrategy.type: Unsupported value: "": supported values: "LeastAllocated", "MostAllocated", '
+        '"RequestedToCapacityRatio"',
     ),
     (
         args_of(
             "NodeResourcesFit",
             {"scoringStrategy": {"type": "MostAllocated", "resources": [{"name": "cpu", "weight": 101}]}},
         ),
-        f"{A}.scoringStrategy.resources[0].weight: invalid value 101: resource weight of cpu not in valid range (0, 100]",
+        f"{A}.scoringStrategy.resources[0].weight: Invalid value: 101: resource weight of cpu not in valid range (0, 100]",
     ),
     (
         args_of("NodeResourcesFit", {"scoringStrategy": {"type": RTCR}}),
-        f"{A}.scoringStrategy.requestedToCapacityRatio: required: must be specified when type is RequestedToCapacityRatio",
+        f"{A}.scoringStrategy.requestedToCapacityRatio: Required value: must be specified when type is RequestedToCapacityRatio",
     ),
     (
         args_of(
             "NodeResourcesFit",
             {"scoringStrategy": {"type": "LeastAllocated", "requestedToCapacityRatio": {"shape": []}}},
         ),
-        f"{A}.scoringStrategy.requestedToCapacityRatio: forbidden: must be nil when type is not RequestedToCapacityRatio",
+        f"{A}.scoringStrategy.requestedToCapacityRatio: Forbidden: must be nil when type is not RequestedToCapacityRatio",
     ),
     (
         args_of("NodeResourcesFit", shape()),
-        f"{A}.scoringStrategy.requestedToCapacityRatio.shape: required: at least one point must be specified",
+        f"{A}.scoringStrategy.requestedToCapacityRatio.shape: Required value: at least one point must be specified",
     ),
     (
         args_of("NodeResourcesFit", shape((50, 1), (50, 2))),
-        f"{A}.scoringStrategy.requestedToCapacityRatio.shape[1].utilization: invalid value 50: values must be "
+        f"{A}.scoringStrategy.requestedToCapacityRatio.shape[1].utilization: Invalid value: 50: values must be "
         "sorted in increasing order",
     ),
     (
         args_of("NodeResourcesFit", shape((101, 1))),
-        f"{A}.scoringStrategy.requestedToCapacityRatio.shape[0].utilization: invalid value 101: not in valid range [0, 100]",
+        f"{A}.scoringStrategy.requestedToCapacityRatio.shape[0].utilization: Invalid value: 101: not in valid range [0, 100]",
     ),
     (
         args_of("NodeResourcesFit", shape((10, 11))),
-        f"{A}.scoringStrategy.requestedToCapacityRatio.shape[0].score: invalid value 11: not in valid range [0, 10]",
+        f"{A}.scoringStrategy.requestedToCapacityRatio.shape[0].score: Invalid value: 11: not in valid range [0, 10]",
     ),
     (
         args_of("NodeResourcesFit", {"ignoredResourceGroups": ["example.com/gpu"]}),
-        f"{A}.ignoredResourceGroups[0]: invalid value \"example.com/gpu\": resource group name can't contain '/'",
+        f"{A}.ignoredResourceGroups[0]: Invalid value: \"example.com/gpu\": resource group name can't contain '/'",
     ),
     (
         args_of("NodeResourcesFit", {"ignoredResources": ["-bad-"]}),
-        f'{A}.ignoredResources[0]: invalid value "-bad-": name part must consist of alphanumeric characters, '
-        "'-', '_' or '.', and must start and end with an alphanumeric character",
+        f'{A}.ignoredResources[0]: Invalid value: "-bad-": name part must consist of alphanumeric characters, '
+        "'-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  "
+        "or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')",
     ),
     (
         args_of("NodeResourcesFit", {"scoringstrategy": {}}),
@@ -107,7 +109,7 @@ CASES = [
     ),
     (
         args_of("NodeResourcesFit", {"kind": "NodeAffinityArgs"}),
-        f'{A}.kind: invalid value "NodeAffinityArgs": has to match plugin args "NodeResourcesFitArgs"',
+        f'{A}: Invalid value: "NodeAffinityArgs": has to match plugin args',
     ),
     (
         args_of("NodeResourcesFit", {"apiVersion": "v1"}),
@@ -116,16 +118,16 @@ CASES = [
     # --- NodeResourcesBalancedAllocation ---
     (
         args_of("NodeResourcesBalancedAllocation", {"resources": [{"name": "cpu", "weight": 2}]}),
-        f"{A}.resources[0].weight: invalid value 2: must be 1",
+        f"{A}.resources[0].weight: Invalid value: 2: must be 1",
     ),
     (
         args_of("NodeResourcesBalancedAllocation", {"resources": [{"name": "cpu"}, {"name": "cpu"}]}),
-        f'{A}.resources[1].name: duplicate value "cpu"',
+        f'{A}.resources[1].name: Duplicate value: "cpu"',
     ),
     # --- InterPodAffinity ---
     (
         args_of("InterPodAffinity", {"hardPodAffinityWeight": 101}),
-        f"{A}.hardPodAffinityWeight: invalid value 101: not in valid range [0, 100]",
+        f"{A}.hardPodAffinityWeight: Invalid value: 101: not in valid range [0, 100]",
     ),
     (
         args_of("InterPodAffinity", {"hardPodAffinityWeight": "5"}),
@@ -138,49 +140,51 @@ CASES = [
     # --- PodTopologySpread ---
     (
         args_of("PodTopologySpread", spread(c(labelSelector={"matchLabels": {"a": "b"}}))),
-        f"{A}.defaultConstraints[0].labelSelector: forbidden: constraint must not define a selector, as they "
+        f"{A}.defaultConstraints[0].labelSelector: Forbidden: constraint must not define a selector, as they "
         "deduced for each pod",
     ),
     (
         args_of("PodTopologySpread", spread(c(), defaulting=None)),
-        f"{A}.defaultingType: invalid value System: when .defaultConstraints are not empty",
+        f'{A}.defaultingType: Invalid value: "System": when .defaultConstraints are not empty',
     ),
     (
         args_of("PodTopologySpread", spread(c(maxSkew=0))),
-        f"{A}.defaultConstraints[0].maxSkew: invalid value 0: not in valid range (0, inf)",
+        f"{A}.defaultConstraints[0].maxSkew: Invalid value: 0: not in valid range (0, inf)",
     ),
     (
         args_of("PodTopologySpread", spread(c(whenUnsatisfiable="Maybe"))),
-        f'{A}.defaultConstraints[0].whenUnsatisfiable: unknown value "Maybe" (supported: DoNotSchedule, ScheduleAnyway)',
+        f'{A}.defaultConstraints[0].whenUnsatisfiable: Unsupported value: "Maybe": supported values: "DoNotSchedule", '
+        '"ScheduleAnyway"',
     ),
     (
         args_of("PodTopologySpread", spread(c(whenUnsatisfiable=None))),
-        f"{A}.defaultConstraints[0].whenUnsatisfiable: required: can not be empty",
+        f"{A}.defaultConstraints[0].whenUnsatisfiable: Required value: can not be empty",
     ),
     (
         args_of("PodTopologySpread", spread(c(), c(maxSkew=2))),
-        f"{A}.defaultConstraints[1]: duplicate value {{zone, DoNotSchedule}}",
+        f'{A}.defaultConstraints[1]: Duplicate value: "{{zone, DoNotSchedule}}"',
     ),
     (
         args_of("PodTopologySpread", spread(c(topologyKey=None))),
-        f"{A}.defaultConstraints[0].topologyKey: required: can not be empty",
+        f"{A}.defaultConstraints[0].topologyKey: Required value: can not be empty",
     ),
     (
         args_of("PodTopologySpread", {"defaultingType": "Auto"}),
-        f'{A}.defaultingType: unknown value "Auto" (supported: System, List)',
+        f'{A}.defaultingType: Unsupported value: "Auto": supported values: "System", "List"',
     ),
     # --- DefaultPreemption ---
     (
         args_of("DefaultPreemption", {"minCandidateNodesPercentage": 101}),
-        f"{A}.minCandidateNodesPercentage: invalid value 101: not in valid range [0, 100]",
+        f"{A}.minCandidateNodesPercentage: Invalid value: 101: not in valid range [0, 100]",
     ),
     (
         args_of("DefaultPreemption", {"minCandidateNodesAbsolute": -1}),
-        f"{A}.minCandidateNodesAbsolute: invalid value -1: not in valid range [0, inf)",
+        f"{A}.minCandidateNodesAbsolute: Invalid value: -1: not in valid range [0, inf)",
     ),
     (
         args_of("DefaultPreemption", {"minCandidateNodesPercentage": 0, "minCandidateNodesAbsolute": 0}),
-        f"{A}.minCandidateNodesPercentage: invalid value 0: cannot be zero at the same time as minCandidateNodesAbsolute",
+        f"[{A}.minCandidateNodesPercentage: Invalid value: 0: cannot be zero at the same time as minCandidateNodesAbsolute, "
+        f"{A}.minCandidateNodesAbsolute: Invalid value: 0: cannot be zero at the same time as minCandidateNodesPercentage]",
     ),
     # --- NodeAffinity ---
     (
@@ -189,22 +193,22 @@ CASES = [
     ),
     (
         args_of("NodeAffinity", terms({"key": "a", "operator": "Near"})),
-        f'{A}.addedAffinity.{REQ}.nodeSelectorTerms[0].matchExpressions[0].operator: unknown value "Near" '
-        "(supported: In, NotIn, Exists, DoesNotExist, Gt, Lt)",
+        f'{A}.addedAffinity.{REQ}.nodeSelectorTerms[0].matchExpressions[0].operator: Unsupported value: "Near"',
     ),
     (
         args_of("NodeAffinity", terms({"key": "a", "operator": "In"})),
-        f"{A}.addedAffinity.{REQ}.nodeSelectorTerms[0].matchExpressions[0].values: required: must be specified "
-        "when `operator` is 'In' or 'NotIn'",
+        f"{A}.addedAffinity.{REQ}.nodeSelectorTerms[0].matchExpressions[0].values: Invalid value: []string(nil): "
+        "for 'in', 'notin' operators, values set can't be empty",
     ),
     (
         args_of("NodeAffinity", terms({"key": "a", "operator": "Exists", "values": ["x"]})),
-        f"{A}.addedAffinity.{REQ}.nodeSelectorTerms[0].matchExpressions[0].values: forbidden: may not be "
-        "specified when `operator` is 'Exists' or 'DoesNotExist'",
+        f"{A}.addedAffinity.{REQ}.nodeSelectorTerms[0].matchExpressions[0].values: Invalid value: "
+        '[]string{"x"}: values set must be empty for exists and does not exist',
     ),
     (
         args_of("NodeAffinity", terms({"key": "a", "operator": "Gt", "values": ["x"]})),
-        f'{A}.addedAffinity.{REQ}.nodeSelectorTerms[0].matchExpressions[0].values[0]: invalid value "x": must be an integer',
+        f'{A}.addedAffinity.{REQ}.nodeSelectorTerms[0].matchExpressions[0].values[0]: Invalid value: "x": '
+        "for 'Gt', 'Lt' operators, the value must be an integer",
     ),
     (
         args_of(
@@ -222,30 +226,29 @@ CASES = [
                 }
             },
         ),
-        f'{A}.addedAffinity.{PREF}[0].preference.matchFields[0].key: unknown value "metadata.labels" '
-        '(supported: "metadata.name")',
+        f'{A}.addedAffinity.{PREF}[0].matchFields[0].key: Unsupported value: "metadata.labels": '
+        'supported values: "metadata.name"',
     ),
     # --- pluginConfig ---
     (
         one_profile(plugin_config=[{"name": "NodeAffinity"}, {"name": "NodeAffinity"}]),
-        'profiles[0].pluginConfig[1].name: duplicate value "NodeAffinity": pluginConfig for this plugin is '
-        "already given at profiles[0].pluginConfig[0]",
+        'profiles[0].pluginConfig[1]: Duplicate value: "NodeAffinity"',
     ),
     (one_profile(plugin_config=[{"args": {}}]), "profiles[0].pluginConfig[0].name: required"),
     # --- top level ---
-    (doc(parallelism=0), "parallelism: invalid value 0: should be an integer value greater than zero"),
+    (doc(parallelism=0), "parallelism: Invalid value: 0: should be an integer value greater than zero"),
     (
         doc(percentageOfNodesToScore=101),
-        "percentageOfNodesToScore: invalid value 101: not in valid range [0-100]",
+        "percentageOfNodesToScore: Invalid value: 101: not in valid range [0-100]",
     ),
     (
         one_profile(percentageOfNodesToScore=-1),
-        "profiles[0].percentageOfNodesToScore: invalid value -1: not in valid range [0-100]",
+        "profiles[0].percentageOfNodesToScore: Invalid value: -1: not in valid range [0-100]",
     ),
-    (doc(podInitialBackoffSeconds=0), "podInitialBackoffSeconds: invalid value 0: must be greater than 0"),
+    (doc(podInitialBackoffSeconds=0), "podInitialBackoffSeconds: Invalid value: 0: must be greater than 0"),
     (
         doc(podInitialBackoffSeconds=5, podMaxBackoffSeconds=4),
-        "podMaxBackoffSeconds: invalid value 4: must be greater than or equal to PodInitialBackoffSeconds",
+        "podMaxBackoffSeconds: Invalid value: 4: must be greater than or equal to PodInitialBackoffSeconds",
     ),
     (doc(parallism=3), 'parallism: unknown field "parallism" (did you mean "parallelism"?)'),
     (doc(Parallelism=3), 'Parallelism: unknown field "Parallelism" (did you mean "parallelism"?)'),
@@ -268,11 +271,12 @@ CASES = [
     # --- leader election / client connection ---
     (
         doc(leaderElection={"leaseDuration": "5s", "renewDeadline": "10s"}),
-        'leaderElection.leaseDuration: invalid value "5s": LeaseDuration must be greater than RenewDeadline',
+        # upstream shows the RenewDeadline value here
+        "leaderElection.leaseDuration: Invalid value: 10s: LeaseDuration must be greater than RenewDeadline",
     ),
     (
         doc(leaderElection={"resourceLock": "endpoints"}),
-        'leaderElection.resourceLock: invalid value "endpoints": resourceLock value must be "leases"',
+        'leaderElection.resourceLock: Invalid value: "endpoints": resourceLock value must be "leases"',
     ),
     (
         doc(leaderElection={"leaseDuration": "15"}),
@@ -280,29 +284,29 @@ CASES = [
     ),
     (
         doc(leaderElection={"retryPeriod": "-1s"}),
-        'leaderElection.retryPeriod: invalid value "-1s": must be greater than zero',
+        "leaderElection.retryPeriod: Invalid value: -1s: must be greater than zero",
     ),
     (
         doc(leaderElection={"leaderElect": "yes"}),
         'leaderElection.leaderElect: expected a boolean, got string "yes"',
     ),
-    (doc(clientConnection={"burst": -1}), "clientConnection.burst: invalid value -1: must be non-negative"),
+    (doc(clientConnection={"burst": -1}), "clientConnection.burst: Invalid value: -1: must be non-negative"),
     (doc(clientConnection={"qps": "fast"}), 'clientConnection.qps: expected a number, got string "fast"'),
     # --- extenders ---
     (
         doc(extenders=[{"urlPrefix": "http://x", "prioritizeVerb": "prio"}]),
-        "extenders[0].weight: invalid value 0: must have a positive weight applied to it",
+        "extenders[0].weight: Invalid value: 0: must have a positive weight applied to it",
     ),
     (
         doc(
             extenders=[{"urlPrefix": "http://x", "bindVerb": "b"}, {"urlPrefix": "http://y", "bindVerb": "b"}]
         ),
-        "extenders: found 2 extenders implementing bind: only one extender can implement bind",
+        'extenders: Invalid value: "found 2 extenders implementing bind": only one extender can implement bind',
     ),
-    (doc(extenders=[{"filterVerb": "f"}]), "extenders[0].urlPrefix: required"),
+    (doc(extenders=[{"filterVerb": "f"}]), "extenders[0].urlPrefix: Required value"),
     (
         doc(extenders=[{"urlPrefix": "u", "managedResources": [{"name": "cpu"}]}]),
-        'extenders[0].managedResources[0].name: invalid value "cpu": is an invalid extended resource name',
+        'extenders[0].managedResources[0].name: Invalid value: "cpu": is an invalid extended resource name',
     ),
     (
         doc(
@@ -311,7 +315,7 @@ CASES = [
                 {"urlPrefix": "v", "managedResources": [{"name": "example.com/gpu"}]},
             ]
         ),
-        'extenders[1].managedResources[0].name: invalid value "example.com/gpu": duplicate extender managed resource name',
+        'extenders[1].managedResources[0].name: Invalid value: "example.com/gpu": duplicate extender managed resource name',
     ),
     (
         doc(extenders=[{"urlPrefix": "u", "URLPrefix": "x"}]),
@@ -416,7 +420,7 @@ CASES = [
                 },
             ]
         ),
-        "profiles[1].plugins.queueSort: must be the same for all profiles (profiles[0] uses PrioritySort, this one CustomSort)",
+        'profiles[1].plugins.queueSort: Invalid value: "CustomSort": must be the same for all profiles (profiles[0]: PrioritySort)',
     ),
     (
         doc(
@@ -425,7 +429,7 @@ CASES = [
                 {"schedulerName": "b"},
             ]
         ),
-        "profiles[1].pluginConfig: queueSort args (PrioritySort) must be the same for all profiles",
+        'profiles[1].pluginConfig: Invalid value: "PrioritySort": queueSort must be the same for all profiles',
     ),
     (
         doc(
@@ -434,13 +438,13 @@ CASES = [
                 {"schedulerName": "b", "pluginConfig": [{"name": "PrioritySort", "args": {"x": 1}}]},
             ]
         ),
-        "profiles[1].pluginConfig[0].args: queueSort args (PrioritySort) must be the same for all profiles",
+        'profiles[1].pluginConfig[0].args: Invalid value: "PrioritySort": queueSort must be the same for all profiles',
     ),
-    (doc(profiles=[{"schedulerName": "a"}, {}]), "profiles[1].schedulerName: required"),
-    (one_profile(schedulerName=""), "profiles[0].schedulerName: required"),
+    (doc(profiles=[{"schedulerName": "a"}, {}]), "profiles[1].schedulerName: Required value"),
+    (one_profile(schedulerName=""), "profiles[0].schedulerName: Required value"),
     (
         doc(profiles=[{"schedulerName": "a"}, {"schedulerName": "a"}]),
-        'profiles[1].schedulerName: duplicate value "a" (also profiles[0].schedulerName)',
+        "profiles[1].schedulerName: Duplicate value: profiles[0].schedulerName",
     ),
     # --- version-specific fields ---
     (
@@ -474,14 +478,14 @@ def test_error_path_attribute_is_the_field_path() -> None:
     with pytest.raises(InputError) as info:
         parse(args_of("NodeResourcesFit", {"scoringStrategy": {"type": "Fastest"}}))
     assert info.value.path == "profiles[0].pluginConfig[1].args.scoringStrategy.type"
-    assert info.value.reason.startswith('unknown value "Fastest"')
+    assert info.value.reason.startswith('Unsupported value: "Fastest"')
 
 
 def test_brief_example_message_prefix() -> None:
     with pytest.raises(
         InputError,
         match=r"^sched\.yaml: profiles\[0\]\.pluginConfig\[1\]\.args\.scoringStrategy\.type: "
-        r'unknown value "Fastest"',
+        r'Unsupported value: "Fastest"',
     ):
         parse(args_of("NodeResourcesFit", {"scoringStrategy": {"type": "Fastest"}}))
 

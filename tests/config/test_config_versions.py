@@ -264,7 +264,7 @@ def test_v1beta1_least_allocated_args_carry_over() -> None:
                     }
                 ],
             ),
-            "profiles[0].pluginConfig[0].args.resources[0].weight: invalid value 200: resource weight of cpu not in "
+            "profiles[0].pluginConfig[0].args.resources[0].weight: Invalid value: 200: resource weight of cpu not in "
             "valid range (0, 100]",
         ),
         (
@@ -278,7 +278,7 @@ def test_v1beta1_least_allocated_args_carry_over() -> None:
                     }
                 ],
             ),
-            "profiles[0].pluginConfig[0].args.shape[0].score: invalid value 20: not in valid range [0, 10]",
+            "profiles[0].pluginConfig[0].args.shape[0].score: Invalid value: 20: not in valid range [0, 10]",
         ),
         (
             one_profile(
@@ -311,7 +311,7 @@ def test_v1beta1_least_allocated_args_carry_over() -> None:
                     }
                 ],
             ),
-            "profiles[0].pluginConfig[0].args.defaultingType: invalid value System: when .defaultConstraints are not empty",
+            "profiles[0].pluginConfig[0].args.defaultingType: Invalid value: \"System\": when .defaultConstraints are not empty",
         ),
         (
             one_profile(V1BETA2, plugins={"multiPoint": {}}),
