@@ -186,6 +186,9 @@ UNSUPPORTED_PLUGINS: dict[str, str] = {
     "PodGroupPodsCount": "alpha, feature-gated plugin not implemented by kubesched",
 }
 
+#: Plugins validation refuses to enable or configure (validation.go invalidPluginsByVersion, v1).
+INVALID_PLUGINS: frozenset[str] = frozenset({"AzureDiskLimits", "CinderLimits", "EBSLimits", "GCEPDLimits"})
+
 #: v1beta1 resource-scoring plugins folded into NodeResourcesFit's scoringStrategy.type.
 RESOURCE_SCORERS: dict[str, str] = {
     "NodeResourcesLeastAllocated": "LeastAllocated",

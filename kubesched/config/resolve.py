@@ -31,6 +31,7 @@ from .convert import (
 from .decode import Ctx, check_fields, expect_list, expect_map, opt_int, opt_str, quote
 from .defaults import (
     ARGS_PLUGINS,
+    INVALID_PLUGINS,
     PLACEMENT_POINTS,
     PLUGINS_FIELDS,
     PROFILE_FIELDS,
@@ -105,6 +106,8 @@ def _screen(ctx: Ctx, pset: PluginSet) -> PluginSet:
                 f'is version "{ctx.version}"); use NodeResourcesFit args scoringStrategy.type '
                 f"{RESOURCE_SCORERS[entry.name]}",
             )
+        elif entry.name in INVALID_PLUGINS and ctx.version == V1:
+            ctx.report(entry.path, _invalid_plugin(ctx, entry.name))
         elif entry.name in UNSUPPORTED_PLUGINS:
             ctx.warn(entry.path, f'plugin "{entry.name}" dropped: {UNSUPPORTED_PLUGINS[entry.name]}')
         else:
@@ -215,6 +218,12 @@ def _resolve_per_point(ctx: Ctx, sets: dict[str, PluginSet], path: str, prof_pat
     return _Resolved(points, weights, names), info
 
 
+def _invalid_plugin(ctx: Ctx, name: str) -> str:
+    """validation.go's invalidPluginsByVersion: plugins removed from the v1 API (older versions,
+    which kube-scheduler v1.36 no longer reads, keep kubesched's warning and drop them)."""
+    return invalid(name, f'was invalid in version "{V1}" (KubeSchedulerConfiguration is version "{ctx.version}")')
+
+
 def _decode_plugin_config(ctx: Ctx, raw: object, path: str) -> list[ConfigEntry]:
     entries: list[ConfigEntry] = []
     seen: dict[str, int] = {}
@@ -228,6 +237,8 @@ def _decode_plugin_config(ctx: Ctx, raw: object, path: str) -> list[ConfigEntry]
         if name in seen:
             ctx.report(ipath, duplicate(name))
         seen[name] = i
+        if name in INVALID_PLUGINS and ctx.version == V1:
+            ctx.report(ipath, _invalid_plugin(ctx, name))
         known = name in ARGS_PLUGINS or (ctx.version == V1BETA1 and name in V1BETA1_ARGS_KINDS)
         raw_args = item.get("args")
         body = strip_envelope(ctx, name, raw_args, join_path(ipath, "args"), known=known)

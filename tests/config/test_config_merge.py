@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import pytest
 from config_testlib import doc, one_profile, parse, points, score
 from hypothesis import given, settings
 from hypothesis import strategies as st
+
+from kubesched.config import V1BETA3
+from kubesched.errors import InputError
 
 DEFAULT_SCORE = [
     ("TaintToleration", 3),
@@ -243,17 +247,26 @@ def test_out_of_tree_args_passed_raw() -> None:
 
 
 def test_unsupported_plugin_enabled_is_dropped_with_warning() -> None:
-    cfg = parse(
-        one_profile(
-            plugins={"multiPoint": {"enabled": en("VolumeBinding")}, "filter": {"enabled": en("EBSLimits")}}
-        )
-    )
+    cfg = parse(one_profile(plugins={"multiPoint": {"enabled": en("VolumeBinding")}}))
     assert "VolumeBinding" not in points(cfg, "filter")
     assert any(
         w.startswith('profiles[0].plugins.multiPoint.enabled[0]: plugin "VolumeBinding" dropped')
         for w in cfg.warnings
     )
-    assert any("EBSLimits" in w and "1.32" in w for w in cfg.warnings)
+    old = parse(one_profile(V1BETA3, plugins={"filter": {"enabled": en("EBSLimits")}}))
+    assert any("EBSLimits" in w and "1.32" in w for w in old.warnings)
+
+
+def test_plugins_invalid_in_v1_are_refused() -> None:
+    """validation.go invalidPluginsByVersion: enabling or configuring them is an error in v1."""
+    with pytest.raises(InputError) as info:
+        parse(one_profile(plugins={"filter": {"enabled": en("EBSLimits")}}, plugin_config=[{"name": "GCEPDLimits"}]))
+    assert info.value.reason == (  # plugin sets first, then pluginConfig, as validatePluginConfig
+        '[profiles[0].plugins.filter.enabled[0]: Invalid value: "EBSLimits": was invalid in version '
+        '"kubescheduler.config.k8s.io/v1" (KubeSchedulerConfiguration is version "kubescheduler.config.k8s.io/v1"), '
+        'profiles[0].pluginConfig[0]: Invalid value: "GCEPDLimits": was invalid in version '
+        '"kubescheduler.config.k8s.io/v1" (KubeSchedulerConfiguration is version "kubescheduler.config.k8s.io/v1")]'
+    )
 
 
 def test_unsupported_plugin_disabled_is_silent() -> None:

@@ -585,3 +585,170 @@ def test_leader_election_overrides() -> None:
     assert cfg.leader_election["leaderElect"] is False
     assert cfg.leader_election["resourceName"] == "my-sched"
     assert cfg.leader_election["leaseDuration"] == "15s"
+
+
+# ---- validation_test.go TestValidateKubeSchedulerConfiguration ---------------------------------
+# validConfig as a v1 document (a document gets the default plugins merged, so each profile
+# disables the default queue sort it replaces; kubesched also wants an extender's urlPrefix).
+# Adapted: "bad-resource-name-not-set" and "bad-resource-namespace-not-set" validate an
+# undefaulted struct upstream; loading a file defaults empty names first (as kube-scheduler's own
+# loading does), so they load with the default names. The removed-plugin cases use the plugins
+# v1.36 lists as invalid in v1 (validation.go invalidPluginsByVersion).
+def valid_config() -> dict:
+    return doc(
+        parallelism=8,
+        clientConnection={"acceptContentTypes": "application/json", "contentType": "application/json", "qps": 10, "burst": 10},
+        leaderElection={
+            "resourceLock": "leases",
+            "leaderElect": True,
+            "leaseDuration": "30s",
+            "renewDeadline": "15s",
+            "retryPeriod": "5s",
+            "resourceNamespace": "name",
+            "resourceName": "name",
+        },
+        podInitialBackoffSeconds=1,
+        podMaxBackoffSeconds=1,
+        percentageOfNodesToScore=35,
+        profiles=[
+            {
+                "schedulerName": "me",
+                "plugins": {
+                    "queueSort": {"enabled": [{"name": "CustomSort"}], "disabled": [{"name": "*"}]},
+                    "score": {"disabled": [{"name": "*"}]},
+                },
+                "pluginConfig": [
+                    {"name": "DefaultPreemption", "args": {"minCandidateNodesPercentage": 10, "minCandidateNodesAbsolute": 100}}
+                ],
+            },
+            {
+                "schedulerName": "other",
+                "plugins": {
+                    "queueSort": {"enabled": [{"name": "CustomSort"}], "disabled": [{"name": "*"}]},
+                    "bind": {"enabled": [{"name": "CustomBinder"}]},
+                },
+            },
+        ],
+        extenders=[{"urlPrefix": "http://127.0.0.1:8081/extender", "prioritizeVerb": "prioritize", "weight": 1}],
+    )
+
+
+def changed(edit) -> dict:  # noqa: ANN001 - a function editing the document in place
+    d = valid_config()
+    edit(d)
+    return d
+
+
+def _set(d: dict, path: str, value: object) -> None:
+    keys = path.split(".")
+    for k in keys[:-1]:
+        d = d[int(k)] if k.isdigit() else d[k]
+    d[keys[-1]] = value
+
+
+P0 = "profiles[0].pluginConfig[0]"
+V1_INVALID = '"kubescheduler.config.k8s.io/v1" (KubeSchedulerConfiguration is version "kubescheduler.config.k8s.io/v1")'
+SCENARIOS = {
+    "good": (valid_config(), None),
+    "bad-parallelism-invalid-value": (
+        changed(lambda d: _set(d, "parallelism", 0)),
+        "parallelism: Invalid value: 0: should be an integer value greater than zero",
+    ),
+    "bad-resource-name-not-set": (changed(lambda d: _set(d, "leaderElection.resourceName", "")), None),
+    "bad-resource-namespace-not-set": (changed(lambda d: _set(d, "leaderElection.resourceNamespace", "")), None),
+    "non-empty-metrics-bind-addr": (
+        changed(lambda d: _set(d, "metricsBindAddress", "0.0.0.0:9090")),
+        'metricsBindAddress: unknown field "metricsBindAddress"',
+    ),
+    "non-empty-healthz-bind-addr": (
+        changed(lambda d: _set(d, "healthzBindAddress", "0.0.0.0:9090")),
+        'healthzBindAddress: unknown field "healthzBindAddress"',
+    ),
+    "bad-percentage-of-nodes-to-score": (
+        changed(lambda d: _set(d, "percentageOfNodesToScore", 101)),
+        "percentageOfNodesToScore: Invalid value: 101: not in valid range [0-100]",
+    ),
+    "scheduler-name-not-set": (
+        changed(lambda d: _set(d, "profiles.1.schedulerName", "")),
+        "profiles[1].schedulerName: Required value",
+    ),
+    "repeated-scheduler-name": (
+        changed(lambda d: _set(d, "profiles.0.schedulerName", "other")),
+        "profiles[1].schedulerName: Duplicate value: profiles[0].schedulerName",
+    ),
+    "different-queue-sort": (
+        changed(lambda d: _set(d, "profiles.1.plugins.queueSort.enabled", [{"name": "PrioritySort"}])),
+        'profiles[1].plugins.queueSort: Invalid value: "PrioritySort": must be the same for all profiles '
+        "(profiles[0]: CustomSort)",
+    ),
+    "one-empty-queue-sort": (
+        changed(lambda d: d["profiles"][0].pop("plugins")),
+        'profiles[1].plugins.queueSort: Invalid value: "CustomSort": must be the same for all profiles '
+        "(profiles[0]: PrioritySort)",
+    ),
+    "extender-negative-weight": (
+        changed(lambda d: _set(d, "extenders.0.weight", -1)),
+        "extenders[0].weight: Invalid value: -1: must have a positive weight applied to it",
+    ),
+    "extender-duplicate-managed-resources": (
+        changed(lambda d: _set(d, "extenders.0.managedResources", [{"name": "foo"}, {"name": "foo"}])),
+        '[extenders[0].managedResources[0].name: Invalid value: "foo": is an invalid extended resource name, '
+        'extenders[0].managedResources[1].name: Invalid value: "foo": is an invalid extended resource name, '
+        'extenders[0].managedResources[1].name: Invalid value: "foo": duplicate extender managed resource name]',
+    ),
+    "extender-duplicate-bind": (
+        changed(
+            lambda d: (
+                _set(d, "extenders.0.bindVerb", "foo"),
+                d["extenders"].append({"urlPrefix": "http://b", "prioritizeVerb": "prioritize", "weight": 1, "bindVerb": "bar"}),
+            )
+        ),
+        'extenders: Invalid value: "found 2 extenders implementing bind": only one extender can implement bind',
+    ),
+    "invalid-node-percentage": (
+        changed(lambda d: _set(d, "profiles.0.pluginConfig.0.args.minCandidateNodesPercentage", 200)),
+        f"{P0}.args.minCandidateNodesPercentage: Invalid value: 200: not in valid range [0, 100]",
+    ),
+    "invalid-plugin-args": (
+        changed(lambda d: _set(d, "profiles.0.pluginConfig.0.args", {"kind": "InterPodAffinityArgs"})),
+        f'{P0}.args: Invalid value: "InterPodAffinityArgs": has to match plugin args',
+    ),
+    "duplicated-plugin-config": (
+        changed(lambda d: _set(d, "profiles.0.pluginConfig", [{"name": "config"}, {"name": "config"}])),
+        'profiles[0].pluginConfig[1]: Duplicate value: "config"',
+    ),
+    "mismatch-queue-sort": (
+        changed(
+            lambda d: (
+                _set(d, "profiles.0.plugins.queueSort.enabled", [{"name": "PrioritySort"}]),
+                _set(d, "profiles.0.pluginConfig", [{"name": "PrioritySort"}]),
+                _set(d, "profiles.1.pluginConfig", [{"name": "CustomSort"}]),
+            )
+        ),
+        'profiles[1].plugins.queueSort: Invalid value: "CustomSort": must be the same for all profiles '
+        "(profiles[0]: PrioritySort)",
+    ),
+    "bad-removed-plugins-1": (
+        changed(lambda d: _set(d, "profiles.0.plugins.filter", {"enabled": [{"name": "AzureDiskLimits"}]})),
+        f'profiles[0].plugins.filter.enabled[0]: Invalid value: "AzureDiskLimits": was invalid in version {V1_INVALID}',
+    ),
+    "good-removed-plugins-2": (
+        changed(lambda d: _set(d, "profiles.0.plugins.score.enabled", [{"name": "PodTopologySpread", "weight": 2}])),
+        None,
+    ),
+    "bad-plugins-config": (
+        changed(lambda d: d["profiles"][0]["pluginConfig"].append({"name": "GCEPDLimits", "args": {}})),
+        f'profiles[0].pluginConfig[1]: Invalid value: "GCEPDLimits": was invalid in version {V1_INVALID}',
+    ),
+}
+
+
+@pytest.mark.parametrize(("document", "error"), list(SCENARIOS.values()), ids=list(SCENARIOS))
+def test_validate_kube_scheduler_configuration(document: dict, error: str | None) -> None:
+    if error is None:
+        cfg = parse(document)
+        assert cfg.leader_election["resourceName"] in ("name", "kube-scheduler")
+        return
+    with pytest.raises(InputError) as info:
+        parse(document)
+    assert str(info.value) == f"sched.yaml: {error}"
