@@ -59,6 +59,15 @@ DEFAULT_POINTS = {
     "bind": ["DefaultBinder"],
     "postBind": [],
 }
+DEFAULT_LEADER_ELECTION = {
+    "leaderElect": True,
+    "leaseDuration": "15s",
+    "renewDeadline": "10s",
+    "retryPeriod": "2s",
+    "resourceLock": "leases",
+    "resourceName": "kube-scheduler",
+    "resourceNamespace": "kube-system",
+}
 DEFAULT_SCORE = [
     ("TaintToleration", 3),
     ("NodeAffinity", 2),
@@ -113,15 +122,7 @@ def test_top_level_defaults(cfg) -> None:
     assert cfg.warnings == []
     assert cfg.enable_profiling is True and cfg.enable_contention_profiling is True
     assert cfg.delay_cache_until_active is False
-    assert cfg.leader_election == {
-        "leaderElect": True,
-        "leaseDuration": "15s",
-        "renewDeadline": "10s",
-        "retryPeriod": "2s",
-        "resourceLock": "leases",
-        "resourceName": "kube-scheduler",
-        "resourceNamespace": "kube-system",
-    }
+    assert cfg.leader_election == DEFAULT_LEADER_ELECTION
     assert cfg.client_connection["qps"] == 50.0
     assert cfg.client_connection["burst"] == 100
     assert cfg.client_connection["contentType"] == "application/vnd.kubernetes.protobuf"
@@ -314,15 +315,7 @@ def test_scheduler_defaults(fields: dict, top: tuple, profiles: list[dict]) -> N
     assert (cfg.parallelism, cfg.percentage_of_nodes_to_score, cfg.delay_cache_until_active) == top
     assert (cfg.pod_initial_backoff_seconds, cfg.pod_max_backoff_seconds) == (1, 10)
     assert cfg.enable_profiling is True and cfg.enable_contention_profiling is True
-    assert cfg.leader_election == {
-        "leaderElect": True,
-        "leaseDuration": "15s",
-        "renewDeadline": "10s",
-        "retryPeriod": "2s",
-        "resourceLock": "leases",
-        "resourceName": "kube-scheduler",
-        "resourceNamespace": "kube-system",
-    }
+    assert cfg.leader_election == DEFAULT_LEADER_ELECTION
     conn = cfg.client_connection
     assert (conn["qps"], conn["burst"], conn["contentType"]) == (50, 100, "application/vnd.kubernetes.protobuf")
     assert len(cfg.profiles) == len(profiles)

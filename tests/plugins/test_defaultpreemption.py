@@ -33,6 +33,7 @@ from kubesched.plugins.defaultpreemption import (
 from kubesched.plugins.defaultpreemption.candidates import aggregate_errors, select_candidate
 from kubesched.state.snapshot import Snapshot
 from kubesched.testing import build_snapshot, make_node, make_pod
+from tests.framework.fake_plugins import ERR_REASON_FAKE, FalseFilter, MatchFilter, TrueFilter
 
 NEG, LOW, MID, HIGH, VERY_HIGH = -100, 0, 100, 1000, 10000
 SMALL = {"cpu": "100m", "memory": "100"}
@@ -43,7 +44,7 @@ NODE_RES = {"cpu": "200m", "memory": "400"}
 UU = Code.UnschedulableAndUnresolvable
 U = Code.Unschedulable
 FIT = "NodeResourcesFit"
-FAKE_REASON = "Nodes failed the fake plugin"
+FAKE_REASON = ERR_REASON_FAKE
 
 
 # ---- builders ---------------------------------------------------------------------------
@@ -108,30 +109,6 @@ class FakeFilter(FilterPlugin):
         return FilterResult.from_mask(
             np.ones(len(rows), bool), f"injecting failure for pod {pod.name}", self.code
         )
-
-
-class TrueFilter(FilterPlugin):
-    name = "TrueFilter"
-
-    def filter(self, state: CycleState, pod: Pod, snap: Snapshot, rows: np.ndarray) -> FilterResult:
-        return FilterResult.all_pass(len(rows))
-
-
-class FalseFilter(FilterPlugin):
-    name = "FalseFilter"
-
-    def filter(self, state: CycleState, pod: Pod, snap: Snapshot, rows: np.ndarray) -> FilterResult:
-        return FilterResult.from_mask(np.ones(len(rows), bool), FAKE_REASON)
-
-
-class MatchFilter(FilterPlugin):
-    """Passes the node named like the pod."""
-
-    name = "MatchFilter"
-
-    def filter(self, state: CycleState, pod: Pod, snap: Snapshot, rows: np.ndarray) -> FilterResult:
-        fail = np.asarray([snap.nodes[r].name != pod.name for r in rows], bool)
-        return FilterResult.from_mask(fail, FAKE_REASON)
 
 
 class ErrorOnRemove(PreFilterPlugin):
