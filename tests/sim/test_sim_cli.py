@@ -138,3 +138,47 @@ def test_bad_input_exits_2_with_one_line(tmp_path: Path, capsys: pytest.CaptureF
     assert "FGDScoreArgs" in bad(["simulate", "--synthetic", "--config", cfg, "--out", out], capsys)
     # nothing was written for any of them, not even the folder
     assert not (tmp_path / "o").exists()
+
+
+CRASHY = '''
+from kubesched.framework.simple import NodeScorePlugin
+
+
+class Crashy(NodeScorePlugin):
+    name = "Crashy"
+
+    def score_node(self, pod, node):
+        return int(node.node.labels["zone"])
+'''
+
+
+def test_a_crashing_plugin_fails_the_pod_and_debug_shows_why(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The pod's failure names the plugin, the exception and the node; --debug adds the traceback."""
+    plugin = tmp_path / "crashy.py"
+    plugin.write_text(CRASHY)
+    cfg = tmp_path / "sched.yaml"
+    cfg.write_text(
+        yaml.safe_dump(
+            {
+                "apiVersion": "kubescheduler.config.k8s.io/v1",
+                "kind": "KubeSchedulerConfiguration",
+                "profiles": [{"schedulerName": "default-scheduler", "plugins": {"score": {"enabled": [{"name": "Crashy"}]}}}],
+            }
+        )
+    )
+    cluster = tmp_path / "c.yaml"
+    node = {"kind": "Node", "apiVersion": "v1", "metadata": {"name": "n1"}, "status": {"allocatable": {"cpu": "4", "pods": "9"}}}
+    pod = {"kind": "Pod", "apiVersion": "v1", "metadata": {"name": "a", "namespace": "default"}, "spec": {"containers": [{"name": "c"}]}}
+    two = {**node, "metadata": {"name": "n2"}}
+    cluster.write_text(yaml.safe_dump_all([node, two, pod]))
+    base = ["simulate", "-f", str(cluster), "--config", str(cfg), "--plugin-path", str(plugin), "--no-plots", "-o", "json"]
+    assert main([*base, "--out", str(tmp_path / "o1")]) == 0
+    out = capsys.readouterr()
+    summary = json.loads(out.out)
+    (message,) = summary["failed_messages"]
+    assert message.startswith('running Score plugins: plugin "Crashy" failed with: KeyError: \'zone\' (node n')
+    assert "Traceback" not in out.err
+    assert main([*base, "--out", str(tmp_path / "o2"), "--debug"]) == 0
+    err = capsys.readouterr().err
+    assert "kubesched: debug: pod default/a: a plugin raised:" in err and err.count("Traceback") == 1
+    assert f'File "{plugin}", line 9, in score_node' in err
