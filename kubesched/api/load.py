@@ -91,7 +91,8 @@ def read_documents(path: str) -> list[tuple[str, Any]]:
     return out
 
 
-def _kind_items(path: str, doc: Any) -> list[tuple[str, dict]]:
+def kind_items(path: str, doc: Any) -> list[tuple[str, dict]]:
+    """(field path, object) pairs of a document: Lists are flattened, each item names its kind."""
     m = as_map(doc, path or "document")
     kind = m.get("kind")
     if not isinstance(kind, str) or not kind:
@@ -109,7 +110,7 @@ def _kind_items(path: str, doc: Any) -> list[tuple[str, dict]]:
             itm = as_map(it, ip)
             if item_kind and "kind" not in itm:  # NodeList items may omit kind
                 itm = {**itm, "kind": item_kind}
-            out.extend(_kind_items(ip, itm))
+            out.extend(kind_items(ip, itm))
         return out
     return [(path, m)]
 
@@ -134,7 +135,7 @@ def parse_objects(path: str, docs: list[tuple[str, Any]]) -> ClusterObjects:
 def _parse_objects(docs: list[tuple[str, Any]]) -> ClusterObjects:
     out = ClusterObjects()
     for dpath, doc in docs:
-        for ipath, m in _kind_items(dpath, doc):
+        for ipath, m in kind_items(dpath, doc):
             kind = m["kind"]
             if kind == "Node":
                 out.nodes.append(Node.parse(m, ipath))

@@ -1,0 +1,493 @@
+"""Karmada's scheduling API (cluster.karmada.io/v1alpha1, policy.karmada.io/v1alpha1), parsed strictly.
+
+Kinds and field names are Karmada's, so existing objects load unchanged. Parsing applies what
+Karmada's admission applies before the scheduler sees an object: the validating webhook's rules
+(one clear error naming the field) and the mutating webhook's defaults (spread constraints default
+to ``spreadByField: cluster`` and ``minGroups: 1``; ``replicaSchedulingType`` defaults to Divided and
+a Divided strategy's ``replicaDivisionPreference`` to Weighted). Fields that do not affect placement
+(failover, conflict resolution, suspension, ...) are accepted as Karmada defines them and ignored.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from kubesched.api.fields import as_int, as_list, as_str, str_map
+from kubesched.api.objects import Pod
+from kubesched.api.resources import Resources, parse_resource_list
+from kubesched.api.selectors import LabelSelector, NodeSelectorRequirement, validate_label_key
+from kubesched.api.taints import Taint, Toleration, parse_taints, parse_tolerations
+from kubesched.errors import InputError, join_path
+
+CLUSTER_API = "cluster.karmada.io/v1alpha1"
+POLICY_API = "policy.karmada.io/v1alpha1"
+
+SPREAD_FIELDS = ("cluster", "region", "zone", "provider")
+DUPLICATED, DIVIDED = "Duplicated", "Divided"
+AGGREGATED, WEIGHTED = "Aggregated", "Weighted"
+AVAILABLE_REPLICAS = "AvailableReplicas"
+# ClusterAffinity.fieldSelector keys (util.ProviderField, RegionField, ZoneField)
+FIELD_KEYS = ("provider", "region", "zone")
+
+
+def _obj(value: Any, path: str, allowed: tuple[str, ...]) -> dict:
+    """An object whose keys must all be in ``allowed`` (Karmada's CRDs prune nothing silently here)."""
+    if value is None:
+        return {}
+    if not isinstance(value, Mapping):
+        raise InputError(f"expected an object, got {type(value).__name__}", path=path)
+    for k in value:
+        if k not in allowed:
+            raise InputError(f'unknown field "{k}"', path=join_path(path, str(k)))
+    return dict(value)
+
+
+def _str_list(value: Any, path: str) -> tuple[str, ...]:
+    return tuple(as_str(v, join_path(path, i)) for i, v in enumerate(as_list(value, path)))
+
+
+# ---- ClusterAffinity ---------------------------------------------------------------------------
+@dataclass(frozen=True)
+class ClusterAffinity:
+    label_selector: LabelSelector | None = None
+    field_selector: tuple[NodeSelectorRequirement, ...] | None = None
+    cluster_names: tuple[str, ...] = ()
+    exclude: tuple[str, ...] = ()
+
+    @property
+    def empty(self) -> bool:
+        return self.label_selector is None and self.field_selector is None and not self.cluster_names and not self.exclude
+
+    @classmethod
+    def parse(cls, d: Any, path: str, extra: tuple[str, ...] = ()) -> ClusterAffinity:
+        m = _obj(d, path, ("labelSelector", "fieldSelector", "clusterNames", "exclude", *extra))
+        fs = None
+        if m.get("fieldSelector") is not None:
+            fp = join_path(path, "fieldSelector")
+            fm = _obj(m["fieldSelector"], fp, ("matchExpressions",))
+            ep = join_path(fp, "matchExpressions")
+            reqs = []
+            for i, e in enumerate(as_list(fm.get("matchExpressions"), ep)):
+                r = NodeSelectorRequirement.parse(e, join_path(ep, i))
+                if r.key not in FIELD_KEYS:
+                    raise InputError(f'unsupported key "{r.key}", must be provider, region, or zone', path=join_path(ep, i))
+                if r.operator not in ("In", "NotIn"):
+                    raise InputError(f'unsupported operator "{r.operator}", must be In or NotIn', path=join_path(ep, i))
+                reqs.append(r)
+            fs = tuple(reqs)
+        return cls(
+            LabelSelector.parse(m.get("labelSelector"), join_path(path, "labelSelector")),
+            fs,
+            _str_list(m.get("clusterNames"), join_path(path, "clusterNames")),
+            _str_list(m.get("exclude"), join_path(path, "exclude")),
+        )
+
+
+@dataclass(frozen=True)
+class OverflowClusterAffinity:
+    affinity_name: str
+    affinity: ClusterAffinity
+
+
+@dataclass(frozen=True)
+class ClusterAffinityTerm:
+    affinity_name: str
+    affinity: ClusterAffinity
+    overflow: tuple[OverflowClusterAffinity, ...] | None = None
+
+
+# ---- spread, replica scheduling ----------------------------------------------------------------
+@dataclass(frozen=True)
+class SpreadConstraint:
+    spread_by_field: str = ""
+    spread_by_label: str = ""
+    max_groups: int = 0
+    min_groups: int = 0
+
+
+@dataclass(frozen=True)
+class StaticClusterWeight:
+    target_cluster: ClusterAffinity
+    weight: int
+
+
+@dataclass(frozen=True)
+class ClusterPreferences:
+    static_weight_list: tuple[StaticClusterWeight, ...] = ()
+    dynamic_weight: str = ""
+
+
+@dataclass(frozen=True)
+class ReplicaSchedulingStrategy:
+    replica_scheduling_type: str = DIVIDED
+    replica_division_preference: str = ""
+    weight_preference: ClusterPreferences | None = None
+
+
+@dataclass(frozen=True)
+class Placement:
+    cluster_affinity: ClusterAffinity | None = None
+    cluster_affinities: tuple[ClusterAffinityTerm, ...] | None = None
+    cluster_tolerations: tuple[Toleration, ...] = ()
+    spread_constraints: tuple[SpreadConstraint, ...] = ()
+    replica_scheduling: ReplicaSchedulingStrategy | None = None
+
+    def replica_scheduling_type(self) -> str:
+        """Placement.ReplicaSchedulingType: Duplicated when no strategy is given."""
+        return self.replica_scheduling.replica_scheduling_type if self.replica_scheduling else DUPLICATED
+
+
+def parse_placement(d: Any, path: str) -> Placement:
+    m = _obj(
+        d,
+        path,
+        ("clusterAffinity", "clusterAffinities", "clusterTolerations", "spreadConstraints", "replicaScheduling", "workloadAffinity"),
+    )
+    if m.get("clusterAffinity") is not None and m.get("clusterAffinities") is not None:
+        raise InputError("clusterAffinities cannot co-exist with clusterAffinity", path=path)
+    rs = _parse_replica_scheduling(m.get("replicaScheduling"), join_path(path, "replicaScheduling"))
+    ca = None
+    if m.get("clusterAffinity") is not None:
+        ca = ClusterAffinity.parse(m["clusterAffinity"], join_path(path, "clusterAffinity"))
+    terms = None
+    if m.get("clusterAffinities") is not None:
+        terms = _parse_affinity_terms(m["clusterAffinities"], join_path(path, "clusterAffinities"), rs)
+    tp = join_path(path, "clusterTolerations")
+    tols = parse_tolerations(m.get("clusterTolerations"), tp)
+    for i, t in enumerate(as_list(m.get("clusterTolerations"), tp)):
+        if isinstance(t, Mapping) and t.get("operator") in ("Lt", "Gt"):
+            raise InputError(f'Unsupported value: "{t["operator"]}"', path=join_path(join_path(tp, i), "operator"))
+    return Placement(ca, terms, tols, _parse_spread(m.get("spreadConstraints"), join_path(path, "spreadConstraints")), rs)
+
+
+def _parse_affinity_terms(value: Any, path: str, rs: ReplicaSchedulingStrategy | None) -> tuple[ClusterAffinityTerm, ...]:
+    terms: list[ClusterAffinityTerm] = []
+    names: set[str] = set()
+    overflow_ok = rs is not None and rs.replica_scheduling_type == DIVIDED and (
+        rs.replica_division_preference == AGGREGATED
+        or (rs.weight_preference is not None and rs.weight_preference.dynamic_weight != "")
+    )
+    for i, t in enumerate(as_list(value, path)):
+        ip = join_path(path, i)
+        m = _obj(t, ip, ("affinityName", "labelSelector", "fieldSelector", "clusterNames", "exclude", "overflowAffinities"))
+        name = validate_label_key(as_str(m.get("affinityName"), join_path(ip, "affinityName")), join_path(ip, "affinityName"))
+        if name in names:
+            raise InputError("each affinity term in a policy must have a unique name", path=path)
+        names.add(name)
+        aff = ClusterAffinity.parse(m, ip, ("affinityName", "overflowAffinities"))
+        overflow = None
+        if m.get("overflowAffinities") is not None:
+            op = join_path(ip, "overflowAffinities")
+            if not overflow_ok:
+                raise InputError("overflowAffinities can only be used together with dynamic weight or aggregated scheduling", path=op)
+            if aff.empty:
+                raise InputError("overflowAffinities can only be used together with the inline ClusterAffinity", path=op)
+            seen = {name}
+            items = []
+            for k, o in enumerate(as_list(m["overflowAffinities"], op)):
+                kp = join_path(op, k)
+                om = _obj(o, kp, ("affinityName", "labelSelector", "fieldSelector", "clusterNames", "exclude"))
+                oname = validate_label_key(as_str(om.get("affinityName"), join_path(kp, "affinityName")), join_path(kp, "affinityName"))
+                if oname in seen:
+                    raise InputError(
+                        "overflow affinity name must be unique and must not duplicate the primary group's affinityName",
+                        path=join_path(kp, "affinityName"),
+                    )
+                seen.add(oname)
+                items.append(OverflowClusterAffinity(oname, ClusterAffinity.parse(om, kp, ("affinityName",))))
+            overflow = tuple(items)
+        terms.append(ClusterAffinityTerm(name, aff, overflow))
+    return tuple(terms)
+
+
+def _parse_spread(value: Any, path: str) -> tuple[SpreadConstraint, ...]:
+    out: list[SpreadConstraint] = []
+    seen: set[str] = set()
+    for i, c in enumerate(as_list(value, path)):
+        ip = join_path(path, i)
+        m = _obj(c, ip, ("spreadByField", "spreadByLabel", "maxGroups", "minGroups"))
+        by_field = as_str(m.get("spreadByField"), join_path(ip, "spreadByField"))
+        by_label = as_str(m.get("spreadByLabel"), join_path(ip, "spreadByLabel"))
+        if by_field and by_field not in SPREAD_FIELDS:
+            raise InputError(
+                f'Unsupported value: "{by_field}": supported values: "cluster", "region", "zone", "provider"',
+                path=join_path(ip, "spreadByField"),
+            )
+        if by_field and by_label:
+            raise InputError("spreadByLabel should not co-exist with spreadByField", path=ip)
+        max_g = as_int(m.get("maxGroups"), join_path(ip, "maxGroups")) or 0
+        min_g = as_int(m.get("minGroups"), join_path(ip, "minGroups")) or 0
+        if min_g < 0:
+            raise InputError("minGroups lower than 0 is not allowed", path=ip)
+        if max_g < 0:
+            raise InputError("maxGroups lower than 0 is not allowed", path=ip)
+        if max_g > 0 and max_g < min_g:
+            raise InputError("maxGroups lower than minGroups is not allowed", path=ip)
+        if not by_field and not by_label:  # mutating webhook: SetDefaultSpreadConstraints
+            by_field = "cluster"
+        if by_field:
+            if by_field in seen:
+                raise InputError(f"multiple {by_field} spread constraints are not allowed", path=path)
+            seen.add(by_field)
+        out.append(SpreadConstraint(by_field, by_label, max_g, min_g or 1))
+    if seen and "cluster" not in seen:
+        raise InputError(
+            "the cluster spread constraint must be enabled in one of the constraints in case of SpreadByField is enabled",
+            path=path,
+        )
+    return tuple(out)
+
+
+def _parse_replica_scheduling(value: Any, path: str) -> ReplicaSchedulingStrategy | None:
+    if value is None:
+        return None
+    m = _obj(value, path, ("replicaSchedulingType", "replicaDivisionPreference", "weightPreference"))
+    typ = as_str(m.get("replicaSchedulingType"), join_path(path, "replicaSchedulingType")) or DIVIDED
+    if typ not in (DUPLICATED, DIVIDED):
+        raise InputError(f'Unsupported value: "{typ}": supported values: "Duplicated", "Divided"', path=join_path(path, "replicaSchedulingType"))
+    pref = as_str(m.get("replicaDivisionPreference"), join_path(path, "replicaDivisionPreference"))
+    if pref and pref not in (AGGREGATED, WEIGHTED):
+        raise InputError(
+            f'Unsupported value: "{pref}": supported values: "Aggregated", "Weighted"', path=join_path(path, "replicaDivisionPreference")
+        )
+    if typ == DIVIDED and not pref:  # mutating webhook: SetReplicaDivisionPreferenceWeighted
+        pref = WEIGHTED
+    wp = None
+    if m.get("weightPreference") is not None:
+        pp = join_path(path, "weightPreference")
+        wm = _obj(m["weightPreference"], pp, ("staticWeightList", "dynamicWeight"))
+        dyn = as_str(wm.get("dynamicWeight"), join_path(pp, "dynamicWeight"))
+        if dyn and dyn != AVAILABLE_REPLICAS:
+            raise InputError(f'Unsupported value: "{dyn}": supported values: "AvailableReplicas"', path=join_path(pp, "dynamicWeight"))
+        sp = join_path(pp, "staticWeightList")
+        weights = []
+        for i, w in enumerate(as_list(wm.get("staticWeightList"), sp)):
+            ip = join_path(sp, i)
+            ww = _obj(w, ip, ("targetCluster", "weight"))
+            weight = as_int(ww.get("weight"), join_path(ip, "weight"))
+            if weight is None or weight < 1:
+                raise InputError("should be greater than or equal to 1", path=join_path(ip, "weight"))
+            weights.append(StaticClusterWeight(ClusterAffinity.parse(ww.get("targetCluster"), join_path(ip, "targetCluster")), weight))
+        wp = ClusterPreferences(tuple(weights), dyn)
+    return ReplicaSchedulingStrategy(typ, pref, wp)
+
+
+# ---- PropagationPolicy / ClusterPropagationPolicy ----------------------------------------------
+@dataclass(frozen=True)
+class ResourceSelector:
+    api_version: str
+    kind: str
+    namespace: str = ""
+    name: str = ""
+    label_selector: LabelSelector | None = None
+
+
+# PropagationSpec fields that do not change where replicas go: accepted, not modelled.
+_SPEC_IGNORED = (
+    "association",
+    "propagateDeps",
+    "preemption",
+    "dependentOverrides",
+    "failover",
+    "conflictResolution",
+    "activationPreference",
+    "suspension",
+    "preserveResourcesOnDeletion",
+    "schedulePriority",
+)
+
+
+@dataclass(frozen=True)
+class PropagationPolicy:
+    kind: str  # PropagationPolicy | ClusterPropagationPolicy
+    name: str
+    namespace: str  # "" for ClusterPropagationPolicy
+    resource_selectors: tuple[ResourceSelector, ...]
+    placement: Placement
+    priority: int = 0
+    scheduler_name: str = "default-scheduler"
+    source: str = ""
+
+    @property
+    def key(self) -> str:
+        return f"{self.kind} {self.namespace}/{self.name}" if self.namespace else f"{self.kind} {self.name}"
+
+
+def parse_policy(m: dict, path: str) -> PropagationPolicy:
+    kind = m["kind"]
+    _obj(m, path, ("apiVersion", "kind", "metadata", "spec", "status"))
+    md = m.get("metadata") or {}
+    mp = join_path(path, "metadata")
+    name = as_str(md.get("name"), join_path(mp, "name"))
+    if not name:
+        raise InputError("metadata.name is required", path=join_path(mp, "name"))
+    namespace = ""
+    if kind == "PropagationPolicy":
+        namespace = as_str(md.get("namespace"), join_path(mp, "namespace")) or "default"
+    sp = join_path(path, "spec")
+    spec = _obj(m.get("spec"), sp, ("resourceSelectors", "placement", "priority", "schedulerName", *_SPEC_IGNORED))
+    rp = join_path(sp, "resourceSelectors")
+    selectors = []
+    for i, s in enumerate(as_list(spec.get("resourceSelectors"), rp)):
+        ip = join_path(rp, i)
+        sm = _obj(s, ip, ("apiVersion", "kind", "namespace", "name", "labelSelector"))
+        api_version = as_str(sm.get("apiVersion"), join_path(ip, "apiVersion"))
+        k = as_str(sm.get("kind"), join_path(ip, "kind"))
+        if not api_version or not k:
+            raise InputError("apiVersion and kind are required", path=ip)
+        ns = as_str(sm.get("namespace"), join_path(ip, "namespace"))
+        if namespace:
+            ns = ns or namespace  # mutating webhook: the policy's namespace
+            if ns != namespace:
+                raise InputError("namespace of resource selector must be the same as the namespace of the policy", path=join_path(ip, "namespace"))
+        selectors.append(
+            ResourceSelector(api_version, k, ns, as_str(sm.get("name"), join_path(ip, "name")),
+                             LabelSelector.parse(sm.get("labelSelector"), join_path(ip, "labelSelector")))
+        )
+    if not selectors:
+        raise InputError("must have at least 1 items", path=rp)
+    priority = as_int(spec.get("priority"), join_path(sp, "priority")) or 0
+    return PropagationPolicy(
+        kind,
+        name,
+        namespace,
+        tuple(selectors),
+        parse_placement(spec.get("placement"), join_path(sp, "placement")),
+        priority,
+        as_str(spec.get("schedulerName"), join_path(sp, "schedulerName")) or "default-scheduler",
+    )
+
+
+# ---- Cluster -----------------------------------------------------------------------------------
+@dataclass
+class ResourceSummary:
+    allocatable: Resources = field(default_factory=dict)
+    allocating: Resources = field(default_factory=dict)
+    allocated: Resources = field(default_factory=dict)
+
+
+@dataclass
+class Cluster:
+    """A member cluster as Karmada's scheduler sees it (cluster.karmada.io/v1alpha1 Cluster)."""
+
+    name: str
+    labels: dict[str, str] = field(default_factory=dict)
+    provider: str = ""
+    region: str = ""
+    zone: str = ""
+    zones: tuple[str, ...] = ()
+    taints: tuple[Taint, ...] = ()
+    # status.apiEnablements as {groupVersion: {kinds}}; None when the status lists none
+    api_enablements: dict[str, frozenset[str]] | None = None
+    complete_api_enablements: bool = False
+    resource_summary: ResourceSummary | None = None
+    deleting: bool = False
+
+    def api_enablement(self, api_version: str, kind: str) -> str:
+        """Cluster.APIEnablement: APIEnabled, APIDisabled (the list is complete) or APIUnknown."""
+        if self.api_enablements and kind in self.api_enablements.get(api_version, ()):
+            return "APIEnabled"
+        return "APIDisabled" if self.complete_api_enablements else "APIUnknown"
+
+
+_CLUSTER_SPEC = (
+    "id", "syncMode", "apiEndpoint", "secretRef", "impersonatorSecretRef", "insecureSkipTLSVerification",
+    "proxyURL", "proxyHeader", "provider", "region", "zone", "zones", "taints", "resourceModels",
+)
+_CLUSTER_STATUS = ("kubernetesVersion", "apiEnablements", "conditions", "nodeSummary", "resourceSummary", "remedyActions")
+
+
+def parse_cluster(m: dict, path: str) -> Cluster:
+    _obj(m, path, ("apiVersion", "kind", "metadata", "spec", "status"))
+    md = m.get("metadata") or {}
+    mp = join_path(path, "metadata")
+    name = as_str(md.get("name"), join_path(mp, "name"))
+    if not name:
+        raise InputError("metadata.name is required", path=join_path(mp, "name"))
+    sp = join_path(path, "spec")
+    spec = _obj(m.get("spec"), sp, _CLUSTER_SPEC)
+    stp = join_path(path, "status")
+    status = _obj(m.get("status"), stp, _CLUSTER_STATUS)
+    enablements: dict[str, frozenset[str]] | None = None
+    ap = join_path(stp, "apiEnablements")
+    if status.get("apiEnablements") is not None:
+        enablements = {}
+        for i, e in enumerate(as_list(status["apiEnablements"], ap)):
+            ip = join_path(ap, i)
+            em = _obj(e, ip, ("groupVersion", "resources"))
+            rp = join_path(ip, "resources")
+            kinds = [as_str(_obj(r, join_path(rp, k), ("name", "kind")).get("kind"), join_path(join_path(rp, k), "kind"))
+                     for k, r in enumerate(as_list(em.get("resources"), rp))]
+            gv = as_str(em.get("groupVersion"), join_path(ip, "groupVersion"))
+            enablements[gv] = enablements.get(gv, frozenset()) | frozenset(kinds)
+    complete = any(
+        isinstance(c, Mapping) and c.get("type") == "CompleteAPIEnablements" and c.get("status") == "True"
+        for c in as_list(status.get("conditions"), join_path(stp, "conditions"))
+    )
+    summary = None
+    if status.get("resourceSummary") is not None:
+        rp = join_path(stp, "resourceSummary")
+        rm = _obj(status["resourceSummary"], rp, ("allocatable", "allocating", "allocated", "allocatableModelings"))
+        summary = ResourceSummary(
+            parse_resource_list(rm.get("allocatable"), join_path(rp, "allocatable")),
+            parse_resource_list(rm.get("allocating"), join_path(rp, "allocating")),
+            parse_resource_list(rm.get("allocated"), join_path(rp, "allocated")),
+        )
+    return Cluster(
+        name=name,
+        labels=str_map(md.get("labels"), join_path(mp, "labels")),
+        provider=as_str(spec.get("provider"), join_path(sp, "provider")),
+        region=as_str(spec.get("region"), join_path(sp, "region")),
+        zone=as_str(spec.get("zone"), join_path(sp, "zone")),
+        zones=_str_list(spec.get("zones"), join_path(sp, "zones")),
+        taints=parse_taints(spec.get("taints"), join_path(sp, "taints")),
+        api_enablements=enablements,
+        complete_api_enablements=complete,
+        resource_summary=summary,
+        deleting=md.get("deletionTimestamp") is not None,
+    )
+
+
+# ---- the binding: a resource template with its placement ---------------------------------------
+@dataclass(frozen=True)
+class TargetCluster:
+    name: str
+    replicas: int = 0
+
+
+@dataclass
+class Binding:
+    """What Karmada's scheduler schedules (ResourceBindingSpec/Status, the fields it reads)."""
+
+    api_version: str
+    kind: str
+    namespace: str
+    name: str
+    uid: str
+    replicas: int
+    template: Pod | None  # the pod template replicas are made from (None: not a workload)
+    placement: Placement
+    clusters: tuple[TargetCluster, ...] = ()  # the previous result (spec.clusters)
+    eviction_clusters: frozenset[str] = frozenset()  # spec.gracefulEvictionTasks[*].fromCluster
+    observed_affinity_name: str = ""  # status.schedulerObservedAffinityName
+    policy: str = ""
+    requirements: bool = False  # ReplicaRequirements != nil: the template asks resources or nodes
+    labels: dict[str, str] = field(default_factory=dict)
+    annotations: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def key(self) -> str:
+        return f"{self.kind} {self.namespace}/{self.name}" if self.namespace else f"{self.kind} {self.name}"
+
+    @property
+    def is_workload(self) -> bool:
+        """ResourceBindingSpec.IsWorkload: it has replicas or replica requirements."""
+        return self.replicas > 0 or self.requirements
+
+    def target_contains(self, name: str) -> bool:
+        return any(t.name == name for t in self.clusters)
+
+    def assigned_replicas_for(self, name: str) -> int:
+        return next((t.replicas for t in self.clusters if t.name == name), 0)

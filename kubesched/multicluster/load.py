@@ -1,0 +1,221 @@
+"""Read a multi-cluster setup from files: Karmada objects, resource templates, member cluster dumps.
+
+``-f FILE`` holds Cluster, PropagationPolicy and ClusterPropagationPolicy objects and the
+resource templates to propagate (Deployment, StatefulSet, ReplicaSet, Job, Pod). ``-f NAME=FILE``
+is member cluster NAME's dump (anything ``kubesched schedule`` reads). A member without a Cluster
+object gets one named after it; a Cluster without a dump is judged by its status alone.
+
+Each template gets its policy as Karmada's detector picks it: a PropagationPolicy of its namespace
+before any ClusterPropagationPolicy; among those, the highest ``spec.priority``, then the most
+specific selector (by name, by label selector, by kind), then the first name alphabetically.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from kubesched.api.fields import as_int, as_map, as_str, str_map
+from kubesched.api.load import kind_items, load_cluster, read_documents
+from kubesched.api.objects import Pod
+from kubesched.errors import InputError, join_path
+from kubesched.multicluster.api import (
+    CLUSTER_API,
+    POLICY_API,
+    Binding,
+    Cluster,
+    PropagationPolicy,
+    ResourceSelector,
+    parse_cluster,
+    parse_policy,
+)
+
+TEMPLATE_KINDS = {"Deployment": "apps/v1", "StatefulSet": "apps/v1", "ReplicaSet": "apps/v1", "Job": "batch/v1", "Pod": "v1"}
+MATCH_NAME, MATCH_LABELS, MATCH_ALL = 3, 2, 1
+
+
+@dataclass
+class Template:
+    api_version: str
+    kind: str
+    namespace: str
+    name: str
+    uid: str
+    labels: dict[str, str]
+    annotations: dict[str, str]
+    replicas: int
+    pod: Pod
+    source: str
+
+    @property
+    def key(self) -> str:
+        return f"{self.kind} {self.namespace}/{self.name}"
+
+
+@dataclass
+class Setup:
+    clusters: dict[str, Cluster] = field(default_factory=dict)
+    dumps: dict[str, str] = field(default_factory=dict)  # member name -> dump file
+    policies: list[PropagationPolicy] = field(default_factory=list)
+    templates: list[Template] = field(default_factory=list)
+
+
+def split_file_arg(arg: str) -> tuple[str | None, str]:
+    """``NAME=FILE`` (a member dump) or ``FILE``."""
+    name, sep, path = arg.partition("=")
+    if sep and name and "/" not in name and not name.startswith("."):
+        return name, path
+    return None, arg
+
+
+def read_setup(args: list[str]) -> Setup:
+    setup = Setup()
+    for arg in args:
+        member, path = split_file_arg(arg)
+        if member is not None:
+            if member in setup.dumps:
+                raise InputError(f'member cluster "{member}" is given twice', source=arg)
+            setup.dumps[member] = path
+            continue
+        for dpath, doc in read_documents(path):
+            try:
+                items = kind_items(dpath, doc)
+            except InputError as e:
+                raise e.within(source=path) from None
+            for ipath, m in items:
+                try:
+                    _add(setup, m, ipath or "document", path)
+                except InputError as e:
+                    raise e.within(source=path) from None
+    for name in setup.dumps:
+        setup.clusters.setdefault(name, Cluster(name))
+    return setup
+
+
+def _check_api(m: dict, path: str, want: str) -> None:
+    got = m.get("apiVersion")
+    if got is not None and got != want:
+        raise InputError(f'unsupported apiVersion "{got}" for kind {m["kind"]} (expected {want})', path=join_path(path, "apiVersion"))
+
+
+def _add(setup: Setup, m: dict, path: str, source: str) -> None:
+    kind = m["kind"]
+    if kind == "Cluster":
+        _check_api(m, path, CLUSTER_API)
+        c = parse_cluster(m, path)
+        if c.name in setup.clusters:
+            raise InputError(f'duplicate Cluster "{c.name}"', path=path)
+        setup.clusters[c.name] = c
+    elif kind in ("PropagationPolicy", "ClusterPropagationPolicy"):
+        _check_api(m, path, POLICY_API)
+        p = parse_policy(m, path)
+        if any(q.kind == p.kind and q.namespace == p.namespace and q.name == p.name for q in setup.policies):
+            raise InputError(f'duplicate {p.key}', path=path)
+        setup.policies.append(PropagationPolicy(**{**p.__dict__, "source": source}))
+    elif kind in TEMPLATE_KINDS:
+        setup.templates.append(parse_template(m, path, source))
+    elif kind in ("Node", "Namespace", "PriorityClass"):
+        raise InputError(f'a {kind} belongs to a member cluster: give member dumps as NAME=FILE', path=join_path(path, "kind"))
+    else:
+        raise InputError(f'unknown kind "{kind}"', path=join_path(path, "kind"))
+
+
+def parse_template(m: dict, path: str, source: str) -> Template:
+    kind = m["kind"]
+    api = TEMPLATE_KINDS[kind]
+    _check_api(m, path, api)
+    md = as_map(m.get("metadata"), join_path(path, "metadata"))
+    mp = join_path(path, "metadata")
+    name = as_str(md.get("name"), join_path(mp, "name"))
+    if not name:
+        raise InputError("metadata.name is required", path=join_path(mp, "name"))
+    ns = as_str(md.get("namespace"), join_path(mp, "namespace")) or "default"
+    spec = as_map(m.get("spec"), join_path(path, "spec"))
+    sp = join_path(path, "spec")
+    if kind == "Pod":
+        replicas, pod_doc, pp = 1, {"metadata": {**md, "namespace": ns}, "spec": {**spec, "nodeName": ""}}, path
+    else:
+        tp = join_path(sp, "template")
+        tmpl = as_map(spec.get("template"), tp)
+        tmd = as_map(tmpl.get("metadata"), join_path(tp, "metadata"))
+        pod_doc = {"metadata": {**tmd, "name": name, "namespace": ns}, "spec": tmpl.get("spec")}
+        pp = tp
+        if kind == "Job":
+            par = as_int(spec.get("parallelism"), join_path(sp, "parallelism"), 1)
+            comp = as_int(spec.get("completions"), join_path(sp, "completions"), par)
+            replicas = min(par or 0, comp if comp is not None else par or 0)
+        else:
+            replicas = as_int(spec.get("replicas"), join_path(sp, "replicas"), 1) or 0
+        if replicas < 0:
+            raise InputError("must be greater than or equal to 0", path=join_path(sp, "replicas"))
+    pod = Pod.parse(pod_doc, pp)
+    return Template(
+        api, kind, ns, name, as_str(md.get("uid"), join_path(mp, "uid")),
+        str_map(md.get("labels"), join_path(mp, "labels")), str_map(md.get("annotations"), join_path(mp, "annotations")),
+        replicas, pod, source,
+    )
+
+
+# ---- matching templates to policies (the detector) ----------------------------------------------
+def selector_priority(t: Template, rs: ResourceSelector) -> int:
+    """ResourceSelectorPriority: 0 no match, 1 kind, 2 label selector, 3 name."""
+    if t.api_version != rs.api_version or t.kind != rs.kind or (rs.namespace and t.namespace != rs.namespace):
+        return 0
+    if rs.name:
+        return MATCH_NAME if rs.name == t.name else 0
+    if rs.label_selector is None:
+        return MATCH_ALL
+    return MATCH_LABELS if rs.label_selector.matches(t.labels) else 0
+
+
+def match_policy(t: Template, policies: list[PropagationPolicy]) -> PropagationPolicy | None:
+    for kind in ("PropagationPolicy", "ClusterPropagationPolicy"):
+        best: PropagationPolicy | None = None
+        best_key: tuple[int, int] | None = None
+        for p in policies:
+            if p.kind != kind or (kind == "PropagationPolicy" and p.namespace != t.namespace):
+                continue
+            implicit = max((selector_priority(t, rs) for rs in p.resource_selectors), default=0)
+            if implicit == 0:
+                continue
+            key = (p.priority, implicit)
+            if best_key is None or key > best_key or (key == best_key and p.name < best.name):  # type: ignore[union-attr]
+                best, best_key = p, key
+        if best is not None:
+            return best
+    return None
+
+
+def has_requirements(pod: Pod) -> bool:
+    """GenerateReplicaRequirements != nil: resource requests or a node claim."""
+    na = pod.node_affinity
+    required = getattr(na, "required", None) if na is not None else None
+    return bool(any(v for v in pod.requests.values()) or pod.node_selector or required or pod.tolerations)
+
+
+def to_binding(t: Template, policy: PropagationPolicy) -> Binding:
+    return Binding(
+        api_version=t.api_version,
+        kind=t.kind,
+        namespace=t.namespace,
+        name=t.name,
+        uid=t.uid,
+        replicas=t.replicas,
+        template=t.pod,
+        placement=policy.placement,
+        policy=policy.key,
+        requirements=has_requirements(t.pod),
+        labels=t.labels,
+        annotations=t.annotations,
+    )
+
+
+def load_members(setup: Setup, config, registry, seed: int | None) -> list:  # noqa: ANN001 - lazy imports
+    """MemberCluster for every Cluster, with the kubesched cluster of its dump when one was given."""
+    from kubesched.multicluster.member import MemberCluster
+
+    members = []
+    for name, cluster in setup.clusters.items():
+        objs = load_cluster([setup.dumps[name]]) if name in setup.dumps else None
+        members.append(MemberCluster(cluster, objs, config, registry, seed))
+    return members
+
