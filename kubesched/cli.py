@@ -21,7 +21,13 @@ EXIT_USAGE = 2
 
 # Subcommands that live in their own modules: each module has ``add_parser(sub)``, which adds its
 # subparser(s) and sets ``func``. Importing must stay cheap (import heavy things inside func).
-COMMAND_MODULES: tuple[str, ...] = ("kubesched.sim.cli", "kubesched.live.cli", "kubesched.experiment.cli", "kubesched.tune.cli")
+COMMAND_MODULES: tuple[str, ...] = (
+    "kubesched.sim.cli",
+    "kubesched.live.cli",
+    "kubesched.experiment.cli",
+    "kubesched.tune.cli",
+    "kubesched.multicluster.cli",
+)
 
 
 def _emit(data: Any, fmt: str) -> None:

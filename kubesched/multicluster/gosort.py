@@ -3,8 +3,8 @@
 Karmada sorts a ``TargetClustersList`` by replicas only (``sort.Sort``, not stable), and which of
 two clusters with equal available replicas comes first decides where Aggregated replicas go.
 Python's stable sort would break those ties differently on more than 12 clusters, so this is
-Go's algorithm step for step (``sort/zsortinterface.go``, Go 1.22+ xorshift constants). Up to 12
-elements it is an insertion sort, which is stable.
+Go's algorithm step for step (``sort/zsortinterface.go``; Karmada v1.18 builds with Go 1.24).
+Up to 12 elements it is an insertion sort, which is stable.
 """
 
 from __future__ import annotations
@@ -16,20 +16,23 @@ T = TypeVar("T")
 
 _INCREASING, _DECREASING, _UNKNOWN = 1, 2, 0
 _MASK64 = (1 << 64) - 1
+# breakPatterns' xorshift shifts: Go 1.22 and later; Go 1.19 to 1.21 used (13, 17, 5)
+XORSHIFT = (13, 7, 17)
 
 
-def go_sort(data: list[T], less: Callable[[T, T], bool]) -> None:
+def go_sort(data: list[T], less: Callable[[T, T], bool], xorshift: tuple[int, int, int] = XORSHIFT) -> None:
     """Sort ``data`` in place exactly as Go's ``sort.Sort`` orders it."""
     n = len(data)
     if n <= 1:
         return
-    _Sorter(data, less).pdqsort(0, n, n.bit_length())
+    _Sorter(data, less, xorshift).pdqsort(0, n, n.bit_length())
 
 
 class _Sorter:
-    def __init__(self, data: list, less: Callable) -> None:
+    def __init__(self, data: list, less: Callable, xorshift: tuple[int, int, int]) -> None:
         self.d = data
         self.lt = less
+        self.shifts = xorshift
 
     def less(self, i: int, j: int) -> bool:
         return self.lt(self.d[i], self.d[j])
@@ -169,10 +172,11 @@ class _Sorter:
             return
         r = length
         modulus = 1 << length.bit_length()
+        s1, s2, s3 = self.shifts
         for idx in range(a + (length // 4) * 2 - 1, a + (length // 4) * 2 + 2):
-            r ^= (r << 13) & _MASK64
-            r ^= r >> 7
-            r ^= (r << 17) & _MASK64
+            r ^= (r << s1) & _MASK64
+            r ^= r >> s2
+            r ^= (r << s3) & _MASK64
             other = r & (modulus - 1)
             if other >= length:
                 other -= length

@@ -62,19 +62,22 @@ class MemberCluster:
         registry: Registry | None = None,
         seed: int | None = None,
     ) -> None:
-        self.objects = objects
         self.scheduler: Scheduler | None = None
-        self.pending: list[Pod] = []
+        self.pending: dict[str, Pod] = {}  # created here, not bound yet (Karmada's "allocating")
+        self.clock = VirtualClock()
+        self.bound = 0
         if objects is not None:
             from kubesched.app import build_config
 
             reg = registry or Registry()
             snap = Snapshot()
-            self.pending = populate(snap, objects)
             backend = MemoryCluster()
             for pod in objects.pods:
                 backend.pods[pod.uid] = pod
-            self.scheduler = Scheduler(config or build_config(None, reg), snap, backend, reg, seed=seed, clock=VirtualClock())
+            self.scheduler = Scheduler(config or build_config(None, reg), snap, backend, reg, seed=seed, clock=self.clock)
+            self.scheduler.hooks.on_scheduled.append(self._on_scheduled)
+            for pod in populate(snap, objects):
+                self.pending[pod.uid] = pod
             if cluster.api_enablements is None:
                 cluster = replace(cluster, api_enablements=dict(BUILTIN_APIS), complete_api_enablements=True)
         self.cluster = cluster
@@ -89,9 +92,39 @@ class MemberCluster:
         return self.scheduler.snapshot if self.scheduler else None
 
     def refresh(self) -> None:
-        """Recompute the Cluster's resource summary from the member's nodes and pods."""
+        """The Cluster's resource summary from the member's columns (cheap: sums over nodes)."""
         snap = self.snapshot
         if snap is None:
             return
-        pods = [p for row in range(snap.n) for p in snap.pods_on[row].values()] + self.pending
-        self.cluster.resource_summary = resource_summary(list(snap.nodes), pods)
+        alloc = snap.alloc.sum(axis=0)
+        used = snap.requested.sum(axis=0)
+        allocatable = {r: int(alloc[i]) for r, i in snap.res_index.items() if alloc[i]}
+        allocated = {r: int(used[i]) for r, i in snap.res_index.items() if used[i]}
+        allocating: Resources = {}
+        for p in self.pending.values():
+            add_into(allocating, p.requests)
+        allocating[PODS] = len(self.pending)
+        allocated.setdefault(PODS, 0)
+        self.cluster.resource_summary = ResourceSummary(allocatable, allocating, allocated)
+
+    # ---- replicas --------------------------------------------------------------------------------
+    def _on_scheduled(self, res) -> None:  # noqa: ANN001 - ScheduleResult
+        if res.node is not None and self.pending.pop(res.pod.uid, None) is not None:
+            self.bound += 1
+
+    def create(self, template: Pod, name: str, count: int) -> list[Pod]:
+        """Create ``count`` replicas of ``template`` here (as the member's controller would) and
+        let the member's scheduler place them; the ones that do not fit stay pending."""
+        sched = self.scheduler
+        assert sched is not None
+        pods = []
+        for i in range(count):
+            p = template.copy()
+            p.name = f"{name}-{i}"
+            p.uid = f"{self.name}/{template.namespace}/{p.name}"
+            p.annotations = dict(template.annotations)
+            self.pending[p.uid] = p
+            sched.add_pending(p)
+            pods.append(p)
+        sched.run_until_idle(advance=self.clock.advance)
+        return pods

@@ -35,3 +35,20 @@ def test_up_to_twelve_elements_ties_keep_their_order():
     assert items == sorted(items, key=lambda x: -x[0])  # Python's sort is stable
 
 
+
+
+def test_matches_go_sort_output():
+    """Orders that Go 1.19.8's sort.Sort produced (a Less on keys only, as TargetClustersList),
+    recorded in data/go119_sort_vectors.txt: ``n mod keys order``. Go 1.19 shuffled with xorshift
+    shifts (13, 17, 5); later Go versions, which Karmada builds with, use (13, 7, 17), the default."""
+    from pathlib import Path
+
+    lines = (Path(__file__).parent / "data" / "go119_sort_vectors.txt").read_text().split("\n")
+    checked = 0
+    for line in filter(None, lines):
+        _, _, keys, order = line.split()
+        items = [(int(k), i) for i, k in enumerate(keys.split(","))]
+        go_sort(items, lambda a, b: a[0] > b[0], xorshift=(13, 17, 5))
+        assert [i for _, i in items] == [int(x) for x in order.split(",")]
+        checked += 1
+    assert checked == 21

@@ -1,0 +1,194 @@
+"""Available replicas by simulation: kubesched's own scheduler on each member cluster's nodes.
+
+For a replica that does not depend on where other replicas go (no inter-pod affinity or
+anti-affinity, no hard topology spread, no host ports) the count is vectorised: the member's
+real filter plugins judge one probe pod with the replica's node constraints but no requests (so a
+node is judged by taints, node affinity and selectors, unschedulable, ...), and each admitted
+node then takes ``min(free / request)`` replicas over every requested resource, its free pod
+slots and, when the member's profile checks GPUs, its GPUs (shares fit per card, whole GPUs
+need free cards of an allowed model). The probe's verdicts depend on nodes only, so they are
+cached per member until its nodes change; the counts read the live columns.
+
+Any other replica is placed for real: the member's scheduling cycle runs replica after replica,
+each assumed on its node, until one does not fit (at most ``cap``), and every assumption is then
+undone; the member's tie-break state is restored, so estimating never changes a later placement.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from kubesched.api.resources import PODS
+from kubesched.framework.cycle_state import CycleState
+from kubesched.gpu.model import ASK_ANNOTATIONS, MILLI, pod_gpu_ask
+from kubesched.gpu.state import GpuState
+from kubesched.multicluster.api import Binding, Cluster
+from kubesched.multicluster.estimate import UNAUTHENTIC_REPLICA
+
+if TYPE_CHECKING:
+    from kubesched.api.objects import Pod
+    from kubesched.multicluster.member import MemberCluster
+
+RESOURCE_FILTERS = frozenset({"NodeResourcesFit"})  # judged by the closed form instead
+GPU_FILTERS = frozenset({"Open-Gpu-Share"})
+DEFAULT_CAP = 1000
+
+
+def needs_sequential(pod: Pod) -> bool:
+    """Does one replica's fit depend on where the others went?"""
+    if pod.host_ports or pod.has_required_anti_affinity:
+        return True
+    if pod.pod_affinity is not None and pod.pod_affinity.required:
+        return True
+    return any(c.when_unsatisfiable == "DoNotSchedule" for c in pod.spread_constraints)
+
+
+def probe_of(pod: Pod) -> Pod:
+    """The replica's node constraints without its requests and GPU ask."""
+    p = pod.copy()
+    p.requests = {}
+    p.non_zero_cpu = p.non_zero_mem = 0
+    p.annotations = {k: v for k, v in pod.annotations.items() if k not in ASK_ANNOTATIONS}
+    p.host_ports = ()
+    return p
+
+
+def _probe_key(pod: Pod) -> tuple:
+    return (
+        pod.scheduler_name,
+        pod.namespace,
+        tuple(sorted(pod.node_selector.items())),
+        pod.node_affinity,
+        pod.tolerations,
+        pod.node_name,
+        tuple(sorted(pod.labels.items())),
+    )
+
+
+class SimulatedEstimator:
+    """A ReplicaEstimator answering with each member's kubesched scheduler."""
+
+    name = "simulated"
+
+    def __init__(self, members: dict[str, MemberCluster], cap: int = DEFAULT_CAP) -> None:
+        self.members = members
+        self.cap = cap
+        self._probe: dict[tuple, tuple[int, np.ndarray]] = {}  # (member, probe key) -> (node generation, mask)
+        self._counts: dict[tuple, tuple[int, int]] = {}  # (member, signature) -> (generation, count)
+        self.sequential_runs = 0
+
+    def max_available_replicas(self, clusters: list[Cluster], binding: Binding) -> list[int]:
+        out = []
+        for c in clusters:
+            m = self.members.get(c.name)
+            if m is None or m.scheduler is None or binding.template is None:
+                out.append(UNAUTHENTIC_REPLICA)
+            else:
+                out.append(self.estimate(m, binding.template))
+        return out
+
+    def estimate(self, member: MemberCluster, pod: Pod) -> int:
+        sched = member.scheduler
+        assert sched is not None
+        snap = sched.snapshot
+        sig = (pod.signature(), tuple(pod.annotations.get(a) for a in ASK_ANNOTATIONS))
+        key = (member.name, sig)
+        hit = self._counts.get(key)
+        if hit is not None and hit[0] == snap.generation:
+            return hit[1]
+        if pod.scheduler_name not in sched.frameworks:
+            n = 0
+        elif needs_sequential(pod):
+            n = self.sequential(member, pod)
+        else:
+            n = int(self.per_node(member, pod).sum())
+        if len(self._counts) > 65536:
+            self._counts.clear()
+        self._counts[key] = (snap.generation, n)
+        return n
+
+    # ---- vectorised ------------------------------------------------------------------------------
+    def admitted(self, member: MemberCluster, pod: Pod) -> np.ndarray:
+        """Rows whose non-resource filters admit the replica (the member's plugins, cached)."""
+        sched = member.scheduler
+        assert sched is not None
+        snap = sched.snapshot
+        key = (member.name, _probe_key(pod))
+        hit = self._probe.get(key)
+        if hit is not None and hit[0] == snap.node_generation and hit[1].size == snap.n:
+            return hit[1]
+        fw = sched.frameworks[pod.scheduler_name]
+        probe = probe_of(pod)
+        state = CycleState()
+        rows = np.arange(snap.n, dtype=np.int32)
+        names, status, _, _ = fw.run_pre_filter(state, probe, snap)
+        if not status.ok:
+            mask = np.zeros(snap.n, bool)
+        else:
+            mask = np.ones(snap.n, bool)
+            if names is not None:
+                mask &= np.isin(rows, snap.rows_of(names))
+            for plugin, res in fw.filter_all(state, probe, snap, rows).items():
+                if res is not None and plugin not in RESOURCE_FILTERS:
+                    mask &= res.code == 0
+        self._probe[key] = (snap.node_generation, mask)
+        return mask
+
+    def per_node(self, member: MemberCluster, pod: Pod) -> np.ndarray:
+        """Replicas each node can still take."""
+        sched = member.scheduler
+        assert sched is not None
+        snap = sched.snapshot
+        mask = self.admitted(member, pod)
+        if snap.n == 0:
+            return np.zeros(0, np.int64)
+        alloc, req = snap.alloc, snap.requested
+        pods = snap.res_index[PODS]
+        count = np.maximum(alloc[:, pods] - req[:, pods], 0)
+        for name, amount in pod.requests.items():
+            if amount <= 0:
+                continue
+            col = snap.res_index.get(name)
+            if col is None:
+                return np.zeros(snap.n, np.int64)
+            count = np.minimum(count, np.maximum(alloc[:, col] - req[:, col], 0) // amount)
+        ask = pod_gpu_ask(pod)
+        fw = sched.frameworks[pod.scheduler_name]
+        if ask is not None and any(pl.name in GPU_FILTERS for pl in fw.filter):
+            st = GpuState.of(snap)
+            if ask.sharing:
+                gpus = (st.left // ask.milli).sum(axis=1)
+            else:
+                gpus = (st.left == MILLI).sum(axis=1) // ask.count
+            if ask.models:
+                allowed = np.asarray([ask.allows(m) for m in st.models], bool)
+                gpus = np.where(allowed[st.model], gpus, 0)
+            count = np.minimum(count, gpus)
+        return np.where(mask, count, 0).astype(np.int64)
+
+    # ---- sequential ------------------------------------------------------------------------------
+    def sequential(self, member: MemberCluster, pod: Pod) -> int:
+        """Schedule replicas one by one (each assumed), count them, then undo every assumption."""
+        sched = member.scheduler
+        assert sched is not None
+        snap = sched.snapshot
+        fw = sched.frameworks[pod.scheduler_name]
+        start, rng_state = sched.next_start_node_index, sched.rng.bit_generator.state
+        placed: list[str] = []
+        self.sequential_runs += 1
+        try:
+            for i in range(self.cap):
+                p = pod.copy()
+                p.name, p.uid = f"{pod.name}-estimate-{i}", f"{pod.uid or pod.name}-estimate-{i}"
+                res = sched.schedule_pod(fw, CycleState(), p)
+                if res.node is None:
+                    break
+                snap.add_pod(p.with_node(res.node))
+                placed.append(p.uid)
+        finally:
+            for uid in placed:
+                snap.remove_pod(uid)
+            sched.next_start_node_index, sched.rng.bit_generator.state = start, rng_state
+        return len(placed)
