@@ -43,6 +43,9 @@ def add_parser(sub: Any) -> None:
     e.add_argument("workload", metavar="[KIND/]NAMESPACE/NAME")
     _common(e)
     e.set_defaults(func=cmd_explain)
+    from kubesched.multicluster.experiment.cli import add_simulate_parser
+
+    add_simulate_parser(msub)
 
 
 def _emit(data: Any, fmt: str) -> None:

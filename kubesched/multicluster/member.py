@@ -8,6 +8,7 @@ Cluster object lists them, the built-in Kubernetes APIs as enabled.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
 from dataclasses import replace
 
 from kubesched.api.load import ClusterObjects
@@ -66,6 +67,7 @@ class MemberCluster:
         self.pending: dict[str, Pod] = {}  # created here, not bound yet (Karmada's "allocating")
         self.clock = VirtualClock()
         self.bound = 0
+        self._pending_source: Callable[[], Iterable[Pod]] | None = None
         if objects is not None:
             from kubesched.app import build_config
 
@@ -82,6 +84,16 @@ class MemberCluster:
                 cluster = replace(cluster, api_enablements=dict(BUILTIN_APIS), complete_api_enablements=True)
         self.cluster = cluster
         self.refresh()
+
+    @classmethod
+    def attached(cls, cluster: Cluster, scheduler: Scheduler, pending: Callable[[], Iterable[Pod]]) -> MemberCluster:
+        """A member around a scheduler someone else drives (the simulator's member clusters);
+        ``pending`` lists the pods created there and not bound yet."""
+        m = cls(replace(cluster, api_enablements=cluster.api_enablements or dict(BUILTIN_APIS), complete_api_enablements=True))
+        m.scheduler = scheduler
+        m._pending_source = pending
+        m.refresh()
+        return m
 
     @property
     def name(self) -> str:
@@ -101,9 +113,10 @@ class MemberCluster:
         allocatable = {r: int(alloc[i]) for r, i in snap.res_index.items() if alloc[i]}
         allocated = {r: int(used[i]) for r, i in snap.res_index.items() if used[i]}
         allocating: Resources = {}
-        for p in self.pending.values():
+        pending = list(self._pending_source()) if self._pending_source else list(self.pending.values())
+        for p in pending:
             add_into(allocating, p.requests)
-        allocating[PODS] = len(self.pending)
+        allocating[PODS] = len(pending)
         allocated.setdefault(PODS, 0)
         self.cluster.resource_summary = ResourceSummary(allocatable, allocating, allocated)
 

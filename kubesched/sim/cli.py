@@ -138,9 +138,9 @@ def run(args: argparse.Namespace) -> int:
     if args.output == "json":
         import json
 
-        from kubesched.sim.report import _json_ready
+        from kubesched.sim.report import json_ready
 
-        sys.stdout.write(json.dumps(_json_ready(result.summary), indent=2) + "\n")
+        sys.stdout.write(json.dumps(json_ready(result.summary), indent=2) + "\n")
     else:
         from rich.table import Table
         from rich.text import Text

@@ -159,6 +159,7 @@ class Engine:
         # going round in circles at Permit; see Scheduler.schedule_one_tracked)
         self._seen: set[CircleKey] = set()
         self._circling = False
+        self._arrived = 0
         for node in workload.nodes:
             self._add_node(node, initial=True)
         self.work_key = 2 if self.cap[2] > 0 else 0  # "arrived workload" counts GPUs when there are any
@@ -434,10 +435,11 @@ class Engine:
         times = [t for t in (backoff, self.sched.next_waiting_deadline()) if t is not None]
         return min(times) if times else None
 
-    def _setup_timeline(self) -> None:
-        order = np.argsort(np.asarray(self.arrival), kind="stable")
-        for i in order:
-            self.push(self.arrival[i], ARRIVE, int(i))
+    def _setup_timeline(self, arrivals: bool = True) -> None:
+        if arrivals:
+            order = np.argsort(np.asarray(self.arrival), kind="stable")
+            for i in order:
+                self.push(self.arrival[i], ARRIVE, int(i))
         kinds = {"add": NODE_ADD, "remove": NODE_REMOVE, "cordon": NODE_UPDATE, "uncordon": NODE_UPDATE}
         for ev in self.wl.node_events:
             self.push(ev.time, kinds[ev.action], ev)
@@ -454,19 +456,49 @@ class Engine:
 
     def _run_time(self) -> None:
         self._setup_timeline()
-        n = len(self.pods)
         finite = [a + d for a, d in zip(self.arrival, self.duration, strict=True) if d is not None]
         start = float(self.heap[0][0]) if self.heap else 0.0
         end = max([start, *(float(x) for x in self.arrival), *finite, *(e.time for e in self.wl.node_events)])
+        self._open(start, end)
+        self.run_until(math.inf)
+        self._close()
+
+    # ---- a timeline driven from outside (time mode) ----------------------------------------
+    # A caller that decides when pods arrive (the multi-cluster layer: a pod reaches a member
+    # cluster when it is sent there) opens the timeline, moves it with ``run_until`` and
+    # ``next_time``, sends pods with ``submit`` and ends it with ``close``.
+    def open(self, start: float, end: float) -> None:
+        """Start an externally driven timeline at ``start`` (bins over [start, end]): node events
+        run as scheduled; pods arrive only when ``submit`` sends them."""
+        if self.opts.mode != "time":
+            raise ValueError("an externally driven timeline needs time mode")
+        self.arrival = [math.nan] * len(self.pods)  # a pod's arrival is when it is submitted
+        self._setup_timeline(arrivals=False)
+        self._open(start, end)
+        self._t0 = (time.perf_counter(), time.process_time())
+
+    def _open(self, start: float, end: float) -> None:
         self.rec.start_time_bins(start, end, self.opts.bins)
         self.clock.advance(start)
         self.t_start = self.clock.now
-        arrived = 0
+
+    def next_time(self) -> float:
+        """When this cluster next has something to do (an event, a backoff, a Permit timeout)."""
+        t_next = self.heap[0][0] if self.heap else math.inf
+        wake = self._next_wake()
+        return min(t_next, wake) if wake is not None else t_next
+
+    def run_until(self, t: float) -> None:
+        """Apply every event and scheduler wake-up up to and including ``t``; the clock ends at
+        ``t`` (the last event's time when ``t`` is infinite)."""
+        n = len(self.pods)
         heap = self.heap
         while True:
             t_next = heap[0][0] if heap else math.inf
             wake = self._next_wake()
             if wake is not None and wake < t_next:  # a backoff expires or a Permit timeout passes first
+                if wake > t:
+                    break
                 self.rec.sample_until(wake, self)
                 self._accumulate(wake - self.clock.now)
                 self.clock.advance(wake)
@@ -476,7 +508,7 @@ class Engine:
                 else:
                     self._drain()
                 continue
-            if not heap:
+            if not heap or t_next > t:
                 break
             self.rec.sample_until(t_next, self)
             self._accumulate(t_next - self.clock.now)
@@ -488,10 +520,33 @@ class Engine:
                 self._apply(kind, arg)
                 self.n_events += 1
                 if kind == ARRIVE:
-                    arrived += 1
-                    if self.progress is not None and (arrived & 63 == 0 or arrived == n):
-                        self.progress(arrived, n)
+                    self._arrived += 1
+                    if self.progress is not None and (self._arrived & 63 == 0 or self._arrived == n):
+                        self.progress(self._arrived, n)
             self._drain()
+        if math.isfinite(t) and t > self.clock.now:
+            self.rec.sample_until(t, self)
+            self._accumulate(t - self.clock.now)
+            self.clock.advance(t)
+
+    def submit(self, i: int, deadline: float | None = None) -> None:
+        """Pod ``i`` arrives now; with a ``deadline`` it is withdrawn if still pending then."""
+        self.arrival[i] = self.clock.now
+        self._arrive(i)
+        self.n_events += 1
+        if deadline is not None and self.state[i] == QUEUED:
+            self.push(deadline, WITHDRAW, i)
+        self._drain()
+
+    def close(self, t: float) -> None:
+        """End an externally driven timeline at ``t``."""
+        self.run_until(t)
+        self._close()
+        t0, c0 = self._t0
+        self.wall = time.perf_counter() - t0
+        self.cpu = time.process_time() - c0
+
+    def _close(self) -> None:
         self._accumulate(0.0)
         self.rec.sample_until(self.clock.now, self, final=True)
         # pods still waiting at the end never got a node

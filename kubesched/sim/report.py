@@ -40,11 +40,11 @@ def _clean(v: Any) -> Any:
     return v
 
 
-def _json_ready(d: Any) -> Any:
+def json_ready(d: Any) -> Any:
     if isinstance(d, dict):
-        return {str(k): _json_ready(v) for k, v in d.items()}
+        return {str(k): json_ready(v) for k, v in d.items()}
     if isinstance(d, (list, tuple)):
-        return [_json_ready(v) for v in d]
+        return [json_ready(v) for v in d]
     return _clean(d)
 
 
@@ -65,7 +65,7 @@ def write_outputs(result: SimResult, out: Path, *, plots: bool = True) -> list[P
     for name, table in (("events.csv", result.events), ("bins.csv", result.bins), ("pods.csv", result.pods)):
         write_csv(out / name, table)
         written.append(out / name)
-    (out / "summary.json").write_text(json.dumps(_json_ready(result.summary), indent=2) + "\n")
+    (out / "summary.json").write_text(json.dumps(json_ready(result.summary), indent=2) + "\n")
     written.append(out / "summary.json")
     images: dict[str, Path] = {}
     if plots:
@@ -129,17 +129,44 @@ def summary_rows(s: dict[str, Any]) -> list[tuple[str, str]]:
     return rows
 
 
+def html_page(title: str, body: list[str]) -> str:
+    """A self-contained report page (inline style, no network) around ``body``'s HTML parts."""
+    return "".join(
+        [
+            f"<!doctype html><html><head><meta charset='utf-8'><title>{html.escape(title)}</title>",
+            "<style>body{font-family:system-ui,sans-serif;margin:2em;max-width:1100px}"
+            "table{border-collapse:collapse;margin:1em 0}td,th{border:1px solid #ccc;padding:4px 10px;text-align:left}"
+            "th{background:#f3f3f3}img{max-width:100%;border:1px solid #eee;margin:.5em 0}</style></head><body>",
+            f"<h1>{html.escape(title)}</h1>",
+            *body,
+            "</body></html>\n",
+        ]
+    )
+
+
+def html_table(rows: list[list[Any]], header: list[str] | None = None) -> str:
+    parts = ["<table>"]
+    if header:
+        parts.append("<tr>" + "".join(f"<th>{html.escape(str(h))}</th>" for h in header) + "</tr>")
+    for row in rows:
+        parts.append("<tr>" + "".join(f"<td>{html.escape(v if isinstance(v, str) else _fmt(v))}</td>" for v in row) + "</tr>")
+    parts.append("</table>")
+    return "".join(parts)
+
+
+def html_images(images: dict[str, Path]) -> list[str]:
+    """Each PNG embedded (base64) under its title."""
+    out = []
+    for name, path in images.items():
+        data = base64.b64encode(path.read_bytes()).decode("ascii")
+        out.append(f"<h3>{html.escape(name)}</h3><img alt='{html.escape(name)}' src='data:image/png;base64,{data}'>")
+    return out
+
+
 def render_html(result: SimResult, images: dict[str, Path]) -> str:
     """One self-contained page: summary table, failure reasons, plots embedded as base64 PNG."""
     s = result.summary
-    parts = [
-        "<!doctype html><html><head><meta charset='utf-8'><title>kubesched simulate report</title>",
-        "<style>body{font-family:system-ui,sans-serif;margin:2em;max-width:1100px}"
-        "table{border-collapse:collapse;margin:1em 0}td,th{border:1px solid #ccc;padding:4px 10px;text-align:left}"
-        "th{background:#f3f3f3}img{max-width:100%;border:1px solid #eee;margin:.5em 0}</style></head><body>",
-        f"<h1>kubesched simulate: {html.escape(str(s['mode']))} mode</h1>",
-        "<h2>Summary</h2><table>",
-    ]
+    parts = ["<h2>Summary</h2><table>"]
     parts += [f"<tr><th>{html.escape(k)}</th><td>{html.escape(v)}</td></tr>" for k, v in summary_rows(s)]
     parts.append("</table>")
     reasons = s.get("failed_by_reason") or {}
@@ -149,11 +176,9 @@ def render_html(result: SimResult, images: dict[str, Path]) -> str:
         parts.append("</table>")
     if images:
         parts.append("<h2>Plots</h2>")
-    for name, path in images.items():
-        data = base64.b64encode(path.read_bytes()).decode("ascii")
-        parts.append(f"<h3>{html.escape(name)}</h3><img alt='{html.escape(name)}' src='data:image/png;base64,{data}'>")
+    parts += html_images(images)
     parts.append(
         "<p>Files next to this report: events.csv (one row per event), bins.csv (per bin), pods.csv "
-        "(one row per pod), summary.json.</p></body></html>\n"
+        "(one row per pod), summary.json.</p>"
     )
-    return "".join(parts)
+    return html_page(f"kubesched simulate: {s['mode']} mode", parts)

@@ -8,7 +8,7 @@ from typing import Any
 from kubesched.config import SchedulerConfig
 from kubesched.framework.registry import Registry
 from kubesched.sim.engine import Engine, Progress, SimOptions
-from kubesched.sim.states import STATE_NAMES
+from kubesched.sim.states import STATE_NAMES, WAITING
 from kubesched.sim.usage import UsageModel
 from kubesched.sim.workload import Workload
 
@@ -58,18 +58,24 @@ def simulate(
     )
     eng = Engine(config, workload, registry or Registry(), opts, progress)
     eng.run()
+    return result_of(eng)
+
+
+def result_of(eng: Engine) -> SimResult:
+    """A finished engine's SimResult; the pods table lists the pods that arrived."""
     summary = eng.rec.summary(eng)
     a = eng.arrays()
+    keep = [i for i, st in enumerate(eng.state) if st != WAITING]
     pods = {
-        "pod": [p.key for p in eng.pods],
-        "arrival": list(eng.arrival),
-        "state": [STATE_NAMES[s] for s in eng.state],
-        "node": eng.node_of,
-        "bind_time": list(eng.bind_time),
-        "end_time": list(eng.end_time),
-        "queue_delay": (a["bind_time"] - a["arrival"]).tolist(),
-        "attempts": list(eng.attempts),
-        "gpu_milli": [int(x) for x in eng.gpu_req],
-        "message": [m.split("\n", 1)[0] for m in eng.message],
+        "pod": [eng.pods[i].key for i in keep],
+        "arrival": [eng.arrival[i] for i in keep],
+        "state": [STATE_NAMES[eng.state[i]] for i in keep],
+        "node": [eng.node_of[i] for i in keep],
+        "bind_time": [eng.bind_time[i] for i in keep],
+        "end_time": [eng.end_time[i] for i in keep],
+        "queue_delay": (a["bind_time"] - a["arrival"])[keep].tolist(),
+        "attempts": [eng.attempts[i] for i in keep],
+        "gpu_milli": [int(eng.gpu_req[i]) for i in keep],
+        "message": [eng.message[i].split("\n", 1)[0] for i in keep],
     }
     return SimResult(summary, eng.rec.event_table(), eng.rec.bin_table(eng), pods)

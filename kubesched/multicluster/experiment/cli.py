@@ -1,0 +1,170 @@
+"""``kubesched multicluster simulate``: isolated, cloud-only and collaborative on the same arrivals."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from concurrent.futures import ProcessPoolExecutor
+from typing import Any
+
+from kubesched.errors import InputError
+
+
+def add_simulate_parser(sub: Any) -> None:
+    p = sub.add_parser(
+        "simulate",
+        help="the edge-cloud experiment: isolated, cloud-only and collaborative on the same openb arrivals",
+        description="Replays the openb pods in time mode over edge clusters and a cloud region, in three modes, "
+        "for several seeds; writes runs.csv, summary.json, plots and report.html to --out.",
+    )
+    p.add_argument("--scenario", metavar="FILE", help="an EdgeCloudScenario (default: the built-in one, docs/multicluster.md)")
+    p.add_argument("--seeds", default="0-9", help="seeds, e.g. 0-9 or 1,2,5 (default 0-9)")
+    p.add_argument("--modes", default="isolated,cloud-only,collaborative", help="comma-separated (default: all three)")
+    p.add_argument("--time-scale", type=float, metavar="K", help="compress arrivals K times (overrides the scenario)")
+    p.add_argument("--limit", type=int, metavar="N", help="replay only the first N pods by arrival")
+    p.add_argument("--workers", type=int, default=1, help="runs in parallel processes (default 1)")
+    p.add_argument("--out", default="multicluster-out", metavar="DIR", help="output folder (default multicluster-out)")
+    p.add_argument("--no-plots", action="store_true", help="no PNG plots and no per-cluster reports")
+    p.add_argument("-o", "--output", choices=("table", "json"), default="table", help="what to print on stdout")
+    p.set_defaults(func=run_cli)
+
+
+def parse_seeds(text: str) -> list[int]:
+    out: list[int] = []
+    try:
+        for part in text.split(","):
+            lo, sep, hi = part.strip().partition("-")
+            out += list(range(int(lo), int(hi) + 1)) if sep else [int(lo)]
+    except ValueError:
+        raise InputError(f'invalid seeds "{text}" (e.g. 0-9 or 1,2,5)', source="--seeds") from None
+    if not out:
+        raise InputError("no seeds", source="--seeds")
+    return out
+
+
+def _scenario(args: argparse.Namespace):  # noqa: ANN202
+    from dataclasses import replace
+
+    from kubesched.multicluster.experiment.scenario import Scenario, check, parse_scenario
+
+    if args.scenario:
+        from kubesched.api.load import read_documents
+
+        docs = read_documents(args.scenario)
+        if len(docs) != 1:
+            raise InputError("expected one EdgeCloudScenario document", source=args.scenario)
+        sc = parse_scenario(docs[0][1], args.scenario)
+    else:
+        sc = Scenario()
+    if args.time_scale is not None:
+        if args.time_scale <= 0:
+            raise InputError("must be positive", source="--time-scale")
+        sc = replace(sc, time_scale=args.time_scale)
+    check(sc)
+    return sc
+
+
+_PREP: dict[tuple, Any] = {}
+
+
+def _one(task: tuple) -> tuple[dict[str, Any], dict[str, tuple[list[float], list[float]]]]:
+    """A worker's run: (metrics, GPU series per cluster); the first seed also writes member reports."""
+    from pathlib import Path
+
+    from kubesched.multicluster.experiment.metrics import run_metrics
+    from kubesched.multicluster.experiment.run import prepare, run
+    from kubesched.sim.report import write_outputs
+    from kubesched.sim.runner import result_of
+
+    sc, limit, mode, seed, out, first, plots = task
+    key = (repr(sc), limit)
+    if key not in _PREP:
+        _PREP.clear()
+        _PREP[key] = prepare(sc, limit)
+    prep = _PREP[key]
+    res = run(prep, mode, seed, record_events=first and plots)
+    metrics = run_metrics(prep, res)
+    series: dict[str, tuple[list[float], list[float]]] = {}
+    if first:
+        for name, eng in res.engines.items():
+            r = result_of(eng)
+            series[name] = ([float(x) for x in r.bins["end"]], [float(x) for x in r.bins["gpu_alloc_pct"]])
+            if plots:
+                folder = Path(out) / "members" / mode / name
+                folder.mkdir(parents=True, exist_ok=True)
+                write_outputs(r, folder, plots=True)
+    return metrics, series
+
+
+def run_cli(args: argparse.Namespace) -> int:
+    from kubesched.multicluster.experiment.metrics import aggregate, paired_tests
+    from kubesched.multicluster.experiment.report import comparison_rows, write
+    from kubesched.multicluster.experiment.run import MODES
+    from kubesched.sim.report import prepare_out_dir
+
+    sc = _scenario(args)
+    seeds = parse_seeds(args.seeds)
+    modes = [m.strip() for m in args.modes.split(",") if m.strip()]
+    for m in modes:
+        if m not in MODES:
+            raise InputError(f'unknown mode "{m}" (expected {", ".join(MODES)})', source="--modes")
+    if args.workers < 1:
+        raise InputError("must be at least 1", source="--workers")
+    if args.limit is not None and args.limit < 1:
+        raise InputError("must be at least 1", source="--limit")
+    out = prepare_out_dir(args.out, "--out")
+    tasks = [(sc, args.limit, m, s, str(out), s == seeds[0], not args.no_plots) for s in seeds for m in modes]
+    if args.workers == 1:
+        results = [_one(t) for t in tasks]
+    else:
+        with ProcessPoolExecutor(args.workers) as pool:
+            results = list(pool.map(_one, tasks))
+    runs = [m for m, _ in results]
+    series = {t[2]: s for t, (_, s) in zip(tasks, results, strict=True) if t[5]}
+    doc = {
+        "scenario": {
+            "description": describe(sc),
+            "sites": [s.__dict__ for s in sc.sites],
+            "timeScale": sc.time_scale,
+            "trace": sc.trace,
+            "nodes": sc.nodes,
+            "classes": {q: c.__dict__ for q, c in sc.qos_classes.items()},
+            "accessRttMs": sc.access_rtt_ms,
+            "limit": args.limit,
+        },
+        "seeds": seeds,
+        "modes": modes,
+        "aggregate": aggregate(runs, modes),
+        "tests": paired_tests(runs) if len(seeds) > 1 else [],
+        "runs": runs,
+    }
+    write(out, doc, runs, series, modes, not args.no_plots)
+    if args.output == "json":
+        from kubesched.sim.report import json_ready
+
+        sys.stdout.write(json.dumps(json_ready({k: doc[k] for k in ("scenario", "seeds", "aggregate", "tests")}), indent=2) + "\n")
+    else:
+        from rich.console import Console
+        from rich.table import Table
+
+        t = Table(title=f"edge–cloud experiment, {len(seeds)} seed(s) — mean ± sd")
+        t.add_column("metric")
+        for m in modes:
+            t.add_column(m, justify="right")
+        for row in comparison_rows(doc["aggregate"], modes):
+            t.add_row(*row)
+        Console().print(t)
+        for test in doc["tests"]:
+            p = test["wilcoxon_p"]
+            Console().print(f"{test['metric']}: {test['a']} vs {test['b']} ({test['better']} is better): mean difference "
+                            f"{test['mean_difference']:.3f}, paired t p={test['t_test_p']}, Wilcoxon p={p}")
+        Console().print(f"written to {out}/")
+    return 0
+
+
+def describe(sc) -> str:  # noqa: ANN001
+    edges = ", ".join(f"{s.name} ({s.region}, {s.share:.0%} of nodes, users {s.users:g})" for s in sc.edges)
+    cloud = sc.cloud[0]
+    return (f"openb {sc.trace} on {sc.nodes} nodes, arrivals {sc.time_scale:g}x faster; edges {edges}; cloud "
+            f"{cloud.name} ({cloud.region}, the remaining nodes)")

@@ -1,0 +1,161 @@
+"""The experiment's metrics, exactly as docs/multicluster.md defines them, and the paired tests.
+
+Per run (one mode, one seed), over all pods of the trace:
+
+- ``failure_pct``: pods never bound, in % of all pods; ``failed_timeout_pct``: not bound within
+  their class's timeout (wherever they waited); ``failed_budget_pct``: no cluster of the mode within
+  the class's latency budget.
+- ``latency_ms``: for bound pods, the users' network round trip to the cluster
+  (``accessRttMs + P95 RTT(home region, cluster region)``), ``mean`` and ``p95``;
+  ``latency_queue_ms``: that plus the pod's queueing delay (bind time - arrival, in ms).
+- ``gpu_util_pct`` / ``cpu_util_pct``: allocated GPU (CPU) of the tier's clusters over their
+  capacity, time-weighted over the run (the simulator's ``allocation_pct.mean`` of each cluster,
+  weighted by its capacity), for the edge tier, the cloud tier and overall.
+- ``budget_violations``: bound pods whose round trip exceeds their class budget (0 by design for
+  collaborative and cloud-only).
+- ``placed_at``: bound pods at their home edge, at another edge, in the cloud.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from kubesched.multicluster.api import Cluster
+from kubesched.multicluster.experiment.run import Prepared, RunOutput
+
+
+def _pct(a: float, b: float) -> float:
+    return 100.0 * a / b if b else 0.0
+
+
+def _stats(v: np.ndarray) -> dict[str, float | None]:
+    return {"mean": float(v.mean()) if v.size else None, "p95": float(np.percentile(v, 95)) if v.size else None}
+
+
+def run_metrics(prep: Prepared, out: RunOutput) -> dict[str, Any]:
+    sc = prep.scenario
+    sites = list(sc.sites)
+    n = len(prep.pods)
+    bound = np.isfinite(out.bind_time)
+    reasons = np.asarray(out.reason)
+    rtt = np.full(n, math.nan)
+    budget = np.full(n, math.inf)
+    clusters = [Cluster(s.name, region=s.region) for s in sites]
+    for i in np.nonzero(bound)[0]:
+        r = prep.network.user_rtt(sites[out.home[i]].region, clusters[out.site[i]])
+        rtt[i] = math.nan if r is None else r
+    for i in range(n):
+        c = sc.qos_classes.get(prep.qos[i])
+        if c is not None and c.budget_ms is not None:
+            budget[i] = c.budget_ms
+    arrival = np.asarray(prep.arrival)
+    lat = rtt[bound]
+    lat_q = (rtt + 1000.0 * (out.bind_time - arrival))[bound]
+    util: dict[str, dict[str, float]] = {}
+    summaries = {name: eng.rec.summary(eng) for name, eng in out.engines.items()}
+    for res, key, cap_i in (("gpu", "gpu_util_pct", 2), ("cpu", "cpu_util_pct", 0)):
+        tiers: dict[str, list[tuple[float, float]]] = {"edge": [], "cloud": [], "overall": []}
+        for s in sites:
+            eng = out.engines[s.name]
+            cap = eng.cap[cap_i]
+            mean = summaries[s.name]["allocation_pct"][res]["mean"]
+            tiers[s.tier].append((mean, cap))
+            tiers["overall"].append((mean, cap))
+        util[key] = {t: (sum(m * c for m, c in v) / sum(c for _, c in v)) if sum(c for _, c in v) else 0.0 for t, v in tiers.items()}
+    is_edge = np.asarray([s.tier == "edge" for s in sites])
+    site_of = out.site[bound]
+    home_of = out.home[bound]
+    return {
+        "mode": out.mode,
+        "seed": out.seed,
+        "pods": n,
+        "bound": int(bound.sum()),
+        "failure_pct": _pct(float((~bound).sum()), n),
+        "failed_timeout_pct": _pct(float((reasons == "timeout").sum()), n),
+        "failed_budget_pct": _pct(float((reasons == "budget").sum()), n),
+        "latency_ms": _stats(lat),
+        "latency_queue_ms": _stats(lat_q),
+        **util,
+        "budget_violations": int((rtt[bound] > budget[bound]).sum()),
+        "placed_at": {
+            "home_edge": int((site_of == home_of).sum()),
+            "other_edge": int(((site_of != home_of) & is_edge[site_of]).sum()),
+            "cloud": int((~is_edge[site_of]).sum()),
+        },
+        "run": {"wall_s": out.wall_s, "decisions": out.decisions, "decide_s": out.decide_s},
+    }
+
+
+# ---- aggregation over seeds ----------------------------------------------------------------------
+HEADLINE = (
+    ("failure_pct", "failure rate (% of pods)"),
+    ("failed_timeout_pct", "  not placed within the class timeout (%)"),
+    ("failed_budget_pct", "  no cluster within the latency budget (%)"),
+    ("latency_ms.mean", "mean user latency, network RTT (ms)"),
+    ("latency_ms.p95", "p95 user latency, network RTT (ms)"),
+    ("latency_queue_ms.mean", "mean latency, RTT + queueing delay (ms)"),
+    ("latency_queue_ms.p95", "p95 latency, RTT + queueing delay (ms)"),
+    ("gpu_util_pct.edge", "edge GPU utilisation, time-weighted (%)"),
+    ("gpu_util_pct.cloud", "cloud GPU utilisation (%)"),
+    ("gpu_util_pct.overall", "overall GPU utilisation (%)"),
+    ("cpu_util_pct.edge", "edge CPU utilisation (%)"),
+    ("cpu_util_pct.overall", "overall CPU utilisation (%)"),
+    ("budget_violations", "pods placed outside their latency budget"),
+)
+
+
+def get(m: dict[str, Any], path: str) -> float:
+    v: Any = m
+    for part in path.split("."):
+        v = v[part]
+    return math.nan if v is None else float(v)
+
+
+def aggregate(runs: list[dict[str, Any]], modes: list[str]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for mode in modes:
+        rs = [r for r in runs if r["mode"] == mode]
+        out[mode] = {}
+        for key, _ in HEADLINE:
+            v = np.asarray([get(r, key) for r in rs], float)
+            out[mode][key] = {"mean": float(np.nanmean(v)) if v.size else None,
+                              "sd": float(np.nanstd(v, ddof=1)) if v.size > 1 else None, "n": int(v.size)}
+    return out
+
+
+def paired_tests(runs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The goals' comparisons, paired by seed: Student's paired t-test and Wilcoxon signed-rank."""
+    from scipy import stats
+
+    def series(mode: str, key: str) -> dict[int, float]:
+        return {r["seed"]: get(r, key) for r in runs if r["mode"] == mode}
+
+    out = []
+    for a, b, key, better in (
+        ("collaborative", "isolated", "failure_pct", "lower"),
+        ("collaborative", "isolated", "gpu_util_pct.edge", "higher"),
+        ("collaborative", "isolated", "cpu_util_pct.edge", "higher"),
+        ("collaborative", "cloud-only", "latency_ms.mean", "lower"),
+        ("collaborative", "cloud-only", "failure_pct", "lower"),
+    ):
+        sa, sb = series(a, key), series(b, key)
+        seeds = sorted(set(sa) & set(sb))
+        if len(seeds) < 2:
+            continue
+        x = np.asarray([sa[s] for s in seeds])
+        y = np.asarray([sb[s] for s in seeds])
+        d = x - y
+        t = stats.ttest_rel(x, y) if np.any(d != d[0]) else None
+        w = stats.wilcoxon(x, y) if np.any(d != 0) else None
+        holds = bool(np.all(d < 0) if better == "lower" else np.all(d > 0))
+        out.append({
+            "metric": key, "a": a, "b": b, "better": better, "seeds": len(seeds),
+            "mean_difference": float(d.mean()),
+            "t_test_p": None if t is None else float(t.pvalue),
+            "wilcoxon_p": None if w is None else float(w.pvalue),
+            "every_seed": holds,
+        })
+    return out

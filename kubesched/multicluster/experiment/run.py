@@ -1,0 +1,253 @@
+"""One run of the edge–cloud experiment: a mode, a seed, the openb arrivals through member clusters.
+
+Every site is a member cluster simulated by kubesched's simulator (``kubesched.sim.Engine``, its
+scheduler, queue, backoff and metrics), driven on one shared clock. A pod arrives at its scaled
+openb creation time with a home edge and a latency class; then, by mode:
+
+- ``isolated``: it goes to its home edge and waits in that cluster's queue;
+- ``cloud-only``: it goes to the cloud, unless the cloud is beyond its class's latency budget (then
+  it fails at once: no cluster within budget);
+- ``collaborative``: Karmada's pipeline decides, with ordered affinity terms (home edge, the other
+  edges, the cloud), one cluster (spread ``maxGroups: 1``, Aggregated), the LatencyBudget filter
+  and the NetworkOverhead score, and the simulated estimator (the member's scheduler) for
+  available replicas. A pod no term can take waits at the federation level and is decided again
+  whenever a member changes, as Karmada retries an unschedulable binding.
+
+A pod not bound within its class's timeout fails (``timeout``), wherever it waits.
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from kubesched.api.objects import Node, Pod
+from kubesched.multicluster.api import Binding, Cluster, parse_placement
+from kubesched.multicluster.federation import Federation
+from kubesched.multicluster.member import MemberCluster
+from kubesched.multicluster.network import LATENCY_CLASS, USER_REGION, LatencyTable, Network, azure_table_path
+from kubesched.sim.engine import Engine, SimOptions
+from kubesched.sim.states import DONE, RUNNING
+from kubesched.sim.workload import Workload
+
+MODES = ("isolated", "cloud-only", "collaborative")
+ARRIVE, DEADLINE = 0, 1
+GPU_CONFIG = {
+    "apiVersion": "kubescheduler.config.k8s.io/v1",
+    "kind": "KubeSchedulerConfiguration",
+    "profiles": [{"schedulerName": "default-scheduler", "plugins": {"multiPoint": {"enabled": [{"name": "Open-Gpu-Share"}]}}}],
+}
+
+
+@dataclass
+class Prepared:
+    """What every run shares: the sites' nodes, the pods (scaled arrivals), their classes."""
+
+    scenario: Any
+    site_nodes: dict[str, list[Node]]
+    pods: list[Pod]
+    arrival: list[float]
+    duration: list[float | None]
+    qos: list[str]
+    network: Network
+    end: float  # the runs end here: last arrival plus the longest class timeout
+
+
+def prepare(scenario, limit: int | None = None) -> Prepared:  # noqa: ANN001
+    from kubesched.multicluster.experiment.scenario import qos_of_pods
+    from kubesched.sim.openb import load_openb
+    from kubesched.trace import bundled
+
+    wl = load_openb(scenario.trace, scenario.nodes)
+    if limit:
+        wl = wl.head(limit)
+    qos_by_name = qos_of_pods(bundled.pod_list(scenario.trace))
+    order = np.random.default_rng(scenario.split_seed).permutation(len(wl.nodes))
+    nodes = [wl.nodes[i] for i in order]
+    site_nodes: dict[str, list[Node]] = {}
+    k = 0
+    for s in scenario.edges:
+        n = int(round(s.share * len(nodes)))
+        site_nodes[s.name] = nodes[k : k + n]
+        k += n
+    cloud = scenario.cloud[0]
+    site_nodes[cloud.name] = nodes[k : k + int(round(cloud.share * len(nodes)))] if cloud.share else nodes[k:]
+    t0 = min(wl.arrival) if wl.arrival else 0.0
+    arrival = [(a - t0) / scenario.time_scale for a in wl.arrival]
+    net = Network(LatencyTable.read(azure_table_path()), scenario.access_rtt_ms, scenario.classes(), scenario.default_class)
+    qos = [qos_by_name.get(p.name, "") for p in wl.pods]
+    longest = max((c.timeout_s or 0.0) for c in scenario.qos_classes.values())
+    end = (max(arrival) if arrival else 0.0) + longest
+    return Prepared(scenario, site_nodes, list(wl.pods), arrival, list(wl.duration), qos, net, end)
+
+
+@dataclass
+class RunOutput:
+    mode: str
+    seed: int
+    home: np.ndarray  # site index of each pod's users
+    site: np.ndarray  # site index where it was bound, -1 if never
+    reason: list[str]  # "" placed, "timeout", "budget"
+    bind_time: np.ndarray
+    engines: dict[str, Engine] = field(default_factory=dict)
+    decide_s: float = 0.0
+    wall_s: float = 0.0
+    decisions: int = 0
+
+
+def _class_of(prep: Prepared, i: int):  # noqa: ANN202
+    c = prep.scenario.qos_classes.get(prep.qos[i])
+    return c if c is not None else prep.network.classes.get(prep.scenario.default_class)
+
+
+def run(prep: Prepared, mode: str, seed: int, *, record_events: bool = False, bins: int = 100) -> RunOutput:
+    from kubesched.app import build_registry
+    from kubesched.config.load import parse_config
+
+    if mode not in MODES:
+        raise ValueError(f"mode must be one of {MODES}")
+    t_start = time.perf_counter()
+    sc = prep.scenario
+    sites = list(sc.sites)
+    idx = {s.name: k for k, s in enumerate(sites)}
+    n = len(prep.pods)
+    rng = np.random.default_rng([seed, 7])
+    edges = sc.edges
+    weights = np.asarray([s.users for s in edges], float)
+    home = np.asarray([idx[edges[j].name] for j in rng.choice(len(edges), size=n, p=weights / weights.sum())], np.int64)
+    registry = build_registry([])
+    config = parse_config(GPU_CONFIG, "edge-cloud scenario", registry.points_of)
+    engines: dict[str, Engine] = {}
+    for k, s in enumerate(sites):
+        wl = Workload(prep.site_nodes[s.name], prep.pods, [math.nan] * n, prep.duration, source=f"{sc.trace} at {s.name}")
+        opts = SimOptions(mode="time", seed=seed * 100 + k, bins=bins, record_events=record_events)
+        eng = Engine(config, wl, registry, opts)
+        eng.open(0.0, prep.end)
+        engines[s.name] = eng
+    site = np.full(n, -1, np.int64)
+    reason = [""] * n
+    deadline = [math.inf] * n
+    out = RunOutput(mode, seed, home, site, reason, np.full(n, math.nan), engines)
+
+    fed = None
+    bindings: dict[int, Binding] = {}
+    if mode == "collaborative":
+        fed = _federation(prep, engines)
+    heap: list[tuple[float, int, int]] = []
+    for i, a in enumerate(prep.arrival):
+        heap.append((a, ARRIVE, i))
+    heapq.heapify(heap)
+    waiting: dict[int, Binding] = {}
+
+    def send(i: int, site_name: str) -> None:
+        site[i] = idx[site_name]
+        engines[site_name].submit(i, deadline[i])
+
+    def decide(i: int, b: Binding) -> bool:
+        t0 = time.perf_counter()
+        d = fed.decide(b)  # type: ignore[union-attr]
+        out.decide_s += time.perf_counter() - t0
+        out.decisions += 1
+        if d.scheduled:
+            send(i, d.clusters[0].name)
+        return d.scheduled
+
+    cloud = sc.cloud[0]
+    while True:
+        t_fed = heap[0][0] if heap else math.inf
+        t = min(t_fed, min(e.next_time() for e in engines.values()))
+        if t > prep.end or not math.isfinite(t):
+            break
+        gens = [e.snap.generation for e in engines.values()]
+        for e in engines.values():
+            e.run_until(t)
+        changed = gens != [e.snap.generation for e in engines.values()]
+        while heap and heap[0][0] == t:
+            _, kind, i = heapq.heappop(heap)
+            if kind == DEADLINE:
+                if waiting.pop(i, None) is not None:
+                    reason[i] = "timeout"
+                continue
+            cls = _class_of(prep, i)
+            deadline[i] = t + (cls.timeout_s if cls and cls.timeout_s is not None else math.inf)
+            h = sites[home[i]]
+            if mode == "isolated":
+                send(i, h.name)
+            elif mode == "cloud-only":
+                rtt = prep.network.user_rtt(h.region, Cluster(cloud.name, region=cloud.region))
+                if cls is not None and cls.budget_ms is not None and (rtt is None or rtt > cls.budget_ms):
+                    reason[i] = "budget"
+                else:
+                    send(i, cloud.name)
+            else:
+                b = _binding(prep, i, h.name, h.region, cls.name if cls else "")
+                bindings[i] = b
+                if not decide(i, b):
+                    waiting[i] = b
+                    heapq.heappush(heap, (deadline[i], DEADLINE, i))
+        if changed and waiting:
+            for i in sorted(waiting):
+                if decide(i, waiting[i]):
+                    del waiting[i]
+    for i in waiting:
+        reason[i] = "timeout"
+    for e in engines.values():
+        e.close(prep.end)
+    for i in range(n):
+        if site[i] >= 0:
+            eng = engines[sites[site[i]].name]
+            if eng.state[i] in (RUNNING, DONE):
+                out.bind_time[i] = eng.bind_time[i]
+            else:
+                reason[i] = "timeout"
+    out.wall_s = time.perf_counter() - t_start
+    return out
+
+
+def _binding(prep: Prepared, i: int, home: str, region: str, cls: str) -> Binding:
+    pod = prep.pods[i]
+    placement = _placement(home)
+    ann = {USER_REGION: region, LATENCY_CLASS: cls}
+    return Binding("v1", "Pod", pod.namespace, pod.name, pod.uid, 1, pod, placement, annotations=ann, requirements=True,
+                   policy=f"PropagationPolicy {pod.namespace}/{home}")
+
+
+_PLACEMENTS: dict[str, Any] = {}
+
+
+def _placement(home: str):  # noqa: ANN202
+    """The collaborative policy of users homed at ``home``: home edge, other edges, cloud."""
+    if home not in _PLACEMENTS:
+        _PLACEMENTS[home] = parse_placement(
+            {
+                "clusterAffinities": [
+                    {"affinityName": "home-edge", "clusterNames": [home]},
+                    {"affinityName": "other-edges", "labelSelector": {"matchLabels": {"tier": "edge"}}, "exclude": [home]},
+                    {"affinityName": "cloud", "labelSelector": {"matchLabels": {"tier": "cloud"}}},
+                ],
+                "spreadConstraints": [{"spreadByField": "cluster", "maxGroups": 1, "minGroups": 1}],
+                "replicaScheduling": {"replicaSchedulingType": "Divided", "replicaDivisionPreference": "Aggregated"},
+            },
+            "placement",
+        )
+    return _PLACEMENTS[home]
+
+
+def _federation(prep: Prepared, engines: dict[str, Engine]) -> Federation:
+    from kubesched.multicluster.federation import resolve_plugins
+    from kubesched.multicluster.network import LatencyBudget, NetworkOverhead
+
+    members = []
+    for s in prep.scenario.sites:
+        eng = engines[s.name]
+        c = Cluster(s.name, labels={"tier": s.tier}, region=s.region)
+        members.append(MemberCluster.attached(c, eng.sched, list))
+    net = prep.network
+    overhead = NetworkOverhead(net, {m.name: m.cluster for m in members})
+    plugins = resolve_plugins("*,LatencyBudget,NetworkOverhead", {"LatencyBudget": LatencyBudget(net), "NetworkOverhead": overhead})
+    return Federation(members, plugins, "simulated", {"NetworkOverhead": net.weight})
