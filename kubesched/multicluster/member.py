@@ -68,6 +68,7 @@ class MemberCluster:
         self.clock = VirtualClock()
         self.bound = 0
         self._pending_source: Callable[[], Iterable[Pod]] | None = None
+        self._summary_key: tuple | None = None
         if objects is not None:
             from kubesched.app import build_config
 
@@ -108,12 +109,16 @@ class MemberCluster:
         snap = self.snapshot
         if snap is None:
             return
+        pending = list(self._pending_source()) if self._pending_source else list(self.pending.values())
+        key = (snap.generation, len(pending), sum(p.uid.__hash__() for p in pending))
+        if key == self._summary_key:
+            return
+        self._summary_key = key
         alloc = snap.alloc.sum(axis=0)
         used = snap.requested.sum(axis=0)
         allocatable = {r: int(alloc[i]) for r, i in snap.res_index.items() if alloc[i]}
         allocated = {r: int(used[i]) for r, i in snap.res_index.items() if used[i]}
         allocating: Resources = {}
-        pending = list(self._pending_source()) if self._pending_source else list(self.pending.values())
         for p in pending:
             add_into(allocating, p.requests)
         allocating[PODS] = len(pending)

@@ -135,7 +135,7 @@ def run(prep: Prepared, mode: str, seed: int, *, record_events: bool = False, bi
     out = RunOutput(mode, seed, home, site, reason, np.full(n, math.nan), engines)
 
     fed = None
-    bindings: dict[int, Binding] = {}
+    t = 0.0
     if mode == "collaborative":
         fed = _federation(prep, engines)
     heap: list[tuple[float, int, int]] = []
@@ -144,9 +144,16 @@ def run(prep: Prepared, mode: str, seed: int, *, record_events: bool = False, bi
     heapq.heapify(heap)
     waiting: dict[int, Binding] = {}
 
+    # each cluster's next event time; a cluster with nothing to do before t is left behind (its
+    # state cannot change meanwhile) and catches up when it next runs or receives a pod
+    nxt = {name: e.next_time() for name, e in engines.items()}
+
     def send(i: int, site_name: str) -> None:
         site[i] = idx[site_name]
-        engines[site_name].submit(i, deadline[i])
+        eng = engines[site_name]
+        eng.run_until(t)
+        eng.submit(i, deadline[i])
+        nxt[site_name] = eng.next_time()
 
     def decide(i: int, b: Binding) -> bool:
         t0 = time.perf_counter()
@@ -160,13 +167,16 @@ def run(prep: Prepared, mode: str, seed: int, *, record_events: bool = False, bi
     cloud = sc.cloud[0]
     while True:
         t_fed = heap[0][0] if heap else math.inf
-        t = min(t_fed, min(e.next_time() for e in engines.values()))
+        t = min(t_fed, min(nxt.values()))
         if t > prep.end or not math.isfinite(t):
             break
-        gens = [e.snap.generation for e in engines.values()]
-        for e in engines.values():
-            e.run_until(t)
-        changed = gens != [e.snap.generation for e in engines.values()]
+        changed = False
+        for name, e in engines.items():
+            if nxt[name] <= t:
+                gen = e.snap.generation
+                e.run_until(t)
+                nxt[name] = e.next_time()
+                changed |= e.snap.generation != gen
         while heap and heap[0][0] == t:
             _, kind, i = heapq.heappop(heap)
             if kind == DEADLINE:
@@ -186,14 +196,21 @@ def run(prep: Prepared, mode: str, seed: int, *, record_events: bool = False, bi
                     send(i, cloud.name)
             else:
                 b = _binding(prep, i, h.name, h.region, cls.name if cls else "")
-                bindings[i] = b
                 if not decide(i, b):
                     waiting[i] = b
                     heapq.heappush(heap, (deadline[i], DEADLINE, i))
         if changed and waiting:
+            # decisions only fail from too little room, and placing a pod never frees any: once a
+            # pod fails, the others with the same users, class and shape fail too this round
+            failed: set[tuple] = set()
             for i in sorted(waiting):
+                key = (home[i], prep.qos[i], prep.pods[i].signature(), _gpu_key(prep.pods[i]))
+                if key in failed:
+                    continue
                 if decide(i, waiting[i]):
                     del waiting[i]
+                else:
+                    failed.add(key)
     for i in waiting:
         reason[i] = "timeout"
     for e in engines.values():
@@ -207,6 +224,10 @@ def run(prep: Prepared, mode: str, seed: int, *, record_events: bool = False, bi
                 reason[i] = "timeout"
     out.wall_s = time.perf_counter() - t_start
     return out
+
+
+def _gpu_key(pod: Pod) -> tuple:
+    return tuple(sorted(pod.annotations.items()))
 
 
 def _binding(prep: Prepared, i: int, home: str, region: str, cls: str) -> Binding:

@@ -1,0 +1,102 @@
+"""The edge-cloud experiment: the driven simulator equals `kubesched simulate`, each mode keeps its
+rules, the CLI writes its report; small slices of the openb trace keep this quick."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+import pytest
+
+from kubesched.cli import main
+from kubesched.multicluster.experiment.metrics import run_metrics
+from kubesched.multicluster.experiment.run import prepare, run
+from kubesched.multicluster.experiment.scenario import Scenario
+from kubesched.multicluster.network import azure_table_path
+
+
+@pytest.fixture(scope="module")
+def prep():
+    return prepare(Scenario(time_scale=2000), limit=400)
+
+
+def test_a_driven_engine_replays_exactly_what_simulate_replays():
+    from kubesched.app import build_config
+    from kubesched.framework.registry import Registry
+    from kubesched.sim import simulate
+    from kubesched.sim.engine import Engine, SimOptions
+    from kubesched.sim.openb import load_openb
+    from kubesched.sim.runner import result_of
+    from kubesched.sim.workload import Workload
+
+    wl = load_openb("default", "all").head(300)
+    wl = Workload(wl.nodes[:40], wl.pods, [a / 500 for a in wl.arrival], wl.duration, source="slice")
+    reg = Registry()
+    cfg = build_config(None, reg)
+    ref = simulate(cfg, wl, seed=3, registry=reg, record_events=False)
+    eng = Engine(cfg, wl, reg, SimOptions(seed=3, record_events=False))
+    end = max(a + d for a, d in zip(wl.arrival, wl.duration, strict=True) if d is not None)
+    eng.open(min(wl.arrival), max(end, max(wl.arrival)))
+    for i in np.argsort(np.asarray(wl.arrival), kind="stable"):
+        eng.run_until(wl.arrival[i])
+        eng.submit(int(i))
+    eng.close(math.inf)
+    got = result_of(eng)
+    assert got.pods["node"] == ref.pods["node"]
+    assert got.pods["bind_time"] == ref.pods["bind_time"]
+    for res in ("cpu", "memory", "gpu"):
+        assert got.summary["allocation_pct"][res]["mean"] == pytest.approx(ref.summary["allocation_pct"][res]["mean"])
+
+
+def test_each_mode_keeps_its_rules(prep):
+    sc = prep.scenario
+    sites = list(sc.sites)
+    outs = {m: run(prep, m, seed=1) for m in ("isolated", "cloud-only", "collaborative")}
+    # the same users everywhere: the seed draws the homes
+    assert all(np.array_equal(outs["isolated"].home, o.home) for o in outs.values())
+    iso = outs["isolated"]
+    assert all(iso.site[i] in (-1, iso.home[i]) for i in range(len(prep.pods)))
+    # cloud-only: exactly the pods whose class budget the cloud exceeds fail for the budget
+    cloud = sc.cloud[0]
+    from kubesched.multicluster.network import LatencyTable
+
+    table = LatencyTable.read(azure_table_path())
+    over = []
+    for i in range(len(prep.pods)):
+        c = sc.qos_classes.get(prep.qos[i])
+        rtt = sc.access_rtt_ms + table.between(sites[iso.home[i]].region, cloud.region)
+        over.append(c is not None and c.budget_ms is not None and rtt > c.budget_ms)
+    assert [r == "budget" for r in outs["cloud-only"].reason] == over
+    assert any(over)
+    # collaborative: never outside the budget, mostly at home, and no worse than isolated here
+    m = {k: run_metrics(prep, o) for k, o in outs.items()}
+    assert m["collaborative"]["budget_violations"] == 0 and m["cloud-only"]["budget_violations"] == 0
+    assert m["collaborative"]["failure_pct"] <= m["isolated"]["failure_pct"]
+    assert m["collaborative"]["latency_ms"]["mean"] < m["cloud-only"]["latency_ms"]["mean"]
+    placed = m["collaborative"]["placed_at"]
+    assert placed["home_edge"] > placed["other_edge"] + placed["cloud"]
+
+
+def test_simulate_cli_writes_the_report(tmp_path, capsys):
+    out = tmp_path / "exp"
+    rc = main(["multicluster", "simulate", "--limit", "150", "--time-scale", "2000", "--seeds", "0-1", "--out", str(out),
+               "-o", "json"])
+    assert rc == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["seeds"] == [0, 1] and set(doc["aggregate"]) == {"isolated", "cloud-only", "collaborative"}
+    assert {t["metric"] for t in doc["tests"]} >= {"failure_pct", "gpu_util_pct.edge", "latency_ms.mean"}
+    for f in ("runs.csv", "summary.json", "report.html", "comparison.png", "clusters.png"):
+        assert (out / f).is_file()
+    assert (out / "members" / "collaborative" / "edge-japan-east" / "report.html").is_file()
+    html = (out / "report.html").read_text()
+    assert "Against the guide" in html and "data:image/png;base64," in html
+    assert len((out / "runs.csv").read_text().strip().splitlines()) == 1 + 6
+
+
+def test_bad_scenario_file(tmp_path, capsys):
+    f = tmp_path / "s.yaml"
+    f.write_text("kind: EdgeCloudScenario\nsites:\n- {name: a, region: Japan East, tier: fog}\n")
+    rc = main(["multicluster", "simulate", "--scenario", str(f), "--out", str(tmp_path / "o")])
+    err = capsys.readouterr().err
+    assert rc == 2 and err == f'kubesched: error: {f}: sites[0].tier: must be "edge" or "cloud"\n'
