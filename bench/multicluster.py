@@ -3,8 +3,8 @@
     python bench/multicluster.py [--workloads 1000] [--clusters 50] [--nodes 200] [--estimator both] [--apply]
 
 Members are kubesched clusters built from the shipped openb node list (nodes drawn with a seed,
-a share of them already half full); workloads are Deployments with openb pod shapes (so templates
-repeat as in a real fleet), 1 to 20 replicas, under four policies (dynamic weights over at most 3
+30 % of them running one openb pod); workloads are Deployments with openb pod shapes (so templates
+repeat as in a real fleet; ``--distinct`` gives each its own), 1 to 20 replicas, under four policies (dynamic weights over at most 3
 clusters, Aggregated, static weights, Duplicated to 2 clusters by label). Reports wall and CPU
 time of the decisions (and, with --apply, of creating the replicas in the members too), and what
 the simulated estimator did. Measures; asserts nothing.
@@ -41,7 +41,7 @@ POLICIES = [
 ]
 
 
-def build(workloads: int, clusters: int, nodes: int, seed: int) -> tuple[list[MemberCluster], list[Binding]]:
+def build(workloads: int, clusters: int, nodes: int, seed: int, distinct: bool = False) -> tuple[list[MemberCluster], list[Binding]]:
     from kubesched.trace import bundled
     from kubesched.trace.openb import read_nodes, read_pods
 
@@ -69,6 +69,8 @@ def build(workloads: int, clusters: int, nodes: int, seed: int) -> tuple[list[Me
         t = rng.choice(shapes)
         pod = t.copy()
         pod.name, pod.uid, pod.annotations = f"w{w}", f"uid-{w}", dict(t.annotations)
+        if distinct:  # every template its own shape: no estimate is reused across workloads
+            pod.requests = {**pod.requests, "cpu": pod.requests.get("cpu", 0) + w + 1}
         bindings.append(Binding("apps/v1", "Deployment", "default", f"w{w}", f"uid-{w}", rng.randint(1, 20), pod,
                                 placements[w % len(placements)], requirements=True))
     return members, bindings
@@ -81,11 +83,12 @@ def main() -> int:
     ap.add_argument("--nodes", type=int, default=200)
     ap.add_argument("--estimator", default="both", choices=("general", "simulated", "both"))
     ap.add_argument("--apply", action="store_true", help="also create each decision's replicas in the members")
+    ap.add_argument("--distinct", action="store_true", help="give every workload its own pod shape")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--json", metavar="FILE")
     a = ap.parse_args()
     t0 = time.perf_counter()
-    members, bindings = build(a.workloads, a.clusters, a.nodes, a.seed)
+    members, bindings = build(a.workloads, a.clusters, a.nodes, a.seed, a.distinct)
     build_s = time.perf_counter() - t0
     fed = Federation(members, estimator=a.estimator)
     ok = 0
@@ -99,7 +102,7 @@ def main() -> int:
     shapes = len({b.template.signature() for b in bindings})
     out = {
         "workloads": a.workloads, "clusters": a.clusters, "nodes_per_cluster": a.nodes, "estimator": a.estimator,
-        "apply": a.apply, "distinct_pod_shapes": shapes, "scheduled": ok, "build_s": round(build_s, 2),
+        "apply": a.apply, "distinct": a.distinct, "distinct_pod_shapes": shapes, "scheduled": ok, "build_s": round(build_s, 2),
         "decide_wall_s": round(wall, 2), "decide_cpu_s": round(cpu, 2),
         "ms_per_workload_wall": round(1000 * wall / a.workloads, 2),
         "sequential_estimates": fed.simulated.sequential_runs,

@@ -372,3 +372,10 @@ def assign_replicas_to_clusters(clusters: list[ClusterDetailInfo], binding: Bind
             f"replicaDivisionPreference: {rs.replica_division_preference if rs else ''}, please try another scheduling strategy"
         )
     return [t for t in fn(state) if t.replicas > 0]
+
+
+def attach_zero_replicas_cluster(clusters: list[ClusterDetailInfo], targets: list[TargetCluster]) -> list[TargetCluster]:
+    """attachZeroReplicasCluster (--enable-empty-workload-propagation): every selected cluster
+    appears in the result, with 0 replicas when it got none."""
+    names = {t.name for t in targets}
+    return list(targets) + [TargetCluster(c.name, 0) for c in clusters if c.name not in names]

@@ -24,6 +24,8 @@ def _common(p: argparse.ArgumentParser) -> None:
                    help="cluster plugins, Karmada's syntax: '*' all in-tree, '-Name' off, 'Name' on (default '*')")
     p.add_argument("--latency", metavar="FILE",
                    help="network: users' latency to each cluster and workload classes (enables the network plugins)")
+    p.add_argument("--enable-empty-workload-propagation", action="store_true",
+                   help="as Karmada's flag: selected clusters that get 0 replicas stay in the result")
     p.add_argument("--config", help="KubeSchedulerConfiguration for every member's scheduler")
     p.add_argument("--plugin-path", action="append", default=[], help="Python file defining node plugins (repeatable)")
     p.add_argument("--seed", type=int, default=None, help="seed for the members' tie-breaks")
@@ -76,7 +78,8 @@ def build(args: argparse.Namespace):  # noqa: ANN201 - (Federation, bindings, sk
         if spec == "*":
             spec = "*," + ",".join(extra)
     plugins = resolve_plugins(spec, extra)
-    fed = Federation(load_members(setup, config, registry, args.seed), plugins, args.estimator, weights)
+    fed = Federation(load_members(setup, config, registry, args.seed), plugins, args.estimator, weights,
+                     args.enable_empty_workload_propagation)
     for p in plugins:
         if isinstance(p, NetworkOverhead):
             p.clusters = {m.name: m.cluster for m in fed.members}

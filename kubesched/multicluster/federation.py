@@ -47,6 +47,7 @@ class Federation:
     plugins: list[ClusterPlugin] = field(default_factory=lambda: [IN_TREE[n]() for n in DEFAULT_PLUGINS])
     estimator: str = "both"
     weights: dict[str, int] = field(default_factory=dict)
+    empty_workload_propagation: bool = False
 
     def __post_init__(self) -> None:
         if self.estimator not in ESTIMATORS:
@@ -58,7 +59,9 @@ class Federation:
             chosen.append(GeneralEstimator())
         if self.estimator in ("simulated", "both"):
             chosen.append(self.simulated)
-        self.scheduler = Scheduler(Framework(self.plugins, self.weights), Estimators(chosen))
+        self.scheduler = Scheduler(
+            Framework(self.plugins, self.weights), Estimators(chosen), empty_workload_propagation=self.empty_workload_propagation
+        )
 
     def decide(self, binding: Binding, *, explain: bool = False) -> Decision:
         for m in self.members:

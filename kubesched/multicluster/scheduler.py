@@ -13,7 +13,7 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 from kubesched.multicluster.api import Binding, Cluster, TargetCluster
-from kubesched.multicluster.assign import assign_replicas
+from kubesched.multicluster.assign import assign_replicas, attach_zero_replicas_cluster
 from kubesched.multicluster.framework import (
     ClusterVerdict,
     FitError,
@@ -59,9 +59,11 @@ class Decision:
 
 
 class Scheduler:
-    def __init__(self, framework: Framework, estimators: Estimators) -> None:
+    def __init__(self, framework: Framework, estimators: Estimators, *, empty_workload_propagation: bool = False) -> None:
         self.framework = framework
         self.estimators = estimators
+        # Karmada's --enable-empty-workload-propagation: selected clusters with 0 replicas stay listed
+        self.empty_workload_propagation = empty_workload_propagation
 
     # ---- one affinity term -------------------------------------------------------------------
     def schedule_once(self, binding: Binding, clusters: list[Cluster], *, explain: bool = False) -> Attempt:
@@ -95,6 +97,8 @@ class Scheduler:
         at.selected = [c.name for c in selected]
         try:
             at.clusters = assign_replicas(selected, binding)
+            if self.empty_workload_propagation:
+                at.clusters = attach_zero_replicas_cluster(selected, at.clusters)
         except UnschedulableError as e:
             at.error, at.reason = f"failed to assign replicas: {e}", UNSCHEDULABLE
         except SchedulerError as e:

@@ -13,6 +13,7 @@ from kubesched.multicluster.assign import (
     assign_by_dynamic_strategy,
     assign_by_static_weight_strategy,
     assign_replicas,
+    attach_zero_replicas_cluster,
     dynamic_divide_replicas,
     dynamic_scale_up,
 )
@@ -256,3 +257,9 @@ def test_AssignReplicas_unsupported_strategy():
     b = replace(b, placement=replace(b.placement, replica_scheduling=ReplicaSchedulingStrategy("UnsupportedType", "UnsupportedPreference")))
     with pytest.raises(SchedulerError, match="unsupported replica scheduling strategy"):
         assign_replicas([detail(MEMBER1)], b)
+
+
+def test_attachZeroReplicasCluster():
+    # util_test.go: "clusters: member1,member2,member3, targetClusters:member1,member2"
+    got = attach_zero_replicas_cluster([detail(MEMBER1), detail(MEMBER2), detail(MEMBER3)], tc(r(m1=1, m2=2)))
+    assert got == tc(r(m1=1, m2=2, m3=0))
