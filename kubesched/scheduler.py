@@ -421,7 +421,7 @@ class Scheduler:
         except PluginFailure as e:
             st, res.error = e.status, e.cause
         if not st.ok:
-            self.queue._info[pod.uid] = qpi  # back in the queue's books for the retry
+            self.queue.restore(qpi)  # back in the queue's books for the retry
             return self._forget(p, st)
         res.code, res.message = Code.Success, None
         self.progress += 1
@@ -458,10 +458,7 @@ class Scheduler:
             return None
         self._failed(qpi, res)
         # Forgetting the assumed pod frees its resources: move the others (never the pod itself).
-        mine = self.queue.unschedulable.pop(pod.uid, None)
-        self.queue.move_for_event("AssignedPodDelete")
-        if mine is not None:
-            self.queue.unschedulable[pod.uid] = mine
+        self.queue.move_for_event("AssignedPodDelete", except_uid=pod.uid)
         return None
 
     def _process_waiting(self) -> None:
@@ -487,13 +484,7 @@ class Scheduler:
         if not want:
             return
         state.delete(PODS_TO_ACTIVATE)
-        q = self.queue
-        for uid in want:
-            qpi = q.info(uid)
-            if qpi is None or q._where.get(uid) not in ("backoff", "unschedulable"):
-                continue
-            q.unschedulable.pop(uid, None)
-            q._push_active(qpi, "ForceActivate")
+        self.queue.activate(want)
 
     def expire_waiting_pods(self) -> int:
         """Reject the waiting pods whose Permit timeout has passed on the scheduler's clock, and

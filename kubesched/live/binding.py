@@ -130,7 +130,7 @@ class LiveScheduler(Scheduler):
         qpi.failed_generation = self.snapshot.generation
         res.node, res.code, res.message = None, Code.Error, st.message
         res.duration = time.perf_counter() - b.parked.t0
-        self.queue._info[uid] = qpi  # back in the queue's books (as Scheduler does on a failed bind)
+        self.queue.restore(qpi)  # back in the queue's books (as Scheduler does on a failed bind)
         self._failed(qpi, res)
         self.queue.move_for_event("AssignedPodDelete")
         return "requeued"

@@ -238,6 +238,27 @@ class SchedulingQueue:
         self._info.pop(uid, None)
         self._where.pop(uid, None)
 
+    def restore(self, qpi: QueuedPodInfo) -> None:
+        """A pod taken off the books by ``done`` is in flight again: its binding failed, and
+        ``add_unschedulable`` follows with the failure."""
+        self._info[qpi.pod.uid] = qpi
+        self._where[qpi.pod.uid] = "inflight"
+
+    def activate(self, uids: Iterable[str]) -> int:
+        """framework.PodsToActivate: the pods among ``uids`` waiting in backoff or as unschedulable
+        go to activeQ now; others (unknown, gated, active, in flight) are left alone."""
+        moved = 0
+        for uid in uids:
+            qpi = self._info.get(uid)
+            where = self._where.get(uid)
+            if qpi is None or where not in ("backoff", "unschedulable"):
+                continue
+            if where == "unschedulable":
+                del self.unschedulable[uid]
+            self._push_active(qpi, "ForceActivate")  # a backoff heap entry left behind is dropped on pop
+            moved += 1
+        return moved
+
     def add_unschedulable(self, qpi: QueuedPodInfo, plugins: set[str], error: bool = False) -> None:
         """AddUnschedulableIfNotPresent after a failed attempt."""
         uid = qpi.pod.uid
@@ -274,8 +295,9 @@ class SchedulingQueue:
                 del self.unschedulable[uid]
                 self._requeue(qpi, "UnschedulableTimeout")
 
-    def move_for_event(self, event: str) -> int:
-        """MoveAllToActiveOrBackoffQueue, limited to pods a plugin says the event may help."""
+    def move_for_event(self, event: str, *, except_uid: str | None = None) -> int:
+        """MoveAllToActiveOrBackoffQueue, limited to pods a plugin says the event may help;
+        ``except_uid`` stays where it is (a forgotten pod is not moved by its own forgetting)."""
         self.moved_during_cycle = True
         if not self.unschedulable:  # the common case: every bind sends AssignedPodAdd
             return 0
@@ -283,6 +305,8 @@ class SchedulingQueue:
         registered = self._registered
         moved = 0
         for uid, qpi in list(self.unschedulable.items()):
+            if uid == except_uid:
+                continue
             plugins = qpi.unschedulable_plugins
             if helped is None or not plugins or plugins & helped or not plugins <= registered:
                 del self.unschedulable[uid]

@@ -420,8 +420,7 @@ class Engine:
         if nxt is None:
             return None
         gen = self.snap.generation
-        where = q._where  # the heap holds stale entries too: only pods still in backoff count
-        if all(p.failed_generation == gen for _, _, p in q._backoff if where.get(p.pod.uid) == "backoff"):
+        if all(p.failed_generation == gen for p in q.backoff_pods()):
             return None  # retrying now gives the same answer; the next event will move them
         return nxt
 

@@ -78,3 +78,43 @@ def test_pre_enqueue_gates_pods():
     assert q.counts()["gated"] == 1 and q.pop() is None
     q.update(pod("g"))
     assert q.pop().pod.name == "g"
+
+
+def test_activate_moves_backoff_and_unschedulable_pods_only():
+    clock = Clock()
+    q = SchedulingQueue(clock, initial_backoff=5)
+    uid = {}
+    for n in ("backing", "stuck", "active"):
+        p = pod(n)
+        uid[n] = p.uid
+        q.add(p)
+    q.add_unschedulable(q.pop(), set(), error=True)  # equal priority: arrival order
+    q.add_unschedulable(q.pop(), {"NodeAffinity"})
+    assert q.counts() == {"active": 1, "backoff": 1, "unschedulable": 1, "gated": 0}
+    assert q.activate([*uid.values(), "unknown"]) == 2
+    assert q.counts() == {"active": 3, "backoff": 0, "unschedulable": 0, "gated": 0}
+    assert sorted(q.pop().pod.name for _ in range(3)) == ["active", "backing", "stuck"]
+    assert q.pop() is None  # the stale backoff heap entry is dropped, not popped twice
+
+
+def test_restore_puts_a_done_pod_back_for_its_requeue():
+    q = SchedulingQueue(Clock())
+    q.add(pod("a"))
+    qpi = q.pop()
+    q.done(qpi.pod.uid)
+    assert not q.contains(qpi.pod.uid)
+    q.add_unschedulable(qpi, {"NodeAffinity"})  # ignored: the pod left the books
+    assert q.counts()["unschedulable"] == 0
+    q.restore(qpi)
+    q.add_unschedulable(qpi, {"NodeAffinity"})
+    assert q.contains(qpi.pod.uid) and q.counts()["unschedulable"] == 1
+
+
+def test_move_for_event_can_leave_one_pod_where_it_is():
+    q = SchedulingQueue(Clock())
+    kept = pod("a")
+    for p in (kept, pod("b")):
+        q.add(p)
+        q.add_unschedulable(q.pop(), {"NodeResourcesFit"})
+    assert q.move_for_event("AssignedPodDelete", except_uid=kept.uid) == 1
+    assert set(q.unschedulable) == {kept.uid} and q.counts()["backoff"] == 1
