@@ -235,7 +235,6 @@ def system_default_constraints() -> list[dict]:
 
 
 MAX_CUSTOM_PRIORITY_SCORE = 10  # shape score upper bound (scaled x10 by the plugin)
-MAX_NODE_SCORE = 100
 MAX_TOTAL_SCORE = 2**63 - 1
 
 # --- top-level defaults (v1 defaults.go) ---

@@ -17,8 +17,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from kubesched.framework.interfaces import MAX_NODE_SCORE
+
 from .decode import Ctx
-from .defaults import MAX_NODE_SCORE, MAX_TOTAL_SCORE, DefaultList
+from .defaults import MAX_TOTAL_SCORE, DefaultList
 
 
 @dataclass(frozen=True)

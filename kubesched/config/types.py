@@ -10,6 +10,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from kubesched.framework.interfaces import (
+    EXTENSION_POINTS,  # the order a pod meets them: Profile.plugins keys
+)
+
 API_GROUP = "kubescheduler.config.k8s.io"
 V1 = f"{API_GROUP}/v1"
 V1BETA3 = f"{API_GROUP}/v1beta3"
@@ -19,22 +23,6 @@ V1BETA1 = f"{API_GROUP}/v1beta1"
 SUPPORTED_VERSIONS: tuple[str, ...] = (V1, V1BETA3, V1BETA2, V1BETA1)
 KIND = "KubeSchedulerConfiguration"
 DEFAULT_SCHEDULER_NAME = "default-scheduler"
-
-#: Extension points in the order a pod meets them; the keys of ``Profile.plugins``.
-EXTENSION_POINTS: tuple[str, ...] = (
-    "preEnqueue",
-    "queueSort",
-    "preFilter",
-    "filter",
-    "postFilter",
-    "preScore",
-    "score",
-    "reserve",
-    "permit",
-    "preBind",
-    "bind",
-    "postBind",
-)
 
 #: ``points_of(name)``: the extension points a plugin implements, or None if the plugin is unknown.
 PointsOf = Callable[[str], "frozenset[str] | None"]

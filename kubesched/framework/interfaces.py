@@ -27,8 +27,6 @@ class Plugin:
     """Base of every plugin: a name, its args (already defaulted/validated), the handle."""
 
     name: ClassVar[str] = ""
-    #: Args type name in KubeSchedulerConfiguration (``<Name>Args``), when the plugin has args.
-    has_args: ClassVar[bool] = False
     #: True when Filter/Score judge a node from the pod and that node's own row only (no other
     #: nodes' pods) and NormalizeScore depends on the scores alone: the equivalence cache may
     #: then reuse verdicts across equal pods. Leave False unless that holds.
@@ -42,10 +40,9 @@ class Plugin:
     #: become part of the equivalence cache's key.
     pod_annotations: ClassVar[tuple[str, ...]] = ()
     #: EventsToRegister: the cluster events that may make a pod this plugin rejected schedulable
-    #: (NodeAdd, NodeUpdate, AssignedPodAdd, AssignedPodUpdate, AssignedPodDelete, NamespaceUpdate;
-    #: see kubesched.queue.scheduling_queue.EVENT_PLUGINS). Only those events move such a pod out
-    #: of the unschedulable pool; an empty set, none does. None (undeclared): the built-in table's
-    #: entry, else every event.
+    #: (NodeAdd, NodeUpdate, AssignedPodAdd, AssignedPodUpdate, AssignedPodDelete, NamespaceUpdate).
+    #: Only those events move such a pod out of the unschedulable pool; an empty set, none does.
+    #: None (undeclared): every event does.
     events_to_register: ClassVar[frozenset[str] | None] = None
 
     def __init__(self, args: dict[str, Any] | None = None, handle: Handle | None = None) -> None:

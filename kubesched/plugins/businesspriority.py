@@ -88,7 +88,6 @@ class BusinessPriority(ScorePlugin):
     """Score only, no normalization; not row_local (reads annotations), never skips."""
 
     name = NAME
-    has_args = True
 
     def __init__(self, args: dict[str, Any] | None = None, handle: Handle | None = None) -> None:
         super().__init__(args, handle)

@@ -71,6 +71,7 @@ class ImageLocality(ScorePlugin):
     """Score only; no args, no normalization."""
 
     name = NAME
+    events_to_register = frozenset({"NodeAdd"})
 
     row_local = True
     node_only = True  # reads the node object, never the pods on it

@@ -115,7 +115,6 @@ class LowestLoad(ScorePlugin):
     node's own row); not in Measured mode, whose input changes without the snapshot changing."""
 
     name = NAME
-    has_args = True
     row_local = True
 
     def __init__(self, args: dict[str, Any] | None = None, handle: Handle | None = None) -> None:

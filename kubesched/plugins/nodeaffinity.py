@@ -179,10 +179,10 @@ class NodeAffinity(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin):
     """Filter by nodeSelector, required affinity and addedAffinity; score preferred terms."""
 
     name = NAME
+    events_to_register = frozenset({"NodeAdd", "NodeUpdate"})
 
     row_local = True
     node_only = True  # reads the node object, never the pods on it
-    has_args = True
 
     def __init__(self, args: dict[str, Any] | None = None, handle: Handle | None = None) -> None:
         super().__init__(args, handle)

@@ -22,6 +22,7 @@ class NodeName(FilterPlugin):
     """Filter only: v1.36 has no NodeName PreFilter (1.37 adds one, gated, for deferred resizes)."""
 
     name = NAME
+    events_to_register = frozenset({"NodeAdd"})
 
     row_local = True
     node_only = True  # reads the node object, never the pods on it

@@ -64,6 +64,7 @@ class NodePorts(PreFilterPlugin, FilterPlugin):
     """PreFilter collects the pod's host ports (Skip when none); Filter checks nodes using ports."""
 
     name = NAME
+    events_to_register = frozenset({"NodeAdd", "AssignedPodDelete"})
 
     row_local = True
 

@@ -28,6 +28,7 @@ class NodeUnschedulable(FilterPlugin):
     """Filter: reject ``spec.unschedulable`` nodes unless the pod tolerates the cordon taint."""
 
     name = NAME
+    events_to_register = frozenset({"NodeAdd", "NodeUpdate"})
 
     row_local = True
     node_only = True  # reads the node object, never the pods on it

@@ -62,6 +62,7 @@ class TaintToleration(FilterPlugin, PreScorePlugin, ScorePlugin):
     """Filter on NoSchedule/NoExecute taints; score by untolerated PreferNoSchedule taints."""
 
     name = NAME
+    events_to_register = frozenset({"NodeAdd", "NodeUpdate"})
 
     row_local = True
     node_only = True  # reads the node object, never the pods on it

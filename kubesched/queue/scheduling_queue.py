@@ -15,40 +15,15 @@ from kubesched.api.objects import Pod
 from kubesched.framework.status import Status
 
 UNSCHEDULABLE_TIMEOUT = 300.0  # podMaxInUnschedulablePodsDuration
-ERROR_PLUGIN = ""  # a pod that failed with an error (no rejecting plugin) moves on any event
 
-# Which plugins a cluster event can help (EventsToRegister of the built-ins). Other plugins declare
-# theirs in ``Plugin.events_to_register``; a plugin named nowhere is retried on every event.
-EVENT_PLUGINS: dict[str, frozenset[str]] = {
-    "NodeAdd": frozenset(
-        {
-            "NodeUnschedulable",
-            "NodeName",
-            "TaintToleration",
-            "NodeAffinity",
-            "NodePorts",
-            "NodeResourcesFit",
-            "PodTopologySpread",
-            "InterPodAffinity",
-            "NodeResourcesBalancedAllocation",
-            "ImageLocality",
-        }
-    ),
-    "NodeUpdate": frozenset(
-        {"NodeUnschedulable", "TaintToleration", "NodeAffinity", "NodeResourcesFit", "PodTopologySpread", "InterPodAffinity"}
-    ),
-    "AssignedPodAdd": frozenset({"InterPodAffinity", "PodTopologySpread"}),
-    "AssignedPodUpdate": frozenset({"InterPodAffinity", "PodTopologySpread", "NodeResourcesFit"}),
-    "AssignedPodDelete": frozenset({"NodeResourcesFit", "NodePorts", "InterPodAffinity", "PodTopologySpread"}),
-    "NamespaceUpdate": frozenset({"InterPodAffinity"}),
-}
+#: The cluster events plugins register for (EventsToRegister). Another event (a PodGroup or an
+#: ElasticQuota changed) moves every unschedulable pod, unless some plugin declares it.
+CLUSTER_EVENTS = ("NodeAdd", "NodeUpdate", "AssignedPodAdd", "AssignedPodUpdate", "AssignedPodDelete", "NamespaceUpdate")
 
 
-def merge_event_plugins(
-    declared: Mapping[str, Iterable[str]], base: Mapping[str, frozenset[str]] = EVENT_PLUGINS
-) -> dict[str, frozenset[str]]:
-    """A new event -> plugins map: ``base`` plus each plugin's declared events (plugin -> events)."""
-    out: dict[str, set[str]] = {event: set(plugins) for event, plugins in base.items()}
+def merge_event_plugins(declared: Mapping[str, Iterable[str]]) -> dict[str, frozenset[str]]:
+    """The event -> plugins map of plugins' declared events (plugin -> events, EventsToRegister)."""
+    out: dict[str, set[str]] = {event: set() for event in CLUSTER_EVENTS}
     for plugin, events in declared.items():
         for event in events:
             out.setdefault(event, set()).add(plugin)
@@ -101,8 +76,11 @@ class SchedulingQueue:
         event_plugins: Mapping[str, frozenset[str]] | None = None,
     ) -> None:
         self.clock = clock
-        # event -> plugins whose rejections it may resolve; plugins in none of them move on any event
-        self.event_plugins: Mapping[str, frozenset[str]] = EVENT_PLUGINS if event_plugins is None else event_plugins
+        # event -> plugins whose rejections it may resolve (``merge_event_plugins``); a pod rejected
+        # by a plugin named in none of them moves on any event
+        self.event_plugins: Mapping[str, frozenset[str]] = (
+            merge_event_plugins({}) if event_plugins is None else event_plugins
+        )
         self._registered: frozenset[str] = frozenset().union(*self.event_plugins.values())
         self.less = less
         self.pre_enqueue = pre_enqueue

@@ -10,7 +10,7 @@ from kubesched.cluster.memory import MemoryCluster
 from kubesched.config.load import parse_config
 from kubesched.framework.registry import Registry
 from kubesched.gpu.model import GPU_COUNT, GPU_INDEX, GPU_MILLI, GPU_MODEL
-from kubesched.queue.scheduling_queue import EVENT_PLUGINS, merge_event_plugins
+from kubesched.queue.scheduling_queue import merge_event_plugins
 from kubesched.scheduler import Scheduler
 from kubesched.testing import build_snapshot, make_node, make_pod
 
@@ -43,12 +43,26 @@ def _gpu_scheduler() -> tuple[Scheduler, Pod]:
     return sched, snap.pod_by_uid["busy"]
 
 
-def test_merge_adds_declarations_without_touching_the_static_table() -> None:
-    before = dict(EVENT_PLUGINS)
-    merged = merge_event_plugins({"Mine": {"NodeAdd", "CustomEvent"}})
-    assert "Mine" in merged["NodeAdd"] and merged["CustomEvent"] == frozenset({"Mine"})
-    assert merged["NodeAdd"] >= EVENT_PLUGINS["NodeAdd"] and "Mine" not in merged["AssignedPodAdd"]
-    assert EVENT_PLUGINS == before
+def test_merge_inverts_plugins_declarations() -> None:
+    merged = merge_event_plugins({"Mine": {"NodeAdd", "CustomEvent"}, "Other": {"NodeAdd", "AssignedPodAdd"}})
+    assert {e: pls for e, pls in merged.items() if pls} == {
+        "NodeAdd": frozenset({"Mine", "Other"}),
+        "CustomEvent": frozenset({"Mine"}),
+        "AssignedPodAdd": frozenset({"Other"}),
+    }
+    assert merged["NamespaceUpdate"] == frozenset()  # a cluster event nobody registered moves no declared pod
+
+
+def test_the_built_in_plugins_register_upstreams_events() -> None:
+    """EventsToRegister of the default profile's plugins (their enqueue extensions, v1.36),
+    declared on each plugin and merged by the scheduler."""
+    reg = Registry()
+    sched = Scheduler(_config(reg, gpu=False), build_snapshot([]), MemoryCluster(), reg, clock=VirtualClock())
+    ev = sched.queue.event_plugins
+    assert ev["AssignedPodAdd"] == {"InterPodAffinity", "PodTopologySpread"}
+    assert ev["AssignedPodDelete"] == {"NodeResourcesFit", "NodePorts", "InterPodAffinity", "PodTopologySpread"}
+    assert ev["NamespaceUpdate"] == {"InterPodAffinity"}
+    assert "NodeName" in ev["NodeAdd"] and "NodeName" not in ev["NodeUpdate"]
 
 
 def test_the_queue_map_is_built_per_scheduler_from_enabled_plugins() -> None:
@@ -58,7 +72,6 @@ def test_the_queue_map_is_built_per_scheduler_from_enabled_plugins() -> None:
     reg = Registry()
     plain = Scheduler(_config(reg, gpu=False), build_snapshot([]), MemoryCluster(), reg, clock=VirtualClock())
     assert all("Open-Gpu-Share" not in pls for pls in plain.queue.event_plugins.values())
-    assert all("Open-Gpu-Share" not in pls for pls in EVENT_PLUGINS.values())
 
 
 def test_a_pod_rejected_by_open_gpu_share_moves_only_on_its_events() -> None:

@@ -2,7 +2,8 @@
 
 from kubesched.api.objects import Pod
 from kubesched.framework.status import Code, Status
-from kubesched.queue.scheduling_queue import SchedulingQueue
+from kubesched.plugins.noderesources.fit import NodeResourcesFit
+from kubesched.queue.scheduling_queue import SchedulingQueue, merge_event_plugins
 from kubesched.testing import make_pod
 
 
@@ -37,7 +38,8 @@ def test_backoff_doubles_and_caps_at_max():
 
 def test_unschedulable_pod_waits_for_a_relevant_event_then_backoff():
     clock = Clock()
-    q = SchedulingQueue(clock)
+    events = merge_event_plugins({"NodeResourcesFit": NodeResourcesFit.events_to_register})
+    q = SchedulingQueue(clock, event_plugins=events)
     q.add(pod("a"))
     qpi = q.pop()
     q.add_unschedulable(qpi, {"NodeResourcesFit"})
@@ -111,7 +113,7 @@ def test_restore_puts_a_done_pod_back_for_its_requeue():
 
 
 def test_move_for_event_can_leave_one_pod_where_it_is():
-    q = SchedulingQueue(Clock())
+    q = SchedulingQueue(Clock(), event_plugins=merge_event_plugins({"NodeResourcesFit": {"AssignedPodDelete"}}))
     kept = pod("a")
     for p in (kept, pod("b")):
         q.add(p)

@@ -59,7 +59,6 @@ class CapacityScheduling(DefaultPreemption, PreFilterPlugin, ReservePlugin):
     """PreFilter: quota checks; PostFilter: quota-aware preemption; Reserve/Unreserve: usage."""
 
     name = NAME
-    has_args: ClassVar[bool] = False
     # upstream: Pod Delete and any ElasticQuota change; quotas are static here, so no event stands for them
     events_to_register: ClassVar[frozenset[str] | None] = frozenset({"AssignedPodDelete"})
 

@@ -52,7 +52,6 @@ class Coscheduling(QueueSortPlugin, PreFilterPlugin, PostFilterPlugin, PermitPlu
     Permit holds members until the quorum; PostFilter and Unreserve release a failing group."""
 
     name = NAME
-    has_args = True
     # upstream: Pod Add and PodGroup Add/Update; PodGroups are static here, so no event stands for them
     events_to_register = frozenset({"AssignedPodAdd"})
 

@@ -7,7 +7,7 @@ synchronous path of pkg/scheduler/framework/preemption (Evaluator.Preempt, prepa
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -71,7 +71,6 @@ class DefaultPreemption(PostFilterPlugin, Evaluator):
     """
 
     name = NAME
-    has_args: ClassVar[bool] = True
 
     def __init__(self, args: dict[str, Any] | None = None, handle: Handle | None = None) -> None:
         super().__init__(args, handle)

@@ -28,7 +28,6 @@ NAME = "DotProductScore"
 
 class DotProductScore(ReadsGpuAsk, ScorePlugin):
     name = NAME
-    has_args = True
 
     def __init__(self, args: dict[str, Any] | None = None, handle: Handle | None = None) -> None:
         super().__init__(args, handle)

@@ -53,7 +53,6 @@ def gpu_fit(st: GpuState, rows: np.ndarray, ask: GpuAsk) -> np.ndarray:
 
 class OpenGpuShare(ReadsGpuAsk, PreFilterPlugin, FilterPlugin, ReservePlugin):
     name = NAME
-    has_args = True
     # GPUs come with nodes and free up when pods leave them
     events_to_register = frozenset({"NodeAdd", "NodeUpdate", "AssignedPodDelete"})
 

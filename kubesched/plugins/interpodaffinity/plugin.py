@@ -55,7 +55,9 @@ class InterPodAffinity(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugi
     """kube-scheduler's InterPodAffinity (v1.36), vectorised over nodes and existing pods."""
 
     name = NAME
-    has_args = True
+    events_to_register = frozenset(
+        {"NodeAdd", "NodeUpdate", "AssignedPodAdd", "AssignedPodUpdate", "AssignedPodDelete", "NamespaceUpdate"}
+    )
 
     def __init__(self, args: dict[str, Any] | None = None, handle: Handle | None = None) -> None:
         super().__init__(args, handle)

@@ -84,7 +84,6 @@ class TargetLoadPacking(ScorePlugin):
     """Score only; not row-local (measurements change without the snapshot changing)."""
 
     name = NAME
-    has_args = True
 
     def __init__(self, args: dict[str, Any] | None = None, handle: Handle | None = None) -> None:
         super().__init__(args, handle)

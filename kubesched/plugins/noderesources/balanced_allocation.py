@@ -45,9 +45,9 @@ class BalancedAllocation(PreScorePlugin, ScorePlugin):
     """Score in [50, 100]: 75 = balance unchanged, higher when the pod evens the node out."""
 
     name = NAME
+    events_to_register = frozenset({"NodeAdd"})
 
     row_local = True
-    has_args = True
 
     def __init__(self, args: dict[str, Any] | None = None, handle: Handle | None = None) -> None:
         super().__init__(args, handle)

@@ -172,9 +172,9 @@ class NodeResourcesFit(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugi
     """Filter on requests vs free allocatable; score with LeastAllocated / MostAllocated / RTCR."""
 
     name = NAME
+    events_to_register = frozenset({"NodeAdd", "NodeUpdate", "AssignedPodUpdate", "AssignedPodDelete"})
 
     row_local = True
-    has_args = True
 
     def __init__(self, args: dict[str, Any] | None = None, handle: Handle | None = None) -> None:
         super().__init__(args, handle)

@@ -25,6 +25,7 @@ from kubesched.api.resources import (
     parse_resource_list,
     pod_requests,
 )
+from kubesched.config import defaults as config_defaults
 from kubesched.errors import InputError, join_path
 from kubesched.framework.interfaces import MAX_NODE_SCORE, go_div
 from kubesched.plugins.noderesources import is_scalar_resource_name
@@ -47,7 +48,7 @@ class ResourceSpec:
     weight: int
 
 
-DEFAULT_RESOURCES: tuple[ResourceSpec, ...] = (ResourceSpec(CPU, 1), ResourceSpec(MEMORY, 1))
+DEFAULT_RESOURCES: tuple[ResourceSpec, ...] = tuple(ResourceSpec(n, w) for n, w in config_defaults.DEFAULT_RESOURCES)
 
 
 # ---- args ------------------------------------------------------------------------------------

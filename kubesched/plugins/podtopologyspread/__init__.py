@@ -6,7 +6,6 @@ from kubesched.plugins.podtopologyspread.common import (
     NAME,
 )
 from kubesched.plugins.podtopologyspread.defaults import (
-    SYSTEM_DEFAULT_CONSTRAINTS,
     default_selector,
     parse_args,
 )
@@ -16,7 +15,6 @@ __all__ = [
     "ERR_REASON_CONSTRAINTS_NOT_MATCH",
     "ERR_REASON_NODE_LABEL_NOT_MATCH",
     "NAME",
-    "SYSTEM_DEFAULT_CONSTRAINTS",
     "PodTopologySpread",
     "default_selector",
     "parse_args",

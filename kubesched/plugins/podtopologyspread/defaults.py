@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 from kubesched.api.affinity import TopologySpreadConstraint
 from kubesched.api.fields import as_list, as_map, as_str
 from kubesched.api.selectors import LabelSelector, Requirement
+from kubesched.config.defaults import system_default_constraints
 from kubesched.errors import InputError, join_path
 
 if TYPE_CHECKING:
@@ -26,13 +27,7 @@ DO_NOT_SCHEDULE = "DoNotSchedule"
 SCHEDULE_ANYWAY = "ScheduleAnyway"
 
 LABEL_HOSTNAME = "kubernetes.io/hostname"
-LABEL_ZONE = "topology.kubernetes.io/zone"
 
-#: plugin.go systemDefaultConstraints, in wire form.
-SYSTEM_DEFAULT_CONSTRAINTS: tuple[dict[str, Any], ...] = (
-    {"topologyKey": LABEL_HOSTNAME, "whenUnsatisfiable": SCHEDULE_ANYWAY, "maxSkew": 3},
-    {"topologyKey": LABEL_ZONE, "whenUnsatisfiable": SCHEDULE_ANYWAY, "maxSkew": 5},
-)
 
 # helper.DefaultSelector: kinds whose controller reference contributes its selector.
 _SERVICE = "Service"
@@ -74,7 +69,7 @@ def parse_args(args: Mapping[str, Any] | None, path: str = "") -> SpreadArgs:
         seen.add(pair)
         parsed.append(c)
     if defaulting == SYSTEM_DEFAULTING:
-        parsed = [TopologySpreadConstraint.parse_default(d, "") for d in SYSTEM_DEFAULT_CONSTRAINTS]
+        parsed = [TopologySpreadConstraint.parse_default(d, "") for d in system_default_constraints()]
     return SpreadArgs(tuple(parsed), defaulting == SYSTEM_DEFAULTING)
 
 

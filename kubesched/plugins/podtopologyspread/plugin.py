@@ -48,7 +48,9 @@ class PodTopologySpread(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlug
     """kube-scheduler's PodTopologySpread (v1.36): PreFilter, Filter, PreScore, Score."""
 
     name: ClassVar[str] = NAME
-    has_args: ClassVar[bool] = True
+    events_to_register = frozenset(
+        {"NodeAdd", "NodeUpdate", "AssignedPodAdd", "AssignedPodUpdate", "AssignedPodDelete"}
+    )
 
     def __init__(self, args: dict[str, Any] | None = None, handle: Handle | None = None) -> None:
         super().__init__(args, handle)
