@@ -1,8 +1,8 @@
 """Per-node GPU occupancy that follows a Snapshot: a (nodes x max GPUs) matrix of milli left.
 
 One ``GpuState`` per Snapshot (``GpuState.of(snap)``), shared by every GPU plugin and the metrics.
-It catches up with the snapshot lazily from ``Snapshot.changed_rows`` (pods added or removed on a
-row) and rebuilds itself when the snapshot's structure changes (nodes added/removed, namespaces).
+It lives in the snapshot's memo and follows it (``Memo.follow``): rows whose pods were added or
+removed are synced again, and it rebuilds itself when the nodes (or namespaces) change.
 A pod's GPUs are, in order of preference: those it was given earlier on the same node (kept
 across rebuilds), those in its ``alibabacloud.com/gpu-index`` annotation, else the default
 choice (lowest-index free GPUs for whole-GPU pods, best fit for sharing pods). A bound pod whose
@@ -25,6 +25,7 @@ from kubesched.gpu.model import (
     parse_index,
     pod_gpu_ask,
 )
+from kubesched.state.memo import NODES
 
 if TYPE_CHECKING:
     from kubesched.api.objects import Pod
@@ -59,12 +60,20 @@ class GpuState:
     @classmethod
     def of(cls, snap: Snapshot, *, skip_uid: str | None = None) -> GpuState:
         """The snapshot's GPU state, caught up (``skip_uid``: a pod being reserved right now)."""
-        st = snap.extensions.get("gpu")
-        if st is None:
-            st = snap.extensions["gpu"] = cls()
-        if snap.generation != st._generation:
-            st.sync(snap, skip_uid)
-        return st
+
+        def build(old: GpuState | None) -> GpuState:
+            st = cls() if old is None else old  # a rebuild keeps the GPUs pods were given
+            st._rebuild(snap, skip_uid)
+            return st
+
+        def update(st: GpuState, rows: list[int]) -> None:
+            changed = set(rows)
+            for row in changed:
+                st._sync_row(snap, row, skip_uid)
+            st._log(changed)
+            st.version += 1
+
+        return snap.memo.follow("gpu/state", build, update, on=NODES)
 
     def __init__(self) -> None:
         self.left = np.zeros((0, 1), np.int64)  # milli left per GPU; padding columns stay 0
@@ -85,9 +94,6 @@ class GpuState:
         self.node_names: list[str] = []
         self._placed: dict[str, tuple[str, tuple[int, ...]]] = {}  # uid -> (node, GPUs), kept on rebuild
         self._no_gpu: set[str] = set()  # uids known to ask for no GPU (skip re-parsing)
-        self._structure = -1
-        self._log_pos = 0
-        self._generation = -1
         self.version = 0  # bumps on every change (caches key on it)
         # Rows whose GPUs or pods changed, in order, for caches that follow this state row by row;
         # ``epoch`` bumps (and the log restarts) when the whole state is rebuilt.
@@ -95,25 +101,10 @@ class GpuState:
         self.epoch = 0
 
     # ---- following the snapshot -----------------------------------------------------
-    def sync(self, snap: Snapshot, skip_uid: str | None = None) -> None:
-        if snap.generation == self._generation:
-            return
-        log = snap.changed_rows
-        if snap.structure != self._structure or len(log) < self._log_pos or len(self.allocs) != snap.n:
-            self._rebuild(snap, skip_uid)
-            self.epoch += 1
-            self.row_log = []
-        else:
-            rows = set(log[self._log_pos :])
-            for row in rows:
-                self._sync_row(snap, row, skip_uid)
-            self._log(rows)
-        self._structure = snap.structure
-        self._log_pos = len(snap.changed_rows)
-        self._generation = snap.generation
-        self.version += 1
-
     def _rebuild(self, snap: Snapshot, skip_uid: str | None) -> None:
+        self.epoch += 1
+        self.row_log = []
+        self.version += 1
         n = snap.n
         counts = np.fromiter((node_gpu_count(nd) for nd in snap.nodes), np.int64, n)
         width = max(1, int(counts.max()) if n else 1)

@@ -8,12 +8,12 @@ of containers] and mapped linearly onto [0, 100].
 
 from __future__ import annotations
 
-import weakref
 from typing import TYPE_CHECKING
 
 import numpy as np
 
 from kubesched.framework.interfaces import MAX_NODE_SCORE, ScorePlugin, go_div
+from kubesched.state.memo import NODES
 
 if TYPE_CHECKING:
     from kubesched.api.objects import Pod
@@ -76,20 +76,9 @@ class ImageLocality(ScorePlugin):
     row_local = True
     node_only = True  # reads the node object, never the pods on it
 
-    _cache: tuple[weakref.ref, int, _ImageTable] | None = None
-
-    def _table(self, snap: Snapshot) -> _ImageTable:
-        """The image table, rebuilt only when the snapshot's nodes change."""
-        cached = self._cache
-        if cached is not None and cached[0]() is snap and cached[1] == snap.node_generation:
-            return cached[2]
-        table = build_image_table(snap)
-        self._cache = (weakref.ref(snap), snap.node_generation, table)
-        return table
-
     def score(self, state: CycleState, pod: Pod, snap: Snapshot, rows: np.ndarray) -> np.ndarray:
         rows = np.asarray(rows, dtype=np.intp)
-        table = self._table(snap)
+        table = snap.memo.get(NAME, lambda: build_image_table(snap), on=NODES)  # images live on nodes
         total_nodes = snap.n
         sums = np.zeros(snap.n, np.int64)
         containers = (*pod.init_containers, *pod.containers)

@@ -6,9 +6,8 @@ filter or score is a handful of vector operations per pod term, not a loop over 
 
 from __future__ import annotations
 
-import weakref
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -30,6 +29,7 @@ from kubesched.framework.interfaces import (
     default_normalize,
 )
 from kubesched.framework.status import Code, FilterResult, PreFilterResult, Status
+from kubesched.state.memo import NODES
 
 if TYPE_CHECKING:
     from kubesched.api.objects import Pod
@@ -55,40 +55,12 @@ def node_selector_as_label_selector(node_selector: Mapping[str, str]) -> LabelSe
     )
 
 
-class SnapshotMaskCache:
-    """The last all-nodes mask of one selector, valid while the snapshot's nodes are unchanged.
-
-    Preemption re-runs Filter one node at a time; labels only change with nodes, so the mask
-    over every node is computed once per node generation instead of once per call.
-    """
-
-    __slots__ = ("_snap", "_generation", "_mask")
-
-    def __init__(self) -> None:
-        self._snap: weakref.ref[Snapshot] | None = None
-        self._generation = -1
-        self._mask: np.ndarray | None = None
-
-    def get(self, snap: Snapshot, compute: Callable[[LabelIndex], np.ndarray]) -> np.ndarray:
-        """Mask over all rows of ``snap``; callers index it and must not write to it."""
-        if (
-            self._mask is None
-            or self._snap is None
-            or self._snap() is not snap
-            or self._generation != snap.node_generation
-        ):
-            mask = compute(snap.labels)
-            self._snap, self._generation, self._mask = weakref.ref(snap), snap.node_generation, mask
-        return self._mask
-
-
 @dataclass(frozen=True, slots=True)
 class RequiredNodeAffinity:
     """nodeaffinity.RequiredNodeAffinity: the pod's nodeSelector AND its required node affinity."""
 
     node_selector: LabelSelector | None
     affinity: NodeSelector | None
-    cache: SnapshotMaskCache = field(default_factory=SnapshotMaskCache, compare=False, repr=False)
 
     @classmethod
     def of(cls, pod: Pod) -> RequiredNodeAffinity:
@@ -107,8 +79,9 @@ class RequiredNodeAffinity:
         return np.ones(len(labels), bool)
 
     def matches_rows(self, snap: Snapshot, rows: np.ndarray) -> np.ndarray:
-        """``mask`` restricted to ``rows``, reusing the all-nodes mask while nodes are unchanged."""
-        return self.cache.get(snap, self.mask)[rows]
+        """``mask`` restricted to ``rows``, from the all-nodes mask kept while nodes are unchanged
+        (preemption filters one node at a time)."""
+        return snap.memo.get((NAME, self), lambda: self.mask(snap.labels), on=NODES)[rows]
 
 
 def parse_added_affinity(
@@ -189,7 +162,6 @@ class NodeAffinity(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin):
         required, preferred = parse_added_affinity(self.args.get("addedAffinity"), "addedAffinity")
         #: Scheduler-enforced required selector (None: nothing enforced).
         self.added_node_selector: NodeSelector | None = required
-        self._added_cache = SnapshotMaskCache()
         #: Scheduler-added preferred terms, scored for every pod.
         self.added_preferred: tuple[PreferredSchedulingTerm, ...] = preferred
 
@@ -222,7 +194,8 @@ class NodeAffinity(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin):
         masks: list[tuple[np.ndarray, str, Code]] = []
         enforced_fail = None
         if self.added_node_selector is not None:
-            enforced_fail = ~self._added_cache.get(snap, self.added_node_selector.mask)[rows]
+            added = self.added_node_selector
+            enforced_fail = ~snap.memo.get((NAME, added), lambda: added.mask(snap.labels), on=NODES)[rows]
             masks.append((enforced_fail, ERR_REASON_ENFORCED, Code.UnschedulableAndUnresolvable))
         required: RequiredNodeAffinity | None = state.read(PRE_FILTER_STATE_KEY)
         if required is None:  # PreFilter disabled: compute here, as upstream falls back

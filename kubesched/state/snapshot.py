@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any
 
 import numpy as np
 
@@ -20,6 +19,7 @@ from kubesched.api.selectors import LabelSelector
 from kubesched.api.taints import Taint
 from kubesched.state.labels import LabelIndex
 from kubesched.state.matchcount import MatchCounts
+from kubesched.state.memo import Memo
 from kubesched.state.pods import PodIndex
 
 REGION_LABELS = ("topology.kubernetes.io/region", "failure-domain.beta.kubernetes.io/region")
@@ -60,8 +60,6 @@ class Snapshot:
     def __init__(self) -> None:
         self.nodes: list[Node] = []
         self.n = 0  # len(nodes), read on every cycle: kept as a plain attribute
-        # State that optional subsystems derive from this snapshot (GPU occupancy), by name
-        self.extensions: dict[str, Any] = {}
         self.row_of: dict[str, int] = {}
         self.labels = LabelIndex()
         self.resources: list[str] = list(BASE_RESOURCES)
@@ -96,14 +94,18 @@ class Snapshot:
         # catch up without diffing ``affinity_pods``; a truncation bumps ``affinity_log_epoch``.
         self.affinity_log: list[str] = []
         self.affinity_log_epoch = 0
-        self._ns_generation = 0
         self._ns_matching: dict[LabelSelector, tuple[int, int, frozenset[str]]] = {}
         self.generation = 0  # bumps on any change
-        # Caches keyed on node rows: rows whose pods changed are appended to ``changed_rows``;
-        # anything else (nodes, namespaces) bumps ``structure``.
+        # What derived values depend on (``kubesched.state.memo``): each bumps when its part changes.
+        self.node_generation = 0  # nodes added, removed or changed
+        self.pod_generation = 0  # assigned pods added or removed
+        self.namespace_generation = 0
+        self.affinity_generation = 0  # assigned pods with affinity terms added or removed
+        # The rows whose pods changed, in order, since ``structure`` last bumped (nodes or
+        # namespaces changed): what per-row caches (the equivalence cache, ``Memo.follow``) replay.
         self.changed_rows: list[int] = []
         self.structure = 0
-        self.node_generation = 0  # bumps when nodes are added, removed or changed
+        self.memo = Memo(self)
         self._order: np.ndarray | None = None
         self._order_pos = np.zeros(0, np.int64)
 
@@ -181,18 +183,18 @@ class Snapshot:
             setattr(self, attr, new)
 
     def _changed(self, nodes: bool = False, row: int | None = None) -> None:
+        """Bump the counters of what changed: the nodes, the pods of ``row``, or (neither) the namespaces."""
         self.generation += 1
         if nodes:
             self.node_generation += 1
             self.match_counts.clear()
-        if row is None:
-            self.structure += 1
-            self.changed_rows.clear()
-        elif len(self.changed_rows) < 1_000_000:
-            self.changed_rows.append(row)
-        else:
-            self.structure += 1
-            self.changed_rows.clear()
+        if row is not None:
+            self.pod_generation += 1
+            if len(self.changed_rows) < 1_000_000:
+                self.changed_rows.append(row)
+                return
+        self.structure += 1  # the per-row log restarts
+        self.changed_rows.clear()
 
     # ---- nodes -----------------------------------------------------------------------
     def _taint_id(self, taints: tuple[Taint, ...]) -> int:
@@ -329,6 +331,7 @@ class Snapshot:
         return pod
 
     def _log_affinity(self, uid: str) -> None:
+        self.affinity_generation += 1
         if len(self.affinity_log) >= 100_000:
             self.affinity_log.clear()
             self.affinity_log_epoch += 1
@@ -336,7 +339,7 @@ class Snapshot:
 
     def set_namespace(self, name: str, labels: dict[str, str]) -> None:
         self.namespaces[name] = labels
-        self._ns_generation += 1
+        self.namespace_generation += 1
         self._changed()
 
     # ---- views -----------------------------------------------------------------------
@@ -359,7 +362,7 @@ class Snapshot:
 
         Cached per selector until a namespace changes or pods show up in a new namespace.
         """
-        stamp = (self._ns_generation, len(self.pods.ns_codes))
+        stamp = (self.namespace_generation, len(self.pods.ns_codes))
         hit = self._ns_matching.get(selector)
         if hit is not None and hit[:2] == stamp:
             return hit[2]

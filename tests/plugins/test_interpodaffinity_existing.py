@@ -26,7 +26,7 @@ from kubesched.plugins.interpodaffinity.filtering import (
     anti_affinity_group_keys,
     existing_anti_affinity_counts,
 )
-from kubesched.plugins.interpodaffinity.plugin import PRE_FILTER_STATE_KEY
+from kubesched.plugins.interpodaffinity.plugin import PRE_FILTER_STATE_KEY, ExistingTerms
 from kubesched.plugins.interpodaffinity.terms import ExistingTermIndex
 from kubesched.testing import build_snapshot, make_node, make_pod
 
@@ -83,7 +83,7 @@ def node(name: str, rng: random.Random) -> dict:
 def from_scratch(incoming: Pod, snap: Any) -> tuple[dict[tuple[str, str], int], np.ndarray]:
     """(nonzero (key, value) -> count, forbidden rows) from a freshly built index."""
     index = ExistingTermIndex(anti_affinity_group_keys, [ANTI_AFFINITY_TAG])
-    groups = index.refresh(snap).groups[ANTI_AFFINITY_TAG]
+    groups = index.rebuild(snap).groups[ANTI_AFFINITY_TAG]
     ns_labels = snap.namespaces.get(incoming.namespace, {})
     counts = existing_anti_affinity_counts(groups, incoming, ns_labels, snap)
     forbidden = np.zeros(snap.n, bool)
@@ -166,7 +166,8 @@ def test_more_shapes_than_matchers_kept(max_log: int) -> None:
     nodes = [node(f"n{i}", rng) for i in range(6)]
     snap = build_snapshot(nodes)
     pl = InterPodAffinity()
-    pl._existing.MAX_LOG = max_log
+    existing = ExistingTerms.of(snap).anti_affinity  # the snapshot's, while its nodes stay put
+    existing.MAX_LOG = max_log
     shapes = [
         Pod.parse(make_pod(f"in{i}", namespace=NAMESPACES[i % 3], labels={"app": "a", "k": str(i)}))
         for i in range(MAX_MATCHERS + 8)
@@ -175,8 +176,9 @@ def test_more_shapes_than_matchers_kept(max_log: int) -> None:
         snap.add_pod(pod(rng, rng.choice(nodes)["metadata"]["name"], 1))
         for incoming in rng.sample(shapes, 12):
             check(pl, incoming, snap, step)
-    assert 0 < len(pl._existing) <= MAX_MATCHERS
-    assert len(pl._existing._log) <= max_log
+    assert ExistingTerms.of(snap).anti_affinity is existing
+    assert 0 < len(existing) <= MAX_MATCHERS
+    assert len(existing._log) <= max_log
 
 
 def test_state_keeps_its_counts_when_pods_come_later() -> None:

@@ -23,6 +23,7 @@ from kubesched.plugins.podtopologyspread.common import (
 from kubesched.plugins.podtopologyspread.counts import DomainCounts, count_matching
 from kubesched.plugins.podtopologyspread.filtering import PreFilterState
 from kubesched.plugins.podtopologyspread.scoring import PreScoreState
+from kubesched.state.memo import NODES
 from kubesched.state.snapshot import Snapshot
 from kubesched.testing import build_snapshot, make_node, make_pod
 
@@ -197,13 +198,21 @@ def test_counts_follow_random_pod_and_node_changes(seed: int, hard_key: str) -> 
         _check(cached, snap, pod)
 
 
-def test_counts_are_updated_not_recomputed() -> None:
+def test_counts_are_updated_not_recomputed(monkeypatch: pytest.MonkeyPatch) -> None:
     """Between node changes a DomainCounts sums once, then follows the changed rows."""
+    rebuilt: list[DomainCounts] = []
+    rebuild = DomainCounts.rebuild
+
+    def counting(self: DomainCounts, live: np.ndarray) -> DomainCounts:
+        rebuilt.append(self)
+        return rebuild(self, live)
+
+    monkeypatch.setattr(DomainCounts, "rebuild", counting)
     snap = build_snapshot([_node(f"n{i}", ZONES[i % 4]) for i in range(400)])
     cached = PodTopologySpread(LIST_ARGS)
     pod = _incoming()
     _check(cached, snap, pod)
-    counters = [c for shape in cached._masks._entries.values() for c in shape.counts.values()]
+    counters = list(rebuilt)
     assert counters and all(c.rebuilds == 1 for c in counters)
     for i in range(30):  # one row at a time, then 30 rows at once (< n/8): both incremental
         snap.add_pod(_bound(f"a{i}", f"n{i * 7}", "blue"))
@@ -212,10 +221,11 @@ def test_counts_are_updated_not_recomputed() -> None:
         snap.add_pod(_bound(f"b{i}", f"n{i * 13}", "blue"))
     _check(cached, snap, pod)
     assert all(c.rebuilds == 1 for c in counters)
+    assert rebuilt == counters  # no counter summed again, none made anew
     snap.update_node(_node("n0", "z9"))  # nodes changed: new masks, new counters
     _check(cached, snap, pod)
     assert all(c.rebuilds == 1 for c in counters)
-    assert not any(c in counters for shape in cached._masks._entries.values() for c in shape.counts.values())
+    assert len(rebuilt) > len(counters) and not any(c in counters for c in rebuilt[len(counters) :])
 
 
 def test_domain_counts_direct() -> None:
@@ -229,20 +239,26 @@ def test_domain_counts_direct() -> None:
         return matching_pods_per_node(snap, BLUE, "default")
 
     counter = DomainCounts(dom, 3, BLUE, "default")
-    assert counter.get(snap, live).tolist() == [0, 0, 0]
+
+    def get() -> np.ndarray:  # as ShapeMasks.counts keeps it in the snapshot's memo
+        return snap.memo.follow(
+            "counts", lambda _old: counter.rebuild(live()), lambda c, rows: c.update(snap, rows, live), on=NODES
+        ).sums
+
+    assert get().tolist() == [0, 0, 0]
     for row, uid in ((0, "a"), (2, "b"), (3, "c"), (3, "d"), (5, "e")):  # one row per read: incremental
         snap.add_pod(_bound(uid, f"n{row}", "blue"))
-        counter.get(snap, live)
+        get()
     snap.add_pod(_bound("red", "n1", "red"))
-    assert counter.get(snap, live).tolist() == [1, 2, 0] and counter.rebuilds == 1
+    assert get().tolist() == [1, 2, 0] and counter.rebuilds == 1
     assert len(reads) == 1  # rows with few pods were recounted from their pods
     for i in range(12):  # a busy row: its count comes from the snapshot's per-node counts
         snap.add_pod(_bound(f"busy{i}", "n7", "blue" if i % 3 else "red"))
-        assert counter.get(snap, live).tolist() == [1, 2 + i - i // 3, 0]
+        assert get().tolist() == [1, 2 + i - i // 3, 0]
     assert counter.rebuilds == 1 and len(reads) > 1
     for uid in ("default-c", "default-e", "default-a"):  # three rows of eight at once: summed again
         snap.remove_pod(uid)
-    got = counter.get(snap, live)
+    got = get()
     assert got.tolist() == [0, 9, 0] and counter.rebuilds == 2
     with pytest.raises(ValueError):
         got[0] = 5  # shared with later cycles: read-only

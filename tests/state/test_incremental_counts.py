@@ -8,8 +8,9 @@ from kubesched.api.objects import Node, Pod
 from kubesched.api.selectors import LabelSelector
 from kubesched.config import default_config
 from kubesched.framework.registry import Registry
-from kubesched.plugins.interpodaffinity.filtering import ANTI_AFFINITY_TAG, anti_affinity_group_keys
-from kubesched.plugins.interpodaffinity.terms import ExistingTermIndex, counts_by_value
+from kubesched.plugins.interpodaffinity.filtering import ANTI_AFFINITY_TAG
+from kubesched.plugins.interpodaffinity.plugin import ExistingTerms
+from kubesched.plugins.interpodaffinity.terms import counts_by_value
 from kubesched.scheduler import Scheduler
 from kubesched.state.snapshot import Snapshot
 from kubesched.testing import make_node, make_pod
@@ -57,19 +58,20 @@ def test_existing_term_index_drops_deleted_pods():
     snap = _snap()
     anti = {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
         {"labelSelector": {"matchLabels": {"app": "web"}}, "topologyKey": ZONE}]}}
-    index = ExistingTermIndex(anti_affinity_group_keys, (ANTI_AFFINITY_TAG,))
     pods = [_pod(f"p{i}", f"n{i}", affinity=anti) for i in range(3)]
     for p in pods:
         snap.add_pod(p)
-    (group,) = index.refresh(snap).groups[ANTI_AFFINITY_TAG].values()
+    index = ExistingTerms.of(snap).index
+    (group,) = index.groups[ANTI_AFFINITY_TAG].values()
     assert group.counts(snap, ZONE).tolist() == [2, 1]
     snap.remove_pod(pods[0].uid)
-    (group,) = index.refresh(snap).groups[ANTI_AFFINITY_TAG].values()
+    assert ExistingTerms.of(snap).index is index  # followed, not rebuilt
+    (group,) = index.groups[ANTI_AFFINITY_TAG].values()
     rows, mults = group.arrays()
     assert group.counts(snap, ZONE).tolist() == counts_by_value(snap, ZONE, rows, mults).tolist() == [1, 1]
     snap.remove_pod(pods[1].uid)
     snap.remove_pod(pods[2].uid)
-    assert not index.refresh(snap).groups[ANTI_AFFINITY_TAG]
+    assert not ExistingTerms.of(snap).index.groups[ANTI_AFFINITY_TAG]
 
 
 def test_cached_cycle_ignores_stale_anti_affinity_state():

@@ -65,7 +65,6 @@ class CapacityScheduling(DefaultPreemption, PreFilterPlugin, ReservePlugin):
     def __init__(self, args: dict[str, Any] | None = None, handle: Handle | None = None) -> None:
         _no_args(args)
         super().__init__(None, handle)
-        self.tracker = QuotaTracker()
         self._dry_run = False  # inside our own victim search: quotas are checked by hand there
         self._pf_state: PreFilterState | None = None
 
@@ -73,7 +72,7 @@ class CapacityScheduling(DefaultPreemption, PreFilterPlugin, ReservePlugin):
         return pod.namespace not in snap.elastic_quotas
 
     def infos(self, snap: Snapshot) -> ElasticQuotaInfos:
-        return self.tracker.sync(snap)
+        return QuotaTracker.of(snap).infos
 
     # ---- PreFilter -------------------------------------------------------------------
     def pre_filter_state(self, pod: Pod, snap: Snapshot, infos: ElasticQuotaInfos) -> PreFilterState:
@@ -129,12 +128,12 @@ class CapacityScheduling(DefaultPreemption, PreFilterPlugin, ReservePlugin):
     # ---- Reserve / Unreserve ---------------------------------------------------------
     def reserve(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
         if self.handle is not None:
-            self.tracker.reserve(self.handle.snapshot, pod)
+            QuotaTracker.of(self.handle.snapshot).reserve(pod)
         return None
 
     def unreserve(self, state: CycleState, pod: Pod, node_name: str) -> None:
         if self.handle is not None:
-            self.tracker.unreserve(self.handle.snapshot, pod)
+            QuotaTracker.of(self.handle.snapshot).unreserve(pod)
 
     # ---- PostFilter: preemption with quota rules ---------------------------------------
     def post_filter(

@@ -2,8 +2,8 @@
 
 Upstream, CapacityScheduling counts a pod in its namespace's ``used`` when the pod informer
 sees it assigned, or when Reserve assumes it, and drops it on delete, Unreserve or a terminal
-phase. Here the cache is the Snapshot (bound and assumed pods), so the tracker follows it: rows
-whose pods changed (``Snapshot.changed_rows``) are recounted, and any structural change (nodes,
+phase. Here the cache is the Snapshot (bound and assumed pods), so the tracker follows it in the
+snapshot's memo: rows whose pods changed are recounted, and any structural change (nodes,
 namespaces) or a new set of ElasticQuotas rebuilds everything. Preemption dry runs that take
 victims out of the snapshot therefore see the quotas they would free, as upstream's RemovePod
 extension does on its copy.
@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 from kubesched.api.resources import Resources
 from kubesched.plugins.capacityscheduling.quota import ElasticQuotaInfo, ElasticQuotaInfos, pod_request
+from kubesched.state.memo import NAMESPACES, NODES
 
 if TYPE_CHECKING:
     from kubesched.api.objects import Pod
@@ -22,47 +23,49 @@ if TYPE_CHECKING:
 
 
 class QuotaTracker:
-    def __init__(self) -> None:
-        self.infos = ElasticQuotaInfos()
-        self._signature: tuple = ()
-        self._structure = -1
-        self._log_pos = 0
-        self._by_row: dict[int, set[str]] = {}  # row -> uids counted from that row
-        self._counted: dict[str, tuple[str, Resources, int | None]] = {}  # uid -> (namespace, request, row)
+    """The quota usage of one snapshot, kept in the snapshot's memo (``QuotaTracker.of``)."""
 
-    def sync(self, snap: Snapshot) -> ElasticQuotaInfos:
-        """The infos as of the snapshot now (incremental unless the snapshot was restructured)."""
-        quotas = snap.elastic_quotas
-        signature = (id(snap), tuple((ns, id(eq)) for ns, eq in quotas.items()))
-        log = snap.changed_rows
-        if signature != self._signature or snap.structure != self._structure or len(log) < self._log_pos:
-            self._rebuild(snap, signature)
-            return self.infos
-        if len(log) > self._log_pos:
-            rows = set(log[self._log_pos :])
-            self._log_pos = len(log)
-            for row in rows:
-                self._sync_row(snap, row)
-        return self.infos
+    def __init__(self, snap: Snapshot, old: QuotaTracker | None = None) -> None:
+        self._rebuild(snap, {} if old is None else old._reserved())
 
-    def _rebuild(self, snap: Snapshot, signature: tuple) -> None:
-        reserved = {uid: v for uid, v in self._counted.items() if v[2] is None}  # Reserve-only entries
+    def _reserved(self) -> dict[str, tuple[str, Resources, int | None]]:
+        """Pods counted by Reserve before they were in the cache."""
+        return {uid: v for uid, v in self._counted.items() if v[2] is None}
+
+    def _rebuild(self, snap: Snapshot, reserved: dict[str, tuple[str, Resources, int | None]]) -> None:
+        self._quotas = dict(snap.elastic_quotas)  # the quota objects the infos were built from
         self.infos = ElasticQuotaInfos(
             (ns, ElasticQuotaInfo.new(ns, eq.min, eq.max)) for ns, eq in snap.elastic_quotas.items()
         )
-        self._by_row.clear()
-        self._counted.clear()
-        self._signature = signature
-        self._structure = snap.structure
-        self._log_pos = len(snap.changed_rows)
+        self._by_row: dict[int, set[str]] = {}  # row -> uids counted from that row
+        self._counted: dict[str, tuple[str, Resources, int | None]] = {}  # uid -> (namespace, request, row)
         if self.infos:
             for row in range(snap.n):
                 self._sync_row(snap, row)
-        for uid, (ns, req, _) in reserved.items():
+        for uid, (ns, req, _) in reserved.items():  # they stay counted
             info = self.infos.get(ns)
             if info is not None and uid not in info.pods:
                 info.add_pod_if_not_present(uid, req)
                 self._counted[uid] = (ns, req, None)
+
+    @staticmethod
+    def of(snap: Snapshot) -> QuotaTracker:
+        """The usage as of the snapshot now: rows whose pods changed are recounted; changed nodes,
+        namespaces or ElasticQuota objects rebuild it."""
+        tracker = snap.memo.follow(
+            "CapacityScheduling/usage",
+            lambda old: QuotaTracker(snap, old),
+            lambda t, rows: t._sync_rows(snap, rows),
+            on=NODES | NAMESPACES,
+        )
+        quotas = snap.elastic_quotas
+        if len(quotas) != len(tracker._quotas) or any(tracker._quotas.get(ns) is not eq for ns, eq in quotas.items()):
+            tracker._rebuild(snap, tracker._reserved())  # the same object: the memo keeps it
+        return tracker
+
+    def _sync_rows(self, snap: Snapshot, rows: list[int]) -> None:
+        for row in set(rows):
+            self._sync_row(snap, row)
 
     def _sync_row(self, snap: Snapshot, row: int) -> None:
         if row >= snap.n:
@@ -99,17 +102,15 @@ class QuotaTracker:
             self._by_row[row].discard(uid)
 
     # ---- Reserve / Unreserve -------------------------------------------------------------
-    def reserve(self, snap: Snapshot, pod: Pod) -> None:
+    def reserve(self, pod: Pod) -> None:
         """Count the pod (addPodIfNotPresent): it is usually in the cache already (assumed)."""
-        infos = self.sync(snap)
-        info = infos.get(pod.namespace)
+        info = self.infos.get(pod.namespace)
         if info is None or pod.uid in self._counted:
             return
         req = pod_request(pod.requests)
         info.add_pod_if_not_present(pod.uid, req)
         self._counted[pod.uid] = (pod.namespace, req, None)
 
-    def unreserve(self, snap: Snapshot, pod: Pod) -> None:
+    def unreserve(self, pod: Pod) -> None:
         """Stop counting the pod (deletePodIfPresent); the cache forgets it right after."""
-        self.sync(snap)
         self._drop(pod.uid)

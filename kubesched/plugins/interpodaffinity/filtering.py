@@ -205,7 +205,7 @@ def build_state(
         incoming_term_matches(t, ns, pod) for t, ns in zip(aff, aff_ns, strict=True)
     )
     state = PreFilterState(aff, aff_ns, anti, anti_ns, ns_labels, self_match)
-    groups = index.refresh(snap).groups[ANTI_AFFINITY_TAG]
+    groups = index.groups[ANTI_AFFINITY_TAG]  # the index is up to date with snap
     if not groups:
         pass  # no existing pod has required anti-affinity: nothing to count
     elif existing is None:

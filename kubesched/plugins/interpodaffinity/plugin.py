@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import weakref
 from collections.abc import Hashable
 from typing import TYPE_CHECKING, Any
 
@@ -33,6 +32,7 @@ from kubesched.plugins.interpodaffinity.terms import (
     existing_term_matches,
     required_anti_affinity_terms,
 )
+from kubesched.state.memo import AFFINITY, AFFINITY_PODS, NAMESPACES, NODES
 
 if TYPE_CHECKING:
     from kubesched.api.objects import Pod
@@ -44,11 +44,36 @@ NAME = "InterPodAffinity"
 PRE_FILTER_STATE_KEY = "PreFilter" + NAME
 PRE_SCORE_STATE_KEY = "PreScore" + NAME
 DEFAULT_HARD_POD_AFFINITY_WEIGHT = 1
+#: What row_local_for's answer reads besides the pod (see there)
+_HINT_READS = NODES | NAMESPACES | AFFINITY_PODS
 
 
 def _group_keys(pod: Pod) -> list[tuple[str, Hashable]]:
     """Everything the index keeps for one existing pod: its filtering and its scoring terms."""
     return anti_affinity_group_keys(pod) + scoring_group_keys(pod)
+
+
+class ExistingTerms:
+    """The existing pods' terms of one snapshot: one index serves PreFilter and PreScore, and
+    the existing anti-affinity counts per incoming pod's matcher follow it."""
+
+    def __init__(self, snap: Snapshot) -> None:
+        self.index = ExistingTermIndex(_group_keys, (ANTI_AFFINITY_TAG, SCORING_TAG))
+        self.anti_affinity = ExistingAntiAffinity()
+        self.index.watch(ANTI_AFFINITY_TAG, self.anti_affinity)
+        self.index.rebuild(snap)
+
+    @staticmethod
+    def of(snap: Snapshot) -> ExistingTerms:
+        """Kept in the snapshot's memo: rebuilt when nodes change (rows may move), else updated
+        with the pods with terms that came or went."""
+        return snap.memo.follow(
+            (NAME, "terms"),
+            lambda _old: ExistingTerms(snap),
+            lambda terms, uids: terms.index.apply(snap, uids),
+            on=NODES,
+            log=AFFINITY,
+        )
 
 
 class InterPodAffinity(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin):
@@ -67,14 +92,6 @@ class InterPodAffinity(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugi
         self.ignore_preferred_terms_of_existing_pods = bool(
             self.args.get("ignorePreferredTermsOfExistingPods", False)
         )
-        # One index of existing pods' terms serves PreFilter and PreScore (one refresh a cycle).
-        self._index = ExistingTermIndex(_group_keys, (ANTI_AFFINITY_TAG, SCORING_TAG))
-        # Existing anti-affinity counts per incoming pod's matcher, kept up to date by the index.
-        self._existing = ExistingAntiAffinity()
-        self._index.watch(ANTI_AFFINITY_TAG, self._existing)
-        # row_local_for's answers per pod signature, valid while the stamp holds (see there)
-        self._hints: dict[Hashable, bool] = {}
-        self._hints_stamp: tuple[Any, ...] = ()
 
     # ---- PreFilter / Filter -----------------------------------------------------------
 
@@ -95,35 +112,28 @@ class InterPodAffinity(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugi
         * nothing scores (PreScore's Skip): no preferred terms of its own, and no existing pod's
           scoring term (preferred, or required affinity at hardPodAffinityWeight > 0) matches it.
 
-        The answer reads the pod's signature (terms, namespace, labels), node labels and namespaces
-        (``structure``), and the pods with terms (``affinity_log``): it is kept while those hold.
+        The answer reads the pod's signature (terms, namespace, labels), node labels, namespaces
+        and the pods with terms: it is kept in the snapshot's memo while those hold.
         """
         aff, anti = pod.pod_affinity, pod.pod_anti_affinity
         if (aff and (aff.required or aff.preferred)) or (anti and anti.preferred):
             return False  # terms that read the whole cluster, or that score
-        stamp = (weakref.ref(snap), snap.structure, snap.affinity_log_epoch, len(snap.affinity_log),
-                 self.hard_pod_affinity_weight)
-        if stamp != self._hints_stamp:
-            self._hints.clear()
-            self._hints_stamp = stamp
         sig = pod.signature()
-        hit = self._hints.get(sig) if sig is not None else None
-        if hit is None:
-            hit = self._row_local_for(pod, snap)
-            if sig is not None and len(self._hints) < 256:
-                self._hints[sig] = hit
-        return hit
+        if sig is None:
+            return self._row_local_for(pod, snap)
+        return snap.memo.get((self, "row-local", sig), lambda: self._row_local_for(pod, snap), on=_HINT_READS)
 
     def _row_local_for(self, pod: Pod, snap: Snapshot) -> bool:
         """row_local_for for a pod whose only terms are required anti-affinity terms."""
         labels = snap.labels
         if not all(labels.unique(t.topology_key) for t in required_anti_affinity_terms(pod)):
             return False
-        index = self._index.refresh(snap)
+        terms = ExistingTerms.of(snap)
+        index = terms.index
         ns_labels = snap.namespaces.get(pod.namespace, {})
         groups = index.groups[ANTI_AFFINITY_TAG]
         if groups and not all(labels.unique(key[0].topology_key) for key in groups):
-            matcher = self._existing.get(pod, ns_labels, groups, snap)
+            matcher = terms.anti_affinity.get(pod, ns_labels, groups, snap)
             if any(not labels.unique(key) and arr.any() for key, arr in matcher.counts.items()):
                 return False
         if not self.ignore_preferred_terms_of_existing_pods:
@@ -136,7 +146,8 @@ class InterPodAffinity(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugi
 
     def pre_filter(self, state: CycleState, pod: Pod, snap: Snapshot) -> PreFilterResult | Status | None:
         """Skip when no existing anti-affinity term matches and the pod has no required terms."""
-        s = build_state(pod, snap, self._index, self._existing)
+        terms = ExistingTerms.of(snap)
+        s = build_state(pod, snap, terms.index, terms.anti_affinity)
         if (
             not s.existing_anti_affinity_counts_nonzero()
             and not s.affinity_terms
@@ -174,7 +185,7 @@ class InterPodAffinity(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugi
         if self.ignore_preferred_terms_of_existing_pods and not has_constraints:
             state.delete(PRE_SCORE_STATE_KEY)
             return Status(Code.Skip, plugin=self.name)
-        groups = self._index.refresh(snap).groups[SCORING_TAG]
+        groups = ExistingTerms.of(snap).index.groups[SCORING_TAG]
         topology_score, touched = build_topology_score(pod, snap, groups, self.hard_pod_affinity_weight)
         if not touched:
             state.delete(PRE_SCORE_STATE_KEY)

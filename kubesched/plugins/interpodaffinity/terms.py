@@ -13,7 +13,6 @@ a term without namespaces), so a term carried by thousands of pods is evaluated 
 
 from __future__ import annotations
 
-import weakref
 from collections import Counter
 from collections.abc import Callable, Hashable, Iterable, Mapping
 from typing import TYPE_CHECKING, Protocol
@@ -224,56 +223,46 @@ class ExistingTermIndex:
 
     ``extract`` lists a pod's ``(tag, group key)`` pairs, one per term it carries; groups are
     kept per tag (one tag for filtering, one for scoring) so one pass over the snapshot's
-    ``affinity_pods`` serves both. A new snapshot object or a node change (rows may move)
-    rebuilds; otherwise only pods the snapshot's ``affinity_log`` names since the last call
-    (they came, went or were replaced) are touched. Observers (``watch``) of a tag hear every
-    rebuild and every member added to or removed from one of its groups.
+    ``affinity_pods`` serves both. ``rebuild`` starts over (the owner does when nodes change:
+    rows may move); ``apply`` touches only the pods the snapshot's ``affinity_log`` names since
+    (they came, went or were replaced). Observers (``watch``) of a tag hear every rebuild and
+    every member added to or removed from one of its groups.
     """
 
     def __init__(self, extract: Callable[[Pod], Iterable[tuple[str, Hashable]]], tags: Iterable[str]) -> None:
         self._extract = extract
-        self._snap: weakref.ref | None = None
-        self._node_gen = -1
-        self._epoch = -1
-        self._log_pos = 0
         self._pods: dict[str, Pod] = {}
         self._keys: dict[str, tuple[tuple[str, Hashable], ...]] = {}
         self.groups: dict[str, dict[Hashable, TermGroup]] = {tag: {} for tag in tags}
         self._observers: dict[str, list[IndexObserver]] = {tag: [] for tag in self.groups}
 
     def watch(self, tag: str, observer: IndexObserver) -> None:
-        """Follow the groups of ``tag``: reset on the next refresh, then every change."""
+        """Follow the groups of ``tag``: reset on the next rebuild, then every change."""
         self._observers[tag].append(observer)
-        self._snap = None  # the next refresh rebuilds, so the observer starts from a reset
 
-    def refresh(self, snap: Snapshot) -> ExistingTermIndex:
-        src: dict[str, Pod] = snap.affinity_pods
-        same_snap = self._snap is not None and self._snap() is snap
-        log: list[str] = snap.affinity_log
-        if not same_snap or self._node_gen != snap.node_generation or self._epoch != snap.affinity_log_epoch:
-            self._pods.clear()
-            self._keys.clear()
-            for groups in self.groups.values():
-                groups.clear()
-            self._snap = weakref.ref(snap)
-            self._node_gen = snap.node_generation
-            for observers in self._observers.values():
-                for obs in observers:
-                    obs.reset(snap)
-            for uid, pod in src.items():
-                self._add(uid, pod, snap)
-        elif self._log_pos != len(log):
-            # Only pods logged since the last call can have come, gone or been replaced.
-            for uid in dict.fromkeys(log[self._log_pos :]):
-                pod = src.get(uid)
-                if pod is self._pods.get(uid):
-                    continue
-                self._remove(uid)
-                if pod is not None:
-                    self._add(uid, pod, snap)
-        self._epoch = snap.affinity_log_epoch
-        self._log_pos = len(log)
+    def rebuild(self, snap: Snapshot) -> ExistingTermIndex:
+        """Every pod of the snapshot with affinity terms, anew."""
+        self._pods.clear()
+        self._keys.clear()
+        for groups in self.groups.values():
+            groups.clear()
+        for observers in self._observers.values():
+            for obs in observers:
+                obs.reset(snap)
+        for uid, pod in snap.affinity_pods.items():
+            self._add(uid, pod, snap)
         return self
+
+    def apply(self, snap: Snapshot, uids: list[str]) -> None:
+        """Pods with affinity terms that came, went or were replaced (the affinity log's entries)."""
+        src = snap.affinity_pods
+        for uid in dict.fromkeys(uids):
+            pod = src.get(uid)
+            if pod is self._pods.get(uid):
+                continue
+            self._remove(uid)
+            if pod is not None:
+                self._add(uid, pod, snap)
 
     def _add(self, uid: str, pod: Pod, snap: Snapshot) -> None:
         row = snap.row_of.get(pod.node_name)

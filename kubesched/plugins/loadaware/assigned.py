@@ -3,8 +3,8 @@
 Measurements lag: a pod bound a moment ago is not in the node's measured CPU yet, and without a
 correction TargetLoadPacking would pile a burst of pods onto the same node. Upstream caches pods
 from the informer with the time they were seen and adds the predicted CPU of those seen after the
-window end, or less than 60 s before it. kubesched notices new pods from the snapshot's change
-log (``changed_rows``), so each scoring cycle costs only the rows that changed.
+window end, or less than 60 s before it. kubesched notices new pods from the rows whose pods
+changed (the snapshot's memo follows them), so each scoring cycle costs only those rows.
 
 One difference: pods already on the nodes when the plugin first looks are taken as measured
 (upstream's informer stamps them "now" at start-up and counts them twice for a minute).
@@ -16,6 +16,8 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 import numpy as np
+
+from kubesched.state.memo import NODES
 
 if TYPE_CHECKING:
     from kubesched.api.objects import Pod
@@ -31,9 +33,6 @@ class AssignedPods:
     """
 
     def __init__(self) -> None:
-        self._snap: Snapshot | None = None
-        self._structure = -1
-        self._pos = 0
         self._known: set[tuple[str, str]] = set()
         self.recent: dict[tuple[str, str], float] = {}  # first-seen time of pods seen after start
 
@@ -47,19 +46,21 @@ class AssignedPods:
                     self.recent[key] = now
 
     def update(self, snap: Snapshot, now: float) -> None:
-        """Record pods that appeared on any node since the last call."""
-        log = snap.changed_rows
-        if snap is not self._snap or snap.structure != self._structure or len(log) < self._pos:
-            baseline = snap is not self._snap
-            self._snap = snap
+        """Record pods that appeared on any node since the last call: the rows whose pods changed
+        (the snapshot's memo follows them), every row when nodes changed; the first look at a
+        snapshot takes what it finds as measured."""
+
+        def see_all(old: AssignedPods | None) -> AssignedPods:
             for row in range(snap.n):
-                self._see(snap, row, now, baseline)
-        else:
-            for row in set(log[self._pos :]):
+                self._see(snap, row, now, baseline=old is None)
+            return self
+
+        def see_rows(_: AssignedPods, rows: list[int]) -> None:
+            for row in set(rows):
                 if row < snap.n:
                     self._see(snap, row, now, False)
-        self._structure = snap.structure
-        self._pos = len(log)
+
+        snap.memo.follow((self, "seen"), see_all, see_rows, on=NODES)
 
     def missing_milli(self, snap: Snapshot, window_end: float, predict: Callable[[Pod], int]) -> np.ndarray:
         """Per snapshot row, the predicted milli-CPU of pods not yet in metrics ending at ``window_end``."""

@@ -84,6 +84,7 @@ class PrometheusSource:
             self._ssl.verify_mode = ssl.CERT_NONE
         self._data: dict[str, NodeUsage] | None = None
         self.window_end: float = float("-inf")  # when the cached data were fetched
+        self.fetches = 0  # successful fetches: what the data in hand are numbered by
         self._last_attempt: float = float("-inf")
         self.last_error: str | None = None
 
@@ -176,6 +177,7 @@ class PrometheusSource:
             self._last_attempt = now
             try:
                 self._data = self.fetch()
+                self.fetches += 1
                 self.window_end = now
                 if self.last_error is not None:
                     log.info("%s: Prometheus at %s answers again", self.owner, self.address)

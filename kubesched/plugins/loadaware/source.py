@@ -13,13 +13,14 @@ outage, and an info line when measurements come back.
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from kubesched.framework.utilization import NodeUsage, UtilizationSource, UtilizationUnavailable
 from kubesched.plugins.loadaware.args import PROMETHEUS, SIMULATOR, MetricProvider
 from kubesched.plugins.loadaware.prometheus import PrometheusSource
+from kubesched.state.memo import NODES
 
 if TYPE_CHECKING:
     from kubesched.framework.handle import Handle
@@ -39,7 +40,6 @@ class UtilizationReader:
             PrometheusSource(provider, owner=owner) if provider.type == PROMETHEUS else None
         )
         self.falling_back: bool | None = None  # None until the first read
-        self._cols: tuple[Any, Snapshot, int, tuple[np.ndarray, ...]] | None = None
 
     @property
     def source(self) -> UtilizationSource | None:
@@ -74,17 +74,17 @@ class UtilizationReader:
 
     def columns(self, usage: dict[str, NodeUsage], snap: Snapshot) -> tuple[np.ndarray, ...]:
         """(cpu_avg, cpu_std, mem_avg, mem_std) per snapshot row in percent; NaN where unmeasured."""
-        c = self._cols
-        # cached only for Prometheus, whose refresh makes a new dict (a simulator may mutate its own)
-        if c is not None and c[0] is usage and c[1] is snap and c[2] == snap.node_generation:
-            return c[3]
-        nan = float("nan")
-        missing = NodeUsage(nan, nan, nan, nan)
-        per = [usage.get(node.name, missing) for node in snap.nodes]
-        cols = tuple(
-            np.fromiter((getattr(u, f) for u in per), np.float64, len(per))
-            for f in ("cpu_avg", "cpu_std", "mem_avg", "mem_std")
-        )
-        if self.prometheus is not None:
-            self._cols = (usage, snap, snap.node_generation, cols)
-        return cols
+
+        def build() -> tuple[np.ndarray, ...]:
+            nan = float("nan")
+            missing = NodeUsage(nan, nan, nan, nan)
+            per = [usage.get(node.name, missing) for node in snap.nodes]
+            return tuple(
+                np.fromiter((getattr(u, f) for u in per), np.float64, len(per))
+                for f in ("cpu_avg", "cpu_std", "mem_avg", "mem_std")
+            )
+
+        # kept only for Prometheus, per fetch (a simulator's usage may change in place)
+        if self.prometheus is None or self.prometheus.fetches == 0:
+            return build()
+        return snap.memo.get((self, "columns"), build, on=NODES, version=self.prometheus.fetches)

@@ -26,6 +26,7 @@ from kubesched.framework.interfaces import MIN_NODE_SCORE, ScorePlugin
 from kubesched.plugins.loadaware.args import parse_target_load_packing
 from kubesched.plugins.loadaware.assigned import AssignedPods
 from kubesched.plugins.loadaware.source import UtilizationReader
+from kubesched.state.memo import NODES
 
 if TYPE_CHECKING:
     from kubesched.api.objects import Node, Pod
@@ -90,17 +91,17 @@ class TargetLoadPacking(ScorePlugin):
         self.cfg = parse_target_load_packing(self.args)
         self.reader = UtilizationReader(NAME, self.cfg.provider, handle)
         self.assigned = AssignedPods()
-        self._cap: tuple[Snapshot, int, np.ndarray] | None = None
 
     def predict(self, pod: Pod) -> int:
         return predict_pod_milli(pod, self.cfg.multiplier, self.cfg.default_requests_milli)
 
-    def _capacity(self, snap: Snapshot) -> np.ndarray:
-        c = self._cap
-        if c is None or c[0] is not snap or c[1] != snap.node_generation:
-            cap = np.fromiter((node_cpu_capacity(n) for n in snap.nodes), np.float64, snap.n)
-            c = self._cap = (snap, snap.node_generation, cap)
-        return c[2]
+    @staticmethod
+    def _capacity(snap: Snapshot) -> np.ndarray:
+        return snap.memo.get(
+            (NAME, "capacity"),
+            lambda: np.fromiter((node_cpu_capacity(n) for n in snap.nodes), np.float64, snap.n),
+            on=NODES,
+        )
 
     def score(self, state: CycleState, pod: Pod, snap: Snapshot, rows: np.ndarray) -> np.ndarray:
         rows = np.asarray(rows, dtype=np.intp)

@@ -35,6 +35,7 @@ from kubesched.plugins.noderesources.strategies import (
     pod_request_list,
     requested_to_capacity_ratio_scorer,
 )
+from kubesched.state.memo import NODES
 
 if TYPE_CHECKING:
     from kubesched.api.objects import Pod
@@ -55,7 +56,7 @@ REASON_TOO_MANY_PODS = "Too many pods"
 
 
 _POW2 = np.int64(1) << np.arange(63, dtype=np.int64)  # reason bit k
-_COLUMNS = "NodeResourcesFit/columns"  # Snapshot.extensions key: checked resources -> columns
+_COLUMNS = "NodeResourcesFit/columns"  # memo key: checked resources -> their snapshot columns
 
 
 def insufficient(resource: str) -> str:
@@ -238,15 +239,14 @@ class NodeResourcesFit(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugi
         """(checked resources, amounts, allocatable, free) over ``rows`` x checks; a resource no
         node has reads as zero allocatable and zero free. ``with_alloc`` False: ``free`` twice."""
         names, qty = self._checked(s)
-        cache = snap.extensions.get(_COLUMNS)
-        if cache is None:
-            cache = snap.extensions[_COLUMNS] = {}
         ri = snap.res_index
-        hit = cache.get(names)
-        if hit is None or hit[0] != len(ri):  # columns are only ever appended
+
+        def columns() -> tuple[np.ndarray, bool]:
             cols = np.asarray([ri.get(name, -1) for name in names], np.intp)
-            hit = cache[names] = (len(ri), cols, bool((cols < 0).any()))
-        _, cols, missing = hit
+            return cols, bool((cols < 0).any())
+
+        # columns are only ever appended: their count keys the lookup
+        cols, missing = snap.memo.get((_COLUMNS, names, len(ri)), columns, on=NODES)
         # take() rows then columns: several times cheaper than a 2-D fancy index on a few rows
         r = np.asarray(rows, np.intp)
         row_alloc = snap.alloc.take(r, 0)

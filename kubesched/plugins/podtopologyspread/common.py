@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-import weakref
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from kubesched.api.taints import NO_EXECUTE, NO_SCHEDULE, first_untolerated
 from kubesched.plugins.podtopologyspread.counts import DomainCounts
+from kubesched.state.memo import NODES
 
 if TYPE_CHECKING:
     from kubesched.api.affinity import TopologySpreadConstraint
@@ -87,104 +88,71 @@ class NodeMasks:
         return mask
 
 
-#: Pod shapes whose masks are kept for one snapshot and node generation.
-_MASK_CACHE_SIZE = 16
-#: Incremental domain counts kept per pod shape (one per constraint, role and selector).
-_COUNTS_PER_SHAPE = 16
-
-
 class ShapeMasks:
     """Node masks of one pod shape for one node generation, and what derives from them alone.
 
-    ``all_keys`` and ``inclusions`` are as ``NodeMasks`` computes them; ``derived`` holds
-    per-constraint arrays built from them (eligible rows, domain codes, frozen label codes) and
-    ``counts`` the ``DomainCounts`` over those rows, which follow pod changes on their own.
-    Everything here is shared read-only across cycles.
+    ``all_keys`` and ``inclusions`` are as ``NodeMasks`` computes them (``everywhere``: every
+    node has all keys); ``derived`` holds per-constraint arrays built from them (eligible rows,
+    domain codes, frozen label codes). A shape kept in the snapshot's memo (``key`` set) shares
+    them read-only across cycles, and so are its ``DomainCounts``, which follow pod changes.
     """
 
-    __slots__ = ("all_keys", "inclusions", "derived", "counts")
+    __slots__ = ("key", "all_keys", "everywhere", "inclusions", "derived")
 
-    def __init__(self, all_keys: np.ndarray, inclusions: list[np.ndarray | None]) -> None:
+    def __init__(self, all_keys: np.ndarray, inclusions: list[np.ndarray | None], key: tuple | None = None) -> None:
+        self.key = key
         self.all_keys = all_keys
+        self.everywhere = bool(all_keys.all())
         self.inclusions = inclusions
         self.derived: dict[tuple, Any] = {}
-        self.counts: dict[tuple, DomainCounts] = {}
 
-    def counter(
+    def counts(
         self,
+        snap: Snapshot,
         role: tuple,
         selector: LabelSelector | None,
         namespace: str,
         dom: np.ndarray,
         size: int,
+        per_node: Callable[[], np.ndarray],
         domains: np.ndarray | None = None,
     ) -> DomainCounts:
-        """The DomainCounts of ``role`` and the query, made on first use (see DomainCounts)."""
-        key = (role, selector, namespace)
-        c = self.counts.get(key)
-        if c is None or c.size != size:
-            if len(self.counts) >= _COUNTS_PER_SHAPE:
-                self.counts.clear()
-            c = self.counts[key] = DomainCounts(dom, size, selector, namespace, domains)
-        return c
-
-
-class MaskCache:
-    """Node masks per pod shape, kept while the snapshot's nodes do not change.
-
-    The masks read only node labels and taints, so they are valid until ``node_generation``
-    bumps; recomputing them over every node each cycle dominated the spreading workloads.
-    Returned arrays are read-only and shared.
-    """
-
-    def __init__(self) -> None:
-        self._snap: weakref.ref | None = None
-        self._stamp: tuple[int, int] = (-1, -1)
-        self._entries: dict[tuple, ShapeMasks] = {}
-
-    def get(self, pod: Pod, snap: Snapshot, constraints: tuple[TopologySpreadConstraint, ...]) -> ShapeMasks:
-        """The pod shape's masks (all-keys, per constraint its inclusion mask or None)."""
-        stamp = (snap.node_generation, snap.n)
-        if self._snap is None or self._snap() is not snap or self._stamp != stamp:
-            self._snap = weakref.ref(snap)
-            self._stamp = stamp
-            self._entries.clear()
-        na = pod.node_affinity
-        key = (
-            tuple((c.topology_key, c.node_affinity_policy, c.node_taints_policy) for c in constraints),
-            tuple(pod.node_selector.items()),
-            na.required if na is not None else None,
-            pod.tolerations,
+        """The DomainCounts of ``role`` and the query, up to date with ``snap`` (``per_node`` reads
+        the matching pods per node): kept in the snapshot's memo, summed anew for an unkept shape."""
+        if self.key is None:
+            return DomainCounts(dom, size, selector, namespace, domains).rebuild(per_node())
+        return snap.memo.follow(
+            (NAME, "counts", self.key, role, selector, namespace, size),
+            lambda _old: DomainCounts(dom, size, selector, namespace, domains).rebuild(per_node()),
+            lambda counts, rows: counts.update(snap, rows, per_node),
+            on=NODES,
         )
-        hit = self._entries.get(key)
-        if hit is None:
-            all_keys, inclusions = node_masks(pod, snap, constraints, None)
-            hit = ShapeMasks(_frozen(all_keys), [None if m is None else _frozen(m) for m in inclusions])
-            if len(self._entries) >= _MASK_CACHE_SIZE:
-                self._entries.clear()
-            self._entries[key] = hit
-        return hit
-
-
-def node_masks(
-    pod: Pod, snap: Snapshot, constraints: tuple[TopologySpreadConstraint, ...], cache: MaskCache | None
-) -> tuple[np.ndarray, list[np.ndarray | None]]:
-    """(all-keys mask, per constraint its inclusion mask or None), from ``cache`` when given."""
-    if cache is not None:
-        shape = cache.get(pod, snap, constraints)
-        return shape.all_keys, shape.inclusions
-    masks = NodeMasks(pod, snap)
-    return masks.all_keys(constraints), [masks.inclusion(c) for c in constraints]
 
 
 def shape_masks(
-    pod: Pod, snap: Snapshot, constraints: tuple[TopologySpreadConstraint, ...], cache: MaskCache | None
+    pod: Pod, snap: Snapshot, constraints: tuple[TopologySpreadConstraint, ...], cached: bool = True
 ) -> ShapeMasks:
-    """The pod shape's ShapeMasks: cached, or (no cache) fresh, so every count is summed anew."""
-    if cache is not None:
-        return cache.get(pod, snap, constraints)
-    all_keys, inclusions = node_masks(pod, snap, constraints, None)
-    return ShapeMasks(all_keys, inclusions)
+    """The pod shape's masks (all-keys, per constraint its inclusion mask or None). Cached: kept
+    in the snapshot's memo until nodes change (they read node labels and taints only; recomputing
+    them over every node each cycle dominated the spreading workloads), and shared read-only.
+    Not cached: computed afresh, and every count summed anew."""
+    if not cached:
+        masks = NodeMasks(pod, snap)
+        return ShapeMasks(masks.all_keys(constraints), [masks.inclusion(c) for c in constraints])
+    na = pod.node_affinity
+    key = (
+        tuple((c.topology_key, c.node_affinity_policy, c.node_taints_policy) for c in constraints),
+        tuple(pod.node_selector.items()),
+        na.required if na is not None else None,
+        pod.tolerations,
+    )
+
+    def build() -> ShapeMasks:
+        masks = NodeMasks(pod, snap)
+        inclusions = [masks.inclusion(c) for c in constraints]
+        return ShapeMasks(_frozen(masks.all_keys(constraints)), [None if m is None else _frozen(m) for m in inclusions], key)
+
+    return snap.memo.get((NAME, "shape", key), build, on=NODES)
 
 
 def _frozen(a: np.ndarray) -> np.ndarray:

@@ -3,9 +3,9 @@
 PreFilter and PreScore need, per constraint, the number of matching pods in every domain over
 the constraint's eligible nodes. The eligible nodes and their domains only change with the
 nodes (``ShapeMasks`` keeps them per pod shape and node generation); the per-node matching
-counts change by one bound pod per cycle. So a ``DomainCounts`` sums once and then follows
-``Snapshot.changed_rows`` (rows whose pods changed since ``Snapshot.structure`` last bumped),
-re-reading only those rows' matching counts.
+counts change by one bound pod per cycle. So a ``DomainCounts`` sums once and then follows the
+rows whose pods changed (the snapshot's memo hands them to ``update``), re-reading only those
+rows' matching counts.
 """
 
 from __future__ import annotations
@@ -61,8 +61,7 @@ class DomainCounts:
     """
 
     __slots__ = (
-        "dom", "size", "selector", "namespace", "domains",
-        "_stamp", "_pos", "_per_node", "_sums", "_min", "_at_min", "rebuilds",
+        "dom", "size", "selector", "namespace", "domains", "_per_node", "_sums", "_min", "_at_min", "rebuilds",
     )  # fmt: skip
 
     def __init__(
@@ -78,43 +77,37 @@ class DomainCounts:
         self.selector = selector
         self.namespace = namespace
         self.domains = domains
-        self._stamp: tuple[int, int] = (-1, -1)
-        self._pos = 0
         self._per_node = np.zeros(0, np.int64)  # the per-node counts the sums reflect
         self._sums = np.zeros(size, np.int64)
         self._min: int | None = None  # None: search again on the next read
         self._at_min = 0
         self.rebuilds = 0  # full sums taken (tests and profiling)
 
-    def get(self, snap: Snapshot, per_node: Callable[[], np.ndarray]) -> np.ndarray:
-        """Sums per domain now (read-only; copy before changing).
-
-        ``per_node`` reads the snapshot's matching pods per node for this selector and namespace.
-        """
-        log = snap.changed_rows
-        stamp = (snap.structure, snap.n)
-        if stamp != self._stamp or len(log) < self._pos:
-            self._rebuild(per_node())
-        elif len(log) > self._pos:
-            fresh = log[self._pos :]
-            if len(fresh) * REBUILD_FRACTION > max(snap.n, _SCALAR_ROWS):
-                self._rebuild(per_node())
-            else:
-                self._apply(snap, fresh, per_node)
-        self._stamp = stamp
-        self._pos = len(log)
+    @property
+    def sums(self) -> np.ndarray:
+        """Sums per domain as of the last rebuild or update (read-only; copy before changing)."""
         return self._sums
 
-    def _rebuild(self, live: np.ndarray) -> None:
+    def update(self, snap: Snapshot, rows: list[int], per_node: Callable[[], np.ndarray]) -> None:
+        """Catch up with ``rows`` whose pods changed (``per_node`` reads the matching pods per node
+        for this selector and namespace): row by row, or summed anew when many changed."""
+        if len(rows) * REBUILD_FRACTION > max(snap.n, _SCALAR_ROWS):
+            self.rebuild(per_node())
+        else:
+            self._apply(snap, rows, per_node)
+
+    def rebuild(self, live: np.ndarray) -> DomainCounts:
+        """Sum ``live`` (matching pods per node) anew."""
         self.rebuilds += 1
         self._per_node = np.array(live, np.int64)
         sums = domain_sums(self.dom, self._per_node, self.size)
         sums.flags.writeable = False
         self._sums = sums
         self._min = None
+        return self
 
     def minimum(self) -> int | None:
-        """Smallest sum over ``domains`` as of the last ``get``; None when there is none."""
+        """Smallest sum over ``domains`` as of the last update; None when there is none."""
         if self._min is None:
             if self.domains is None or not self.domains.any():
                 return None

@@ -18,7 +18,6 @@ from kubesched.framework.status import Code, FilterResult
 from kubesched.plugins.podtopologyspread.common import (
     ERR_REASON_CONSTRAINTS_NOT_MATCH,
     ERR_REASON_NODE_LABEL_NOT_MATCH,
-    MaskCache,
     ShapeMasks,
     min_domains,
     selector_matches,
@@ -53,6 +52,7 @@ class PreFilterState:
     eligible: list[np.ndarray]  # per constraint: bool per node row (keys + inclusion policies); shared
     all_keys: np.ndarray | None  # bool per node row: every topology key present; shared
     namespace: str = ""
+    all_keys_everywhere: bool = False  # every node has every topology key
     # per constraint: verdict (0/_SKEW/_MISSING) per value code, the last slot for "no label";
     # built by the first Filter call of a cycle, dropped when AddPod/RemovePod change the counts
     verdicts: list[np.ndarray] | None = None
@@ -70,6 +70,7 @@ class PreFilterState:
             self.eligible,
             self.all_keys,
             self.namespace,
+            self.all_keys_everywhere,
         )
 
     def domains_num(self, i: int) -> int:
@@ -146,7 +147,7 @@ class PreFilterState:
     def passes_everywhere(self, pod: Pod, snap: Snapshot) -> bool:
         """True when Filter passes every node: all carry every key (``all_keys``) and no value
         code's table entry fails (codes no node uses count too: exact, if sometimes cautious)."""
-        if self.all_keys is None or len(self.all_keys) != snap.n or not _all_true(self.all_keys):
+        if self.all_keys is None or len(self.all_keys) != snap.n or not self.all_keys_everywhere:
             return False
         # verdict_tables' test without building the tables: no count over the threshold (codes
         # past the counts fail only when the threshold is negative, and then every code fails)
@@ -157,20 +158,6 @@ class PreFilterState:
             if threshold < 0 or (len(counts) and int(counts.max()) > threshold):
                 return False
         return True
-
-
-_last_all: tuple[np.ndarray | None, bool] = (None, False)
-
-
-def _all_true(mask: np.ndarray) -> bool:
-    """``mask.all()``, remembered for the last mask seen: ``all_keys`` is one shared, read-only
-    array per pod shape until nodes change, and a pass over every node each cycle adds up."""
-    global _last_all
-    if mask.flags.writeable:  # not one of the shared frozen masks: may change in place
-        return bool(mask.all())
-    if _last_all[0] is not mask:
-        _last_all = (mask, bool(mask.all()))
-    return _last_all[1]
 
 
 def _filter_domains(
@@ -197,28 +184,28 @@ def compute_pre_filter_state(
     constraints: tuple[TopologySpreadConstraint, ...],
     snap: Snapshot,
     count: CountFn,
-    mask_cache: MaskCache | None = None,
+    cached: bool = True,
 ) -> PreFilterState:
     """calPreFilterState over every node of the snapshot.
 
-    The eligible nodes and their domains come from the pod shape's cached masks, the per-domain
-    counts from its DomainCounts (a fresh sum without ``mask_cache``).
+    The eligible nodes and their domains come from the pod shape's masks, the per-domain
+    counts from its DomainCounts (both kept in the snapshot's memo; summed afresh when not ``cached``).
     """
     if not constraints:
         return PreFilterState((), [], [], [], None, pod.namespace)
-    shape = shape_masks(pod, snap, constraints, mask_cache)
+    shape = shape_masks(pod, snap, constraints, cached)
     ns = pod.namespace
     counts, present, eligible, critical = [], [], [], []
     for i, c in enumerate(constraints):
         elig, dom, nvals, pres, npres = _filter_domains(shape, i, c, snap)
-        counter = shape.counter(("filter", i), c.selector, ns, dom, nvals, pres)
-        counts.append(counter.get(snap, lambda sel=c.selector: count(snap, sel, ns)).copy())
+        counter = shape.counts(snap, ("filter", i), c.selector, ns, dom, nvals, lambda sel=c.selector: count(snap, sel, ns), pres)
+        counts.append(counter.sums.copy())
         present.append(pres)
         eligible.append(elig)
         # min_match_num: 0 below minDomains (npres is 0 only then, minDomains being at least 1)
         low = counter.minimum()
         critical.append(0 if npres < min_domains(c) or low is None else low)
-    st = PreFilterState(constraints, counts, present, eligible, shape.all_keys, ns)
+    st = PreFilterState(constraints, counts, present, eligible, shape.all_keys, ns, shape.everywhere)
     st.critical = critical
     return st
 

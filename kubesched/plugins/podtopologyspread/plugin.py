@@ -12,7 +12,6 @@ from kubesched.plugins.podtopologyspread.common import (
     NAME,
     PRE_FILTER_STATE_KEY,
     PRE_SCORE_STATE_KEY,
-    MaskCache,
     matching_pods_per_node,
 )
 from kubesched.plugins.podtopologyspread.defaults import (
@@ -32,6 +31,7 @@ from kubesched.plugins.podtopologyspread.scoring import (
     normalize_scores,
     score_rows,
 )
+from kubesched.state.memo import NODES, PODS
 
 if TYPE_CHECKING:
     from kubesched.api.objects import Pod
@@ -41,7 +41,6 @@ if TYPE_CHECKING:
     from kubesched.state.snapshot import Snapshot
 
 _NOT_FOUND = 'reading "{key}" from cycleState: not found'
-_COUNT_CACHE_SIZE = 8
 
 
 class PodTopologySpread(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin):
@@ -57,24 +56,21 @@ class PodTopologySpread(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlug
         parsed = parse_args(self.args)
         self.default_constraints = parsed.default_constraints
         self.system_defaulted = parsed.system_defaulted
-        # Matching pods per node, shared by PreFilter and PreScore of the same cycle.
-        self._count_cache: dict[tuple, np.ndarray] = {}
-        # Node masks (topology keys, inclusion policies) per pod shape, until nodes change.
-        self._masks = MaskCache()
 
     def skips(self, pod: Pod, snap: Snapshot) -> bool:
         """No own constraints, and no workload that could give the pod default ones."""
         return not pod.spread_constraints and not (self.default_constraints and snap.workload_selectors)
 
     # ---- shared -----------------------------------------------------------------------
-    def _count(self, snap: Snapshot, selector: LabelSelector | None, namespace: str) -> np.ndarray:
-        key = (id(snap), snap.generation, snap.n, selector, namespace)
-        hit = self._count_cache.get(key)
-        if hit is None:
-            if len(self._count_cache) >= _COUNT_CACHE_SIZE:
-                self._count_cache.clear()
-            hit = self._count_cache[key] = matching_pods_per_node(snap, selector, namespace)
-        return hit
+    @staticmethod
+    def _count(snap: Snapshot, selector: LabelSelector | None, namespace: str) -> np.ndarray:
+        """Matching pods per node, shared by PreFilter and PreScore of a cycle (and kept while
+        pods and nodes stay put)."""
+        return snap.memo.get(
+            (NAME, "matching", selector, namespace),
+            lambda: matching_pods_per_node(snap, selector, namespace),
+            on=NODES | PODS,
+        )
 
     # ---- PreFilter / Filter -----------------------------------------------------------
     def pre_filter(self, state: CycleState, pod: Pod, snap: Snapshot) -> PreFilterResult | Status | None:
@@ -82,7 +78,7 @@ class PodTopologySpread(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlug
         if not constraints:
             return Status(Code.Skip, plugin=self.name)
         state.write(
-            PRE_FILTER_STATE_KEY, compute_pre_filter_state(pod, constraints, snap, self._count, self._masks)
+            PRE_FILTER_STATE_KEY, compute_pre_filter_state(pod, constraints, snap, self._count)
         )
         return None
 
@@ -121,7 +117,7 @@ class PodTopologySpread(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlug
         # without a zone label still get hostname spreading.
         require_all = bool(pod.spread_constraints) or not self.system_defaulted
         st = compute_pre_score_state(
-            pod, constraints, snap, np.asarray(rows), require_all, self._count, self._masks
+            pod, constraints, snap, np.asarray(rows), require_all, self._count
         )
         state.write(PRE_SCORE_STATE_KEY, st)
         return None

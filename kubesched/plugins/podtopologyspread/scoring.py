@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from kubesched.framework.interfaces import MAX_NODE_SCORE
-from kubesched.plugins.podtopologyspread.common import MaskCache, ShapeMasks, shape_masks
+from kubesched.plugins.podtopologyspread.common import ShapeMasks, shape_masks
 from kubesched.plugins.podtopologyspread.defaults import LABEL_HOSTNAME
 
 if TYPE_CHECKING:
@@ -97,15 +97,15 @@ def compute_pre_score_state(
     rows: np.ndarray,
     require_all_topologies: bool,
     count: CountFn,
-    mask_cache: MaskCache | None = None,
+    cached: bool = True,
 ) -> PreScoreState:
     """initPreScoreState over the filtered ``rows`` plus the count over all nodes.
 
     Domains per node come from the pod shape's cached masks, counts per domain from its
-    DomainCounts (a fresh sum without ``mask_cache``).
+    DomainCounts (both kept in the snapshot's memo; summed afresh when not ``cached``).
     """
     n = snap.n
-    shape = shape_masks(pod, snap, constraints, mask_cache)
+    shape = shape_masks(pod, snap, constraints, cached)
     all_keys = shape.all_keys
     rows = np.asarray(rows, dtype=np.int64)
     ignored = np.zeros(n, bool)
@@ -128,8 +128,8 @@ def compute_pre_score_state(
         node_counts.append(None)
         seeded = np.zeros(size, bool)
         seeded[dom[scored_rows]] = True
-        counter = shape.counter(("score", i, require_all_topologies), c.selector, ns, counted, size)
-        cnt = counter.get(snap, lambda sel=c.selector: count(snap, sel, ns)).copy()
+        role = ("score", i, require_all_topologies)
+        cnt = shape.counts(snap, role, c.selector, ns, counted, size, lambda sel=c.selector: count(snap, sel, ns)).sums.copy()
         cnt[~seeded] = 0
         domain_counts.append(cnt)
         seeded_list.append(seeded)

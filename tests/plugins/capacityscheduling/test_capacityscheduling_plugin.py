@@ -94,7 +94,7 @@ def test_usage_follows_the_cache_incrementally() -> None:
     assert used(pl, snap, "ns1") == 30
     snap.remove_pod("a")
     assert used(pl, snap, "ns1") == 20
-    fresh = QuotaTracker().sync(snap)  # a rebuild agrees with the incremental count
+    fresh = QuotaTracker(snap).infos  # a rebuild agrees with the incremental count
     assert fresh["ns1"].used == pl.infos(snap)["ns1"].used and fresh["ns1"].pods == {"b"}
 
 
