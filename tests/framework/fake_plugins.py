@@ -15,6 +15,7 @@ from kubesched.api.objects import Pod
 from kubesched.cluster.memory import MemoryCluster
 from kubesched.config import EXTENSION_POINTS, PluginRef, Profile, SchedulerConfig
 from kubesched.config.args import default_args
+from kubesched.config.defaults import ARGS_PLUGINS
 from kubesched.config.types import V1
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.interfaces import (
@@ -270,7 +271,7 @@ def new_scheduler(
         named = [p for p in rest if isinstance(p, str)]
         if reg.points_of(cls.name) is None:
             reg.register(cls)
-        elif cls.has_args:
+        elif cls.name in ARGS_PLUGINS:  # in-tree args, defaulted as the config layer does
             args[cls.name] = default_args(cls.name)
         for base, point in _POINTS.items():
             if issubclass(cls, base) and (not named or point in named):
