@@ -51,7 +51,7 @@ def _files(args: argparse.Namespace) -> list[str]:
 # ---- schedule ----------------------------------------------------------------------------
 def cmd_schedule(args: argparse.Namespace) -> int:
     from kubesched.app import build_session
-    from kubesched.scheduler import ScheduleResult
+    from kubesched.batch import schedule_all
 
     s = build_session(_files(args), args.config, args.seed, args.plugin_path)
     _warn(s.config.warnings)
@@ -59,47 +59,39 @@ def cmd_schedule(args: argparse.Namespace) -> int:
         from kubesched.debug import PluginTracebacks
 
         PluginTracebacks().attach(s.scheduler)
-    final: dict[str, tuple[int, ScheduleResult]] = {}
-    seq = 0
-
-    def record(res: ScheduleResult) -> None:
-        nonlocal seq
-        seq += 1
-        final[res.pod.uid] = (seq, res)
-
-    s.scheduler.hooks.on_scheduled.append(record)
-    s.scheduler.hooks.on_failed.append(record)
-    s.scheduler.hooks.on_skipped.append(record)
-    for pod in s.pending:
-        s.scheduler.add_pending(pod)
-    s.scheduler.run_until_idle(advance=s.clock.advance)
-    placements = []
-    for _, res in sorted(final.values(), key=lambda x: x[0]):
-        placements.append(
-            {
-                "pod": res.pod.key,
-                "node": res.node,
-                "profile": res.profile,
-                "message": None if res.node else res.message,
-            }
-        )
+    result = schedule_all(s)
     if args.output == "table":
         from kubesched.render import schedule_table
 
-        schedule_table(placements, s)
+        schedule_table(result)
     else:
-        _emit({"placements": placements}, args.output)
+        _emit(result.to_json(), args.output)
     return 0
 
 
 # ---- explain -----------------------------------------------------------------------------
+def _pod_ref(args: argparse.Namespace) -> tuple[str, str]:
+    """NAMESPACE/POD, or POD with -n NAMESPACE (kubectl's habit), or POD in "default"."""
+    ref: str = args.pod_ref
+    if "/" in ref:
+        ns, _, name = ref.partition("/")
+        if args.namespace and args.namespace != ns:
+            raise InputError(f'pod "{ref}" names namespace "{ns}" but -n says "{args.namespace}"')
+        return ns, name
+    return args.namespace or "default", ref
+
+
 def cmd_explain(args: argparse.Namespace) -> int:
     from kubesched.api.load import parse_objects, read_documents, resolve_priorities
     from kubesched.app import build_session
+    from kubesched.batch import schedule_all
     from kubesched.explain import explain_pod
+    from kubesched.framework.runtime import PluginFailure
 
     if bool(args.pod_ref) == bool(args.pod):
-        raise InputError("give exactly one of NAMESPACE/POD or --pod FILE")
+        raise InputError("give exactly one of NAMESPACE/POD (or POD with -n NAMESPACE) or --pod FILE")
+    if args.namespace and args.pod:
+        raise InputError("-n/--namespace: only with a pod name (a --pod file names its own namespace)")
     s = build_session(_files(args), args.config, args.seed, args.plugin_path)
     if args.pod:
         objs = parse_objects(args.pod, read_documents(args.pod))
@@ -109,19 +101,30 @@ def cmd_explain(args: argparse.Namespace) -> int:
         resolve_priorities(objs)
         pod = objs.pods[0]
     else:
-        ref = args.pod_ref
-        ns, _, name = ref.partition("/") if "/" in ref else ("default", "", ref)
+        ns, name = _pod_ref(args)
         pod = next((p for p in s.objects.pods if p.namespace == ns and p.name == name), None)
         if pod is None:
             raise InputError(f'pod "{ns}/{name}" not found in {", ".join(_files(args))}')
-        # an already-bound pod is explained as if it were pending: take it off its node first
-        if pod.node_name and s.scheduler.snapshot.remove_pod(pod.uid) is not None:
-            pod = pod.with_node("")
     if pod.scheduler_name not in s.scheduler.frameworks:
         raise InputError(
             f'pod {pod.key}: spec.schedulerName "{pod.scheduler_name}" matches no profile '
             f"({', '.join(s.scheduler.frameworks)})"
         )
+    outcome = None
+    if args.after_schedule:
+        batch = schedule_all(s)
+        outcome = batch.entry(pod.key) if not args.pod else None
+        # the pod as the run left it: if it was placed, it is taken off its node again below
+        bound = s.cluster.bindings.get(pod.uid)
+        if bound:
+            pod = pod.with_node(bound)
+    # an already-bound pod is explained as if it were pending: take it off its node first
+    if pod.node_name and not args.pod and s.scheduler.snapshot.remove_pod(pod.uid) is not None:
+        pod = pod.with_node("")
+    try:
+        gated = s.scheduler.frameworks[pod.scheduler_name].run_pre_enqueue(pod)
+    except PluginFailure as e:
+        gated = e.status
     errors: list[BaseException] = []
     result = explain_pod(s.scheduler, pod, errors)
     if args.debug:
@@ -130,6 +133,10 @@ def cmd_explain(args: argparse.Namespace) -> int:
         tracebacks = PluginTracebacks()
         for exc in errors:
             tracebacks.report(pod.key, exc)
+    result["basis"] = "after-schedule" if args.after_schedule else "input"
+    result["gated"] = None if gated.ok else {"plugin": gated.plugin or None, "message": gated.message}
+    if args.after_schedule:
+        result["schedule"] = outcome
     if args.output == "table":
         from kubesched.render import explain_table
 
@@ -209,7 +216,10 @@ def _common(p: argparse.ArgumentParser, files: bool = True) -> None:
         p.add_argument("--seed", type=int, default=None, help="seed for the random tie-break (reproducible runs)")
     p.add_argument("--config", help="KubeSchedulerConfiguration file (v1, v1beta3, v1beta2, v1beta1)")
     p.add_argument("--plugin-path", action="append", default=[], help="Python file defining plugins (repeatable; it is run: only trusted files)")
-    p.add_argument("-o", "--output", choices=("table", "json", "yaml"), default="table")
+    p.add_argument(
+        "-o", "--output", choices=("table", "json", "yaml"), default="table",
+        help="table (default; fits the terminal's width), or the JSON/YAML contract (docs/cli.md)",
+    )
     if files:
         add_debug(p)
 
@@ -221,28 +231,69 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"kubesched {__version__} (kube-scheduler {UPSTREAM_RELEASE})")
     sub = parser.add_subparsers(dest="command", required=True)
-    p = sub.add_parser("schedule", help="place every pending pod of a cluster dump")
+    p = sub.add_parser(
+        "schedule",
+        help="place every pending pod of a cluster dump",
+        description="Schedule every pending pod of the cluster objects (a `kubectl get nodes,pods,namespaces,"
+        "priorityclasses -A -o yaml` dump) in queue order, one at a time, with preemption, and print where each "
+        "went, the pods it preempted, kube-scheduler's FailedScheduling message for those that fit nowhere, and "
+        "why the pods left out were not tried (scheduling gates, another scheduler, finished, being deleted).",
+    )
     _common(p)
     p.set_defaults(func=cmd_schedule)
-    p = sub.add_parser("explain", help="show every node's filter and score verdicts for one pod")
-    p.add_argument("pod_ref", nargs="?", metavar="NAMESPACE/POD")
-    p.add_argument("--pod", help="a Pod manifest to explain as given")
+    p = sub.add_parser(
+        "explain",
+        help="show every node's filter and score verdicts for one pod",
+        description="Run every filter plugin on every node and every score plugin on the feasible nodes for one "
+        "pod, and show each verdict, reason and score with the node the scheduling cycle selects. The pod is "
+        "judged against the input cluster as given (the other pending pods are not placed first) unless "
+        "--after-schedule is given.",
+    )
+    p.add_argument(
+        "pod_ref", nargs="?", metavar="NAMESPACE/POD",
+        help="the pod to explain, from the cluster objects (POD alone: namespace from -n, else default)",
+    )
+    p.add_argument("-n", "--namespace", help="the pod's namespace when POD is given without one")
+    p.add_argument("--pod", metavar="FILE", help="a Pod manifest to explain as given (instead of NAMESPACE/POD)")
+    p.add_argument(
+        "--after-schedule", action="store_true",
+        help="first place the other pending pods as `kubesched schedule` does (preemption included), then "
+        "explain the pod against the cluster as they leave it",
+    )
     _common(p)
     p.set_defaults(func=cmd_explain)
-    p = sub.add_parser("plugins", help="plugin tools")
+    p = sub.add_parser("plugins", help="plugin tools", description="List the available plugins or write a new one.")
     psub = p.add_subparsers(dest="plugins_command", required=True)
-    pl = psub.add_parser("list", help="every available plugin, its origin and extension points")
-    pl.add_argument("--plugin-path", action="append", default=[])
-    pl.add_argument("-o", "--output", choices=("table", "json", "yaml"), default="table")
+    pl = psub.add_parser(
+        "list",
+        help="every available plugin, its origin and extension points",
+        description="Every plugin kubesched can enable: built-in, from Python entry points (group "
+        "kubesched.plugins) and from --plugin-path files, with the extension points each implements.",
+    )
+    pl.add_argument(
+        "--plugin-path", action="append", default=[],
+        help="Python file defining plugins (repeatable; it is run: only trusted files)",
+    )
+    pl.add_argument("-o", "--output", choices=("table", "json", "yaml"), default="table", help="output format (default table)")
     pl.set_defaults(func=cmd_plugins_list)
-    pn = psub.add_parser("new", help="write a plugin skeleton (NAME.py) and its pytest test")
+    pn = psub.add_parser(
+        "new",
+        help="write a plugin skeleton (NAME.py) and its pytest test",
+        description="Write NAME.py (a per-node score or filter plugin) and test_NAME.py, and print the "
+        "configuration that enables it.",
+    )
     pn.add_argument("name", metavar="NAME", help="the plugin's class and configured name, e.g. LowLatencyFirst")
     pn.add_argument("--dir", default=".", help="where to write the files (default: current directory)")
     pn.add_argument("--kind", choices=("score", "filter"), default="score", help="extension point (default: score)")
     pn.set_defaults(func=cmd_plugins_new)
-    p = sub.add_parser("config", help="configuration tools")
+    p = sub.add_parser("config", help="configuration tools", description="Inspect a KubeSchedulerConfiguration.")
     csub = p.add_subparsers(dest="config_command", required=True)
-    cv = csub.add_parser("view", help="the resolved configuration as a v1 document (defaults merged, versions converted)")
+    cv = csub.add_parser(
+        "view",
+        help="the resolved configuration as a v1 document (defaults merged, versions converted)",
+        description="Print the configuration as kubesched resolves it: defaults merged, multiPoint expanded, "
+        "older versions converted (with their own default weights), and the conversion warnings.",
+    )
     _common(cv, files=False)
     cv.add_argument(
         "--import-plugins", action="store_true",
@@ -250,17 +301,33 @@ def build_parser() -> argparse.ArgumentParser:
     )
     cv.set_defaults(output="yaml")
     cv.set_defaults(func=cmd_config_view)
-    p = sub.add_parser("bench", help="kube-scheduler's scheduler_perf workloads, in memory, in pods/s")
+    p = sub.add_parser(
+        "bench",
+        help="kube-scheduler's scheduler_perf workloads, in memory, in pods/s",
+        description="Rebuild kube-scheduler's scheduler_perf workloads in memory, schedule them and report "
+        "SchedulingThroughput (pods/s) against upstream's CI floor. The table shows the key columns; "
+        "--wide shows every figure, -o json the whole result.",
+    )
     p.add_argument("--workload", action="append", metavar="NAME", help="Case/Workload, Case_Workload or Case (repeatable)")
     p.add_argument("--scale", type=float, default=1.0, help="scale node and pod counts (0.1: 500 nodes)")
     p.add_argument("--nodes", type=int, help="set the main node count (init pods follow it)")
     p.add_argument("--pods", type=int, help="set the measured (or bound) pod count")
-    p.add_argument("--json", metavar="FILE", help="also write the results as JSON ('-': stdout)")
+    p.add_argument(
+        "-o", "--output", choices=("table", "json"), default="table",
+        help="table (default), or json: the results as JSON on stdout (the table goes to stderr)",
+    )
+    p.add_argument("--wide", action="store_true", help="every column: percentiles, floor, target, CPU, memory, churn")
+    p.add_argument("--json", metavar="FILE", help="also write the results as JSON to FILE ('-': stdout, as -o json)")
     p.add_argument("--seed", type=int, default=0, help="seed for generated names and the tie-break")
     p.add_argument("--list", action="store_true", help="list the workloads and exit")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.set_defaults(func=cmd_bench)
-    p = sub.add_parser("extender", help="serve the kube-scheduler extender protocol (filter, prioritize, bind, preempt)")
+    p = sub.add_parser(
+        "extender",
+        help="serve the kube-scheduler extender protocol (filter, prioritize, bind, preempt)",
+        description="Serve kubesched's plugins to a stock kube-scheduler over the extender HTTP protocol "
+        "(filter, prioritize, bind, preempt). See docs/extender.md.",
+    )
     p.add_argument(
         "-f", "--file", action="append", help="cluster objects the extender holds (NodeNames mode, bind); default: none"
     )

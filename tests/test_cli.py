@@ -55,7 +55,9 @@ def test_schedule_json_contract(capsys, small):
         "2 Preemption is not helpful for scheduling."
     )
     assert all(p["profile"] == "default-scheduler" for p in data["placements"])
-    assert set(data["placements"][0]) == {"pod", "node", "profile", "message"}
+    # the original four fields stay; later versions only add fields
+    assert set(data["placements"][0]) == {"pod", "node", "profile", "message", "nominated_node", "victims"}
+    assert set(data) == {"placements", "skipped"} and data["skipped"] == []
 
 
 def test_schedule_yaml_and_table(capsys, small):
@@ -89,7 +91,8 @@ def test_explain_json_contract(capsys, small):
     code, out, err = run(capsys, "explain", "-f", small, "default/big", "--seed", "1", "-o", "json")
     assert code == 0, err
     data = json.loads(out)
-    assert set(data) == {"pod", "profile", "nodes", "selected", "message"}
+    assert set(data) == {"pod", "profile", "nodes", "selected", "message", "basis", "gated"}
+    assert data["basis"] == "input" and data["gated"] is None
     assert data["pod"] == "default/big" and data["selected"] == "n2" and data["message"] is None
     n1, n2 = data["nodes"]
     assert n1["name"] == "n1" and not n1["feasible"] and n1["total"] is None and n1["score"] == []
@@ -236,7 +239,14 @@ def test_preemption_avoids_pdb_protected_victims(capsys, tmp_path):
         code, out, err = run(capsys, "schedule", "-f", path, "--seed", seed, "-o", "json")
         assert code == 0, err
         (placement,) = json.loads(out)["placements"]
-        assert placement == {"pod": "default/urgent", "node": "n2", "profile": "default-scheduler", "message": None}
+        assert placement == {
+            "pod": "default/urgent",
+            "node": "n2",
+            "profile": "default-scheduler",
+            "message": None,
+            "nominated_node": "n2",
+            "victims": [{"pod": "default/loose", "node": "n2"}],
+        }
 
 
 def test_a_pod_being_deleted_is_skipped_not_scheduled(capsys, tmp_path):
@@ -248,10 +258,11 @@ def test_a_pod_being_deleted_is_skipped_not_scheduled(capsys, tmp_path):
     path.write_text(yaml.safe_dump_all([make_node("n1", cpu="4", memory="8Gi"), going, make_pod("staying")]))
     assert main(["schedule", "-f", str(path), "-o", "json"]) == 0
     placements = json.loads(capsys.readouterr().out)["placements"]
+    none = {"nominated_node": None, "victims": []}
     assert placements == [
         {"pod": "default/going", "node": None, "profile": "default-scheduler",
-         "message": "skip schedule deleting pod: default/going"},
-        {"pod": "default/staying", "node": "n1", "profile": "default-scheduler", "message": None},
+         "message": "skip schedule deleting pod: default/going", **none},
+        {"pod": "default/staying", "node": "n1", "profile": "default-scheduler", "message": None, **none},
     ]
     out = tmp_path / "sim"
     assert main(["simulate", "-f", str(path), "--out", str(out), "--no-plots", "-o", "json"]) == 0

@@ -19,6 +19,7 @@ from typing import Any
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
+from rich.text import Text
 
 from kubesched import UPSTREAM_RELEASE, __version__
 from kubesched.bench import workloads as W
@@ -68,55 +69,87 @@ def _vs(value: float | None, floor: float | None) -> str:
     return f"[{colour}]{ratio:.1f}x[/{colour}]"
 
 
-def results_table(results: list[BenchResult]) -> Table:
-    t = Table(title="kubesched bench — SchedulingThroughput (pods/s) of the measured pods", show_lines=False)
-    t.add_column("workload", no_wrap=True)
-    for c in ("nodes", "init", "meas."):
-        t.add_column(c, justify="right")
-    for c in ("avg", "p50", "p90", "p95", "p99"):
-        t.add_column(c, justify="right")
-    t.add_column("whole", justify="right", style="bold")
-    t.add_column("floor", justify="right", style="dim")
-    t.add_column("target", justify="right", style="dim")
-    t.add_column("×floor", justify="right")
-    t.add_column("wall s", justify="right")
-    t.add_column("cpu s", justify="right")
-    t.add_column("RSS MiB", justify="right")
-    t.add_column("unsch.", justify="right")
-    t.add_column("churn", justify="right")
+def _row(r: BenchResult, wide: bool) -> list[str]:
+    tp = r.throughput
+    if not wide:
+        return [r.workload, str(r.nodes), str(r.measured_pods), _f(tp.headline), _vs(tp.headline, r.threshold), _f(r.wall_s, 2)]
+    churn = f"{r.churn_created - r.churn_scheduled}/{r.churn_created}" if r.churn_created else ""
+    return [
+        r.workload,
+        str(r.nodes),
+        str(r.init_pods + r.bound_pods),
+        str(r.measured_pods),
+        _f(tp.average),
+        _f(tp.perc50),
+        _f(tp.perc90),
+        _f(tp.perc95),
+        _f(tp.perc99),
+        _f(tp.overall),
+        _f(r.threshold),
+        _f(r.target),
+        _vs(tp.headline, r.threshold),
+        _f(r.wall_s, 2),
+        _f(r.cpu_s, 2),
+        _f(r.peak_rss_mib),
+        str(r.unschedulable),
+        churn,
+    ]
+
+
+#: (header, style) of the key columns, then of every column (--wide)
+KEY_COLUMNS = (("workload", ""), ("nodes", ""), ("pods", ""), ("pods/s", "bold"), ("×floor", ""), ("wall s", ""))
+WIDE_COLUMNS = (
+    ("workload", ""), ("nodes", ""), ("init", ""), ("meas.", ""),
+    ("avg", ""), ("p50", ""), ("p90", ""), ("p95", ""), ("p99", ""), ("whole", "bold"),
+    ("floor", "dim"), ("target", "dim"), ("×floor", ""),
+    ("wall s", ""), ("cpu s", ""), ("RSS MiB", ""), ("unsch.", ""), ("churn", ""),
+)  # fmt: skip
+
+
+def results_table(results: list[BenchResult], wide: bool = False) -> Table:
+    """The key figures per workload (every figure with ``wide``), one row each."""
+    t = Table(title="kubesched bench — SchedulingThroughput (pods/s) of the measured pods")
+    for i, (header, style) in enumerate(WIDE_COLUMNS if wide else KEY_COLUMNS):
+        t.add_column(header, justify="left" if i == 0 else "right", style=style or None, no_wrap=True)
     for r in results:
-        tp = r.throughput
-        churn = f"{r.churn_created - r.churn_scheduled}/{r.churn_created}" if r.churn_created else ""
-        t.add_row(
-            r.workload,
-            str(r.nodes),
-            str(r.init_pods + r.bound_pods),
-            str(r.measured_pods),
-            _f(tp.average),
-            _f(tp.perc50),
-            _f(tp.perc90),
-            _f(tp.perc95),
-            _f(tp.perc99),
-            _f(tp.overall),
-            _f(r.threshold),
-            _f(r.target),
-            _vs(tp.headline, r.threshold),
-            _f(r.wall_s, 2),
-            _f(r.cpu_s, 2),
-            _f(r.peak_rss_mib),
-            str(r.unschedulable),
-            churn,
-        )
+        t.add_row(*_row(r, wide))
     return t
 
 
-def results_notes(kernel: dict[int, tuple[KernelResult, KernelResult]] | None = None) -> list[str]:
+def results_blocks(results: list[BenchResult], wide: bool = False) -> Table:
+    """The same figures for a narrow terminal: the workload on one line, its figures under it."""
+    t = Table(title="kubesched bench — SchedulingThroughput (pods/s) of the measured pods")
+    t.add_column("workload / figures", overflow="fold")
+    headers = [h for h, _ in (WIDE_COLUMNS if wide else KEY_COLUMNS)]
+    for r in results:
+        name, *values = _row(r, wide)
+        figures = Text.from_markup(" · ".join(f"{h} {v}" for h, v in zip(headers[1:], values, strict=True) if v))
+        t.add_row(Text.assemble((name, "bold"), "\n", figures))
+    return t
+
+
+def print_results(console: Console, results: list[BenchResult], wide: bool = False) -> None:
+    """The table when it fits the console, else one block per workload."""
+    from kubesched.render import fitting
+
+    console.print(fitting(console, results_table(results, wide), lambda: results_blocks(results, wide)))
+
+
+def results_notes(kernel: dict[int, tuple[KernelResult, KernelResult]] | None = None, wide: bool = False) -> list[str]:
     """Lines printed under the table: how to read it, and the bare kernel beside SchedulingBasic."""
-    notes = [
-        "Average..Perc99: scheduler_perf's 1-second samples of the measured pods; whole = measured pods /"
-        " measured phase; ×floor = avg (whole when under 3 samples) / upstream 2026 CI floor;"
-        " target = 10x floor (issue 3); init counts bound pods too; churn = unscheduled/created.",
-    ]
+    if wide:
+        how = (
+            "avg..p99: scheduler_perf's 1-second samples of the measured pods; whole = measured pods /"
+            " measured phase; floor = upstream's 2026 CI threshold; target = 10 × floor (kubesched's own goal);"
+            " ×floor = avg (whole when under 3 samples) / floor; init counts bound pods too;"
+            " churn = unscheduled/created."
+        )
+    else:
+        how = (
+            "pods = measured pods; pods/s = scheduler_perf's Average of 1-second samples (the whole phase's"
+            " rate when under 3 samples); ×floor = pods/s / upstream's 2026 CI threshold. --wide: every column."
+        )
+    notes = [how]
     for nodes, (k_all, k_adaptive) in sorted((kernel or {}).items()):
         notes.append(
             f"Bare numpy fit-and-score kernel, {nodes} nodes: [bold]{k_adaptive.pods_per_s:,.0f}[/bold] pods/s"
@@ -192,10 +225,12 @@ def _check_args(args: argparse.Namespace) -> None:
 
 def run_bench(args: argparse.Namespace) -> int:
     """`kubesched bench`: run the selected workloads, print the table, write --json."""
+    if getattr(args, "output", "table") == "json":
+        if args.json not in (None, "-"):
+            raise InputError("-o json writes to stdout; --json FILE writes a file: give one of them")
+        args.json = "-"
     to_stderr = args.json == "-"  # the JSON takes stdout
     out = Console(stderr=to_stderr)
-    if not out.is_terminal:
-        out = Console(stderr=to_stderr, width=220)  # a file or pipe: do not squeeze to 80 columns
     if args.list:
         out.print(list_table())
         return 0
@@ -232,8 +267,8 @@ def run_bench(args: argparse.Namespace) -> int:
                 r.kernel_pods_per_s = k_adaptive.pods_per_s
                 r.extra["kernel_all_nodes_pods_per_s"] = k_all.pods_per_s
             results.append(r)
-    out.print(results_table(results))
-    for line in results_notes(kernel):
+    print_results(out, results, args.wide)
+    for line in results_notes(kernel, args.wide):
         out.print(line, highlight=False)
     if args.json:
         data = to_json(results, scale=args.scale, seed=args.seed, kernel=kernel)
