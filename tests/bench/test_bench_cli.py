@@ -52,3 +52,18 @@ def test_bench_bad_arguments(capsys):
     assert "unknown workload 'NoSuchThing'" in err and err.count("\n") == 1
     assert main(["bench", "--scale", "-1"]) == 2
     assert main(["bench", "--workload", "Memory", "--nodes", "0"]) == 2
+
+
+def test_bench_output_json_and_wide(capsys):
+    argv = ["bench", "--workload", "Memory", "--nodes", "10", "--pods", "50", "--no-progress"]
+    assert main([*argv, "-o", "json"]) == 0
+    captured = capsys.readouterr()
+    (r,) = json.loads(captured.out)["results"]  # stdout is JSON alone; the table is on stderr
+    assert r["bound_pods"] == 50 and "Memory/5000Nodes_150000Pods" in captured.err
+    assert main([*argv, "--wide"]) == 0
+    wide = capsys.readouterr().out
+    assert main(argv) == 0
+    key = capsys.readouterr().out
+    assert "RSS MiB" in wide and "RSS MiB" not in key and "--wide: every column" in key
+    assert main([*argv, "-o", "json", "--json", "x.json"]) == 2
+    assert "give one of them" in capsys.readouterr().err
