@@ -43,7 +43,7 @@ def test_scaffolded_plugin_steers_a_simulation(tmp_path: Path, capsys) -> None:
         [
             "simulate", "-f", str(cluster), "--config", str(config),
             "--plugin-path", str(tmp_path / "low_latency_first.py"),
-            "--out", str(out), "--seed", "1", "--no-progress",
+            "--out-dir", str(out), "--seed", "1", "--no-progress",
         ]
     )  # fmt: skip
     assert code == 0, capsys.readouterr().err

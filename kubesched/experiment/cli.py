@@ -15,18 +15,23 @@ from typing import Any
 from kubesched.errors import InputError
 from kubesched.experiment.grid import DEFAULT_SEEDS
 from kubesched.experiment.published import POLICIES
+from kubesched.flags import add_no_plots, add_out_dir
 from kubesched.trace.bundled import OPENB_DIR
 
 
 def add_parser(sub: Any) -> None:
-    p = sub.add_parser("experiment", help="reproduce published scheduling experiments")
+    p = sub.add_parser(
+        "experiment",
+        help="reproduce published scheduling experiments",
+        description="Reproduce published scheduling experiments (today: the FGD paper's grid on the openb trace).",
+    )
     esub = p.add_subparsers(dest="experiment_command", required=True)
     f = esub.add_parser(
         "fgd",
         help="the FGD paper's unallocated-GPU grid on the openb traces (Weng et al., ATC '23)",
         description="Run every (trace, policy, seed) of the FGD paper's protocol, write per-run and aggregate "
         "CSV/JSON, the paper's figures with the published values overlaid, and a measured-vs-published "
-        "summary to --out. See docs/fgd.md.",
+        "summary to -d/--out-dir. See docs/fgd.md.",
     )
     f.add_argument("--traces", default="default", help="comma list of trace names or families, or 'all' (default: default)")
     f.add_argument("--policies", default=",".join(POLICIES), help=f"comma list (default: {','.join(POLICIES)})")
@@ -40,15 +45,15 @@ def add_parser(sub: Any) -> None:
     f.add_argument(
         "--ray-address", metavar="ADDR", help="run on Ray instead of local processes: ADDR, 'auto', or 'local'"
     )
-    f.add_argument("--out", default="fgd-out", metavar="DIR", help="output folder (created; default fgd-out)")
-    f.add_argument("--resume", action="store_true", help="reuse the runs already in --out (same trace/policy/seed)")
+    add_out_dir(f, "fgd-out", "the runs, aggregates, figures and report")
+    f.add_argument("--resume", action="store_true", help="reuse the runs already in --out-dir (same trace/policy/seed)")
     f.add_argument(
-        "--report-only", action="store_true", help="run nothing: aggregate, compare and plot the runs already in --out"
+        "--report-only", action="store_true", help="run nothing: aggregate, compare and plot the runs already in --out-dir"
     )
     f.add_argument("--tune", type=float, default=1.3, help="arrived workload to reach, x GPU capacity (default 1.3)")
     f.add_argument("--max-nodes", type=int, metavar="N", help="smoke runs: N nodes spread over the node list")
     f.add_argument("--max-pods", type=int, metavar="N", help="smoke runs: the first N pods of each trace")
-    f.add_argument("--no-plots", action="store_true", help="skip the PNG figures")
+    add_no_plots(f, "skip the PNG figures")
     f.add_argument("--no-progress", action="store_true", help="no progress bar (one line per run on stderr instead)")
     f.set_defaults(func=run)
 
@@ -144,11 +149,11 @@ def run(args: argparse.Namespace) -> int:
     )
 
     grid, traces, policies = build(args)
-    if args.report_only and not Path(args.out, "runs").is_dir():
-        raise InputError(f"no runs in {args.out}", source="--report-only")
+    if args.report_only and not Path(args.out_dir, "runs").is_dir():
+        raise InputError(f"no runs in {args.out_dir}", source="--report-only")
     from kubesched.sim.report import prepare_out_dir
 
-    out = prepare_out_dir(args.out, source="--out")
+    out = prepare_out_dir(args.out_dir, source="--out-dir")
     workers = args.workers or default_workers()
     done = {}
     if args.resume or args.report_only:

@@ -9,14 +9,15 @@ from typing import Any
 
 from kubesched.debug import add_debug
 from kubesched.errors import InputError
+from kubesched.flags import add_no_plots, add_out_dir, add_output
 
 
 def add_parser(sub: Any) -> None:
     p = sub.add_parser(
         "simulate",
         help="replay a workload (openb trace, manifests, synthetic) on a virtual clock and report metrics",
-        description="Discrete-event simulation of the scheduler on a workload; writes CSV, JSON, PNG and HTML "
-        "to --out.",
+        description="Discrete-event simulation of the scheduler on a workload; writes CSV, JSON, PNG plots and "
+        "an HTML report to -d/--out-dir and prints a summary (-o).",
     )
     src = p.add_argument_group("workload (exactly one)")
     src.add_argument(
@@ -45,15 +46,15 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--plugin-path", action="append", default=[], help="Python file defining plugins (repeatable)")
     p.add_argument("--seed", type=int, default=0, help="seed for tie-breaks, usage draws and synthetic workloads")
     p.add_argument("--tie-break", choices=("random", "first"), default="random", help="among equal top scores")
-    p.add_argument("--out", default="sim-out", metavar="DIR", help="output folder (created; default sim-out)")
+    add_out_dir(p, "sim-out", "the CSV, JSON, PNG and HTML files")
     p.add_argument("--bins", type=int, default=100, help="time mode: number of time bins (default 100)")
     p.add_argument("--max-wait", type=float, metavar="SECONDS", help="time mode: withdraw pods pending longer")
     p.add_argument(
         "--usage-fraction", default="0.5:1.0", metavar="LOW:HIGH", help="share of requests a pod uses (uniform)"
     )
-    p.add_argument("--no-plots", action="store_true", help="skip the PNG plots (the HTML report has none then)")
+    add_no_plots(p, "skip the PNG plots (the HTML report has none then)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar (also off when stdout is not a TTY)")
-    p.add_argument("-o", "--output", choices=("table", "json"), default="table", help="what to print on stdout")
+    add_output(p, ("table", "json"), "the summary printed on stdout: table (default) or json", folder_flag=True)
     add_debug(p)
     p.set_defaults(func=run)
 
@@ -76,6 +77,19 @@ def _check(args: argparse.Namespace) -> None:
         raise InputError(f"--max-wait: must be a positive number of seconds, got {args.max_wait}")
     if args.max_wait is not None and args.mode != "time":
         raise InputError("--max-wait: only with --mode time")
+
+
+def run_warnings(summary: dict[str, Any]) -> list[str]:
+    """What a reader of the outputs should know about this run before reading them."""
+    out = []
+    run = summary["run"]
+    if summary["mode"] == "time" and run["sim_end_s"] == run["sim_start_s"]:
+        out.append(
+            "every event of this run happened at one instant (t = 0: no pod has an arrival time or a "
+            "duration, as in a cluster dump): the time-mode plots have one point and the mean is the "
+            "final state; --mode arrival plots the placements in arrival order"
+        )
+    return out
 
 
 def load_workload(args: argparse.Namespace):  # noqa: ANN201 - Workload, imported lazily
@@ -118,7 +132,7 @@ def run(args: argparse.Namespace) -> int:
         sys.stderr.write(f"kubesched: warning: skipped {len(wl.skipped)} invalid row(s) of {args.trace}: {wl.skipped[0]}\n")
     if not wl.pods:
         raise InputError("the workload has no pods", source=wl.source or None)
-    out = prepare_out_dir(args.out)
+    out = prepare_out_dir(args.out_dir)
     err = Console(stderr=True)
     show = not args.no_progress and sys.stdout.isatty() and err.is_terminal
     kwargs = dict(
@@ -134,6 +148,8 @@ def run(args: argparse.Namespace) -> int:
             result = simulate(config, wl, progress=lambda d, t: prog.update(task, completed=d, total=t), **kwargs)
     else:
         result = simulate(config, wl, **kwargs)
+    for w in run_warnings(result.summary):
+        sys.stderr.write(f"kubesched: warning: {w}\n")
     write_outputs(result, out, plots=not args.no_plots)
     if args.output == "json":
         import json
@@ -148,6 +164,8 @@ def run(args: argparse.Namespace) -> int:
         from kubesched.sim.report import summary_rows
 
         table = Table(title=f"kubesched simulate → {out}/report.html", show_header=False)
+        table.add_column(no_wrap=True)
+        table.add_column(overflow="fold")
         for k, v in summary_rows(result.summary):
             table.add_row(Text(k), Text(v))
         Console().print(table)

@@ -33,6 +33,7 @@ from kubesched.sim.states import (
     DONE,
     EVICTED,
     FAILED,
+    GATED,
     PREEMPTED,
     QUEUED,
     RUNNING,
@@ -388,6 +389,16 @@ class Engine:
         self.message[i] = res.message or ""
         self.row("failed", i, message=self.message[i])
 
+    def _gate(self, i: int) -> bool:
+        """Mark a pod a PreEnqueue plugin still holds as gated (with the plugin's message)."""
+        qpi = self.sched.queue.gated.get(self.pods[i].uid)
+        if qpi is None or qpi.gated is None:
+            return False
+        self.state[i] = GATED
+        self.message[i] = f"{qpi.gated.message} ({qpi.gated.plugin})" if qpi.gated.plugin else qpi.gated.message
+        self.row("gated", i, message=self.message[i])
+        return True
+
     def _on_evict(self, pod: Pod, reason: str) -> None:
         i = self.index.get(pod.uid)
         if i is not None:
@@ -548,10 +559,12 @@ class Engine:
     def _close(self) -> None:
         self._accumulate(0.0)
         self.rec.sample_until(self.clock.now, self, final=True)
-        # pods still waiting at the end never got a node
+        # pods still waiting at the end never got a node; gated ones were never tried
         for i in [k for k, st in enumerate(self.state) if st == QUEUED]:
-            self.state[i] = FAILED
             self.n_queued -= 1
+            if self._gate(i):
+                continue
+            self.state[i] = FAILED
             self.row("failed", i, message=first_line(self.message[i]))
 
     def _run_arrival(self) -> None:
@@ -578,16 +591,16 @@ class Engine:
             failed = 0
             if self.state[i] == QUEUED:
                 ts = time.perf_counter()
-                res = sched.schedule_one()
+                sched.schedule_one()
                 self.sched_wall += time.perf_counter() - ts
-                if self.state[i] == QUEUED:  # tried once, never retried
+                if self.state[i] == QUEUED:  # tried once (or gated), never retried
+                    gated = self._gate(i)
                     sched.delete_pod(self.pods[i])
-                    self.state[i] = FAILED
                     self.n_queued -= 1
-                    if res is None:
-                        self.message[i] = "pod is gated (PreEnqueue)"
-                    self.row("failed", i, message=first_line(self.message[i]))
-                    failed = 1
+                    if not gated:
+                        self.state[i] = FAILED
+                        self.row("failed", i, message=first_line(self.message[i]))
+                        failed = 1
             self.attempt_failed.append(failed)
             self._accumulate(1.0)
             self.rec.sample_arrival(self)

@@ -10,7 +10,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from kubesched.sim.states import DONE, EVICTED, FAILED, PREEMPTED, QUEUED, RUNNING, WAITING, WITHDRAWN
+from kubesched.sim.gpu import gpu_resources
+from kubesched.sim.states import DONE, EVICTED, FAILED, GATED, PREEMPTED, QUEUED, RUNNING, WAITING, WITHDRAWN
 
 if TYPE_CHECKING:
     from kubesched.sim.engine import Engine
@@ -232,6 +233,7 @@ class Recorder:
             "seed": eng.opts.seed,
             "source": eng.wl.source,
             "profiles": list(eng.sched.frameworks),
+            "config": eng.sched.config.source or "<defaults>",
             "nodes": {"initial": len(eng.wl.nodes), "final": eng.snap.n, "events": len(eng.wl.node_events)},
             "pods": {
                 "total": n,
@@ -241,6 +243,7 @@ class Recorder:
                 "failed": int(len(failed_idx)),
                 "pending_at_end": int((st == QUEUED).sum()),
                 "withdrawn": int((st == WITHDRAWN).sum()),
+                "gated": int((st == GATED).sum()),
                 "preempted": int((st == PREEMPTED).sum()),
                 "evicted": int((st == EVICTED).sum()),
                 "skipped_input_rows": len(eng.wl.skipped),
@@ -248,11 +251,16 @@ class Recorder:
             "skipped_rows": eng.wl.skipped[:20],  # the first input rows left out, with why
             "failed_by_reason": dict(by_reason.most_common()),
             "failed_messages": dict(by_message.most_common(20)),
+            "gated_messages": dict(Counter(eng.message[i] for i in np.nonzero(st == GATED)[0]).most_common(20)),
             "allocation_pct": {
                 name: {"final": final, "peak": float(peak[k]), "mean": float(mean[k])}
                 for k, (name, final) in enumerate((("cpu", cpu), ("memory", mem), ("gpu", gpu)))
             },
             "gpu": {
+                # the node resources the GPU figures count (nvidia.com/gpu, alibabacloud.com/gpu-count)
+                "resources": gpu_resources(
+                    [*eng.wl.nodes, *(e.node for e in eng.wl.node_events if not isinstance(e.node, str))]
+                ),
                 "capacity_milli": int(eng.cap[2]),
                 "allocated_milli": int(eng.used_req[2]),
                 "unallocated_pct": (100.0 - gpu) if eng.cap[2] else None,

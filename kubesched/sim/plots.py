@@ -1,22 +1,35 @@
-"""PNG plots of a run (matplotlib, Agg backend: no display needed)."""
+"""PNG plots of a run (matplotlib, Agg backend: no display needed).
+
+Every plot is titled with what it shows and, under it, the workload, the profile and its
+configuration and the replay mode. One time unit is chosen per run (from its span) and used
+for every time on every plot. Series with few points are drawn with markers, so a run whose
+events all happen at one instant (a static cluster dump in time mode) shows its one point.
+Legends sit under the axes, where they hide no line.
+"""
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
+from kubesched.sim.report import describe
 from kubesched.sim.runner import SimResult
 
+#: series with at most this many points are drawn with markers
+MARKER_MAX_POINTS = 30
 
-def _axis(result: SimResult) -> tuple[np.ndarray, str]:
-    b = result.bins
-    if result.mode == "arrival":
-        return np.asarray(b["level"], float), "arrived workload (%)"
-    end = np.asarray(b["end"], float)
-    span = end[-1] - end[0] if end.size > 1 else 0.0
-    scale, unit = (86400.0, "days") if span > 3 * 86400 else (3600.0, "hours") if span > 3 * 3600 else (1.0, "s")
-    return end / scale, f"simulated time ({unit})"
+
+def time_unit(result: SimResult) -> tuple[float, str]:
+    """(seconds per unit, unit name) for the run's span: days, hours, minutes or seconds."""
+    end = np.asarray(result.bins.get("end", []), float)
+    start = np.asarray(result.bins.get("start", []), float)
+    span = float(end[-1] - start[0]) if end.size else 0.0
+    for scale, unit in ((86400.0, "days"), (3600.0, "hours"), (60.0, "minutes")):
+        if span > 3 * scale:
+            return scale, unit
+    return 1.0, "s"
 
 
 def _col(result: SimResult, name: str) -> np.ndarray:
@@ -30,66 +43,82 @@ def draw_all(result: SimResult, out: Path) -> dict[str, Path]:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    x, xlabel = _axis(result)
+    s = result.summary
+    if result.mode == "arrival":
+        x, xlabel, scale, unit = _col(result, "level"), "arrived workload (% of capacity)", 1.0, ""
+    else:
+        scale, unit = time_unit(result)
+        # a bin is drawn at its end; a run with one bin happened at one instant: draw it there
+        x = _col(result, "start" if len(result.bins["end"]) == 1 else "end") / scale
+        xlabel = f"simulated time ({unit})"
+    style: dict[str, Any] = {"marker": "o", "markersize": 4} if len(x) <= MARKER_MAX_POINTS else {}
     written: dict[str, Path] = {}
 
-    def save(fig, name: str, title: str) -> None:  # noqa: ANN001
-        fig.tight_layout()
+    def figure(title: str):  # noqa: ANN202 - (Figure, Axes)
+        fig, ax = plt.subplots(figsize=(8, 4.8), layout="constrained")
+        fig.suptitle(title, fontweight="bold")
+        note = ""
+        if len(x) == 1:
+            at = f"t = {x[0]:g} {unit}" if result.mode == "time" else f"{x[0]:g} % arrived"
+            note = f"\none sample ({at}): every event of this run happened at one instant"
+        ax.set_title(describe(s) + note, fontsize=9, color="0.35")
+        ax.set_xlabel(xlabel)
+        ax.grid(alpha=0.3)
+        return fig, ax
+
+    def save(fig, name: str, title: str, *axes) -> None:  # noqa: ANN001
+        handles, labels = [], []
+        for a in axes:
+            h, lab = a.get_legend_handles_labels()
+            handles += h
+            labels += lab
+        fig.legend(handles, labels, loc="outside lower center", ncols=min(len(labels), 3), fontsize=9)
         path = out / f"{name}.png"
         fig.savefig(path, dpi=100)
         plt.close(fig)
         written[title] = path
 
-    fig, ax = plt.subplots(figsize=(8, 4))
-    for col, label in (("cpu_alloc_pct", "CPU"), ("mem_alloc_pct", "memory"), ("gpu_alloc_pct", "GPU")):
-        y = _col(result, col)
-        if col != "gpu_alloc_pct" or result.summary["gpu"]["capacity_milli"]:
-            ax.plot(x, y, label=label)
-    ax.set_xlabel(xlabel)
+    gpus = s["gpu"]["capacity_milli"]
+    gpu_label = f"GPU ({', '.join(s['gpu'].get('resources') or [])})" if gpus else "GPU"
+    fig, ax = figure("Allocated share of each resource")
+    for col, label in (("cpu_alloc_pct", "CPU"), ("mem_alloc_pct", "memory"), ("gpu_alloc_pct", gpu_label)):
+        if col != "gpu_alloc_pct" or gpus:
+            ax.plot(x, _col(result, col), label=label, **style)
     ax.set_ylabel("allocated (% of capacity)")
     ax.set_ylim(bottom=0)
-    ax.grid(alpha=0.3)
-    ax.legend()
-    save(fig, "allocation", "Allocation ratio per resource")
+    save(fig, "allocation", "Allocation ratio per resource", ax)
 
-    if result.summary["gpu"]["capacity_milli"]:
-        fig, ax = plt.subplots(figsize=(8, 4))
-        ax.plot(x, _col(result, "unallocated_gpu_pct"), label="unallocated GPU (% of capacity)")
+    if gpus:
+        fig, ax = figure("Unallocated GPU and fragmentation")
+        ax.plot(x, _col(result, "unallocated_gpu_pct"), label="unallocated GPU (% of capacity)", **style)
         frag = _col(result, "frag_pct")
         if np.isfinite(frag).any():
-            ax.plot(x, frag, label="fragmentation amount (% of capacity)")
-            ax.plot(x, _col(result, "frag_ratio_pct"), label="fragmentation ratio (% of idle GPU)", linestyle="--")
-        ax.set_xlabel(xlabel)
-        ax.set_ylabel("%")
+            ax.plot(x, frag, label="fragmentation amount (% of capacity)", **style)
+            ax.plot(x, _col(result, "frag_ratio_pct"), label="fragmentation ratio (% of idle GPU)", linestyle="--", **style)
+        ax.set_ylabel("% of GPU capacity")
         ax.set_ylim(bottom=0)
-        ax.grid(alpha=0.3)
-        ax.legend()
-        save(fig, "gpu", "Unallocated GPU and fragmentation")
+        save(fig, "gpu", "Unallocated GPU and fragmentation", ax)
 
-    fig, ax = plt.subplots(figsize=(8, 4))
-    ax.plot(x, _col(result, "pending"), label="pending pods")
-    ax.plot(x, _col(result, "running"), label="running pods")
-    ax.set_xlabel(xlabel)
+    fig, ax = figure("Pending and running pods" + (", queueing delay" if result.mode == "time" else ", failed pods"))
+    ax.plot(x, _col(result, "pending"), label="pending pods", **style)
+    ax.plot(x, _col(result, "running"), label="running pods", **style)
     ax.set_ylabel("pods")
-    ax.grid(alpha=0.3)
+    ax.set_ylim(bottom=0)
+    axes = [ax]
     if result.mode == "time":
         ax2 = ax.twinx()
-        ax2.plot(x, _col(result, "delay_p50"), color="tab:red", alpha=0.6, label="queueing delay p50 (s)")
-        ax2.set_ylabel("queueing delay p50 of pods placed in the bin (s)")
+        ax2.plot(x, _col(result, "delay_p50") / scale, color="tab:red", alpha=0.7, label=f"queueing delay p50 ({unit})", **style)
+        ax2.set_ylabel(f"queueing delay p50 of pods placed in the bin ({unit})")
         ax2.set_ylim(bottom=0)
-        ax2.legend(loc="upper right")
+        axes.append(ax2)
     else:
-        ax.plot(x, _col(result, "failed"), label="failed pods (cumulative)")
-    ax.legend(loc="upper left")
-    save(fig, "queue", "Pending, running and failed pods")
+        ax.plot(x, _col(result, "failed"), label="failed pods (cumulative)", **style)
+    save(fig, "queue", "Pending, running and failed pods", *axes)
 
-    fig, ax = plt.subplots(figsize=(8, 4))
-    ax.plot(x, _col(result, "cpu_used_pct"), label="CPU used")
-    ax.plot(x, _col(result, "mem_used_pct"), label="memory used")
-    ax.set_xlabel(xlabel)
-    ax.set_ylabel("used (% of capacity, usage model)")
+    fig, ax = figure("Used share of CPU and memory (usage model)")
+    ax.plot(x, _col(result, "cpu_used_pct"), label="CPU used", **style)
+    ax.plot(x, _col(result, "mem_used_pct"), label="memory used", **style)
+    ax.set_ylabel("used (% of capacity)")
     ax.set_ylim(bottom=0)
-    ax.grid(alpha=0.3)
-    ax.legend()
-    save(fig, "utilization", "Utilization over time")
+    save(fig, "utilization", "Utilization over time", ax)
     return written

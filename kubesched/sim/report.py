@@ -103,10 +103,12 @@ def summary_rows(s: dict[str, Any]) -> list[tuple[str, str]]:
         ("seed", _fmt(s["seed"])),
         ("workload", _fmt(s["source"])),
         ("profiles", _fmt(", ".join(s["profiles"]))),
+        ("configuration", "default configuration" if s.get("config") in (None, "<defaults>") else s["config"]),
         ("nodes (start / end)", f'{_fmt(s["nodes"]["initial"])} / {_fmt(s["nodes"]["final"])}'),
         ("pods", _fmt(pods["total"])),
         ("scheduled", _fmt(pods["scheduled"])),
         ("failed (never placed)", _fmt(pods["failed"])),
+        ("gated (never tried: scheduling gates)", _fmt(pods.get("gated", 0))),
         ("preempted / evicted", f'{_fmt(pods["preempted"])} / {_fmt(pods["evicted"])}'),
         ("input rows skipped", _fmt(pods["skipped_input_rows"])),
     ]
@@ -116,6 +118,7 @@ def summary_rows(s: dict[str, Any]) -> list[tuple[str, str]]:
             (f"{res} allocated % (final / mean / peak)", f'{_fmt(a["final"])} / {_fmt(a["mean"])} / {_fmt(a["peak"])}')
         )
     rows += [
+        ("GPUs counted from", _fmt(", ".join(gpu.get("resources") or []) or None)),
         ("unallocated GPU % (final)", _fmt(gpu["unallocated_pct"])),
         ("GPU fragmentation % of capacity (final / mean)", f'{_fmt(gpu["frag_pct"]["final"])} / {_fmt(gpu["frag_pct"]["mean"])}'),
         ("GPU fragmentation ratio % (final / mean)", f'{_fmt(gpu["frag_ratio_pct"]["final"])} / {_fmt(gpu["frag_ratio_pct"]["mean"])}'),
@@ -136,7 +139,8 @@ def html_page(title: str, body: list[str]) -> str:
             f"<!doctype html><html><head><meta charset='utf-8'><title>{html.escape(title)}</title>",
             "<style>body{font-family:system-ui,sans-serif;margin:2em;max-width:1100px}"
             "table{border-collapse:collapse;margin:1em 0}td,th{border:1px solid #ccc;padding:4px 10px;text-align:left}"
-            "th{background:#f3f3f3}img{max-width:100%;border:1px solid #eee;margin:.5em 0}</style></head><body>",
+            "th{background:#f3f3f3}img{max-width:100%;border:1px solid #eee;margin:.5em 0}"
+            "pre{background:#f7f7f7;padding:1em;overflow-x:auto}.sub{color:#555}</style></head><body>",
             f"<h1>{html.escape(title)}</h1>",
             *body,
             "</body></html>\n",
@@ -163,10 +167,44 @@ def html_images(images: dict[str, Path]) -> list[str]:
     return out
 
 
+def describe(summary: dict[str, Any]) -> str:
+    """Workload, profile (and the configuration file it comes from) and mode: the subtitle of
+    every plot and of the report."""
+    source = str(summary.get("source") or "workload")
+    workload = Path(source).name if "/" in source and not source.startswith("synthetic") else source
+    config = str(summary.get("config") or "<defaults>")
+    config = "default configuration" if config == "<defaults>" else Path(config).name
+    profiles = ", ".join(summary.get("profiles") or [])
+    return f"{workload} · profile {profiles} ({config}) · {summary['mode']} mode"
+
+
+#: pods listed one by one in the report (all of them are in pods.csv)
+REPORT_POD_ROWS = 500
+
+
+def _pods_section(result: SimResult, title: str, states: tuple[str, ...]) -> list[str]:
+    """A table of the pods in ``states`` (pod, state, attempts, message): the first REPORT_POD_ROWS."""
+    p = result.pods
+    idx = [i for i, st in enumerate(p.get("state", [])) if st in states]
+    if not idx:
+        return []
+    out = [f"<h2>{html.escape(title)} ({len(idx):,})</h2>"]
+    if len(idx) > REPORT_POD_ROWS:
+        out.append(f"<p>The first {REPORT_POD_ROWS:,}; every pod is in pods.csv.</p>")
+    rows = [[p["pod"][i], p["state"][i], str(p["attempts"][i]), p["message"][i]] for i in idx[:REPORT_POD_ROWS]]
+    out.append(html_table(rows, ["pod", "state", "attempts", "message"]))
+    return out
+
+
 def render_html(result: SimResult, images: dict[str, Path]) -> str:
-    """One self-contained page: summary table, failure reasons, plots embedded as base64 PNG."""
+    """One self-contained page: what ran (workload, profile, resolved configuration), the summary,
+    why pods failed and which, the plots (embedded as base64 PNG)."""
+    import yaml
+
+    from kubesched.config import effective_config
+
     s = result.summary
-    parts = ["<h2>Summary</h2><table>"]
+    parts = [f"<p class='sub'>{html.escape(describe(s))}</p>", "<h2>Summary</h2><table>"]
     parts += [f"<tr><th>{html.escape(k)}</th><td>{html.escape(v)}</td></tr>" for k, v in summary_rows(s)]
     parts.append("</table>")
     reasons = s.get("failed_by_reason") or {}
@@ -174,9 +212,18 @@ def render_html(result: SimResult, images: dict[str, Path]) -> str:
         parts.append("<h2>Why pods failed</h2><table><tr><th>reason</th><th>pods</th></tr>")
         parts += [f"<tr><td>{html.escape(r)}</td><td>{_fmt(c)}</td></tr>" for r, c in list(reasons.items())[:20]]
         parts.append("</table>")
+    parts += _pods_section(result, "Pods that never got a node", ("failed", "withdrawn"))
+    parts += _pods_section(result, "Pods held by scheduling gates (never tried)", ("gated",))
     if images:
         parts.append("<h2>Plots</h2>")
     parts += html_images(images)
+    if result.config is not None:
+        doc = yaml.safe_dump(effective_config(result.config), sort_keys=False)
+        parts.append(
+            f"<h2>Configuration</h2><p>{html.escape(str(s.get('config') or '<defaults>'))}, resolved (defaults "
+            "merged, versions converted; as <code>kubesched config view</code> prints it):</p>"
+            f"<pre>{html.escape(doc)}</pre>"
+        )
     parts.append(
         "<p>Files next to this report: events.csv (one row per event), bins.csv (per bin), pods.csv "
         "(one row per pod), summary.json.</p>"

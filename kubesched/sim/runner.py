@@ -21,6 +21,7 @@ class SimResult:
     events: dict[str, list[Any]] = field(default_factory=dict)  # one row per simulation event
     bins: dict[str, list[Any]] = field(default_factory=dict)  # time bins or arrived-workload levels
     pods: dict[str, list[Any]] = field(default_factory=dict)  # one row per pod
+    config: SchedulerConfig | None = None  # the configuration the run used (for the report)
 
     @property
     def mode(self) -> str:
@@ -78,4 +79,4 @@ def result_of(eng: Engine) -> SimResult:
         "gpu_milli": [int(eng.gpu_req[i]) for i in keep],
         "message": [eng.message[i].split("\n", 1)[0] for i in keep],
     }
-    return SimResult(summary, eng.rec.event_table(), eng.rec.bin_table(eng), pods)
+    return SimResult(summary, eng.rec.event_table(), eng.rec.bin_table(eng), pods, config)

@@ -8,6 +8,7 @@ import sys
 from typing import Any
 
 from kubesched.errors import InputError
+from kubesched.flags import add_no_plots, add_out_dir
 from kubesched.tune.metrics import METRICS
 
 INSTALL_HINT = "kubesched tune needs optuna: pip install 'kubesched[tune]'"
@@ -19,7 +20,7 @@ def _epilog() -> str:
         "metrics (summary.json keys of `kubesched simulate`) and their default direction:\n"
         f"{names}\n\n"
         "Writes best-config.yaml (a ready-to-use KubeSchedulerConfiguration), trials.csv, tradeoff.png "
-        "and summary.json to --out. See docs/tune.md."
+        "and summary.json to -d/--out-dir. See docs/tune.md."
     )
 
 
@@ -129,8 +130,8 @@ def add_parser(sub: Any) -> None:
         "--storage", metavar="URL", help="Optuna storage (e.g. sqlite:///tune.db); default in memory"
     )
     st.add_argument("--study-name", metavar="NAME", help="study name in --storage")
-    st.add_argument("--out", default="tune-out", metavar="DIR", help="output folder (default tune-out)")
-    st.add_argument("--no-plot", action="store_true", help="skip tradeoff.png")
+    add_out_dir(st, "tune-out", "best-config.yaml, trials.csv, tradeoff.png and summary.json")
+    add_no_plots(st, "skip tradeoff.png")
     st.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.set_defaults(func=run)
 
@@ -223,13 +224,13 @@ def run(args: argparse.Namespace) -> int:
         raise InputError(INSTALL_HINT) from None
     from kubesched.app import build_config, build_registry
     from kubesched.sim.report import prepare_out_dir
-    from kubesched.tune.metrics import parse_metrics
+    from kubesched.tune.metrics import constant_objective_warnings, parse_metrics
     from kubesched.tune.objective import Evaluator
     from kubesched.tune.output import print_report, write_outputs
     from kubesched.tune.space import SearchSpace, WeightRange, parse_param
     from kubesched.tune.study import StudySettings, open_study
 
-    # everything is checked before the first simulation and before --out is created
+    # everything is checked before the first simulation and before --out-dir is created
     _check(args)
     metrics, directions = parse_metrics(args.metric, args.direction)
     sim_seeds = _seeds(args.sim_seeds, "--sim-seeds")
@@ -269,19 +270,26 @@ def run(args: argparse.Namespace) -> int:
         args.study_name,
     )
     study = open_study(settings)
-    out_dir = prepare_out_dir(args.out)
+    out_dir = prepare_out_dir(args.out_dir)
     outcome = _run_with_progress(evaluator, settings, study, not args.no_progress)
     simulation = {
         "mode": mode,
         "tie_break": tie,
         "workload": source.for_seed(sim_seeds[0]).source,
+        "config": args.config,
         "inflate": args.inflate,
         "node_sample": args.node_sample,
         "limit": args.limit,
         "max_wait": args.max_wait,
     }
-    written = write_outputs(outcome, space, out_dir, plot=not args.no_plot, simulation=simulation)
+    completed = [r.values for r in outcome.records if r.state == "COMPLETE" and r.values is not None]
+    warnings = constant_objective_warnings(metrics, completed, mode)
+    written = write_outputs(
+        outcome, space, out_dir, plot=not args.no_plots, simulation=simulation, warnings=warnings
+    )
     print_report(outcome, space, written)
+    for w in warnings:
+        sys.stderr.write(f"kubesched: warning: {w}\n")
     return 0
 
 

@@ -67,3 +67,35 @@ def parse_metrics(text: str, directions: str | None) -> tuple[list[str], list[st
         if d not in DIRECTIONS:
             raise InputError(f'--direction: unknown direction "{d}" (minimize or maximize)')
     return names, dirs
+
+
+#: metrics read from the cluster as the run leaves it: in time mode every pod with a duration has
+#: finished by then, so they measure a cluster emptied of those pods
+FINAL_STATE = frozenset(
+    {"gpu.unallocated_pct", "gpu.allocated_milli", "gpu.gpus_in_use_pct", "pods.running_at_end"}
+    | {f"allocation_pct.{r}.final" for r in ("cpu", "memory", "gpu")}
+    | {f"gpu.{m}.final" for m in ("frag_milli", "frag_pct", "frag_ratio_pct")}
+)
+
+
+def constant_objective_warnings(metrics: list[str], trial_values: list[list[float]], mode: str) -> list[str]:
+    """A warning per metric that had the same value in every completed trial (at least two): the
+    weights tried did not move it, so the study had nothing to optimise."""
+    out = []
+    if len(trial_values) < 2:
+        return out
+    for k, m in enumerate(metrics):
+        vals = {v[k] for v in trial_values}
+        if len(vals) != 1:
+            continue
+        msg = (
+            f'metric {m} was {next(iter(vals)):.6g} in all {len(trial_values)} trials: the weights tried do not '
+            "change it, so the study could not optimise it"
+        )
+        if mode == "time" and m in FINAL_STATE:
+            msg += (
+                " (it is read at the end of the run, and in time mode every pod with a duration has finished "
+                "by then; use --mode arrival or --inflate, or a mean such as allocation_pct.gpu.mean)"
+            )
+        out.append(msg)
+    return out

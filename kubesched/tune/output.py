@@ -54,9 +54,10 @@ def write_outputs(
     *,
     plot: bool = True,
     simulation: dict[str, Any] | None = None,
+    warnings: list[str] | None = None,
 ) -> dict[str, Path]:
-    """best-config.yaml, trials.csv, summary.json (with ``simulation``: how trials were run),
-    tradeoff.png, and pareto/ for several metrics."""
+    """best-config.yaml, trials.csv, summary.json (with ``simulation``: how trials were run, and
+    ``warnings``), tradeoff.png, and pareto/ for several metrics."""
     written: dict[str, Path] = {}
     best_doc = space.document(out.best.assignment)
     p = folder / "best-config.yaml"
@@ -72,11 +73,11 @@ def write_outputs(
             (pdir / name).write_text(config_yaml(space.document(rec.assignment), _header(out, rec)))
         written["Pareto configs"] = pdir
     written["trials"] = write_trials_csv(out, space, folder / "trials.csv")
-    written["summary"] = write_summary(out, space, folder / "summary.json", simulation or {})
+    written["summary"] = write_summary(out, space, folder / "summary.json", simulation or {}, warnings or [])
     if plot:
         from kubesched.tune.plots import draw
 
-        written["plot"] = draw(out, space, folder / "tradeoff.png")
+        written["plot"] = draw(out, space, folder / "tradeoff.png", _subtitle(space, simulation or {}))
     return written
 
 
@@ -118,10 +119,13 @@ def _assignment_json(rec: TrialRecord) -> dict[str, Any]:
     }
 
 
-def write_summary(out: StudyOutcome, space: SearchSpace, path: Path, simulation: dict[str, Any]) -> Path:
+def write_summary(
+    out: StudyOutcome, space: SearchSpace, path: Path, simulation: dict[str, Any], warnings: list[str]
+) -> Path:
     s = out.settings
     doc = {
         "simulation": simulation,
+        "warnings": warnings,
         "metrics": s.metrics,
         "directions": s.directions,
         "profile": space.profile_name,
@@ -145,6 +149,16 @@ def write_summary(out: StudyOutcome, space: SearchSpace, path: Path, simulation:
     }
     path.write_text(json.dumps(doc, indent=2) + "\n")
     return path
+
+
+def _subtitle(space: SearchSpace, simulation: dict[str, Any]) -> str:
+    """Workload, profile (and its configuration file) and replay mode of the trials."""
+    workload = str(simulation.get("workload") or "workload")
+    if "/" in workload and not workload.startswith("synthetic"):
+        workload = Path(workload).name
+    config = simulation.get("config")
+    config = Path(config).name if config else "default configuration"
+    return f"{workload} · profile {space.profile_name} (base: {config}) · {simulation.get('mode', 'time')} mode"
 
 
 def _change(base: float | None, best: float | None) -> str:

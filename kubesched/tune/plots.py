@@ -105,7 +105,8 @@ def _pareto(ax, out: StudyOutcome) -> None:  # noqa: ANN001
     ax.grid(alpha=0.3)
 
 
-def draw(out: StudyOutcome, space: SearchSpace, path: Path) -> Path:
+def draw(out: StudyOutcome, space: SearchSpace, path: Path, subtitle: str = "") -> Path:
+    """tradeoff.png, titled with what was tuned and, under it, ``subtitle`` (workload, profile, mode)."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -115,11 +116,12 @@ def draw(out: StudyOutcome, space: SearchSpace, path: Path) -> Path:
     if n == 2:
         fig, ax = plt.subplots(figsize=(7, 5))
         _pareto(ax, out)
-        ax.set_title("kubesched tune: trade-off between the two metrics")
+        title = "kubesched tune: trade-off between the two metrics"
     elif n > 2:
         fig, axes = plt.subplots(n, 1, figsize=(8, 3 * n), squeeze=False)
         for k in range(n):
             _per_trial(axes[k][0], out, k)
+        title = "kubesched tune: each metric per trial"
     else:
         knobs = _knobs(space)
         cols = 4
@@ -132,7 +134,8 @@ def draw(out: StudyOutcome, space: SearchSpace, path: Path) -> Path:
             _knob_panel(ax, out, space, label, key, cat)
             if i % cols == 0:
                 ax.set_ylabel(out.settings.metrics[0], fontsize=8)
-        fig.suptitle("kubesched tune: metric per trial, and per tuned knob")
+        title = "kubesched tune: metric per trial, and per tuned knob"
+    fig.suptitle(f"{title}\n{subtitle}" if subtitle else title)
     fig.tight_layout()
     fig.savefig(path, dpi=100)
     plt.close(fig)

@@ -31,7 +31,7 @@ from kubesched.trace.bundled import node_list, pod_list
 )
 def test_bad_input_exits_2(flags: list[str], start: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     out = tmp_path / "out"
-    code = main(["experiment", "fgd", "--out", str(out), *flags])
+    code = main(["experiment", "fgd", "--out-dir", str(out), *flags])
     err = capsys.readouterr().err
     assert code == 2
     assert err.startswith(f"kubesched: error: {start}") and err.count("\n") == 1
@@ -39,13 +39,13 @@ def test_bad_input_exits_2(flags: list[str], start: str, tmp_path: Path, capsys:
 
 
 def test_report_only_without_runs(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    argv = ["experiment", "fgd", "--report-only", "--out", str(tmp_path / "none")]
+    argv = ["experiment", "fgd", "--report-only", "--out-dir", str(tmp_path / "none")]
     assert main(argv) == 2
     assert capsys.readouterr().err.startswith("kubesched: error: --report-only: no runs in ")
 
 
 def test_data_dir_without_nodes(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["experiment", "fgd", "--data-dir", str(tmp_path), "--out", str(tmp_path / "o")]) == 2
+    assert main(["experiment", "fgd", "--data-dir", str(tmp_path), "--out-dir", str(tmp_path / "o")]) == 2
     assert "--data-dir: no openb_node_list_gpu_node.csv" in capsys.readouterr().err
 
 
@@ -64,7 +64,7 @@ def _run(out: Path, *extra: str) -> None:
     argv = [
         "experiment", "fgd", "--traces", "default", "--policies", "BestFit,FGD",
         "--seeds", "42-43", "--max-nodes", "150", "--max-pods", "600", "--workers", "2", "--no-progress",
-        "--out", str(out), *extra,
+        "--out-dir", str(out), *extra,
     ]
     assert main(argv) == 0
 

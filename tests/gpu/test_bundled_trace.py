@@ -83,9 +83,9 @@ def test_corrupt_gzip_is_one_line(tmp_path: Path) -> None:
 def test_simulate_by_trace_name(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     out = tmp_path / "out"
     argv = ["simulate", "--trace", "default", "--nodes", "gpu", "--mode", "arrival", "--limit", "200"]
-    assert main([*argv, "--no-plots", "--out", str(out), "-o", "json"]) == 0
+    assert main([*argv, "--no-plots", "--out-dir", str(out), "-o", "json"]) == 0
     summary = json.loads(capsys.readouterr().out)
     assert summary["source"] == "default on gpu" and summary["nodes"]["initial"] == 1213
     assert summary["pods"]["scheduled"] == 200
-    assert main(["simulate", "--nodes", "gpu", "--out", str(out)]) == 2
+    assert main(["simulate", "--nodes", "gpu", "--out-dir", str(out)]) == 2
     assert "--nodes: only with --trace" in capsys.readouterr().err

@@ -64,7 +64,7 @@ def write(tmp_path: Path, name: str, text: str) -> str:
 def test_manifest_workload_with_timeline_annotations(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     f = write(tmp_path, "cluster.yaml", MANIFESTS)
     out = tmp_path / "out"
-    rc = main(["simulate", "-f", f, "--out", str(out), "--no-plots", "-o", "json", "--seed", "4"])
+    rc = main(["simulate", "-f", f, "--out-dir", str(out), "--no-plots", "-o", "json", "--seed", "4"])
     assert rc == 0
     summary = json.loads(capsys.readouterr().out)
     assert summary == json.loads((out / "summary.json").read_text())
@@ -78,7 +78,7 @@ def test_manifest_workload_with_timeline_annotations(tmp_path: Path, capsys: pyt
 
 def test_synthetic_run_writes_the_report(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     out = tmp_path / "syn"
-    rc = main(["simulate", "--synthetic", "--synth", "pods.count=60", "--synth", "nodes.0.count=3", "--out", str(out)])
+    rc = main(["simulate", "--synthetic", "--synth", "pods.count=60", "--synth", "nodes.0.count=3", "--out-dir", str(out)])
     assert rc == 0
     printed = capsys.readouterr().out
     assert "report.html" in printed and "scheduled" in printed
@@ -103,39 +103,39 @@ def test_bad_input_exits_2_with_one_line(tmp_path: Path, capsys: pytest.CaptureF
     f = write(tmp_path, "c.yaml", MANIFESTS)
     assert "unrecognized arguments: --bogus" in bad(["simulate", "--synthetic", "--bogus"], capsys)
     assert "invalid choice: 'sideways'" in bad(["simulate", "--synthetic", "--mode", "sideways"], capsys)
-    assert "exactly one workload" in bad(["simulate", "--out", out], capsys)
-    assert "exactly one workload" in bad(["simulate", "--synthetic", "-f", f, "--out", out], capsys)
-    assert "exactly one workload" in bad(["simulate", "--nodes", "gpu", "--synthetic", "--out", out], capsys)
-    assert "--nodes: only with --trace" in bad(["simulate", "--nodes", "gpu", "--out", out], capsys)
+    assert "exactly one workload" in bad(["simulate", "--out-dir", out], capsys)
+    assert "exactly one workload" in bad(["simulate", "--synthetic", "-f", f, "--out-dir", out], capsys)
+    assert "exactly one workload" in bad(["simulate", "--nodes", "gpu", "--synthetic", "--out-dir", out], capsys)
+    assert "--nodes: only with --trace" in bad(["simulate", "--nodes", "gpu", "--out-dir", out], capsys)
     assert '--nodes: "cpu": no such file, and not a shipped openb node list' in bad(
-        ["simulate", "--trace", "default", "--nodes", "cpu", "--out", out], capsys
+        ["simulate", "--trace", "default", "--nodes", "cpu", "--out-dir", out], capsys
     )
-    assert "--bins" in bad(["simulate", "--synthetic", "--bins", "0", "--out", out], capsys)
-    assert "--usage-fraction" in bad(["simulate", "--synthetic", "--usage-fraction", "0.9:0.1", "--out", out], capsys)
+    assert "--bins" in bad(["simulate", "--synthetic", "--bins", "0", "--out-dir", out], capsys)
+    assert "--usage-fraction" in bad(["simulate", "--synthetic", "--usage-fraction", "0.9:0.1", "--out-dir", out], capsys)
     assert "--max-wait: only with --mode time" in bad(
-        ["simulate", "--synthetic", "--mode", "arrival", "--max-wait", "5", "--out", out], capsys
+        ["simulate", "--synthetic", "--mode", "arrival", "--max-wait", "5", "--out-dir", out], capsys
     )
     # an output folder that cannot be created (a file is in the way)
     blocker = write(tmp_path, "file.txt", "x")
-    line = bad(["simulate", "--synthetic", "--out", f"{blocker}/sub"], capsys)
+    line = bad(["simulate", "--synthetic", "--out-dir", f"{blocker}/sub"], capsys)
     assert line.startswith("kubesched: error:") and "cannot write to the output folder" in line
     # synthetic spec fields are validated with their path
     spec = write(tmp_path, "spec.yaml", yaml.safe_dump({"pods": {"count": 5, "duration": {"dist": "weibull"}}}))
-    line = bad(["simulate", "--synthetic", spec, "--out", out], capsys)
+    line = bad(["simulate", "--synthetic", spec, "--out-dir", out], capsys)
     assert f"{spec}: pods.duration.dist: unknown value" in line
-    assert "pods.cout" in bad(["simulate", "--synthetic", "--synth", "pods.cout=5", "--out", out], capsys)
+    assert "pods.cout" in bad(["simulate", "--synthetic", "--synth", "pods.cout=5", "--out-dir", out], capsys)
     # a bad timeline annotation names the file, the object and the annotation
     broken = write(tmp_path, "b.yaml", MANIFESTS.replace('arrival-time: "6"', 'arrival-time: "soon"'))
-    line = bad(["simulate", "-f", broken, "--out", out], capsys)
+    line = bad(["simulate", "-f", broken, "--out-dir", out], capsys)
     assert f"{broken}: pod default/second: metadata.annotations.kubesched.io/arrival-time" in line
     gpu = write(tmp_path, "g.yaml", MANIFESTS.replace('duration: "10"', 'duration: "10", alibabacloud.com/gpu-count: "x"'))
-    line = bad(["simulate", "-f", gpu, "--out", out], capsys)
+    line = bad(["simulate", "-f", gpu, "--out-dir", out], capsys)
     assert f"{gpu}: pod default/first: metadata.annotations" in line and "invalid integer" in line
     negative = write(tmp_path, "n.yaml", MANIFESTS.replace('duration: "10"', 'duration: "-3"'))
-    assert "must be greater than 0 seconds" in bad(["simulate", "-f", negative, "--out", out], capsys)
+    assert "must be greater than 0 seconds" in bad(["simulate", "-f", negative, "--out-dir", out], capsys)
     # FGDScore without typical pods fails when the profile is built: still before any output
     cfg = write(tmp_path, "fgd.yaml", FGD_NO_ARGS)
-    assert "FGDScoreArgs" in bad(["simulate", "--synthetic", "--config", cfg, "--out", out], capsys)
+    assert "FGDScoreArgs" in bad(["simulate", "--synthetic", "--config", cfg, "--out-dir", out], capsys)
     # nothing was written for any of them, not even the folder
     assert not (tmp_path / "o").exists()
 

@@ -57,7 +57,7 @@ def simulate(tmp_path: Path, cluster: str, capsys: pytest.CaptureFixture[str]) -
     (tmp_path / "sched.yaml").write_text(CONFIG)
     out = tmp_path / "out"
     argv = ["simulate", "-f", str(tmp_path / "cluster.yaml"), "--config", str(tmp_path / "sched.yaml")]
-    rc = main([*argv, "--out", str(out), "--no-plots", "--no-progress", "-o", "json", "--seed", "1"])
+    rc = main([*argv, "--out-dir", str(out), "--no-plots", "--no-progress", "-o", "json", "--seed", "1"])
     assert rc == 0
     summary = json.loads(capsys.readouterr().out)
     with (out / "events.csv").open() as f:

@@ -121,11 +121,11 @@ def test_openb_skip_invalid_is_counted(tmp_path: Path, capsys: pytest.CaptureFix
     trace.write_text("\n".join(lines) + "\n")
     nodes = str(node_list("gpu"))
     out = tmp_path / "out"
-    rc = main(["simulate", "--trace", str(trace), "--nodes", nodes, "--out", str(out), "--no-plots"])
+    rc = main(["simulate", "--trace", str(trace), "--nodes", nodes, "--out-dir", str(out), "--no-plots"])
     assert rc == 2
     assert f"{trace}:" in capsys.readouterr().err
     rc = main(
-        ["simulate", "--trace", str(trace), "--nodes", nodes, "--out", str(out), "--no-plots", "--skip-invalid"]
+        ["simulate", "--trace", str(trace), "--nodes", nodes, "--out-dir", str(out), "--no-plots", "--skip-invalid"]
     )
     assert rc == 0
     err = capsys.readouterr().err

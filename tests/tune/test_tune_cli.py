@@ -35,7 +35,7 @@ def _run(args: list[str], capsys) -> tuple[int, str]:  # noqa: ANN001
 def test_bad_input_is_one_line_and_exit_2(tmp_path: Path, capsys, extra: list[str], needle: str) -> None:  # noqa: ANN001
     cluster, _ = write_pack_case(tmp_path)
     out = tmp_path / "out"
-    rc, err = _run(["-f", str(cluster), "--out", str(out), *extra], capsys)
+    rc, err = _run(["-f", str(cluster), "--out-dir", str(out), *extra], capsys)
     assert rc == 2
     assert err.startswith("kubesched: error:") and err.count("\n") == 1 and needle in err
     assert not out.exists()
@@ -66,7 +66,7 @@ def test_no_workload_and_undefined_metric(tmp_path: Path, capsys) -> None:  # no
             "gpu.frag_pct.mean",
             "--trials",
             "1",
-            "--out",
+            "--out-dir",
             str(tmp_path / "o"),
         ],
         capsys,
@@ -101,9 +101,48 @@ def test_storage_keeps_the_study_and_a_taken_name_is_refused(tmp_path: Path, cap
     url = f"sqlite:///{tmp_path / 'tune.db'}"
     common = ["-f", str(cluster), "--config", str(base), "--mode", "arrival", "--metric", "pods.failed"]
     common += ["--trials", "2", "--storage", url, "--study-name", "s1", "--no-progress"]
-    assert _run([*common, "--out", str(tmp_path / "a")], capsys)[0] == 0
+    assert _run([*common, "--out-dir", str(tmp_path / "a")], capsys)[0] == 0
     assert len(optuna.load_study(study_name="s1", storage=url).trials) == 3  # base config + 2
-    rc, err = _run([*common, "--out", str(tmp_path / "b")], capsys)
+    rc, err = _run([*common, "--out-dir", str(tmp_path / "b")], capsys)
     assert rc == 2 and 'study "s1" already exists' in err and not (tmp_path / "b").exists()
-    rc, err = _run([*common[:-5], "--storage", "nosuchdriver://x", "--out", str(tmp_path / "c")], capsys)
+    rc, err = _run([*common[:-5], "--storage", "nosuchdriver://x", "--out-dir", str(tmp_path / "c")], capsys)
     assert rc == 2 and "--storage" in err and not (tmp_path / "c").exists()
+
+
+def test_constant_objective_warnings() -> None:
+    from kubesched.tune.metrics import constant_objective_warnings
+
+    (w,) = constant_objective_warnings(["gpu.unallocated_pct"], [[100.0], [100.0], [100.0]], "time")
+    assert w.startswith("metric gpu.unallocated_pct was 100 in all 3 trials")
+    assert "use --mode arrival or --inflate" in w
+    (w,) = constant_objective_warnings(["pods.failed"], [[2.0], [2.0]], "arrival")
+    assert "could not optimise it" in w and "--mode arrival" not in w
+    assert constant_objective_warnings(["pods.failed"], [[2.0], [1.0]], "time") == []
+    assert constant_objective_warnings(["pods.failed"], [[2.0]], "time") == []  # one trial: nothing to compare
+    two = constant_objective_warnings(["pods.failed", "gpu.allocated_milli"], [[1.0, 5.0], [2.0, 5.0]], "time")
+    assert len(two) == 1 and two[0].startswith("metric gpu.allocated_milli was 5 ")
+
+
+def test_a_final_state_metric_in_time_mode_warns(tmp_path: Path, capsys) -> None:  # noqa: ANN001
+    import json
+
+    import yaml
+
+    from kubesched.testing import make_node, make_pod
+
+    docs = [make_node(f"n{i}", cpu="4", memory="8Gi") for i in range(2)]
+    for i in range(3):
+        p = make_pod(f"p{i}", requests={"cpu": "1"})
+        p["metadata"]["annotations"] = {"kubesched.io/arrival-time": str(i), "kubesched.io/duration": "60"}
+        docs.append(p)
+    cluster = tmp_path / "c.yaml"
+    cluster.write_text(yaml.safe_dump_all(docs))
+    out = tmp_path / "out"
+    rc, err = _run(
+        ["-f", str(cluster), "--metric", "allocation_pct.cpu.final", "--trials", "2", "--no-progress", "--no-plots", "-d", str(out)],
+        capsys,
+    )
+    assert rc == 0
+    (line,) = [ln for ln in err.splitlines() if "warning" in ln]
+    assert "metric allocation_pct.cpu.final was 0 in all 3 trials" in line and "--mode arrival" in line
+    assert json.loads((out / "summary.json").read_text())["warnings"] == [line.removeprefix("kubesched: warning: ")]

@@ -42,7 +42,7 @@ def test_cli_study_beats_the_baseline_and_best_config_reproduces_it(tmp_path: Pa
             "1",
             "--eval-seeds",
             "4,5",
-            "--out",
+            "--out-dir",
             str(out),
             "--no-progress",
         ]
@@ -119,7 +119,7 @@ def test_two_metrics_give_a_pareto_front(tmp_path: Path) -> None:
             "pods.failed,allocation_pct.cpu.mean",
             "--trials",
             "8",
-            "--out",
+            "--out-dir",
             str(out),
             "--no-progress",
         ]

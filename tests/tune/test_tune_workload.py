@@ -60,7 +60,7 @@ def test_cli_inflate_runs_in_arrival_mode_with_first_tie_break(tmp_path: Path) -
             "3",
             "--sim-seeds",
             "1,2",
-            "--out",
+            "--out-dir",
             str(out),
             "--no-progress",
             "--no-plot",

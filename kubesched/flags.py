@@ -1,0 +1,61 @@
+"""Flags that several commands share, spelled the same everywhere.
+
+``-o/--output FORMAT`` is what is printed (kubectl's habit); ``-d/--out-dir DIR`` is the folder a
+command writes files to. ``--out`` was the folder's first name: it still works, with a warning,
+because it reads like ``--output``. ``--no-plots`` and ``--no-plot`` are the same flag.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from typing import Any
+
+
+class DeprecatedAlias(argparse.Action):
+    """An old spelling of a flag: does what the new one does, and says to use the new one."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str, *, new: str, **kwargs: Any) -> None:
+        self.new = new
+        super().__init__(option_strings, dest, **kwargs)
+
+    def __call__(
+        self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any, option_string: str | None = None
+    ) -> None:
+        sys.stderr.write(f"kubesched: warning: {option_string} is deprecated: use {self.new}\n")
+        setattr(namespace, self.dest, values)
+
+
+def add_out_dir(p: argparse.ArgumentParser | Any, default: str, what: str) -> None:
+    """``-d/--out-dir DIR`` (and the deprecated ``--out DIR``)."""
+    p.add_argument(
+        "-d", "--out-dir", dest="out_dir", default=default, metavar="DIR",
+        help=f"folder for {what} (created; default {default})",
+    )
+    p.add_argument("--out", dest="out_dir", metavar="DIR", action=DeprecatedAlias, new="-d/--out-dir", help=argparse.SUPPRESS)
+
+
+def output_format(choices: Sequence[str], hint: str = "") -> Any:
+    """An argparse ``type`` for ``-o/--output`` whose error says what the flag is (and what it is not)."""
+
+    def check(value: str) -> str:
+        if value in choices:
+            return value
+        raise argparse.ArgumentTypeError(f"'{value}' is not an output format ({', '.join(choices)}){hint}")
+
+    check.__name__ = "output format"
+    return check
+
+
+def add_output(p: argparse.ArgumentParser | Any, choices: Sequence[str], help: str, folder_flag: bool = False) -> None:
+    """``-o/--output FORMAT``; with ``folder_flag`` its error points to ``--out-dir`` for a folder."""
+    hint = "; the output folder is -d/--out-dir DIR" if folder_flag else ""
+    p.add_argument(
+        "-o", "--output", type=output_format(choices, hint), default=choices[0],
+        metavar="{" + ",".join(choices) + "}", help=help,
+    )
+
+
+def add_no_plots(p: argparse.ArgumentParser | Any, help: str) -> None:
+    p.add_argument("--no-plots", "--no-plot", dest="no_plots", action="store_true", help=help)
