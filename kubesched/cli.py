@@ -230,7 +230,7 @@ def build_parser() -> argparse.ArgumentParser:
         description=f"A kube-scheduler {UPSTREAM_RELEASE}-compatible scheduler and scheduling lab.",
     )
     parser.add_argument("--version", action="version", version=f"kubesched {__version__} (kube-scheduler {UPSTREAM_RELEASE})")
-    sub = parser.add_subparsers(dest="command", required=True)
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND", help="one of:")
     p = sub.add_parser(
         "schedule",
         help="place every pending pod of a cluster dump",
@@ -263,7 +263,7 @@ def build_parser() -> argparse.ArgumentParser:
     _common(p)
     p.set_defaults(func=cmd_explain)
     p = sub.add_parser("plugins", help="plugin tools", description="List the available plugins or write a new one.")
-    psub = p.add_subparsers(dest="plugins_command", required=True)
+    psub = p.add_subparsers(dest="plugins_command", required=True, metavar="COMMAND", help="one of:")
     pl = psub.add_parser(
         "list",
         help="every available plugin, its origin and extension points",
@@ -287,7 +287,7 @@ def build_parser() -> argparse.ArgumentParser:
     pn.add_argument("--kind", choices=("score", "filter"), default="score", help="extension point (default: score)")
     pn.set_defaults(func=cmd_plugins_new)
     p = sub.add_parser("config", help="configuration tools", description="Inspect a KubeSchedulerConfiguration.")
-    csub = p.add_subparsers(dest="config_command", required=True)
+    csub = p.add_subparsers(dest="config_command", required=True, metavar="COMMAND", help="one of:")
     cv = csub.add_parser(
         "view",
         help="the resolved configuration as a v1 document (defaults merged, versions converted)",

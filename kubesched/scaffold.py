@@ -210,8 +210,17 @@ profiles:
 and run:
   kubesched schedule -f cluster.yaml --config sched.yaml --plugin-path {path}
   kubesched explain -f cluster.yaml --config sched.yaml --plugin-path {path} NAMESPACE/POD
-  python -m pytest {path.with_name("test_" + path.name)}
+  python -m pytest {path.with_name("test_" + path.name)}{_pytest_hint()}
 """
+
+
+def _pytest_hint() -> str:
+    """`pip install kubesched` does not install pytest: say how, when it is missing."""
+    import importlib.util
+
+    if importlib.util.find_spec("pytest") is not None:
+        return ""
+    return "    (pytest is not installed here: pip install pytest)"
 
 
 def write_skeleton(name: str, directory: str | Path, kind: str = "score") -> tuple[Path, Path]:

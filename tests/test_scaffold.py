@@ -71,3 +71,14 @@ def test_rejects_invalid_class_names(tmp_path, capsys, name):
 )
 def test_snake_name(name, snake):
     assert snake_name(name) == snake
+
+
+def test_says_how_to_install_pytest_when_it_is_missing(tmp_path, monkeypatch):
+    import importlib.util
+
+    from kubesched.scaffold import enable_snippet
+
+    real = importlib.util.find_spec
+    assert "pip install pytest" not in enable_snippet("P", "score", tmp_path / "p.py")  # pytest is here
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "pytest" else real(name, *a))
+    assert "(pytest is not installed here: pip install pytest)" in enable_snippet("P", "score", tmp_path / "p.py")

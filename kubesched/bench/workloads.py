@@ -113,7 +113,7 @@ class Workload:
 
     @property
     def target(self) -> float | None:
-        """The issue's target: ten times the upstream floor."""
+        """kubesched's own target: ten times the upstream floor."""
         return None if self.threshold is None else 10 * self.threshold
 
     def resolve(
@@ -389,7 +389,7 @@ WORKLOADS: tuple[Workload, ...] = (
         270,
         node_params=("normalNodes", "taintNodes"),
     ),
-    # ---- the issue's experiments (not upstream workloads) ----
+    # ---- kubesched's own scale experiments (not upstream workloads) ----
     Workload(
         "SchedulingBasic",
         "50000Nodes_100000Pods",
@@ -397,7 +397,7 @@ WORKLOADS: tuple[Workload, ...] = (
         _p(50000, 10000, 100000),
         None,
         default=False,
-        note="issue 3: SchedulingBasic at 10x the nodes; must complete without a cliff",
+        note="kubesched's: SchedulingBasic at 10x the nodes; must complete without a cliff",
     ),
     Workload(
         "Memory",
@@ -407,7 +407,7 @@ WORKLOADS: tuple[Workload, ...] = (
         None,
         default=False,
         pod_param="boundPods",
-        note="issue 3: RSS with 150,000 bound pods (the Kubernetes limit); target under 2 GiB",
+        note="kubesched's: RSS with 150,000 bound pods (the Kubernetes limit); target under 2 GiB",
     ),
 )
 

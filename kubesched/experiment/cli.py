@@ -25,7 +25,7 @@ def add_parser(sub: Any) -> None:
         help="reproduce published scheduling experiments",
         description="Reproduce published scheduling experiments (today: the FGD paper's grid on the openb trace).",
     )
-    esub = p.add_subparsers(dest="experiment_command", required=True)
+    esub = p.add_subparsers(dest="experiment_command", required=True, metavar="COMMAND", help="one of:")
     f = esub.add_parser(
         "fgd",
         help="the FGD paper's unallocated-GPU grid on the openb traces (Weng et al., ATC '23)",

@@ -91,8 +91,10 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         help="on SIGTERM, wait this long at most for bindings in flight (default 30)",
     )
     p.add_argument("--seed", type=int, default=None, help="seed for the random tie-break")
-    p.add_argument("--log-format", choices=("text", "json"), default="text")
-    p.add_argument("--log-level", choices=("debug", "info", "warning", "error"), default="info")
+    p.add_argument("--log-format", choices=("text", "json"), default="text", help="log lines as text (default) or JSON")
+    p.add_argument(
+        "--log-level", choices=("debug", "info", "warning", "error"), default="info", help="least severe level logged (default info)"
+    )
     add_debug(p)
     p.set_defaults(func=cmd_run)
 

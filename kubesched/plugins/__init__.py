@@ -16,14 +16,14 @@ BUILTIN: dict[str, str] = {
     "NodeResourcesBalancedAllocation": "kubesched.plugins.noderesources.balanced_allocation:BalancedAllocation",
     "ImageLocality": "kubesched.plugins.imagelocality:ImageLocality",
     "DefaultBinder": "kubesched.plugins.defaultbinder:DefaultBinder",
-    # kubesched's own strategies (issue 6): known by name, not enabled by default; their args
+    # kubesched's own strategies: known by name, not enabled by default; their args
     # reach the constructor raw and are validated there.
     "LowestLoad": "kubesched.plugins.lowestload:LowestLoad",
     "BusinessPriority": "kubesched.plugins.businesspriority:BusinessPriority",
-    # LoadAware (issue 6): scheduler-plugins' Trimaran scorers over Prometheus / simulator utilization
+    # LoadAware: scheduler-plugins' Trimaran scorers over Prometheus / simulator utilization
     "TargetLoadPacking": "kubesched.plugins.loadaware.targetloadpacking:TargetLoadPacking",
     "LoadVariationRiskBalancing": "kubesched.plugins.loadaware.loadvariationriskbalancing:LoadVariationRiskBalancing",
-    # GPU sharing and the FGD paper's policies (issue 5, docs/gpu-sharing.md): not enabled by
+    # GPU sharing and the FGD paper's policies (docs/gpu-sharing.md): not enabled by
     # default; named as hkust-adsl/kubernetes-scheduler-simulator names them.
     "Open-Gpu-Share": "kubesched.plugins.gpushare.opengpushare:OpenGpuShare",
     "RandomScore": "kubesched.plugins.gpushare.random_score:RandomScore",
@@ -32,7 +32,7 @@ BUILTIN: dict[str, str] = {
     "GpuPackingScore": "kubesched.plugins.gpushare.packing:GpuPackingScore",
     "BestFitScore": "kubesched.plugins.gpushare.bestfit:BestFitScore",
     "FGDScore": "kubesched.plugins.gpushare.fgd:FGDScore",
-    # Gang scheduling and elastic quota (issue 6), as scheduler-plugins ships them, with its
+    # Gang scheduling and elastic quota, as scheduler-plugins ships them, with its
     # PodGroup / ElasticQuota objects (scheduling.x-k8s.io/v1alpha1); not enabled by default.
     "Coscheduling": "kubesched.plugins.coscheduling:Coscheduling",
     "CapacityScheduling": "kubesched.plugins.capacityscheduling:CapacityScheduling",

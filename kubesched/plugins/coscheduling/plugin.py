@@ -159,7 +159,7 @@ class Coscheduling(QueueSortPlugin, PreFilterPlugin, PostFilterPlugin, PermitPlu
                 wait = w
             assert pg is not None
             if self.manager.calculate_assigned_pods(snap, pod.namespace, pg.name, exclude=pod.uid) == 0:
-                # The group's first member to wait brings its siblings back to activeQ (issue 682).
+                # The group's first member to wait brings its siblings back to activeQ (scheduler-plugins issue 682).
                 siblings = [
                     p
                     for p in self.manager.pending_pods()
