@@ -15,14 +15,20 @@ from dataclasses import dataclass
 from typing import Any
 
 import orjson
-import urllib3
-from kubernetes import client as k8s_client
-from kubernetes import config as k8s_config
-from kubernetes.config.config_exception import ConfigException
 
 from kubesched import __version__
 from kubesched.errors import InputError
 from kubesched.live.ratelimit import TokenBucket
+
+#: the Kubernetes client is the ``live`` extra: only ``run`` and ``extender --kubeconfig`` need it
+INSTALL_HINT = "talking to a Kubernetes API needs the Kubernetes client: pip install 'kubesched[live]'"
+try:
+    import urllib3
+    from kubernetes import client as k8s_client
+    from kubernetes import config as k8s_config
+    from kubernetes.config.config_exception import ConfigException
+except ImportError:
+    raise InputError(INSTALL_HINT) from None
 
 #: (connect, read) seconds for ordinary requests: a dead connection never hangs a caller.
 DEFAULT_TIMEOUT = (5.0, 30.0)

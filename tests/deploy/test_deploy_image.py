@@ -133,6 +133,15 @@ def test_base_image_satisfies_requires_python() -> None:
     assert exposed == {values["metrics"]["port"], values["extender"]["port"]}
 
 
+def test_the_image_installs_the_live_extra() -> None:
+    """`run` and the extender's watch need the Kubernetes client, which is the live extra."""
+    installs = [rest for word, rest in instructions(DOCKERFILE) if word == "RUN" and "pip install" in rest]
+    (line,) = installs
+    assert re.search(r'pip install "\$\(echo /wheels/\*\.whl\)\[live\]"', line), line
+    extras = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["optional-dependencies"]
+    assert any(d.startswith("kubernetes") for d in extras["live"])
+
+
 def test_build_context_holds_the_package_and_nothing_else() -> None:
     kept = build_context(ROOT)
     package = {
