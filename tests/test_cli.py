@@ -265,7 +265,7 @@ def test_a_pod_being_deleted_is_skipped_not_scheduled(capsys, tmp_path):
         {"pod": "default/staying", "node": "n1", "profile": "default-scheduler", "message": None, **none},
     ]
     out = tmp_path / "sim"
-    assert main(["simulate", "-f", str(path), "--out", str(out), "--no-plots", "-o", "json"]) == 0
+    assert main(["simulate", "-f", str(path), "--out-dir", str(out), "--no-plots", "-o", "json"]) == 0
     summary = json.loads(capsys.readouterr().out)
     assert summary["pods"]["failed"] == 1 and summary["pods"]["scheduled"] == 1
     assert summary["failed_messages"] == {"skip schedule deleting pod: default/going": 1}

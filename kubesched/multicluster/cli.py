@@ -29,20 +29,38 @@ def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--config", help="KubeSchedulerConfiguration for every member's scheduler")
     p.add_argument("--plugin-path", action="append", default=[], help="Python file defining node plugins (repeatable)")
     p.add_argument("--seed", type=int, default=None, help="seed for the members' tie-breaks")
-    p.add_argument("-o", "--output", choices=("table", "json", "yaml"), default="table")
+    p.add_argument(
+        "-o", "--output", choices=("table", "json", "yaml"), default="table",
+        help="table (default), or the JSON/YAML contract (docs/multicluster.md)",
+    )
 
 
 def add_parser(sub: Any) -> None:
-    p = sub.add_parser("multicluster", help="cluster-level scheduling with Karmada's semantics (schedule, explain, simulate)")
-    msub = p.add_subparsers(dest="multicluster_command", required=True)
-    s = msub.add_parser("schedule", help="decide which clusters every resource template goes to, and how many replicas")
+    p = sub.add_parser(
+        "multicluster",
+        help="cluster-level scheduling with Karmada's semantics (schedule, explain, simulate)",
+        description="Schedule workloads over member clusters as Karmada's scheduler does: which clusters "
+        "each resource template goes to and how many replicas each gets.",
+    )
+    msub = p.add_subparsers(dest="multicluster_command", required=True, metavar="COMMAND", help="one of:")
+    s = msub.add_parser(
+        "schedule",
+        help="decide which clusters every resource template goes to, and how many replicas",
+        description="Decide, for every resource template and its PropagationPolicy, the member clusters "
+        "and the replicas each gets, and print the bindings.",
+    )
     _common(s)
     s.add_argument("--independent", action="store_true",
                    help="decide every workload on the initial state (default: each decision's replicas are created in "
                    "the members first, so later decisions see them)")
     s.set_defaults(func=cmd_schedule)
-    e = msub.add_parser("explain", help="every cluster's filter verdicts, scores and available replicas for one workload")
-    e.add_argument("workload", metavar="[KIND/]NAMESPACE/NAME")
+    e = msub.add_parser(
+        "explain",
+        help="every cluster's filter verdicts, scores and available replicas for one workload",
+        description="Show, for one workload, every member cluster's filter verdicts, scores and available "
+        "replicas, and the clusters selected.",
+    )
+    e.add_argument("workload", metavar="[KIND/]NAMESPACE/NAME", help="the resource template to explain")
     _common(e)
     e.set_defaults(func=cmd_explain)
     from kubesched.multicluster.experiment.cli import add_simulate_parser

@@ -79,4 +79,4 @@ def result_of(eng: Engine) -> SimResult:
         "gpu_milli": [int(eng.gpu_req[i]) for i in keep],
         "message": [eng.message[i].split("\n", 1)[0] for i in keep],
     }
-    return SimResult(summary, eng.rec.event_table(), eng.rec.bin_table(eng), pods, config)
+    return SimResult(summary, eng.rec.event_table(), eng.rec.bin_table(eng), pods, eng.sched.config)

@@ -62,17 +62,13 @@ def test_skipped_pods_and_their_reasons(capsys, cluster):
             "plugin": None,
             "message": "status.phase is Succeeded: the pod has finished",
         },
-        "web/web-frontend-old-5c4b3a2-rr2dd": {
-            "pod": "web/web-frontend-old-5c4b3a2-rr2dd",
-            "reason": "Deleting",
-            "plugin": None,
-            "message": "metadata.deletionTimestamp is set: the pod is being deleted",
-        },
     }
     # listed in input order
-    assert [e["pod"] for e in data["skipped"]] == [
-        "ml/train-gated", "ml/volcano-job-0", "batch/report-28391200-zx9k", "web/web-frontend-old-5c4b3a2-rr2dd"
-    ]  # fmt: skip
+    assert [e["pod"] for e in data["skipped"]] == ["ml/train-gated", "ml/volcano-job-0", "batch/report-28391200-zx9k"]
+    # a pod being deleted is taken from the queue and skipped there, with kube-scheduler's message
+    leaving = next(p for p in data["placements"] if p["pod"] == "web/web-frontend-old-5c4b3a2-rr2dd")
+    assert leaving["node"] is None
+    assert leaving["message"] == "skip schedule deleting pod: web/web-frontend-old-5c4b3a2-rr2dd"
 
 
 def test_preemption_victims_and_nomination(capsys, cluster):
@@ -109,7 +105,7 @@ def test_table_shows_victims_and_skipped(capsys, cluster):
     line = next(line for line in text.splitlines() if "after preempting" in line)
     assert critical["nominated_node"] in line and critical["victims"][0]["pod"] in line
     assert "not scheduled (SchedulingGated): waiting for scheduling gates: [example.com/quota]" in text
-    assert "4 not scheduled (1 SchedulingGated, 1 OtherScheduler, 1 Terminal, 1 Deleting)" in text
+    assert "3 not scheduled (1 SchedulingGated, 1 OtherScheduler, 1 Terminal)" in text
     assert "1 pod(s) preempted" in text
 
 

@@ -80,7 +80,7 @@ def test_each_mode_keeps_its_rules(prep):
 
 def test_simulate_cli_writes_the_report(tmp_path, capsys):
     out = tmp_path / "exp"
-    rc = main(["multicluster", "simulate", "--limit", "150", "--time-scale", "2000", "--seeds", "0-1", "--out", str(out),
+    rc = main(["multicluster", "simulate", "--limit", "150", "--time-scale", "2000", "--seeds", "0-1", "--out-dir", str(out),
                "-o", "json"])
     assert rc == 0
     doc = json.loads(capsys.readouterr().out)
@@ -97,6 +97,6 @@ def test_simulate_cli_writes_the_report(tmp_path, capsys):
 def test_bad_scenario_file(tmp_path, capsys):
     f = tmp_path / "s.yaml"
     f.write_text("kind: EdgeCloudScenario\nsites:\n- {name: a, region: Japan East, tier: fog}\n")
-    rc = main(["multicluster", "simulate", "--scenario", str(f), "--out", str(tmp_path / "o")])
+    rc = main(["multicluster", "simulate", "--scenario", str(f), "--out-dir", str(tmp_path / "o")])
     err = capsys.readouterr().err
     assert rc == 2 and err == f'kubesched: error: {f}: sites[0].tier: must be "edge" or "cloud"\n'

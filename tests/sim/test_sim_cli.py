@@ -172,13 +172,13 @@ def test_a_crashing_plugin_fails_the_pod_and_debug_shows_why(tmp_path: Path, cap
     two = {**node, "metadata": {"name": "n2"}}
     cluster.write_text(yaml.safe_dump_all([node, two, pod]))
     base = ["simulate", "-f", str(cluster), "--config", str(cfg), "--plugin-path", str(plugin), "--no-plots", "-o", "json"]
-    assert main([*base, "--out", str(tmp_path / "o1")]) == 0
+    assert main([*base, "--out-dir", str(tmp_path / "o1")]) == 0
     out = capsys.readouterr()
     summary = json.loads(out.out)
     (message,) = summary["failed_messages"]
     assert message.startswith('running Score plugins: plugin "Crashy" failed with: KeyError: \'zone\' (node n')
     assert "Traceback" not in out.err
-    assert main([*base, "--out", str(tmp_path / "o2"), "--debug"]) == 0
+    assert main([*base, "--out-dir", str(tmp_path / "o2"), "--debug"]) == 0
     err = capsys.readouterr().err
     assert "kubesched: debug: pod default/a: a plugin raised:" in err and err.count("Traceback") == 1
     assert f'File "{plugin}", line 9, in score_node' in err

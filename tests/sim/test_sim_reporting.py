@@ -150,7 +150,7 @@ def test_html_report_names_the_configuration_and_the_failed_pods(tmp_path):
     assert "c.yaml · profile default-scheduler (sched.yaml) · arrival mode" in page
     assert "<h2>Configuration</h2>" in page and "- name: ImageLocality\n        weight: 7" in page
     assert "<h2>Pods that never got a node (1)</h2>" in page
-    assert "<td>default/huge</td><td>failed</td><td>1</td><td>0/1 nodes are available: 1 Insufficient cpu. preemption: 0/1 nodes are available: 1 Preemption is not helpful for scheduling..</td>" in page
+    assert "<td>default/huge</td><td>failed</td><td>1</td><td>0/1 nodes are available: 1 Insufficient cpu. preemption: 0/1 nodes are available: 1 Preemption is not helpful for scheduling.</td>" in page
     assert "<h2>Pods held by scheduling gates (never tried) (1)</h2>" in page and "default/held" in page
     assert res.summary["config"] == str(cfg_path)
 

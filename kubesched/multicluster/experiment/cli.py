@@ -9,6 +9,7 @@ from concurrent.futures import ProcessPoolExecutor
 from typing import Any
 
 from kubesched.errors import InputError
+from kubesched.flags import add_no_plots, add_out_dir, add_output
 
 
 def add_simulate_parser(sub: Any) -> None:
@@ -16,7 +17,7 @@ def add_simulate_parser(sub: Any) -> None:
         "simulate",
         help="the edge-cloud experiment: isolated, cloud-only and collaborative on the same openb arrivals",
         description="Replays the openb pods in time mode over edge clusters and a cloud region, in three modes, "
-        "for several seeds; writes runs.csv, summary.json, plots and report.html to --out.",
+        "for several seeds; writes runs.csv, summary.json, plots and report.html to -d/--out-dir.",
     )
     p.add_argument("--scenario", metavar="FILE", help="an EdgeCloudScenario (default: the built-in one, docs/multicluster.md)")
     p.add_argument("--seeds", default="0-9", help="seeds, e.g. 0-9 or 1,2,5 (default 0-9)")
@@ -24,9 +25,9 @@ def add_simulate_parser(sub: Any) -> None:
     p.add_argument("--time-scale", type=float, metavar="K", help="compress arrivals K times (overrides the scenario)")
     p.add_argument("--limit", type=int, metavar="N", help="replay only the first N pods by arrival")
     p.add_argument("--workers", type=int, default=1, help="runs in parallel processes (default 1)")
-    p.add_argument("--out", default="multicluster-out", metavar="DIR", help="output folder (default multicluster-out)")
-    p.add_argument("--no-plots", action="store_true", help="no PNG plots and no per-cluster reports")
-    p.add_argument("-o", "--output", choices=("table", "json"), default="table", help="what to print on stdout")
+    add_out_dir(p, "multicluster-out", "runs.csv, summary.json, plots and report.html")
+    add_no_plots(p, "no PNG plots and no per-cluster reports")
+    add_output(p, ("table", "json"), "the summary printed on stdout: table (default) or json", folder_flag=True)
     p.set_defaults(func=run_cli)
 
 
@@ -113,7 +114,7 @@ def run_cli(args: argparse.Namespace) -> int:
         raise InputError("must be at least 1", source="--workers")
     if args.limit is not None and args.limit < 1:
         raise InputError("must be at least 1", source="--limit")
-    out = prepare_out_dir(args.out, "--out")
+    out = prepare_out_dir(args.out_dir, "--out-dir")
     tasks = [(sc, args.limit, m, s, str(out), s == seeds[0], not args.no_plots) for s in seeds for m in modes]
     if args.workers == 1:
         results = [_one(t) for t in tasks]
