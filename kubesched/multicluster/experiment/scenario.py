@@ -57,7 +57,7 @@ class Scenario:
     trace: str = "default"
     nodes: str = "all"
     sites: tuple[Site, ...] = DEFAULT_SITES
-    time_scale: float = 200.0
+    time_scale: float = 100.0
     access_rtt_ms: float = 5.0
     qos_classes: dict[str, LatencyClass] = field(default_factory=lambda: dict(QOS_CLASSES))
     default_class: str = "best-effort"
