@@ -1,0 +1,1 @@
+"""The edge-cloud experiment of ``kubesched multicluster simulate`` (docs/multicluster.md)."""
