@@ -6,8 +6,9 @@ real filter plugins judge one probe pod with the replica's node constraints but 
 node is judged by taints, node affinity and selectors, unschedulable, ...), and each admitted
 node then takes ``min(free / request)`` replicas over every requested resource, its free pod
 slots and, when the member's profile checks GPUs, its GPUs (shares fit per card, whole GPUs
-need free cards of an allowed model). The probe's verdicts depend on nodes only, so they are
-cached per member until its nodes change; the counts read the live columns.
+need free cards of an allowed model). The probe's verdicts depend on the nodes and on existing
+pods' (anti-)affinity terms, so they are cached per member until either changes; the counts read
+the live columns.
 
 Any other replica is placed for real: the member's scheduling cycle runs replica after replica,
 each assumed on its node, until one does not fit (at most ``cap``), and every assumption is then
@@ -75,7 +76,7 @@ class SimulatedEstimator:
     def __init__(self, members: dict[str, MemberCluster], cap: int = DEFAULT_CAP) -> None:
         self.members = members
         self.cap = cap
-        self._probe: dict[tuple, tuple[int, np.ndarray]] = {}  # (member, probe key) -> (node generation, mask)
+        self._probe: dict[tuple, tuple[tuple, np.ndarray]] = {}  # (member, probe key) -> (version, mask)
         self._counts: dict[tuple, tuple[int, int]] = {}  # (member, signature) -> (generation, count)
         self.sequential_runs = 0
 
@@ -116,8 +117,10 @@ class SimulatedEstimator:
         assert sched is not None
         snap = sched.snapshot
         key = (member.name, _probe_key(pod))
+        # the probe's verdicts follow the nodes, and existing pods' (anti-)affinity terms
+        version = (snap.node_generation, snap.affinity_log_epoch, len(snap.affinity_log))
         hit = self._probe.get(key)
-        if hit is not None and hit[0] == snap.node_generation and hit[1].size == snap.n:
+        if hit is not None and hit[0] == version and hit[1].size == snap.n:
             return hit[1]
         fw = sched.frameworks[pod.scheduler_name]
         probe = probe_of(pod)
@@ -133,7 +136,7 @@ class SimulatedEstimator:
             for plugin, res in fw.filter_all(state, probe, snap, rows).items():
                 if res is not None and plugin not in RESOURCE_FILTERS:
                     mask &= res.code == 0
-        self._probe[key] = (snap.node_generation, mask)
+        self._probe[key] = (version, mask)
         return mask
 
     def per_node(self, member: MemberCluster, pod: Pod) -> np.ndarray:

@@ -101,3 +101,16 @@ def test_gpu_asks_count_per_card_as_the_gpu_filter_places_them(tmp_path):
     assert est.estimate(member, share) == 10 == est.sequential(member, share)
     # two whole cards: g0 once, g1 once (3 free cards)
     assert est.estimate(member, whole) == 2 == est.sequential(member, whole)
+
+
+def test_existing_anti_affinity_pods_are_seen_after_the_cache_was_filled():
+    member = _member([_node("a", "8", "16Gi"), _node("b", "8", "16Gi")], [])
+    est = SimulatedEstimator({"m": member})
+    web = _pod("web", "1", "1Gi", labels={"app": "web"})
+    assert est.estimate(member, web) == 16
+    guard = _pod("guard", "100m", "100Mi", node="a", labels={"app": "guard"}, affinity={"podAntiAffinity": {
+        "requiredDuringSchedulingIgnoredDuringExecution": [
+            {"labelSelector": {"matchLabels": {"app": "web"}}, "topologyKey": "kubernetes.io/hostname"}]}})
+    member.snapshot.add_pod(guard)
+    # node a now refuses web replicas (the guard's anti-affinity), whatever was cached before
+    assert est.estimate(member, web) == 8 == _sequential_truth(member, web)
