@@ -106,6 +106,8 @@ def build(args: argparse.Namespace):  # noqa: ANN201 - (Federation, bindings, sk
         policy = match_policy(t, setup.policies)
         if policy is None:
             skipped.append({"workload": t.key, "reason": "no PropagationPolicy or ClusterPropagationPolicy matches"})
+        elif policy.scheduler_name != "default-scheduler":  # another Karmada scheduler's binding
+            skipped.append({"workload": t.key, "reason": f'{policy.key} names schedulerName "{policy.scheduler_name}"'})
         else:
             bindings.append(to_binding(t, policy))
     return fed, bindings, skipped

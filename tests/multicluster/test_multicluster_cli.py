@@ -110,3 +110,15 @@ def test_bad_input_is_one_line_naming_file_and_field(tmp_path, capsys, snippet, 
 def test_member_objects_in_a_karmada_file_are_refused(tmp_path, capsys):
     rc, _, err = run(capsys, "multicluster", "schedule", "-f", str(EX / "edge-tokyo.yaml"))
     assert rc == 2 and "give member dumps as NAME=FILE" in err and "items[0].kind" in err
+
+
+def test_a_policy_for_another_scheduler_is_skipped(tmp_path, capsys):
+    f = tmp_path / "other.yaml"
+    f.write_text((EX / "federation.yaml").read_text().replace(
+        "  resourceSelectors:\n  - {apiVersion: apps/v1, kind: Deployment, name: web}",
+        "  schedulerName: my-scheduler\n  resourceSelectors:\n  - {apiVersion: apps/v1, kind: Deployment, name: web}"))
+    rc, out, _ = run(capsys, "multicluster", "schedule", "-f", str(f), "-f", f"edge-seoul={EX / 'edge-seoul.yaml'}", "-o", "json")
+    doc = json.loads(out)
+    assert rc == 0 and [d["workload"] for d in doc["decisions"]] == ["Deployment default/reports"]
+    assert doc["skipped"] == [{"workload": "Deployment default/web",
+                               "reason": 'PropagationPolicy default/web names schedulerName "my-scheduler"'}]
