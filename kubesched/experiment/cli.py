@@ -56,6 +56,9 @@ def add_parser(sub: Any) -> None:
     add_no_plots(f, "skip the PNG figures")
     f.add_argument("--no-progress", action="store_true", help="no progress bar (one line per run on stderr instead)")
     f.set_defaults(func=run)
+    from kubesched.autoscale.experiment import add_parser as add_elastic
+
+    add_elastic(esub)
 
 
 def _positive(value: int | None, flag: str) -> None:

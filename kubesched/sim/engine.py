@@ -48,8 +48,9 @@ from kubesched.state.snapshot import Snapshot
 MODES = ("time", "arrival")
 
 # Event kinds, in the order they apply at one instant: new capacity first, then completions
-# free resources, then nodes go away, then pods arrive (and may use all of the above).
-NODE_ADD, COMPLETE, NODE_UPDATE, NODE_REMOVE, ARRIVE, WITHDRAW = range(6)
+# free resources, then nodes go away, then pods arrive (and may use all of the above); timers
+# (``Engine.call_at``: components such as an autoscaler) see the instant's other events applied.
+NODE_ADD, COMPLETE, NODE_UPDATE, NODE_REMOVE, ARRIVE, WITHDRAW, TIMER = range(7)
 
 
 Progress = Callable[[int, int], None]  # (pods arrived, pods in the workload)
@@ -65,6 +66,7 @@ class SimOptions:
     tie_break: str = "random"
     record_events: bool = True
     debug: bool = False  # write the traceback of any exception a plugin raises to stderr
+    end_time: float | None = None  # time mode: nothing after this instant is replayed
 
 
 def _copy_pod(pod: Pod) -> Pod:
@@ -242,6 +244,38 @@ class Engine:
         if not initial:
             self.sched.queue.move_for_event("NodeAdd")
             self.row("node_add", node=node.name)
+
+    # ---- hooks for components that change the cluster mid-run (an autoscaler) -------------
+    def call_at(self, t: float, fn: Callable[[], None]) -> None:
+        """Run ``fn()`` at virtual time ``t`` (after the other events of that instant)."""
+        self.push(t, TIMER, fn)
+
+    def add_node(self, node: Node) -> None:
+        """A node joins now; pods waiting for capacity are moved to be retried."""
+        self._add_node(node)
+
+    def remove_node(self, name: str, *, requeue: bool = False) -> list[int]:
+        """The node leaves now; returns the indices of the pods that ran on it. With ``requeue``
+        they are evicted and created again (as a controller would), pending from now and
+        running their whole duration once bound again; without, they are terminated."""
+        row = self.snap.row_of[name]
+        victims = [self.index[uid] for uid in self.snap.pods_on[row] if uid in self.index]
+        self._node_event(NodeEvent(self.clock.now, "remove", name))
+        if requeue:
+            for i in victims:
+                self._requeue(i)
+        return victims
+
+    def _requeue(self, i: int) -> None:
+        if self.state[i] not in (EVICTED, PREEMPTED):
+            return
+        pod = _copy_pod(self.wl.pods[i])
+        pod.node_name = ""  # recreated: pending, whatever the original was bound to
+        self.pods[i] = pod
+        self.state[i] = QUEUED
+        self.n_queued += 1
+        self.sched.add_pending(self.pods[i])
+        self.row("arrive", i, message="recreated after eviction")
 
     def _capacity(self, node: Node, sign: int) -> None:
         amounts = (node.allocatable.get(CPU, 0), node.allocatable.get(MEMORY, 0), node_gpu_milli(node))
@@ -461,6 +495,8 @@ class Engine:
             self._complete(*arg)  # type: ignore[misc]
         elif kind == WITHDRAW:
             self._withdraw(arg)  # type: ignore[arg-type]
+        elif kind == TIMER:
+            arg()  # type: ignore[operator]
         else:
             self._node_event(arg)  # type: ignore[arg-type]
 
@@ -469,8 +505,9 @@ class Engine:
         finite = [a + d for a, d in zip(self.arrival, self.duration, strict=True) if d is not None]
         start = float(self.heap[0][0]) if self.heap else 0.0
         end = max([start, *(float(x) for x in self.arrival), *finite, *(e.time for e in self.wl.node_events)])
-        self._open(start, end)
-        self.run_until(math.inf)
+        stop = math.inf if self.opts.end_time is None else self.opts.end_time
+        self._open(start, min(end, stop))
+        self.run_until(stop)  # a finite end: the run lasts until then, nothing after it is replayed
         self._close()
 
     # ---- a timeline driven from outside (time mode) ----------------------------------------

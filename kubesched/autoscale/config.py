@@ -1,0 +1,455 @@
+"""Autoscaler configuration: node groups, Cluster Autoscaler's options and the Karpenter-like mode.
+
+Read from YAML (``kubesched autoscale --autoscaler FILE``, ``kubesched experiment elastic``) or
+built in Python. Every value is checked when loaded: a bad one is an ``InputError`` naming the
+file and the field (``autoscaler.yaml: scaleDown.unneededTime: must be 0 or more seconds``).
+Defaults are Cluster Autoscaler's (``--scan-interval=10s``, ``--expander=least-waste``,
+``--scale-down-utilization-threshold=0.5``, ``--scale-down-unneeded-time=10m`` ...).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from kubesched.api.objects import Node
+from kubesched.errors import InputError, join_path
+
+EXPANDERS = ("random", "most-pods", "least-waste", "least-nodes", "priority", "price")
+MODES = ("cluster-autoscaler", "karpenter")
+CONSOLIDATION = ("WhenEmpty", "WhenEmptyOrUnderutilized")
+DELAY_DISTS = {"constant": ("value",), "uniform": ("min", "max"), "exponential": ("mean",), "lognormal": ("median", "sigma")}
+
+#: the label and taint every node the autoscaler creates carries (its group's name as value)
+GROUP_LABEL = "autoscaling.kubesched.io/node-group"
+
+
+@dataclass(frozen=True)
+class Delay:
+    """A provisioning delay distribution, in seconds."""
+
+    dist: str = "uniform"
+    a: float = 60.0  # value, min, mean or median
+    b: float = 120.0  # max or sigma
+
+    def sample(self, rng: np.random.Generator) -> float:
+        if self.dist == "constant":
+            return self.a
+        if self.dist == "uniform":
+            return float(rng.uniform(self.a, self.b))
+        if self.dist == "exponential":
+            return float(rng.exponential(self.a))
+        return float(self.a * math.exp(self.b * rng.standard_normal()))
+
+    @property
+    def mean(self) -> float:
+        if self.dist == "uniform":
+            return (self.a + self.b) / 2
+        if self.dist == "lognormal":
+            return self.a * math.exp(self.b * self.b / 2)
+        return self.a  # constant, exponential
+
+    @property
+    def high(self) -> float:
+        """The delay's upper end (uniform: max; others: the 99th percentile)."""
+        if self.dist == "constant":
+            return self.a
+        if self.dist == "uniform":
+            return self.b
+        if self.dist == "exponential":
+            return self.a * math.log(100)
+        return self.a * math.exp(2.326 * self.b)
+
+    def describe(self) -> str:
+        if self.dist == "constant":
+            return f"{self.a:g} s"
+        if self.dist == "uniform":
+            return f"uniform {self.a:g}-{self.b:g} s"
+        if self.dist == "exponential":
+            return f"exponential, mean {self.a:g} s"
+        return f"lognormal, median {self.a:g} s, sigma {self.b:g}"
+
+
+@dataclass
+class NodeGroup:
+    """A group of identical nodes (a cloud provider's instance group / Karpenter instance type)."""
+
+    name: str
+    template: Node  # what a new node of the group looks like (its name is replaced)
+    min_size: int = 0
+    max_size: int = 1000
+    price: float | None = None  # per node-hour; None = from the prices' unit rates
+
+    @property
+    def gpus(self) -> int:
+        from kubesched.gpu.model import node_gpu_count
+
+        return node_gpu_count(self.template)
+
+
+@dataclass
+class ScaleDown:
+    enabled: bool = True
+    utilization_threshold: float = 0.5
+    gpu_utilization_threshold: float = 0.5
+    unneeded_time: float = 600.0
+    delay_after_add: float = 600.0
+    delay_after_delete: float = 0.0  # CA: defaults to the scan interval, i.e. no extra wait
+    delay_after_failure: float = 180.0
+    max_empty_bulk_delete: int = 10
+    max_drain_parallelism: int = 1
+
+
+@dataclass
+class Karpenter:
+    batch_idle: float = 1.0
+    batch_max: float = 10.0
+    consolidation: str = "WhenEmptyOrUnderutilized"
+    consolidate_after: float = 30.0
+    budget_nodes: str = "10%"  # nodes disrupted at once: a count or a percentage
+
+    def budget(self, n_nodes: int) -> int:
+        b = self.budget_nodes
+        if b.endswith("%"):
+            return math.ceil(n_nodes * float(b[:-1]) / 100.0)
+        return int(b)
+
+
+@dataclass
+class Prices:
+    """Unit prices per hour; a node costs gpus*gpu + cores*cpu + GiB*memory unless its group sets a price."""
+
+    gpu: float = 1.0
+    cpu: float = 0.0
+    memory: float = 0.0
+
+    def node(self, group: NodeGroup) -> float:
+        if group.price is not None:
+            return group.price
+        return self.of(group.template.allocatable, group.gpus * 1000)
+
+    def of(self, resources: dict[str, int], gpu_milli: int) -> float:
+        cores = resources.get("cpu", 0) / 1000.0
+        gib = resources.get("memory", 0) / 2**30
+        return self.gpu * gpu_milli / 1000.0 + self.cpu * cores + self.memory * gib
+
+
+@dataclass
+class AutoscalerConfig:
+    node_groups: list[NodeGroup] = field(default_factory=list)
+    mode: str = "cluster-autoscaler"
+    expander: str = "least-waste"
+    priorities: dict[int, list[str]] = field(default_factory=dict)  # priority expander: priority -> regexes
+    scan_interval: float = 10.0
+    provisioning_delay: Delay = field(default_factory=Delay)
+    max_node_provision_time: float = 900.0
+    max_nodes_total: int = 0  # 0: no limit
+    expendable_pods_priority_cutoff: int = -10
+    new_pod_scale_up_delay: float = 0.0
+    scale_down: ScaleDown = field(default_factory=ScaleDown)
+    karpenter: Karpenter = field(default_factory=Karpenter)
+    prices: Prices = field(default_factory=Prices)
+
+    def group(self, name: str) -> NodeGroup:
+        return next(g for g in self.node_groups if g.name == name)
+
+    def validate(self, source: str | None = None, *, groups_required: bool = True) -> AutoscalerConfig:
+        """Check values set in Python the way ``load`` checks a file's."""
+        def err(path: str, msg: str) -> InputError:
+            return InputError(msg, source=source, path=path)
+
+        if self.mode not in MODES:
+            raise err("mode", f'unknown mode "{self.mode}" (known: {", ".join(MODES)})')
+        if self.expander not in EXPANDERS:
+            raise err("expander", f'unknown expander "{self.expander}" (known: {", ".join(EXPANDERS)})')
+        for name, v in (
+            ("scanInterval", self.scan_interval),
+            ("maxNodeProvisionTime", self.max_node_provision_time),
+        ):
+            if not v > 0:
+                raise err(name, f"must be greater than 0 seconds, got {v:g}")
+        sd = self.scale_down
+        for name, v in (
+            ("newPodScaleUpDelay", self.new_pod_scale_up_delay),
+            ("scaleDown.unneededTime", sd.unneeded_time),
+            ("scaleDown.delayAfterAdd", sd.delay_after_add),
+            ("scaleDown.delayAfterDelete", sd.delay_after_delete),
+            ("scaleDown.delayAfterFailure", sd.delay_after_failure),
+            ("karpenter.batchIdleDuration", self.karpenter.batch_idle),
+            ("karpenter.batchMaxDuration", self.karpenter.batch_max),
+            ("karpenter.consolidateAfter", self.karpenter.consolidate_after),
+        ):
+            if not (math.isfinite(v) and v >= 0):
+                raise err(name, f"must be 0 or more seconds, got {v:g}")
+        for name, v in (("scaleDown.utilizationThreshold", sd.utilization_threshold), ("scaleDown.gpuUtilizationThreshold", sd.gpu_utilization_threshold)):
+            if not 0 <= v <= 1:
+                raise err(name, f"must be between 0 and 1, got {v:g}")
+        d = self.provisioning_delay
+        if d.dist not in DELAY_DISTS:
+            raise err("provisioningDelay.dist", f'unknown value "{d.dist}" (known: {", ".join(DELAY_DISTS)})')
+        if not (d.a >= 0 and d.b >= 0 and math.isfinite(d.a) and math.isfinite(d.b)):
+            raise err("provisioningDelay", "must be 0 or more seconds")
+        if d.dist == "uniform" and d.a > d.b:
+            raise err("provisioningDelay.min", f"min ({d.a:g}) is greater than max ({d.b:g})")
+        if self.karpenter.consolidation not in CONSOLIDATION:
+            raise err("karpenter.consolidationPolicy", f'unknown value "{self.karpenter.consolidation}" (known: {", ".join(CONSOLIDATION)})')
+        if not re.fullmatch(r"\d+%?", self.karpenter.budget_nodes):
+            raise err("karpenter.budgets.nodes", f'invalid value "{self.karpenter.budget_nodes}": a count or a percentage ("10%")')
+        for name, v in (("prices.gpu", self.prices.gpu), ("prices.cpu", self.prices.cpu), ("prices.memory", self.prices.memory)):
+            if not (math.isfinite(v) and v >= 0):
+                raise err(name, f"must be 0 or more, got {v:g}")
+        if not self.node_groups and groups_required:
+            raise err("nodeGroups", "at least one node group is required")
+        seen: set[str] = set()
+        for i, g in enumerate(self.node_groups):
+            p = join_path("nodeGroups", i)
+            if g.name in seen:
+                raise err(join_path(p, "name"), f'duplicate node group "{g.name}"')
+            seen.add(g.name)
+            if g.min_size < 0:
+                raise err(join_path(p, "min"), f"must be 0 or more, got {g.min_size}")
+            if g.min_size > g.max_size:
+                raise err(join_path(p, "min"), f"min ({g.min_size}) is greater than max ({g.max_size})")
+            if g.price is not None and not (math.isfinite(g.price) and g.price >= 0):
+                raise err(join_path(p, "price"), f"must be 0 or more, got {g.price:g}")
+        for prio, patterns in self.priorities.items():
+            for j, pat in enumerate(patterns):
+                try:
+                    re.compile(pat)
+                except re.error as e:
+                    raise err(join_path(join_path("priorities", str(prio)), j), f"invalid regular expression: {e}") from None
+        return self
+
+
+# ---- loading ---------------------------------------------------------------------------------
+
+TOP_KEYS = (
+    "mode",
+    "expander",
+    "priorities",
+    "scanInterval",
+    "provisioningDelay",
+    "maxNodeProvisionTime",
+    "maxNodesTotal",
+    "expendablePodsPriorityCutoff",
+    "newPodScaleUpDelay",
+    "scaleDown",
+    "karpenter",
+    "prices",
+    "nodeGroups",
+)
+SCALE_DOWN_KEYS = {
+    "enabled": "enabled",
+    "utilizationThreshold": "utilization_threshold",
+    "gpuUtilizationThreshold": "gpu_utilization_threshold",
+    "unneededTime": "unneeded_time",
+    "delayAfterAdd": "delay_after_add",
+    "delayAfterDelete": "delay_after_delete",
+    "delayAfterFailure": "delay_after_failure",
+    "maxEmptyBulkDelete": "max_empty_bulk_delete",
+    "maxDrainParallelism": "max_drain_parallelism",
+}
+GROUP_KEYS = ("name", "shape", "template", "min", "max", "price")
+TEMPLATE_KEYS = ("cpu", "memory", "gpus", "gpuModel", "pods", "labels", "taints")
+
+
+class _Reader:
+    def __init__(self, source: str | None) -> None:
+        self.source = source
+
+    def err(self, path: str, msg: str) -> InputError:
+        return InputError(msg, source=self.source, path=path)
+
+    def mapping(self, v: Any, path: str, keys: tuple[str, ...] | list[str]) -> dict[str, Any]:
+        if not isinstance(v, dict):
+            raise self.err(path, f"expected a mapping, got {type(v).__name__}")
+        for k in v:
+            if k not in keys:
+                raise self.err(join_path(path, str(k)), f'unknown field (known: {", ".join(keys)})')
+        return v
+
+    def number(self, v: Any, path: str) -> float:
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
+            raise self.err(path, f'invalid value "{v}": expected a number')
+        return float(v)
+
+    def integer(self, v: Any, path: str) -> int:
+        if isinstance(v, bool) or not isinstance(v, int):
+            raise self.err(path, f'invalid value "{v}": expected a whole number')
+        return v
+
+    def string(self, v: Any, path: str) -> str:
+        if not isinstance(v, str) or not v:
+            raise self.err(path, f'invalid value "{v}": expected a non-empty string')
+        return v
+
+
+def template_node(name: str, t: dict[str, Any], path: str = "template", source: str | None = None) -> Node:
+    """A node of a group from ``{cpu, memory, gpus, gpuModel, pods, labels, taints}``."""
+    from kubesched.gpu.model import GPU_COUNT, GPU_MILLI, GPU_MODEL, MILLI
+
+    r = _Reader(source)
+    r.mapping(t, path, TEMPLATE_KEYS)
+    for k in ("cpu", "memory"):
+        if k not in t:
+            raise r.err(join_path(path, k), "required")
+    alloc: dict[str, Any] = {"cpu": str(t["cpu"]), "memory": str(t["memory"]), "pods": str(t.get("pods", 110))}
+    gpus = r.integer(t.get("gpus", 0), join_path(path, "gpus"))
+    if gpus < 0:
+        raise r.err(join_path(path, "gpus"), f"must be 0 or more, got {gpus}")
+    labels = {str(k): str(v) for k, v in r.mapping(t.get("labels") or {}, join_path(path, "labels"), list(t.get("labels") or {})).items()}
+    if gpus:
+        alloc[GPU_COUNT] = str(gpus)
+        alloc[GPU_MILLI] = str(gpus * MILLI)
+    if t.get("gpuModel"):
+        labels[GPU_MODEL] = str(t["gpuModel"])
+    taints = t.get("taints") or []
+    raw = {
+        "metadata": {"name": name, "labels": labels},
+        "spec": {"taints": taints},
+        "status": {"allocatable": alloc, "capacity": dict(alloc)},
+    }
+    try:
+        return Node.parse(raw)
+    except InputError as e:
+        raise InputError(e.reason, source=source, path=join_path(path, (e.path or "").replace("status.allocatable.", "") or "")) from None
+
+
+def load(
+    doc: Any, source: str | None = None, shapes: dict[str, Node] | None = None, *, groups_required: bool = True
+) -> AutoscalerConfig:
+    """An ``AutoscalerConfig`` from a parsed YAML document; ``shapes`` names the node shapes that
+    ``nodeGroups[].shape`` may refer to (e.g. the openb shapes). Without ``groups_required``
+    the node groups may be left out (a scenario fills them in)."""
+    r = _Reader(source)
+    if doc is None:
+        doc = {}
+    r.mapping(doc, "", TOP_KEYS)
+    cfg = AutoscalerConfig()
+    if "mode" in doc:
+        cfg.mode = r.string(doc["mode"], "mode")
+    if "expander" in doc:
+        cfg.expander = r.string(doc["expander"], "expander")
+    for key, attr in (
+        ("scanInterval", "scan_interval"),
+        ("maxNodeProvisionTime", "max_node_provision_time"),
+        ("newPodScaleUpDelay", "new_pod_scale_up_delay"),
+    ):
+        if key in doc:
+            setattr(cfg, attr, r.number(doc[key], key))
+    if "maxNodesTotal" in doc:
+        cfg.max_nodes_total = r.integer(doc["maxNodesTotal"], "maxNodesTotal")
+    if "expendablePodsPriorityCutoff" in doc:
+        cfg.expendable_pods_priority_cutoff = r.integer(doc["expendablePodsPriorityCutoff"], "expendablePodsPriorityCutoff")
+    if "priorities" in doc:
+        pr = doc["priorities"]
+        if not isinstance(pr, dict):
+            raise r.err("priorities", "expected a mapping of priority to a list of regular expressions")
+        for k, v in pr.items():
+            p = join_path("priorities", str(k))
+            try:
+                prio = int(k)
+            except (TypeError, ValueError):
+                raise r.err(p, f'invalid priority "{k}": expected a whole number') from None
+            if not isinstance(v, list) or not all(isinstance(x, str) for x in v):
+                raise r.err(p, "expected a list of regular expressions")
+            cfg.priorities[prio] = list(v)
+    if "provisioningDelay" in doc:
+        cfg.provisioning_delay = _delay(r, doc["provisioningDelay"], "provisioningDelay")
+    if "scaleDown" in doc:
+        sd = r.mapping(doc["scaleDown"], "scaleDown", list(SCALE_DOWN_KEYS))
+        for k, attr in SCALE_DOWN_KEYS.items():
+            if k not in sd:
+                continue
+            p = join_path("scaleDown", k)
+            if k == "enabled":
+                if not isinstance(sd[k], bool):
+                    raise r.err(p, f'invalid value "{sd[k]}": expected true or false')
+                cfg.scale_down.enabled = sd[k]
+            elif k in ("maxEmptyBulkDelete", "maxDrainParallelism"):
+                v = r.integer(sd[k], p)
+                if v < 1:
+                    raise r.err(p, f"must be at least 1, got {v}")
+                setattr(cfg.scale_down, attr, v)
+            else:
+                setattr(cfg.scale_down, attr, r.number(sd[k], p))
+    if "karpenter" in doc:
+        kp = r.mapping(doc["karpenter"], "karpenter", ("batchIdleDuration", "batchMaxDuration", "consolidationPolicy", "consolidateAfter", "budgets"))
+        for k, attr in (("batchIdleDuration", "batch_idle"), ("batchMaxDuration", "batch_max"), ("consolidateAfter", "consolidate_after")):
+            if k in kp:
+                setattr(cfg.karpenter, attr, r.number(kp[k], join_path("karpenter", k)))
+        if "consolidationPolicy" in kp:
+            cfg.karpenter.consolidation = r.string(kp["consolidationPolicy"], "karpenter.consolidationPolicy")
+        if "budgets" in kp:
+            b = kp["budgets"]
+            if not isinstance(b, list) or len(b) != 1 or not isinstance(b[0], dict):
+                raise r.err("karpenter.budgets", 'expected one budget: [{nodes: "10%"}]')
+            r.mapping(b[0], "karpenter.budgets[0]", ("nodes",))
+            cfg.karpenter.budget_nodes = str(b[0].get("nodes", "10%"))
+    if "prices" in doc:
+        pr = r.mapping(doc["prices"], "prices", ("gpu", "cpu", "memory"))
+        for k in ("gpu", "cpu", "memory"):
+            if k in pr:
+                setattr(cfg.prices, k, r.number(pr[k], join_path("prices", k)))
+    groups = doc.get("nodeGroups", [])
+    if not isinstance(groups, list):
+        raise r.err("nodeGroups", "expected a list of node groups")
+    for i, g in enumerate(groups):
+        p = join_path("nodeGroups", i)
+        r.mapping(g, p, GROUP_KEYS)
+        name = r.string(g.get("name"), join_path(p, "name"))
+        if ("shape" in g) == ("template" in g):
+            raise r.err(p, "give either shape (a named node shape) or template")
+        if "shape" in g:
+            shape = r.string(g["shape"], join_path(p, "shape"))
+            if shapes is None or shape not in shapes:
+                known = ", ".join(sorted(shapes)) if shapes else "none"
+                raise r.err(join_path(p, "shape"), f'unknown node shape "{shape}" (known: {known})')
+            tmpl = shapes[shape]
+        else:
+            tmpl = template_node(name, g["template"], join_path(p, "template"), source)
+        group = NodeGroup(name, tmpl)
+        if "min" in g:
+            group.min_size = r.integer(g["min"], join_path(p, "min"))
+        if "max" in g:
+            group.max_size = r.integer(g["max"], join_path(p, "max"))
+        if "price" in g:
+            group.price = r.number(g["price"], join_path(p, "price"))
+        cfg.node_groups.append(group)
+    return cfg.validate(source, groups_required=groups_required)
+
+
+def _delay(r: _Reader, v: Any, path: str) -> Delay:
+    if not isinstance(v, dict):
+        return Delay("constant", r.number(v, path), 0.0)
+    kind = v.get("dist", "constant")
+    if kind not in DELAY_DISTS:
+        raise r.err(join_path(path, "dist"), f'unknown value "{kind}" (known: {", ".join(DELAY_DISTS)})')
+    keys = DELAY_DISTS[kind]
+    r.mapping(v, path, ("dist", *keys))
+    vals = []
+    for k in keys:
+        if k not in v:
+            raise r.err(join_path(path, k), "required")
+        x = r.number(v[k], join_path(path, k))
+        if x < 0:
+            raise r.err(join_path(path, k), f"must be 0 or more seconds, got {x:g}")
+        vals.append(x)
+    return Delay(kind, vals[0], vals[1] if len(vals) > 1 else 0.0)
+
+
+def load_file(path: str, shapes: dict[str, Node] | None = None, *, groups_required: bool = True) -> AutoscalerConfig:
+    import yaml
+
+    try:
+        with open(path, encoding="utf-8") as f:
+            doc = yaml.safe_load(f)
+    except OSError as e:
+        raise InputError(f"cannot read: {e.strerror or e}", source=path) from None
+    except yaml.YAMLError as e:
+        raise InputError(f"invalid YAML: {str(e).splitlines()[0]}", source=path) from None
+    return load(doc, path, shapes, groups_required=groups_required)

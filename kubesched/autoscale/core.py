@@ -1,0 +1,405 @@
+"""The autoscaler's loop, independent of where it runs: the simulator drives it on virtual time,
+``kubesched autoscale`` on a live cluster. It reads the cluster through a ``ClusterView`` and acts
+through a ``NodeProvider``.
+
+``ClusterAutoscaler.run_once`` is one iteration of Cluster Autoscaler's main loop (every
+``scanInterval``): account for nodes that registered or never did, scale up for unschedulable
+pods, then scale down unneeded nodes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Protocol
+
+import numpy as np
+
+from kubesched.api.objects import Node, Pod
+from kubesched.autoscale.config import GROUP_LABEL, AutoscalerConfig, NodeGroup
+from kubesched.autoscale.estimator import BinpackingEstimator, equivalence_groups
+from kubesched.autoscale.expander import Expander, Option
+from kubesched.autoscale.predicate import (
+    PredicateChecker,
+    node_named,
+    placed,
+    reads_other_nodes,
+    scratch_snapshot,
+)
+from kubesched.framework.runtime import Framework
+from kubesched.gpu.state import GpuState
+from kubesched.state.snapshot import Snapshot
+
+SAFE_TO_EVICT = "cluster-autoscaler.kubernetes.io/safe-to-evict"
+BACKOFF_INITIAL = 300.0  # CA's node group backoff after a failed scale-up: 5 min, doubling ...
+BACKOFF_MAX = 1800.0  # ... up to 30 min
+DRAIN_RECHECK = 60.0  # a node whose pods cannot move is checked again after this long
+
+
+class ClusterView(Protocol):
+    """What the autoscaler reads: the scheduler's snapshot (nodes and their pods) and the pods
+    the scheduler marked unschedulable (PodScheduled=False, reason Unschedulable)."""
+
+    snapshot: Snapshot
+
+    def now(self) -> float: ...
+
+    def unschedulable(self) -> list[Pod]: ...
+
+    def created(self, pod: Pod) -> float: ...
+
+    def framework_for(self, pod: Pod) -> Framework | None: ...
+
+
+class NodeProvider(Protocol):
+    """Where nodes come from. ``create`` asks for a node (it registers later, or never);
+    ``delete`` removes a registered node, evicting its pods (their controllers recreate them);
+    ``cancel`` gives up on a node that has not registered."""
+
+    def create(self, group: NodeGroup, node: Node) -> None: ...
+
+    def delete(self, name: str) -> None: ...
+
+    def cancel(self, name: str) -> None: ...
+
+
+@dataclass
+class Stats:
+    scale_ups: int = 0  # scale-up decisions
+    nodes_added: int = 0
+    scale_downs: int = 0  # nodes removed
+    failed_nodes: int = 0  # nodes that did not register within maxNodeProvisionTime
+    drained_pods: int = 0  # pods evicted by scale-down / consolidation
+    estimations: int = 0
+
+
+@dataclass
+class Upcoming:
+    group: str
+    requested: float
+    node: Node
+
+
+@dataclass
+class GroupState:
+    backoff_until: float = 0.0
+    backoff_step: float = 0.0
+
+
+def node_utilization(snap: Snapshot) -> np.ndarray:
+    """Per node row: GPU allocation for nodes with GPUs, else max(CPU, memory) requested over
+    allocatable (CA's utilisation, GPU nodes judged by GPUs alone)."""
+    n = snap.n
+    if n == 0:
+        return np.zeros(0)
+    alloc, req = snap.alloc, snap.requested
+    ci, mi = snap.res_index["cpu"], snap.res_index["memory"]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        cpu = np.where(alloc[:, ci] > 0, req[:, ci] / np.maximum(alloc[:, ci], 1), 0.0)
+        mem = np.where(alloc[:, mi] > 0, req[:, mi] / np.maximum(alloc[:, mi], 1), 0.0)
+    util = np.maximum(cpu, mem)
+    gs = GpuState.of(snap)
+    count = gs.count[:n]
+    has = count > 0
+    if has.any():
+        cap = count * 1000
+        gpu = np.where(has, 1.0 - gs.total[:n] / np.maximum(cap, 1), 0.0)
+        util = np.where(has, gpu, util)
+    return util
+
+
+class Drainer:
+    """Can every pod of a node move elsewhere? Simulated with the real filters on the live
+    snapshot (hypothetical pods added and taken away again), PodDisruptionBudgets respected."""
+
+    def __init__(self, checker: PredicateChecker) -> None:
+        self.checker = checker
+
+    def movable(self, pod: Pod, pdb_used: dict[int, int], snap: Snapshot) -> bool:
+        if pod.annotations.get(SAFE_TO_EVICT) == "false":
+            return False
+        for k, pdb in enumerate(snap.pdbs):
+            if pdb.namespace != pod.namespace or pdb.selector is None or not pdb.selector.matches(pod.labels):
+                continue
+            if pdb_used.get(k, 0) >= pdb.disruptions_allowed:
+                return False
+            pdb_used[k] = pdb_used.get(k, 0) + 1
+        return True
+
+    @contextmanager
+    def plan(self, snap: Snapshot) -> Iterator[Callable[[str, set[str]], dict[str, str] | None]]:
+        """Yields ``try_drain(node, removed)``: where each pod of ``node`` would go (pod uid -> node),
+        avoiding the nodes in ``removed``, or None. Accepted moves stay in the snapshot until the
+        block ends, so later nodes see them; everything is taken out again at the end."""
+        added: list[str] = []
+        pdb_used: dict[int, int] = {}
+
+        def try_drain(name: str, removed: set[str]) -> dict[str, str] | None:
+            row = snap.row_of[name]
+            pods = list(snap.pods_on[row].values())
+            used = dict(pdb_used)
+            if not all(self.movable(p, used, snap) for p in pods):
+                return None
+            skip = removed | {name}
+            rows = np.asarray([r for r in snap.order.tolist() if snap.nodes[r].name not in skip], np.int32)
+            mine: list[str] = []
+            moves: dict[str, str] = {}
+            for p in pods:
+                target = self.checker.first_fit(snap, p.with_node(""), rows)  # as the recreated pod
+                if target is None:
+                    for uid in mine:
+                        snap.remove_pod(uid)
+                    return None
+                q = placed(p, snap.nodes[target].name, "~drain")
+                snap.add_pod(q)
+                mine.append(q.uid)
+                moves[p.uid] = q.node_name
+            added.extend(mine)
+            pdb_used.update(used)
+            return moves
+
+        try:
+            yield try_drain
+        finally:
+            for uid in added:
+                snap.remove_pod(uid)
+
+
+class ClusterAutoscaler:
+    """Cluster Autoscaler's semantics over node groups (see docs/autoscaling.md)."""
+
+    def __init__(self, config: AutoscalerConfig, provider: NodeProvider, rng: np.random.Generator) -> None:
+        self.cfg = config
+        self.provider = provider
+        self.rng = rng
+        self.expander = Expander(config.expander, rng, priorities=config.priorities, prices=config.prices)
+        self.upcoming: dict[str, Upcoming] = {}
+        self.registered: dict[str, float] = {}  # nodes registered in the last scan interval
+        self.groups = {g.name: GroupState() for g in config.node_groups}
+        self.unneeded_since: dict[str, float] = {}  # utilisation under the threshold since
+        self.empty_since: dict[str, float] = {}  # no pods since
+        self.last_scale_up = -float("inf")
+        self.last_delete = -float("inf")
+        self.last_failure = -float("inf")
+        self.stats = Stats()
+        self._seq = 0
+        self._fits_template: dict[tuple[object, str], bool] = {}
+
+    # ---- bookkeeping ---------------------------------------------------------------------
+    def group_of(self, node: Node) -> str | None:
+        g = node.labels.get(GROUP_LABEL)
+        return g if g in self.groups else None
+
+    def group_sizes(self, snap: Snapshot) -> dict[str, int]:
+        """Registered plus upcoming nodes per group (CA's target size)."""
+        sizes = dict.fromkeys(self.groups, 0)
+        for node in snap.nodes:
+            g = self.group_of(node)
+            if g is not None:
+                sizes[g] += 1
+        for up in self.upcoming.values():
+            sizes[up.group] += 1
+        return sizes
+
+    def new_name(self, group: str) -> str:
+        self._seq += 1
+        return f"{group}-{self._seq}"
+
+    def _register(self, view: ClusterView, now: float) -> None:
+        snap = view.snapshot
+        self.registered = {n: t for n, t in self.registered.items() if now - t < self.cfg.scan_interval and n in snap.row_of}
+        for name, up in list(self.upcoming.items()):
+            if name in snap.row_of:
+                del self.upcoming[name]
+                self.registered[name] = now
+            elif now - up.requested >= self.cfg.max_node_provision_time:
+                del self.upcoming[name]
+                self.provider.cancel(name)
+                self.stats.failed_nodes += 1
+                self.last_failure = now
+                gs = self.groups[up.group]
+                gs.backoff_step = min(BACKOFF_MAX, gs.backoff_step * 2 or BACKOFF_INITIAL)
+                gs.backoff_until = now + gs.backoff_step
+
+    # ---- the loop ------------------------------------------------------------------------
+    def run_once(self, view: ClusterView) -> None:
+        now = view.now()
+        self._register(view, now)
+        scaled = self.scale_up(view, now)
+        if self.cfg.scale_down.enabled:
+            self.scale_down(view, now, allowed=not scaled)
+
+    # ---- scale-up ------------------------------------------------------------------------
+    def pending(self, view: ClusterView, now: float) -> list[Pod]:
+        cut = self.cfg.expendable_pods_priority_cutoff
+        delay = self.cfg.new_pod_scale_up_delay
+        return [p for p in view.unschedulable() if p.priority >= cut and now - view.created(p) >= delay]
+
+    def checker(self, view: ClusterView) -> PredicateChecker:
+        return PredicateChecker(view.framework_for)
+
+    def _base_factory(self, view: ClusterView, pods: list[Pod]) -> Callable[[], Snapshot]:
+        snap = view.snapshot
+        if any(reads_other_nodes(p) for p in pods):
+            return lambda: scratch_snapshot(like=snap)
+        return lambda: scratch_snapshot(snap.namespaces)
+
+    def fit_upcoming(self, view: ClusterView, pods: list[Pod], checker: PredicateChecker) -> list[Pod]:
+        """The pods that no upcoming node will hold (CA leaves the others waiting for them).
+        Nodes that registered since the last scan count too: the scheduler may not have tried
+        the pods on them yet."""
+        if not (self.upcoming or self.registered) or not pods:
+            return pods
+        snap = self._base_factory(view, pods)()
+        live = view.snapshot
+        rows_l = [snap.add_node(up.node) for up in self.upcoming.values()]
+        for name in self.registered:
+            if name not in snap.row_of:
+                rows_l.append(snap.add_node(live.nodes[live.row_of[name]]))
+                for p in live.pods_on[live.row_of[name]].values():
+                    snap.add_pod(p)
+        rows = np.asarray(rows_l, np.int32)
+        left = []
+        for p in pods:
+            row = checker.first_fit(snap, p, rows)
+            if row is None:
+                left.append(p)
+            else:
+                snap.add_pod(placed(p, snap.nodes[row].name))
+        return left
+
+    def _fits_empty(self, checker: PredicateChecker, pod: Pod, group: NodeGroup, view: ClusterView) -> bool:
+        key = (pod.signature() or pod.uid, group.name)
+        hit = self._fits_template.get(key)
+        if hit is None:
+            snap = scratch_snapshot(view.snapshot.namespaces)
+            row = snap.add_node(node_named(group.template, f"template-{group.name}", {GROUP_LABEL: group.name}))
+            hit = bool(checker.fits(snap, pod, np.asarray([row], np.int32))[0])
+            if not reads_other_nodes(pod):
+                self._fits_template[key] = hit
+        return hit
+
+    def options(self, view: ClusterView, pods: list[Pod], now: float, checker: PredicateChecker) -> list[Option]:
+        sizes = self.group_sizes(view.snapshot)
+        total = sum(sizes.values())
+        if self.cfg.max_nodes_total and total >= self.cfg.max_nodes_total:
+            return []
+        estimator = BinpackingEstimator(checker, self._base_factory(view, pods))
+        groups = equivalence_groups(pods)
+        out = []
+        for g in self.cfg.node_groups:
+            room = g.max_size - sizes[g.name]
+            if self.cfg.max_nodes_total:
+                room = min(room, self.cfg.max_nodes_total - total)
+            if room <= 0 or self.groups[g.name].backoff_until > now:
+                continue
+            ok = [eg for eg in groups if eg.exemplar is not None and self._fits_empty(checker, eg.exemplar, g, view)]
+            if not ok:
+                continue
+            self.stats.estimations += 1
+            tmpl = node_named(g.template, f"template-{g.name}", {GROUP_LABEL: g.name})
+            est = estimator.estimate(ok, tmpl, room, name_prefix=f"e-{g.name}")
+            if est.nodes > 0:
+                out.append(Option(g.name, est.nodes, est.pods, g.template, self.cfg.prices.node(g)))
+        return out
+
+    def scale_up(self, view: ClusterView, now: float) -> bool:
+        pods = self.pending(view, now)
+        if not pods:
+            return False
+        checker = self.checker(view)
+        pods = self.fit_upcoming(view, pods, checker)
+        if not pods:
+            return False
+        options = self.options(view, pods, now, checker)
+        best = self.expander.best(options, view.snapshot.n)
+        if best is None:
+            return False
+        group = self.cfg.group(best.group)
+        for _ in range(best.node_count):
+            name = self.new_name(group.name)
+            node = node_named(group.template, name, {GROUP_LABEL: group.name})
+            self.upcoming[name] = Upcoming(group.name, now, node)
+            self.provider.create(group, node)
+        self.groups[group.name].backoff_step = 0.0
+        self.stats.scale_ups += 1
+        self.stats.nodes_added += best.node_count
+        self.last_scale_up = now
+        return True
+
+    # ---- scale-down ----------------------------------------------------------------------
+    def threshold(self, node: Node) -> float:
+        sd = self.cfg.scale_down
+        from kubesched.gpu.model import node_gpu_count
+
+        return sd.gpu_utilization_threshold if node_gpu_count(node) > 0 else sd.utilization_threshold
+
+    def update_unneeded(self, snap: Snapshot, now: float) -> None:
+        """Start (or stop) the unneeded timers: utilisation under the threshold, and empty."""
+        util = node_utilization(snap)
+        empty = snap.requested[:, snap.res_index["pods"]] == 0
+        low: set[str] = set()
+        idle: set[str] = set()
+        for row in np.flatnonzero(util < 1.0).tolist():
+            node = snap.nodes[row]
+            if self.group_of(node) is None or util[row] >= self.threshold(node):
+                continue
+            low.add(node.name)
+            self.unneeded_since.setdefault(node.name, now)
+            if empty[row]:
+                idle.add(node.name)
+                self.empty_since.setdefault(node.name, now)
+        self.unneeded_since = {n: t for n, t in self.unneeded_since.items() if n in low}
+        self.empty_since = {n: t for n, t in self.empty_since.items() if n in idle}
+
+    def in_cooldown(self, now: float) -> bool:
+        sd = self.cfg.scale_down
+        return (
+            now < self.last_scale_up + sd.delay_after_add
+            or now < self.last_delete + sd.delay_after_delete
+            or now < self.last_failure + sd.delay_after_failure
+        )
+
+    def scale_down(self, view: ClusterView, now: float, allowed: bool = True) -> None:
+        snap = view.snapshot
+        self.update_unneeded(snap, now)
+        if not allowed or self.in_cooldown(now):
+            return
+        wait = self.cfg.scale_down.unneeded_time
+        empty = [n for n, t in self.empty_since.items() if now - t >= wait]
+        busy = [n for n, t in self.unneeded_since.items() if now - t >= wait and n not in self.empty_since]
+        if not empty and not busy:
+            return
+        sizes = self.group_sizes(snap)
+        mins = {g.name: g.min_size for g in self.cfg.node_groups}
+        removed: set[str] = set()
+        for name in empty[: self.cfg.scale_down.max_empty_bulk_delete]:
+            g = self.group_of(snap.nodes[snap.row_of[name]])
+            if g is None or sizes[g] <= mins[g]:
+                continue
+            sizes[g] -= 1
+            removed.add(name)
+        drains: list[str] = []
+        if busy:
+            drainer = Drainer(self.checker(view))
+            with drainer.plan(snap) as try_drain:
+                for name in busy:
+                    if len(drains) >= self.cfg.scale_down.max_drain_parallelism:
+                        break
+                    g = self.group_of(snap.nodes[snap.row_of[name]])
+                    if g is None or sizes[g] <= mins[g]:
+                        continue
+                    if try_drain(name, removed | set(drains)) is None:
+                        # its pods cannot move, so it is not unneeded: the timer starts again
+                        self.unneeded_since[name] = now
+                        continue
+                    sizes[g] -= 1
+                    drains.append(name)
+        for name in [*removed, *drains]:
+            self.stats.drained_pods += len(snap.pods_on[snap.row_of[name]])
+            self.unneeded_since.pop(name, None)
+            self.empty_since.pop(name, None)
+            self.provider.delete(name)
+            self.stats.scale_downs += 1
+            self.last_delete = now

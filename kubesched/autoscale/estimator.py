@@ -1,0 +1,115 @@
+"""Cluster Autoscaler's binpacking estimator: how many new nodes of a group the pending pods need.
+
+First-fit decreasing, as ``cluster-autoscaler/estimator/binpacking_estimator.go``: pods are grouped
+by equivalence (same scheduling signature), groups are ordered by decreasing
+``cpu/allocatable + memory/allocatable`` of the template (``DecreasingPodOrderer``); each pod goes
+to the first new node it fits on, else to the last node added, else a new template node is added
+(unless the last one is still empty, or the limiter's node budget is spent). Fitting is the real
+scheduler's filters (``PredicateChecker``) on a scratch snapshot holding the new nodes (and the
+cluster's nodes and pods when pods spread or have affinity).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from kubesched.api.objects import Node, Pod
+from kubesched.autoscale.predicate import PredicateChecker, node_named, placed
+from kubesched.state.snapshot import Snapshot
+
+
+@dataclass
+class PodGroup:
+    """Pods with the same scheduling signature (CA's PodEquivalenceGroup)."""
+
+    pods: list[Pod] = field(default_factory=list)
+
+    @property
+    def exemplar(self) -> Pod | None:
+        return self.pods[0] if self.pods else None
+
+
+def equivalence_groups(pods: list[Pod]) -> list[PodGroup]:
+    """Pods grouped by signature, in order of first appearance."""
+    groups: dict[object, PodGroup] = {}
+    for p in pods:
+        key = p.signature() or p.uid
+        groups.setdefault(key, PodGroup()).pods.append(p)
+    return list(groups.values())
+
+
+def decreasing_order(groups: list[PodGroup], template: Node) -> list[PodGroup]:
+    """DecreasingPodOrderer: bigger pods (relative to the template's allocatable) first; stable."""
+
+    def score(g: PodGroup) -> float:
+        p = g.exemplar
+        if p is None:
+            return 0.0
+        s = 0.0
+        cpu, mem = template.allocatable.get("cpu", 0), template.allocatable.get("memory", 0)
+        if cpu > 0:
+            s += p.requests.get("cpu", 0) / cpu
+        if mem > 0:
+            s += p.requests.get("memory", 0) / mem
+        return s
+
+    return sorted(groups, key=score, reverse=True)
+
+
+@dataclass
+class Estimate:
+    nodes: int  # new nodes that got pods
+    pods: list[Pod]  # pods placed, in placement order
+    snapshot: Snapshot | None = None  # the scratch snapshot with the new nodes and their pods
+    new_nodes: list[str] = field(default_factory=list)
+
+
+class BinpackingEstimator:
+    """``estimate(groups, template, max_nodes)``; ``max_nodes`` 0 = no limit (the static threshold)."""
+
+    def __init__(self, checker: PredicateChecker, snapshot_factory: Callable[[], Snapshot]) -> None:
+        self.checker = checker
+        self.snapshot_factory = snapshot_factory
+
+    def estimate(self, groups: list[PodGroup], template: Node, max_nodes: int = 0, name_prefix: str = "e") -> Estimate:
+        snap = self.snapshot_factory()
+        new_rows: list[int] = []
+        new_names: list[str] = []
+        with_pods: set[str] = set()
+        scheduled: list[Pod] = []
+        last: str | None = None
+
+        def add(pod: Pod, node: str) -> None:
+            snap.add_pod(placed(pod, node))
+            with_pods.add(node)
+            scheduled.append(pod)
+
+        for group in decreasing_order(groups, template):
+            pods = group.pods
+            k = 0
+            # on the nodes added so far (FitsAnyNodeMatching over the new nodes)
+            while k < len(pods) and new_rows:
+                row = self.checker.first_fit(snap, pods[k], np.asarray(new_rows, np.int32))
+                if row is None:
+                    break
+                add(pods[k], snap.nodes[row].name)
+                k += 1
+            for pod in pods[k:]:
+                if last is not None and self.checker.fits(snap, pod, np.asarray([snap.row_of[last]], np.int32))[0]:
+                    add(pod, last)
+                    continue
+                if last is not None and last not in with_pods:
+                    break  # it did not fit an empty node: another one would not help
+                if max_nodes and len(new_names) >= max_nodes:
+                    break
+                name = f"{name_prefix}-{len(new_names)}"
+                new_rows.append(snap.add_node(node_named(template, name)))
+                new_names.append(name)
+                last = name
+                if not self.checker.fits(snap, pod, np.asarray([snap.row_of[name]], np.int32))[0]:
+                    break
+                add(pod, name)
+        return Estimate(len(with_pods), scheduled, snap, [n for n in new_names if n in with_pods])

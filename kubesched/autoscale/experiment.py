@@ -1,0 +1,357 @@
+"""``kubesched experiment elastic``: the openb elastic scenario over modes x profiles x seeds,
+written as CSV/JSON, time series, and an HTML report with the cost/pending-time Pareto front."""
+
+from __future__ import annotations
+
+import argparse
+import base64
+import html
+import io
+import json
+import math
+import os
+import sys
+import time
+from concurrent.futures import ProcessPoolExecutor
+from typing import Any
+
+from kubesched.autoscale.config import Delay
+from kubesched.autoscale.scenario import PROFILES, Scenario, all_modes
+from kubesched.errors import InputError
+
+METRICS = (
+    "pods",
+    "bound",
+    "failed",
+    "failed_pct",
+    "pending_p50_s",
+    "pending_p95_s",
+    "pending_p99_s",
+    "pending_over_60s_pct",
+    "node_hours",
+    "gpu_hours",
+    "allocated_gpu_hours",
+    "allocation_efficiency",
+    "peak_nodes",
+    "scale_ups",
+    "nodes_added",
+    "scale_downs",
+    "failed_nodes",
+    "evictions",
+    "lost_gpu_seconds",
+    "cost",
+    "cpu_s",
+    "wall_s",
+)
+
+
+def add_parser(esub: Any) -> None:
+    p = esub.add_parser(
+        "elastic",
+        help="the openb elastic scenario: static clusters vs Cluster Autoscaler vs Karpenter-like",
+        description="Replay the openb pods with compressed arrivals on a small base cluster that an autoscaler "
+        "grows and shrinks; write runs.csv, summary.json, time series and report.html to --out. "
+        "See docs/autoscaling.md.",
+    )
+    p.add_argument("--trace", default="default", help="pod list: a shipped name or a CSV path (default: default)")
+    p.add_argument("--nodes", default="gpu", help="node list whose node shapes become node groups (default: gpu, 15 shapes)")
+    p.add_argument("--compression", "-k", type=float, default=60.0, help="arrival compression k (default 60)")
+    p.add_argument("--base-nodes", type=int, default=8, help="base cluster: nodes of the most common shape (default 8)")
+    p.add_argument("--delay", default="60:120", help="provisioning delay, seconds: MIN:MAX (uniform) or one number (default 60:120)")
+    p.add_argument("--modes", default="all", help=f"comma list or 'all' ({', '.join(all_modes())})")
+    p.add_argument("--profiles", default="spread,pack", help="scheduling profiles: spread, pack (default both)")
+    p.add_argument("--seeds", default="0-9", help="seeds: 0-9, 1,3 or a mix (default 0-9)")
+    p.add_argument("--autoscaler", metavar="FILE", help="autoscaler options (YAML; node groups default to the shapes)")
+    p.add_argument("--peak-headroom", type=float, default=0.1, help="static-peak: capacity above the peak demand (default 0.1)")
+    p.add_argument("--limit", type=int, metavar="N", help="only the first N pods by arrival (smoke runs)")
+    p.add_argument("--workers", type=int, default=None, help="parallel runs (default: all cores)")
+    p.add_argument("--out", default="elastic-out", metavar="DIR", help="output folder (default elastic-out)")
+    p.add_argument("--no-plots", action="store_true", help="no report figures")
+    p.set_defaults(func=run)
+
+
+def parse_delay(text: str) -> Delay:
+    lo, sep, hi = text.partition(":")
+    try:
+        a = float(lo)
+        b = float(hi) if sep else a
+    except ValueError:
+        raise InputError(f'invalid value "{text}": expected MIN:MAX or a number of seconds', source="--delay") from None
+    if not (math.isfinite(a) and math.isfinite(b)) or a < 0 or b < 0:
+        raise InputError(f'invalid value "{text}": delays must be 0 or more seconds', source="--delay")
+    if a > b:
+        raise InputError(f"min ({a:g}) is greater than max ({b:g})", source="--delay")
+    return Delay("uniform", a, b) if sep else Delay("constant", a, 0.0)
+
+
+def parse_list(text: str, known: list[str], flag: str) -> list[str]:
+    items = known if text == "all" else [x.strip() for x in text.split(",") if x.strip()]
+    for x in items:
+        if x not in known:
+            raise InputError(f'unknown value "{x}" (known: {", ".join(known)})', source=flag)
+    if not items:
+        raise InputError("empty list", source=flag)
+    return items
+
+
+# ---- one run per process -------------------------------------------------------------------
+_SCENARIO: Scenario | None = None
+_REGISTRY: Any = None
+
+
+def _init(kwargs: dict[str, Any]) -> None:
+    global _SCENARIO, _REGISTRY
+    from kubesched.app import build_registry
+
+    _REGISTRY = build_registry()
+    _SCENARIO = build_scenario(**kwargs)
+
+
+def build_scenario(trace: str, nodes: str, k: float, base: int, delay: Delay, headroom: float, limit: int | None, autoscaler: str | None) -> Scenario:
+    from kubesched.autoscale.config import load_file
+    from kubesched.autoscale.shapes import shapes_of
+    from kubesched.sim.openb import load_openb
+
+    wl = load_openb(trace, nodes)
+    if limit:
+        wl = wl.head(limit)
+    cfg = None
+    if autoscaler:
+        cfg = load_file(autoscaler, {n: t for n, (t, _) in shapes_of(wl.nodes).items()}, groups_required=False)
+    return Scenario(wl, k=k, base=base, peak_headroom=headroom, delay=delay, autoscaler=cfg)
+
+
+def _one(job: tuple[str, str, int]) -> tuple[dict[str, Any], dict[str, list[float]]]:
+    assert _SCENARIO is not None
+    mode, profile, seed = job
+    res = _SCENARIO.run(mode, profile, seed, _REGISTRY)
+    return res.summary, res.series
+
+
+def flat(s: dict[str, Any]) -> dict[str, Any]:
+    row = {k: s[k] for k in ("mode", "profile", "seed")}
+    for m in METRICS:
+        if m.startswith("pending_"):
+            key = m.removeprefix("pending_").removesuffix("_s")
+            row[m] = s["pending_s"][key if key != "over_60s_pct" else "over_60s_pct"]
+        elif m in ("cpu_s", "wall_s"):
+            row[m] = s["run"][m]
+        else:
+            row[m] = s[m]
+    return row
+
+
+def aggregate(rows: list[dict[str, Any]], delay: Delay) -> list[dict[str, Any]]:
+    import numpy as np
+
+    out = []
+    keys = sorted({(r["mode"], r["profile"]) for r in rows}, key=lambda k: (all_modes().index(k[0]), k[1]))
+    peak = [r for r in rows if r["mode"] == "static-peak"]
+    peak_gpu_h = {p: float(np.mean([r["gpu_hours"] for r in peak if r["profile"] == p])) for p in {r["profile"] for r in peak}}
+    any_peak = float(np.mean([r["gpu_hours"] for r in peak])) if peak else None
+    for mode, profile in keys:
+        sel = [r for r in rows if r["mode"] == mode and r["profile"] == profile]
+        agg: dict[str, Any] = {"mode": mode, "profile": profile, "seeds": len(sel)}
+        for m in METRICS:
+            vals = np.asarray([r[m] for r in sel if r[m] is not None], float)
+            agg[m] = float(vals.mean()) if vals.size else None
+            agg[m + "_std"] = float(vals.std()) if vals.size else None
+        ref = peak_gpu_h.get(profile, any_peak)
+        agg["gpu_hours_vs_static_peak"] = agg["gpu_hours"] / ref if ref else None
+        worst_fail = max(r["failed_pct"] for r in sel)
+        worst_p95 = max(r["pending_p95_s"] for r in sel)
+        agg["goal"] = {
+            "gpu_hours_at_most_half_of_static_peak": bool(ref and all(r["gpu_hours"] <= 0.5 * ref for r in sel)),
+            "failed_at_most_1pct": worst_fail <= 1.0,
+            "p95_pending_at_most_delay_plus_30s": worst_p95 <= delay.high + 30.0,
+        }
+        agg["meets_goal"] = all(agg["goal"].values())
+        out.append(agg)
+    return out
+
+
+def pareto(aggs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Configurations not beaten on both GPU-hours and p95 pending time (and failing <= 1 %)."""
+    pts = [a for a in aggs if a["failed_pct"] is not None and a["failed_pct"] <= 1.0]
+    front = []
+    for a in pts:
+        if not any(
+            b is not a
+            and b["gpu_hours"] <= a["gpu_hours"]
+            and b["pending_p95_s"] <= a["pending_p95_s"]
+            and (b["gpu_hours"] < a["gpu_hours"] or b["pending_p95_s"] < a["pending_p95_s"])
+            for b in pts
+        ):
+            front.append({"mode": a["mode"], "profile": a["profile"], "gpu_hours": a["gpu_hours"], "pending_p95_s": a["pending_p95_s"]})
+    return sorted(front, key=lambda f: f["gpu_hours"])
+
+
+def run(args: argparse.Namespace) -> int:
+    from kubesched.experiment.grid import parse_seeds
+    from kubesched.sim.report import prepare_out_dir, write_csv
+
+    delay = parse_delay(args.delay)
+    modes = parse_list(args.modes, all_modes(), "--modes")
+    profiles = parse_list(args.profiles, list(PROFILES), "--profiles")
+    seeds = parse_seeds(args.seeds)
+    if args.base_nodes < 0:
+        raise InputError(f"must be 0 or more, got {args.base_nodes}", source="--base-nodes")
+    if args.workers is not None and args.workers < 1:
+        raise InputError(f"must be at least 1, got {args.workers}", source="--workers")
+    if not (math.isfinite(args.peak_headroom) and args.peak_headroom >= 0):
+        raise InputError(f"must be 0 or more, got {args.peak_headroom}", source="--peak-headroom")
+    kwargs = dict(
+        trace=args.trace,
+        nodes=args.nodes,
+        k=args.compression,
+        base=args.base_nodes,
+        delay=delay,
+        headroom=args.peak_headroom,
+        limit=args.limit,
+        autoscaler=args.autoscaler,
+    )
+    scenario = build_scenario(**kwargs)  # every input is checked before anything runs
+    out = prepare_out_dir(args.out)
+    jobs = [(m, p, s) for m in modes for p in profiles for s in seeds]
+    workers = min(args.workers or os.cpu_count() or 1, len(jobs))
+    t0 = time.perf_counter()
+    results: list[tuple[dict[str, Any], dict[str, list[float]]]] = []
+    if workers == 1:
+        _init(kwargs)
+        for j, job in enumerate(jobs):
+            results.append(_one(job))
+            print(f"[{j + 1}/{len(jobs)}] {job[0]} {job[1]} seed {job[2]}", file=sys.stderr)
+    else:
+        with ProcessPoolExecutor(workers, initializer=_init, initargs=(kwargs,)) as pool:
+            for j, res in enumerate(pool.map(_one, jobs)):
+                results.append(res)
+                print(f"[{j + 1}/{len(jobs)}] {jobs[j][0]} {jobs[j][1]} seed {jobs[j][2]}", file=sys.stderr)
+    rows = [flat(s) for s, _ in results]
+    write_csv(out / "runs.csv", {k: [r[k] for r in rows] for k in rows[0]})
+    series_dir = out / "series"
+    series_dir.mkdir(exist_ok=True)
+    first = seeds[0]
+    for (s, series) in results:
+        if s["seed"] == first:
+            write_csv(series_dir / f"{s['mode']}-{s['profile']}-seed{first}.csv", series)
+    aggs = aggregate(rows, delay)
+    front = pareto(aggs)
+    summary = {
+        "scenario": {
+            "trace": scenario.trace.source,
+            "pods": len(scenario.trace.pods),
+            "compression": scenario.k,
+            "base_nodes": scenario.base,
+            "base_shape": scenario.base_shape,
+            "node_groups": {n: c for n, (_, c) in scenario.shapes.items()},
+            "static_peak_nodes": scenario.peak_nodes(),
+            "provisioning_delay": delay.describe(),
+            "end_s": scenario.end,
+            "seeds": seeds,
+        },
+        "aggregate": aggs,
+        "pareto": front,
+        "runs": rows,
+        "wall_s": time.perf_counter() - t0,
+    }
+    (out / "summary.json").write_text(json.dumps(summary, indent=2, default=_plain) + "\n")
+    images = {} if args.no_plots else figures(results, aggs, front, first)
+    (out / "report.html").write_text(render(summary, images))
+    print_table(aggs)
+    print(f"wrote {out}/runs.csv, summary.json, series/, report.html", file=sys.stderr)
+    return 0
+
+
+def _plain(v: Any) -> Any:
+    """numpy scalars as Python numbers (json's fallback)."""
+    return v.item() if hasattr(v, "item") else str(v)
+
+
+def print_table(aggs: list[dict[str, Any]]) -> None:
+    head = f"{'mode':<16} {'profile':<7} {'GPU-h':>9} {'vs peak':>7} {'failed%':>7} {'p95 s':>7} {'p99 s':>7} {'>60s%':>6} {'eff':>5} {'peak':>5} {'evict':>6} {'goal':>4}"
+    print(head)
+    for a in aggs:
+        ratio = a["gpu_hours_vs_static_peak"]
+        print(
+            f"{a['mode']:<16} {a['profile']:<7} {a['gpu_hours']:>9.0f} {ratio if ratio is not None else float('nan'):>7.2f} "
+            f"{a['failed_pct']:>7.2f} {a['pending_p95_s']:>7.1f} {a['pending_p99_s']:>7.1f} {a['pending_over_60s_pct']:>6.2f} "
+            f"{(a['allocation_efficiency'] or 0):>5.2f} {a['peak_nodes']:>5.0f} {a['evictions']:>6.0f} {'yes' if a['meets_goal'] else 'no':>4}"
+        )
+
+
+def figures(results: list, aggs: list[dict[str, Any]], front: list[dict[str, Any]], seed: int) -> dict[str, str]:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    def png(fig: Any) -> str:
+        buf = io.BytesIO()
+        fig.tight_layout()
+        fig.savefig(buf, format="png", dpi=90)
+        plt.close(fig)
+        return base64.b64encode(buf.getvalue()).decode()
+
+    images: dict[str, str] = {}
+    first = [(s, ser) for s, ser in results if s["seed"] == seed]
+    for title, key in (("GPUs provisioned (incl. provisioning)", "gpu_provisioned"), ("pending pods", "pending"), ("nodes (registered)", "nodes")):
+        fig, axes = plt.subplots(1, 2, figsize=(12, 4), sharey=True)
+        for ax, prof in zip(axes, ("spread", "pack"), strict=True):
+            for s, ser in first:
+                if s["profile"] != prof:
+                    continue
+                ax.plot([t / 3600 for t in ser["t"]], ser[key], label=s["mode"], lw=0.9)
+            if key == "gpu_provisioned":
+                for s, ser in first:
+                    if s["profile"] == prof and s["mode"] == "static-base":
+                        ax.plot([t / 3600 for t in ser["t"]], ser["gpu_alloc"], "k:", label="GPUs allocated (static-base)", lw=0.8)
+            ax.set_title(f"{title}: {prof} profile, seed {seed}")
+            ax.set_xlabel("simulated time (hours)")
+            if ax.lines:
+                ax.legend(fontsize=7)
+        images[title] = png(fig)
+    # utilisation: allocated / provisioned GPUs over time, autoscaled modes
+    fig, ax = plt.subplots(figsize=(12, 4))
+    for s, ser in first:
+        if s["mode"].startswith(("ca-", "karpenter")):
+            util = [a / p if p else 0 for a, p in zip(ser["gpu_alloc"], ser["gpu_provisioned"], strict=True)]
+            ax.plot([t / 3600 for t in ser["t"]], util, label=f"{s['mode']} {s['profile']}", lw=0.7)
+    ax.set_title(f"GPU utilisation (allocated / provisioned), seed {seed}")
+    ax.set_xlabel("simulated time (hours)")
+    if ax.lines:
+        ax.legend(fontsize=6, ncol=2)
+    images["utilisation"] = png(fig)
+    fig, ax = plt.subplots(figsize=(8, 5))
+    for a in aggs:
+        ax.scatter(a["gpu_hours"], a["pending_p95_s"], marker="o" if a["profile"] == "spread" else "s")
+        ax.annotate(f"{a['mode']}/{a['profile']}", (a["gpu_hours"], a["pending_p95_s"]), fontsize=7)
+    if front:
+        ax.plot([f["gpu_hours"] for f in front], [f["pending_p95_s"] for f in front], "r--", lw=1, label="Pareto front (failed <= 1 %)")
+        ax.legend(fontsize=8)
+    ax.set_xscale("log")
+    ax.set_xlabel("GPU-hours provisioned (mean over seeds)")
+    ax.set_ylabel("p95 pending time (s)")
+    ax.set_title("cost vs pending time")
+    images["pareto"] = png(fig)
+    return images
+
+
+def render(summary: dict[str, Any], images: dict[str, str]) -> str:
+    def cell(v: Any) -> str:
+        if isinstance(v, float):
+            return f"{v:.3g}" if abs(v) < 1000 else f"{v:.0f}"
+        return html.escape(str(v))
+
+    cols = ["mode", "profile", "seeds", "gpu_hours", "gpu_hours_vs_static_peak", "failed_pct", "pending_p50_s", "pending_p95_s", "pending_p99_s", "pending_over_60s_pct", "node_hours", "allocation_efficiency", "peak_nodes", "scale_ups", "scale_downs", "evictions", "lost_gpu_seconds", "cost", "cpu_s", "meets_goal"]
+    rows = "".join("<tr>" + "".join(f"<td>{cell(a.get(c))}</td>" for c in cols) + "</tr>" for a in summary["aggregate"])
+    sc = "".join(f"<li>{html.escape(k)}: {cell(v)}</li>" for k, v in summary["scenario"].items() if k != "node_groups")
+    imgs = "".join(f'<h2>{html.escape(t)}</h2><img alt="{html.escape(t)}" src="data:image/png;base64,{b}">' for t, b in images.items())
+    front = "".join(f"<li>{html.escape(f['mode'])} / {html.escape(f['profile'])}: {f['gpu_hours']:.0f} GPU-h, p95 {f['pending_p95_s']:.1f} s</li>" for f in summary["pareto"])
+    return (
+        "<!doctype html><html><head><meta charset='utf-8'><title>kubesched elastic scenario</title>"
+        "<style>body{font-family:sans-serif;margin:1em}table{border-collapse:collapse;font-size:12px}"
+        "td,th{border:1px solid #ccc;padding:2px 5px;text-align:right}img{max-width:100%}</style></head><body>"
+        f"<h1>Elastic scenario</h1><ul>{sc}</ul><h2>Means over seeds</h2><table><tr>"
+        + "".join(f"<th>{c}</th>" for c in cols)
+        + f"</tr>{rows}</table><h2>Pareto front (GPU-hours vs p95 pending, failed &le; 1 %)</h2><ul>{front}</ul>{imgs}</body></html>"
+    )

@@ -1,0 +1,90 @@
+"""Cluster Autoscaler's predicate checker: the real scheduler's PreFilter and Filter plugins,
+run on any snapshot (the live one, or a scratch one holding template nodes)."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+
+import numpy as np
+
+from kubesched.api.objects import Node, Pod
+from kubesched.framework.cycle_state import CycleState
+from kubesched.framework.runtime import Framework, PluginFailure
+from kubesched.gpu.model import GPU_INDEX
+from kubesched.state.snapshot import Snapshot
+
+HOSTNAME = "kubernetes.io/hostname"
+
+
+class PredicateChecker:
+    """``fits(snap, pod, rows)``: the rows (of ``snap``) that would pass the pod's profile's
+    filters, as a boolean mask; no scoring, no nominated pods (CA's simulation has none)."""
+
+    def __init__(self, framework_for: Callable[[Pod], Framework | None]) -> None:
+        self.framework_for = framework_for
+        self.checks = 0  # filter runs, for the run's statistics
+
+    def fits(self, snap: Snapshot, pod: Pod, rows: np.ndarray) -> np.ndarray:
+        fw = self.framework_for(pod)
+        if fw is None or rows.size == 0:
+            return np.zeros(rows.size, bool)
+        self.checks += 1
+        state = CycleState()
+        try:
+            names, status, _, _ = fw.run_pre_filter(state, pod, snap)
+            if not status.ok:
+                return np.zeros(rows.size, bool)
+            ok = fw.filter_rows_plain(state, pod, snap, rows, None)
+        except PluginFailure:
+            return np.zeros(rows.size, bool)
+        if names is not None:
+            ok &= np.isin(rows, snap.rows_of(names))
+        return ok
+
+    def first_fit(self, snap: Snapshot, pod: Pod, rows: np.ndarray) -> int | None:
+        """The first row of ``rows`` the pod fits on, or None."""
+        ok = self.fits(snap, pod, rows)
+        hit = np.flatnonzero(ok)
+        return int(rows[hit[0]]) if hit.size else None
+
+
+def node_named(template: Node, name: str, extra_labels: dict[str, str] | None = None) -> Node:
+    """A copy of ``template`` named ``name`` (hostname label too): a new node of its group."""
+    labels = {**template.labels, **(extra_labels or {}), HOSTNAME: name}
+    raw = dict(template.raw)
+    raw["metadata"] = {**raw.get("metadata", {}), "name": name, "labels": labels}
+    return dataclasses.replace(template, name=name, uid=name, labels=labels, raw=raw)
+
+
+def placed(pod: Pod, node: str, uid_suffix: str = "") -> Pod:
+    """A hypothetical copy of ``pod`` on ``node``: GPUs chosen afresh there (no GPU index)."""
+    p = pod.with_node(node)
+    if GPU_INDEX in p.annotations:
+        p.annotations = {k: v for k, v in p.annotations.items() if k != GPU_INDEX}
+    if uid_suffix:
+        p.uid = pod.uid + uid_suffix
+    return p
+
+
+def scratch_snapshot(namespaces: dict[str, dict[str, str]] | None = None, like: Snapshot | None = None) -> Snapshot:
+    """An empty snapshot for simulations, or a copy of ``like`` (nodes, pods, namespaces, PDBs,
+    workload selectors) when pods read other nodes' pods (spreading, inter-pod affinity)."""
+    s = Snapshot()
+    src = like.namespaces if like is not None else (namespaces or {})
+    for name, labels in src.items():
+        s.set_namespace(name, labels)
+    if like is not None:
+        s.workload_selectors.extend(like.workload_selectors)
+        s.pdbs.extend(like.pdbs)
+        for node in like.nodes:
+            s.add_node(node)
+        for pod in like.pod_by_uid.values():
+            s.add_pod(pod)
+    return s
+
+
+def reads_other_nodes(pod: Pod) -> bool:
+    """Whether the filters may look at other nodes' pods for this pod (then a simulation needs
+    the cluster's pods, not only the template nodes)."""
+    return bool(pod.spread_constraints) or pod.has_affinity_terms
