@@ -27,6 +27,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "kubesched.experiment.cli",
     "kubesched.tune.cli",
     "kubesched.multicluster.cli",
+    "kubesched.autoscale.cli",
 )
 
 

@@ -34,6 +34,7 @@ from kubesched.state.snapshot import Snapshot
 SAFE_TO_EVICT = "cluster-autoscaler.kubernetes.io/safe-to-evict"
 BACKOFF_INITIAL = 300.0  # CA's node group backoff after a failed scale-up: 5 min, doubling ...
 BACKOFF_MAX = 1800.0  # ... up to 30 min
+REGISTERED_WINDOW = 10.0  # pending pods are tried on nodes this recently registered (or 2 scans)
 DRAIN_RECHECK = 60.0  # a node whose pods cannot move is checked again after this long
 
 
@@ -175,7 +176,7 @@ class ClusterAutoscaler:
         self.rng = rng
         self.expander = Expander(config.expander, rng, priorities=config.priorities, prices=config.prices)
         self.upcoming: dict[str, Upcoming] = {}
-        self.registered: dict[str, float] = {}  # nodes registered in the last scan interval
+        self.registered: dict[str, float] = {}  # nodes registered lately: the scheduler may not have tried them
         self.groups = {g.name: GroupState() for g in config.node_groups}
         self.unneeded_since: dict[str, float] = {}  # utilisation under the threshold since
         self.empty_since: dict[str, float] = {}  # no pods since
@@ -208,7 +209,8 @@ class ClusterAutoscaler:
 
     def _register(self, view: ClusterView, now: float) -> None:
         snap = view.snapshot
-        self.registered = {n: t for n, t in self.registered.items() if now - t < self.cfg.scan_interval and n in snap.row_of}
+        recent = max(2 * self.cfg.scan_interval, REGISTERED_WINDOW)
+        self.registered = {n: t for n, t in self.registered.items() if now - t < recent and n in snap.row_of}
         for name, up in list(self.upcoming.items()):
             if name in snap.row_of:
                 del self.upcoming[name]
@@ -247,8 +249,8 @@ class ClusterAutoscaler:
 
     def fit_upcoming(self, view: ClusterView, pods: list[Pod], checker: PredicateChecker) -> list[Pod]:
         """The pods that no upcoming node will hold (CA leaves the others waiting for them).
-        Nodes that registered since the last scan count too: the scheduler may not have tried
-        the pods on them yet."""
+        Nodes that registered lately count too: the scheduler may not have tried the pods on
+        them yet."""
         if not (self.upcoming or self.registered) or not pods:
             return pods
         snap = self._base_factory(view, pods)()

@@ -1,0 +1,226 @@
+"""``kubesched autoscale``: the autoscaler's loop against a live cluster.
+
+Every ``scanInterval`` it lists Nodes and Pods through the Kubernetes API (the official client),
+builds the scheduler's snapshot from them, reads the pods the scheduler marked unschedulable
+(condition PodScheduled=False, reason Unschedulable, as ``kubesched run`` and kube-scheduler write
+it) and runs the same ``ClusterAutoscaler`` / ``KarpenterLike`` loop as the simulator, with the
+real filters of the scheduling configuration. Nodes come from a ``NodeProvider``; the one built
+in, ``KwokProvider``, creates and deletes virtual Node objects in the KWOK style.
+
+A cloud provider plugs in as a class with the three methods of ``kubesched.autoscale.core.
+NodeProvider`` (``create(group, node)``, ``delete(name)``, ``cancel(name)``), named with
+``--provider module:Class``; it is built as ``Class(api_client, config)``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import logging
+import sys
+import threading
+import time
+from typing import Any
+
+import numpy as np
+
+from kubesched.api.objects import Node, Pod
+from kubesched.autoscale.config import GROUP_LABEL, AutoscalerConfig, NodeGroup
+from kubesched.autoscale.core import ClusterAutoscaler
+from kubesched.autoscale.karpenter import KarpenterLike
+from kubesched.errors import InputError
+from kubesched.framework.runtime import Framework
+from kubesched.state.snapshot import Snapshot
+
+log = logging.getLogger("kubesched.autoscale")
+
+#: what marks a virtual node (label) and keeps pods off it unless they tolerate it (taint)
+KWOK_LABEL = "type"
+KWOK_LABEL_VALUE = "kwok"
+KWOK_TAINT = {"key": "kwok.x-k8s.io/node", "value": "fake", "effect": "NoSchedule"}
+MANAGED_LABEL = "autoscaling.kubesched.io/managed"
+
+
+def kwok_template(group: NodeGroup) -> NodeGroup:
+    """The group as KWOK nodes look: its label, ``type: kwok``, and the kwok taint."""
+    t = group.template
+    labels = {**t.labels, GROUP_LABEL: group.name, KWOK_LABEL: KWOK_LABEL_VALUE, MANAGED_LABEL: "true"}
+    raw = dict(t.raw)
+    raw["metadata"] = {**raw.get("metadata", {}), "labels": labels}
+    raw["spec"] = {**raw.get("spec", {}), "taints": [*raw.get("spec", {}).get("taints", []), KWOK_TAINT]}
+    node = Node.parse(raw)
+    return NodeGroup(group.name, node, group.min_size, group.max_size, group.price)
+
+
+class KwokProvider:
+    """Creates Node objects (ready at once, or after the configured provisioning delay) and
+    deletes them, evicting their pods first through the Eviction API."""
+
+    def __init__(self, api: Any, config: AutoscalerConfig, rng: np.random.Generator | None = None) -> None:
+        from kubernetes import client
+
+        self.core = client.CoreV1Api(api)
+        self.cfg = config
+        self.rng = rng or np.random.default_rng()
+        self.due: dict[str, tuple[float, Node]] = {}  # name -> (when to create, node)
+
+    def create(self, group: NodeGroup, node: Node) -> None:
+        self.due[node.name] = (time.monotonic() + self.cfg.provisioning_delay.sample(self.rng), node)
+        self.flush()
+
+    def flush(self) -> None:
+        """Create the nodes whose provisioning delay is over (called every iteration)."""
+        now = time.monotonic()
+        for name, (t, node) in list(self.due.items()):
+            if t <= now:
+                del self.due[name]
+                self.core.create_node(node_body(node))
+                log.info("node %s created", name)
+
+    def delete(self, name: str) -> None:
+        pods = self.core.list_pod_for_all_namespaces(field_selector=f"spec.nodeName={name}").items
+        for p in pods:
+            body = {"apiVersion": "policy/v1", "kind": "Eviction", "metadata": {"name": p.metadata.name, "namespace": p.metadata.namespace}}
+            self.core.create_namespaced_pod_eviction(p.metadata.name, p.metadata.namespace, body)
+        self.core.delete_node(name)
+        log.info("node %s deleted (%d pods evicted)", name, len(pods))
+
+    def cancel(self, name: str) -> None:
+        self.due.pop(name, None)
+
+
+def node_body(node: Node) -> dict[str, Any]:
+    alloc = {k: str(v) if k != "cpu" else f"{v}m" for k, v in node.allocatable.items()}
+    if "memory" in alloc:
+        alloc["memory"] = str(node.allocatable["memory"])
+    spec = {"taints": [{"key": t.key, "value": t.value, "effect": t.effect} for t in node.taints]}
+    return {
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {"name": node.name, "labels": dict(node.labels), "annotations": {"kwok.x-k8s.io/node": "fake"}},
+        "spec": spec,
+        "status": {
+            "allocatable": alloc,
+            "capacity": dict(alloc),
+            "conditions": [{"type": "Ready", "status": "True", "reason": "KubeletReady"}],
+        },
+    }
+
+
+def unschedulable(pod: dict[str, Any]) -> bool:
+    for c in (pod.get("status") or {}).get("conditions") or []:
+        if c.get("type") == "PodScheduled" and c.get("status") == "False" and c.get("reason") == "Unschedulable":
+            return True
+    return False
+
+
+class LiveView:
+    """ClusterView from one listing of Nodes and Pods."""
+
+    def __init__(self, nodes: list[dict], pods: list[dict], frameworks: dict[str, Framework]) -> None:
+        self.snapshot = Snapshot()
+        self.frameworks = frameworks
+        self._pending: list[Pod] = []
+        self._created: dict[str, float] = {}
+        for n in nodes:
+            self.snapshot.add_node(Node.parse(n))
+        for d in pods:
+            phase = (d.get("status") or {}).get("phase")
+            if phase in ("Succeeded", "Failed") or (d.get("metadata") or {}).get("deletionTimestamp"):
+                continue
+            pod = Pod.parse(d)
+            if pod.node_name:
+                self.snapshot.add_pod(pod)
+            elif unschedulable(d):
+                self._pending.append(pod)
+                self._created[pod.uid] = pod.creation_time or time.time()
+
+    def now(self) -> float:
+        return time.time()
+
+    def unschedulable(self) -> list[Pod]:
+        return self._pending
+
+    def created(self, pod: Pod) -> float:
+        return self._created.get(pod.uid, time.time())
+
+    def framework_for(self, pod: Pod) -> Framework | None:
+        return self.frameworks.get(pod.scheduler_name)
+
+
+class Controller:
+    def __init__(self, api: Any, config: AutoscalerConfig, frameworks: dict[str, Framework], provider: Any, seed: int = 0) -> None:
+        from kubernetes import client
+
+        self.api = api
+        self.core = client.CoreV1Api(api)
+        self.cfg = config
+        self.frameworks = frameworks
+        self.provider = provider
+        cls = KarpenterLike if config.mode == "karpenter" else ClusterAutoscaler
+        self.loop = cls(config, provider, np.random.default_rng(seed))
+        self.stop_event = threading.Event()
+        self.iterations = 0
+
+    def once(self) -> None:
+        flush = getattr(self.provider, "flush", None)
+        if flush is not None:
+            flush()
+        nodes = self.api.sanitize_for_serialization(self.core.list_node().items)
+        pods = self.api.sanitize_for_serialization(self.core.list_pod_for_all_namespaces().items)
+        view = LiveView(nodes, pods, self.frameworks)
+        self.loop.run_once(view)
+        self.iterations += 1
+
+    def serve(self) -> None:
+        period = 1.0 if self.cfg.mode == "karpenter" else self.cfg.scan_interval
+        period = min(period, self.cfg.scan_interval)
+        while not self.stop_event.is_set():
+            try:
+                self.once()
+            except Exception as e:  # noqa: BLE001 - a failed iteration is logged and retried
+                log.warning("autoscaler iteration failed: %s", e)
+            self.stop_event.wait(period)
+
+    def stop(self) -> None:
+        self.stop_event.set()
+
+
+def build_controller(args: argparse.Namespace) -> Controller:
+    from kubernetes import client
+
+    from kubesched.app import build_registry
+    from kubesched.autoscale.config import load_file
+    from kubesched.live.cli import run_config
+    from kubesched.live.client import load_configuration
+    from kubesched.scheduler import Scheduler
+
+    cfg = load_file(args.autoscaler)
+    registry = build_registry(args.plugin_path)
+    sched_cfg = run_config(args.config, registry)  # the same profiles as kubesched run
+    api = client.ApiClient(load_configuration(args.kubeconfig, args.context))
+    if args.provider == "kwok":
+        cfg.node_groups = [kwok_template(g) for g in cfg.node_groups]
+        provider: Any = KwokProvider(api, cfg, np.random.default_rng(args.seed))
+    else:
+        mod, _, cls = args.provider.partition(":")
+        try:
+            provider = getattr(importlib.import_module(mod), cls)(api, cfg)
+        except (ImportError, AttributeError, ValueError) as e:
+            raise InputError(f"cannot load node provider: {e}", source="--provider") from None
+    sched = Scheduler(sched_cfg, Snapshot(), None, registry, seed=args.seed)
+    return Controller(api, cfg, sched.frameworks, provider, args.seed)
+
+
+def cmd_autoscale(args: argparse.Namespace) -> int:
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s", stream=sys.stderr)
+    ctl = build_controller(args)
+    if args.once:
+        ctl.once()
+        return 0
+    try:
+        ctl.serve()
+    except KeyboardInterrupt:
+        ctl.stop()
+    return 0
+
