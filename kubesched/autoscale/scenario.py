@@ -4,7 +4,8 @@ Karpenter-like mode, each with a spreading and a packing scheduling profile.
 
 Arrival of pod i: ``(creation_i - first creation) / k``; it runs for its trace duration
 (``deletion - creation``, not compressed) once bound. The replay ends 15 minutes after the last
-arrival (so every pod has had 15 minutes to be bound). Node groups: one per node shape of the
+arrival (so every pod has had 15 minutes to be bound); a pod still pending 15 minutes after its
+arrival has failed and is withdrawn. Node groups: one per node shape of the
 node list, max = how many nodes of that shape the trace's cluster has; the base cluster is
 ``base`` nodes of the most common shape, which is also that group's min.
 """
@@ -161,6 +162,7 @@ class Scenario:
             seed=seed,
             registry=registry,
             prices=prices,
+            max_wait=FAIL_AFTER,
         )
         res.summary.update({"mode": mode, "profile": profile, "seed": seed})
         return res

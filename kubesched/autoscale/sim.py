@@ -175,11 +175,13 @@ def simulate_elastic(
     registry: Registry | None = None,
     prices: Prices | None = None,
     start_time: float = 0.0,
+    max_wait: float | None = None,
 ) -> ElasticResult:
     """One replay of ``workload`` in time mode until ``end_time``, with ``autoscaler`` (None: the
     cluster stays as ``workload.nodes``). Nodes of the workload that carry the node-group label
-    belong to that group (they count towards its min and max)."""
-    opts = SimOptions(mode="time", seed=seed, end_time=end_time, record_events=False, bins=10)
+    belong to that group (they count towards its min and max). ``max_wait``: a pod pending that
+    long is withdrawn (it has failed; the queue stays bounded on a cluster far too small)."""
+    opts = SimOptions(mode="time", seed=seed, end_time=end_time, record_events=False, bins=10, max_wait=max_wait)
     eng = Engine(config, workload, registry or Registry(), opts)
     eng.sched.failure_detail = False
     view = SimView(eng)
