@@ -23,7 +23,7 @@ nodeGroups:
 TOLERATE = {"tolerations": [{"key": KWOK_TAINT["key"], "operator": "Exists", "effect": "NoSchedule"}]}
 
 
-def wait(cond, timeout: float = 20.0) -> bool:  # noqa: ANN001
+def wait(cond, timeout: float = 60.0) -> bool:  # noqa: ANN001 - generous: the suite shares a loaded machine
     end = time.monotonic() + timeout
     while time.monotonic() < end:
         if cond():
