@@ -177,6 +177,9 @@ class ClusterAutoscaler:
         self.expander = Expander(config.expander, rng, priorities=config.priorities, prices=config.prices)
         self.upcoming: dict[str, Upcoming] = {}
         self.registered: dict[str, float] = {}  # nodes registered lately: the scheduler may not have tried them
+        # this iteration's pending pods that fit on those nodes (node -> pods): as in CA, where they
+        # are packed into the snapshot that scale-down then reads, they keep their node in use
+        self.hinted: dict[str, list[Pod]] = {}
         self.groups = {g.name: GroupState() for g in config.node_groups}
         self.unneeded_since: dict[str, float] = {}  # utilisation under the threshold since
         self.empty_since: dict[str, float] = {}  # no pods since
@@ -228,9 +231,27 @@ class ClusterAutoscaler:
     def run_once(self, view: ClusterView) -> None:
         now = view.now()
         self._register(view, now)
+        self.hinted = {}
         scaled = self.scale_up(view, now)
         if self.cfg.scale_down.enabled:
             self.scale_down(view, now, allowed=not scaled)
+
+    @contextmanager
+    def with_hinted(self, snap: Snapshot) -> Iterator[None]:
+        """The pending pods that fit on recently registered nodes, placed there for the block: a
+        node the scheduler is about to fill is not unneeded (nor a free destination for a drain)."""
+        added = []
+        for name, pods in self.hinted.items():
+            if name in snap.row_of:
+                for p in pods:
+                    q = placed(p, name, "~pending")
+                    snap.add_pod(q)
+                    added.append(q.uid)
+        try:
+            yield
+        finally:
+            for uid in added:
+                snap.remove_pod(uid)
 
     # ---- scale-up ------------------------------------------------------------------------
     def pending(self, view: ClusterView, now: float) -> list[Pod]:
@@ -267,8 +288,11 @@ class ClusterAutoscaler:
             row = checker.first_fit(snap, p, rows)
             if row is None:
                 left.append(p)
-            else:
-                snap.add_pod(placed(p, snap.nodes[row].name))
+                continue
+            name = snap.nodes[row].name
+            snap.add_pod(placed(p, name))
+            if name in self.registered:
+                self.hinted.setdefault(name, []).append(p)
         return left
 
     def _fits_empty(self, checker: PredicateChecker, pod: Pod, group: NodeGroup, view: ClusterView) -> bool:
@@ -365,23 +389,37 @@ class ClusterAutoscaler:
 
     def scale_down(self, view: ClusterView, now: float, allowed: bool = True) -> None:
         snap = view.snapshot
-        self.update_unneeded(snap, now)
-        if not allowed or self.in_cooldown(now):
-            return
+        with self.with_hinted(snap):
+            self.update_unneeded(snap, now)
+            if not allowed or self.in_cooldown(now):
+                return
+            doomed = self.unneeded_now(view, now)
+        for name in doomed:
+            self.stats.drained_pods += len(snap.pods_on[snap.row_of[name]])
+            self.unneeded_since.pop(name, None)
+            self.empty_since.pop(name, None)
+            self.provider.delete(name)
+            self.stats.scale_downs += 1
+            self.last_delete = now
+
+    def unneeded_now(self, view: ClusterView, now: float) -> list[str]:
+        """The nodes to remove now: empty ones unneeded long enough, then busy ones whose pods
+        can all move elsewhere."""
+        snap = view.snapshot
         wait = self.cfg.scale_down.unneeded_time
         empty = [n for n, t in self.empty_since.items() if now - t >= wait]
         busy = [n for n, t in self.unneeded_since.items() if now - t >= wait and n not in self.empty_since]
         if not empty and not busy:
-            return
+            return []
         sizes = self.group_sizes(snap)
         mins = {g.name: g.min_size for g in self.cfg.node_groups}
-        removed: set[str] = set()
+        removed: list[str] = []
         for name in empty[: self.cfg.scale_down.max_empty_bulk_delete]:
             g = self.group_of(snap.nodes[snap.row_of[name]])
             if g is None or sizes[g] <= mins[g]:
                 continue
             sizes[g] -= 1
-            removed.add(name)
+            removed.append(name)
         drains: list[str] = []
         if busy:
             drainer = Drainer(self.checker(view))
@@ -392,16 +430,10 @@ class ClusterAutoscaler:
                     g = self.group_of(snap.nodes[snap.row_of[name]])
                     if g is None or sizes[g] <= mins[g]:
                         continue
-                    if try_drain(name, removed | set(drains)) is None:
+                    if try_drain(name, set(removed) | set(drains)) is None:
                         # its pods cannot move, so it is not unneeded: the timer starts again
                         self.unneeded_since[name] = now
                         continue
                     sizes[g] -= 1
                     drains.append(name)
-        for name in [*removed, *drains]:
-            self.stats.drained_pods += len(snap.pods_on[snap.row_of[name]])
-            self.unneeded_since.pop(name, None)
-            self.empty_since.pop(name, None)
-            self.provider.delete(name)
-            self.stats.scale_downs += 1
-            self.last_delete = now
+        return [*removed, *drains]

@@ -61,6 +61,7 @@ class KarpenterLike(ClusterAutoscaler):
     def run_once(self, view: ClusterView) -> None:
         now = view.now()
         self._register(view, now)
+        self.hinted = {}
         pending = self.pending(view, now)
         new = [p.uid for p in pending if p.uid not in self.seen]
         if new:
@@ -75,6 +76,8 @@ class KarpenterLike(ClusterAutoscaler):
             self.provision(view, pending, now)
         if self.cfg.scale_down.enabled and now - self.last_consolidation >= CONSOLIDATION_PERIOD:
             self.last_consolidation = now
+            if pending and self.registered and not self.hinted:  # where pending pods are about to land
+                self.fit_upcoming(view, pending, self.checker(view))
             self.consolidate(view, now)
 
     # ---- provisioning --------------------------------------------------------------------
@@ -153,7 +156,8 @@ class KarpenterLike(ClusterAutoscaler):
         self.stable_since = live
         if self.batch_open():
             return  # pods are about to be provisioned for: no disruption meanwhile
-        due = [n for n, (_, t) in live.items() if now - t >= kc.consolidate_after]
+        # a node that pending pods are about to land on is not disrupted (Karpenter: nominated)
+        due = [n for n, (_, t) in live.items() if now - t >= kc.consolidate_after and n not in self.hinted]
         if not due:
             return
         budget = kc.budget(len(live))
