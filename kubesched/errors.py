@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Collection
+from typing import Any
+
 
 class InputError(Exception):
     """Bad user input. ``str(err)`` is the single line shown to the user."""
@@ -26,3 +29,13 @@ def join_path(base: str, key: str | int) -> str:
     if isinstance(key, int):
         return f"{base}[{key}]"
     return f"{base}.{key}" if base else key
+
+
+def check_mapping(value: Any, path: str, keys: Collection[str], source: str | None = None) -> dict[str, Any]:
+    """``value`` if it is a mapping whose keys are all in ``keys``; else the error naming the field."""
+    if not isinstance(value, dict):
+        raise InputError(f"expected a mapping, got {type(value).__name__}", source=source, path=path)
+    for k in value:
+        if k not in keys:
+            raise InputError(f'unknown field (known: {", ".join(keys)})', source=source, path=join_path(path, str(k)))
+    return value

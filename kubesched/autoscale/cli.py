@@ -24,7 +24,6 @@ def add_parser(sub: Any) -> None:
     p.set_defaults(func=_run)
 
 
-
 def _run(args: argparse.Namespace) -> int:
     from kubesched.autoscale.live import cmd_autoscale
 

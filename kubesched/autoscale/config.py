@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from kubesched.api.objects import Node
-from kubesched.errors import InputError, join_path
+from kubesched.errors import InputError, check_mapping, join_path
 
 EXPANDERS = ("random", "most-pods", "least-waste", "least-nodes", "priority", "price")
 MODES = ("cluster-autoscaler", "karpenter")
@@ -265,12 +265,7 @@ class _Reader:
         return InputError(msg, source=self.source, path=path)
 
     def mapping(self, v: Any, path: str, keys: tuple[str, ...] | list[str]) -> dict[str, Any]:
-        if not isinstance(v, dict):
-            raise self.err(path, f"expected a mapping, got {type(v).__name__}")
-        for k in v:
-            if k not in keys:
-                raise self.err(join_path(path, str(k)), f'unknown field (known: {", ".join(keys)})')
-        return v
+        return check_mapping(v, path, keys, self.source)
 
     def number(self, v: Any, path: str) -> float:
         if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):

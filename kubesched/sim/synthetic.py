@@ -30,7 +30,7 @@ import yaml
 
 from kubesched.api.objects import Node, Pod
 from kubesched.api.quantity import resource_value
-from kubesched.errors import InputError, join_path
+from kubesched.errors import InputError, check_mapping, join_path
 from kubesched.gpu.model import GPU_COUNT, GPU_MILLI, GPU_MODEL, MILLI
 from kubesched.sim.workload import Workload
 
@@ -73,12 +73,7 @@ class _Spec:
         return InputError(msg, source=self.source, path=path)
 
     def mapping(self, v: Any, path: str, keys: tuple[str, ...]) -> dict[str, Any]:
-        if not isinstance(v, dict):
-            raise self.err(path, f"expected a mapping, got {type(v).__name__}")
-        for k in v:
-            if k not in keys:
-                raise self.err(join_path(path, str(k)), f'unknown field (known: {", ".join(keys)})')
-        return v
+        return check_mapping(v, path, keys, self.source)
 
     def number(self, v: Any, path: str, *, lo: float = 0.0, lo_open: bool = False, hi: float | None = None) -> float:
         if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
