@@ -18,6 +18,7 @@ from typing import Any
 from kubesched.autoscale.config import Delay
 from kubesched.autoscale.scenario import PROFILES, Scenario, all_modes
 from kubesched.errors import InputError
+from kubesched.flags import add_no_plots, add_out_dir
 
 METRICS = (
     "pods",
@@ -50,7 +51,7 @@ def add_parser(esub: Any) -> None:
         "elastic",
         help="the openb elastic scenario: static clusters vs Cluster Autoscaler vs Karpenter-like",
         description="Replay the openb pods with compressed arrivals on a small base cluster that an autoscaler "
-        "grows and shrinks; write runs.csv, summary.json, time series and report.html to --out. "
+        "grows and shrinks; write runs.csv, summary.json, time series and report.html to -d/--out-dir. "
         "See docs/autoscaling.md.",
     )
     p.add_argument("--trace", default="default", help="pod list: a shipped name or a CSV path (default: default)")
@@ -65,8 +66,8 @@ def add_parser(esub: Any) -> None:
     p.add_argument("--peak-headroom", type=float, default=0.1, help="static-peak: capacity above the peak demand (default 0.1)")
     p.add_argument("--limit", type=int, metavar="N", help="only the first N pods by arrival (smoke runs)")
     p.add_argument("--workers", type=int, default=None, help="parallel runs (default: all cores)")
-    p.add_argument("--out", default="elastic-out", metavar="DIR", help="output folder (default elastic-out)")
-    p.add_argument("--no-plots", action="store_true", help="no report figures")
+    add_out_dir(p, "elastic-out", "runs.csv, summary.json, series/ and report.html")
+    add_no_plots(p, "no report figures")
     p.set_defaults(func=run)
 
 
@@ -211,7 +212,7 @@ def run(args: argparse.Namespace) -> int:
         autoscaler=args.autoscaler,
     )
     scenario = build_scenario(**kwargs)  # every input is checked before anything runs
-    out = prepare_out_dir(args.out)
+    out = prepare_out_dir(args.out_dir, source="--out-dir")
     jobs = [(m, p, s) for m in modes for p in profiles for s in seeds]
     workers = min(args.workers or os.cpu_count() or 1, len(jobs))
     t0 = time.perf_counter()

@@ -187,18 +187,16 @@ class Controller:
 
 
 def build_controller(args: argparse.Namespace) -> Controller:
-    from kubernetes import client
-
     from kubesched.app import build_registry
     from kubesched.autoscale.config import load_file
     from kubesched.live.cli import run_config
-    from kubesched.live.client import load_configuration
+    from kubesched.live.client import k8s_client, load_configuration  # without the client: one line, exit 2
     from kubesched.scheduler import Scheduler
 
     cfg = load_file(args.autoscaler)
     registry = build_registry(args.plugin_path)
     sched_cfg = run_config(args.config, registry)  # the same profiles as kubesched run
-    api = client.ApiClient(load_configuration(args.kubeconfig, args.context))
+    api = k8s_client.ApiClient(load_configuration(args.kubeconfig, args.context))
     if args.provider == "kwok":
         cfg.node_groups = [kwok_template(g) for g in cfg.node_groups]
         provider: Any = KwokProvider(api, cfg, np.random.default_rng(args.seed))

@@ -20,7 +20,7 @@ from kubesched import __version__
 from kubesched.errors import InputError
 from kubesched.live.ratelimit import TokenBucket
 
-#: the Kubernetes client is the ``live`` extra: only ``run`` and ``extender --kubeconfig`` need it
+#: the Kubernetes client is the ``live`` extra: only ``run``, ``extender --kubeconfig`` and ``autoscale`` need it
 INSTALL_HINT = "talking to a Kubernetes API needs the Kubernetes client: pip install 'kubesched[live]'"
 try:
     import urllib3

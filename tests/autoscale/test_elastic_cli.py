@@ -16,7 +16,7 @@ def test_small_scenario_writes_its_outputs(tmp_path, capsys):
         [
             "experiment", "elastic", "--limit", "250", "--seeds", "0", "--workers", "1",
             "--modes", "static-base,static-peak,ca-least-waste,karpenter", "--profiles", "pack",
-            "--compression", "600", "--out", str(out),
+            "--compression", "600", "-d", str(out),
         ]
     )  # fmt: skip
     assert rc == 0
@@ -50,7 +50,7 @@ def test_small_scenario_writes_its_outputs(tmp_path, capsys):
 def test_bad_autoscaler_file_is_one_line_exit_2(tmp_path, capsys, doc, line):
     f = tmp_path / "as.yaml"
     f.write_text(doc)
-    rc = main(["experiment", "elastic", "--limit", "10", "--autoscaler", str(f), "--out", str(tmp_path / "o")])
+    rc = main(["experiment", "elastic", "--limit", "10", "--autoscaler", str(f), "-d", str(tmp_path / "o")])
     err = capsys.readouterr().err.strip()
     assert rc == 2
     assert err.count("\n") == 0 and f"{f}: {line}" in err
@@ -58,7 +58,7 @@ def test_bad_autoscaler_file_is_one_line_exit_2(tmp_path, capsys, doc, line):
 
 
 def test_bad_flags(capsys, tmp_path):
-    assert main(["experiment", "elastic", "--delay", "90:30", "--out", str(tmp_path / "o")]) == 2
+    assert main(["experiment", "elastic", "--delay", "90:30", "-d", str(tmp_path / "o")]) == 2
     assert "--delay: min (90) is greater than max (30)" in capsys.readouterr().err
-    assert main(["experiment", "elastic", "--modes", "ca-cheapest", "--out", str(tmp_path / "o")]) == 2
+    assert main(["experiment", "elastic", "--modes", "ca-cheapest", "-d", str(tmp_path / "o")]) == 2
     assert '--modes: unknown value "ca-cheapest"' in capsys.readouterr().err

@@ -1,5 +1,6 @@
-"""The Kubernetes client is the `live` extra: the default install works without it, `run` and
-`extender --kubeconfig` say in one line what to install, and the test extra brings it back."""
+"""The Kubernetes client is the `live` extra: the default install works without it, `run`,
+`extender --kubeconfig` and `autoscale` say in one line what to install, and the test extra
+brings it back."""
 
 from __future__ import annotations
 
@@ -34,7 +35,8 @@ def test_pyproject_keeps_the_client_out_of_the_default_install():
 def test_run_without_the_client_says_what_to_install(tmp_path):
     kubeconfig = tmp_path / "kubeconfig"
     kubeconfig.write_text("apiVersion: v1\nkind: Config\nclusters: []\ncontexts: []\nusers: []\n")
-    for argv in (["run", "--kubeconfig", str(kubeconfig)], ["extender", "--kubeconfig", str(kubeconfig)]):
+    autoscale = ["autoscale", "--kubeconfig", str(kubeconfig), "--autoscaler", str(tmp_path / "as.yaml")]
+    for argv in (["run", "--kubeconfig", str(kubeconfig)], ["extender", "--kubeconfig", str(kubeconfig)], autoscale):
         proc = _run(*argv)
         assert proc.returncode == 2, proc.stderr
         assert proc.stderr == (
