@@ -28,6 +28,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "kubesched.tune.cli",
     "kubesched.multicluster.cli",
     "kubesched.autoscale.cli",
+    "kubesched.ui.cli",
 )
 
 

@@ -169,6 +169,12 @@ def load_cluster(paths: list[str]) -> ClusterObjects:
     objs = ClusterObjects()
     for p in paths:
         objs.extend(parse_objects(p, read_documents(p)))
+    return finish_objects(objs, paths)
+
+
+def finish_objects(objs: ClusterObjects, paths: list[str]) -> ClusterObjects:
+    """Resolve priorities and refuse duplicate nodes, PodGroups and ElasticQuotas (``paths``:
+    where the objects came from, for the message)."""
     resolve_priorities(objs)
     seen: set[str] = set()
     for n in objs.nodes:

@@ -464,7 +464,7 @@ class Framework:
             if pl.name in state.skip_filter:
                 out[pl.name] = None
                 continue
-            out[pl.name] = _guard(pl, "Filter", lambda pl=pl: pl.filter(state, pod, snap, rows))
+            out[pl.name] = self._timed(pl, "Filter", lambda pl=pl: pl.filter(state, pod, snap, rows))
         return out
 
     # ---- PostFilter ------------------------------------------------------------------

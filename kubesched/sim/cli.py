@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import math
 import sys
+from pathlib import Path
 from typing import Any
 
 from kubesched.debug import add_debug
@@ -109,6 +110,38 @@ def load_workload(args: argparse.Namespace):  # noqa: ANN201 - Workload, importe
     return wl.head(args.limit) if args.limit else wl
 
 
+def write_inputs(args: argparse.Namespace, out: Path) -> None:
+    """inputs.json (and config.yaml): what the run replayed, so that `kubesched ui` can rebuild
+    its workload and configuration. Paths are absolute; shipped trace names stay names."""
+    import json
+    import shutil
+
+    def path_or_name(v: str | None) -> str | None:
+        return str(Path(v).resolve()) if v and Path(v).exists() else v
+
+    inputs: dict[str, Any] = {
+        "trace": path_or_name(args.trace),
+        "nodes": path_or_name(args.nodes),
+        "files": [str(Path(f).resolve()) for f in args.file or []],
+        "synthetic": path_or_name(args.synthetic),
+        "synth": list(args.synth),
+        "skip_invalid": args.skip_invalid,
+        "limit": args.limit,
+        "mode": args.mode,
+        "seed": args.seed,
+        "tie_break": args.tie_break,
+        "usage_fraction": args.usage_fraction,
+        "max_wait": args.max_wait,
+        "bins": args.bins,
+        "plugin_path": [str(Path(f).resolve()) for f in args.plugin_path],
+        "config": None,
+    }
+    if args.config:
+        shutil.copyfile(args.config, out / "config.yaml")
+        inputs["config"] = "config.yaml"
+    (out / "inputs.json").write_text(json.dumps(inputs, indent=2) + "\n")
+
+
 def run(args: argparse.Namespace) -> int:
     from rich.console import Console
 
@@ -151,6 +184,7 @@ def run(args: argparse.Namespace) -> int:
     for w in run_warnings(result.summary):
         sys.stderr.write(f"kubesched: warning: {w}\n")
     write_outputs(result, out, plots=not args.no_plots)
+    write_inputs(args, out)
     if args.output == "json":
         import json
 

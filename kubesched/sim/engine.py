@@ -25,6 +25,8 @@ from kubesched.app import VirtualClock
 from kubesched.config import SchedulerConfig
 from kubesched.debug import PluginTracebacks
 from kubesched.framework.registry import Registry
+from kubesched.framework.status import Code
+from kubesched.gpu.model import GPU_INDEX
 from kubesched.scheduler import CircleKey, Scheduler, ScheduleResult
 from kubesched.sim.backend import SimCluster
 from kubesched.sim.gpu import FragMeter, node_gpu_milli, pod_gpu_milli
@@ -127,6 +129,10 @@ class Engine:
         self.node_of: list[str] = [""] * n
         self.message: list[str] = [""] * n
         self.attempts = [0] * n
+        self.gpu_index: list[str] = [""] * n  # the GPUs a bound pod got (alibabacloud.com/gpu-index)
+        # one row per scheduling attempt (attempts.csv): see ``_attempt_row``
+        self.attempt_rows: list[tuple] = []
+        self._attempt_seq = 0  # event rows recorded before the attempt in progress
         self.run_id = [0] * n  # bumps on every start: stale completions are ignored
         self.cpu_req = np.fromiter((p.requests.get(CPU, 0) for p in self.pods), np.int64, n)
         self.mem_req = np.fromiter((p.requests.get(MEMORY, 0) for p in self.pods), np.int64, n)
@@ -402,7 +408,12 @@ class Engine:
         if i is None or res.node is None:
             return
         self.attempts[i] += 1
+        bound = self.snap.pod_by_uid.get(res.pod.uid)
+        if bound is not None:
+            self.gpu_index[i] = bound.annotations.get(GPU_INDEX, "")
+        self._attempt_row(i, res, "scheduled")
         self._start(i, res.node)
+        self._attempt_seq = len(self.rec.events)
 
     def _on_failed(self, res: ScheduleResult) -> None:
         i = self.index.get(res.pod.uid)
@@ -410,8 +421,22 @@ class Engine:
             return
         self.attempts[i] += 1
         self.message[i] = res.message or ""
+        self._attempt_row(i, res, "error" if res.code == Code.Error else "unschedulable")
         if self.attempts[i] == 1 and self.opts.mode == "time":
             self.row("unschedulable", i, message=first_line(self.message[i]))
+        self._attempt_seq = len(self.rec.events)
+
+    def _attempt_row(self, i: int, res: ScheduleResult, outcome: str) -> None:
+        """pod, attempt, time, outcome, node, nominated node, message, milliseconds, and
+        ``event_seq``: the event rows recorded before the attempt (the cluster it saw)."""
+        if self.rec.keep_events:
+            self.attempt_rows.append(
+                (
+                    self.pods[i].key, self.attempts[i], self.clock.now, outcome, res.node or "",
+                    res.nominated_node or "", first_line(res.message or ""), res.duration * 1000.0,
+                    self._attempt_seq,
+                )
+            )
 
     def _on_skipped(self, res: ScheduleResult) -> None:
         """A pod being deleted leaves the queue unscheduled: it never runs."""
@@ -451,6 +476,7 @@ class Engine:
     def _drain(self) -> None:
         sched = self.sched
         t0 = time.perf_counter()
+        self._attempt_seq = len(self.rec.events)
         while True:
             res, circling = sched.schedule_one_tracked(self._seen)
             if res is None:
@@ -628,6 +654,7 @@ class Engine:
             failed = 0
             if self.state[i] == QUEUED:
                 ts = time.perf_counter()
+                self._attempt_seq = len(self.rec.events)
                 sched.schedule_one()
                 self.sched_wall += time.perf_counter() - ts
                 if self.state[i] == QUEUED:  # tried once (or gated), never retried

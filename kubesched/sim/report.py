@@ -62,7 +62,10 @@ def write_csv(path: Path, table: dict[str, list[Any]]) -> None:
 def write_outputs(result: SimResult, out: Path, *, plots: bool = True) -> list[Path]:
     """Every output file of a run; returns the paths written."""
     written = []
-    for name, table in (("events.csv", result.events), ("bins.csv", result.bins), ("pods.csv", result.pods)):
+    tables = [("events.csv", result.events), ("bins.csv", result.bins), ("pods.csv", result.pods)]
+    if result.attempts:
+        tables.append(("attempts.csv", result.attempts))
+    for name, table in tables:
         write_csv(out / name, table)
         written.append(out / name)
     (out / "summary.json").write_text(json.dumps(json_ready(result.summary), indent=2) + "\n")

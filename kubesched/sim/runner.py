@@ -22,6 +22,7 @@ class SimResult:
     bins: dict[str, list[Any]] = field(default_factory=dict)  # time bins or arrived-workload levels
     pods: dict[str, list[Any]] = field(default_factory=dict)  # one row per pod
     config: SchedulerConfig | None = None  # the configuration the run used (for the report)
+    attempts: dict[str, list[Any]] = field(default_factory=dict)  # one row per scheduling attempt
 
     @property
     def mode(self) -> str:
@@ -78,5 +79,11 @@ def result_of(eng: Engine) -> SimResult:
         "attempts": [eng.attempts[i] for i in keep],
         "gpu_milli": [int(eng.gpu_req[i]) for i in keep],
         "message": [eng.message[i].split("\n", 1)[0] for i in keep],
+        "gpu_index": [eng.gpu_index[i] for i in keep],
     }
-    return SimResult(summary, eng.rec.event_table(), eng.rec.bin_table(eng), pods, eng.sched.config)
+    attempts = {c: [r[k] for r in eng.attempt_rows] for k, c in enumerate(ATTEMPT_COLUMNS)}
+    return SimResult(summary, eng.rec.event_table(), eng.rec.bin_table(eng), pods, eng.sched.config, attempts)
+
+
+#: attempts.csv: one row per scheduling attempt; ``event_seq`` counts the event rows before it
+ATTEMPT_COLUMNS = ("pod", "attempt", "time", "outcome", "node", "nominated_node", "message", "duration_ms", "event_seq")

@@ -1,0 +1,365 @@
+"""What `kubesched ui` is opened on: a cluster dump (with a configuration), a simulation's output
+folder or an experiment's output folder, read through the same files and contracts the CLI writes.
+
+Every reader validates before anything is shown: a folder that is not a kubesched output, a
+corrupt CSV or JSON file, or a configuration that does not validate raises ``InputError`` naming
+the file and the field (the server answers HTTP 400 with that line).
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from kubesched.api.load import ClusterObjects, load_cluster
+from kubesched.api.objects import Node, Pod
+from kubesched.app import VirtualClock, build_config, build_registry, example_path
+from kubesched.cluster.memory import MemoryCluster, populate
+from kubesched.config import SchedulerConfig
+from kubesched.errors import InputError
+from kubesched.framework.registry import Registry
+from kubesched.scheduler import Scheduler
+from kubesched.state.snapshot import Snapshot
+from kubesched.ui.runs import Attempt, Run, record_run
+from kubesched.ui.timeline import BIND, CORDON, DELETE, NODE_ADD, NODE_REMOVE, UNCORDON, Step, Timeline
+
+CLUSTER, SIMULATION, EXPERIMENT = "cluster", "simulation", "experiment"
+SIM_FILES = ("summary.json", "pods.csv")
+EXPERIMENT_FILES = ("runs.csv", "aggregate.csv")
+
+
+@dataclass
+class Workspace:
+    """One opened source. ``timeline`` is None for experiments (dashboards only)."""
+
+    kind: str
+    title: str
+    timeline: Timeline | None = None
+    config: SchedulerConfig | None = None
+    config_text: str = ""  # the configuration as given (YAML), for the what-if editor
+    objects: ClusterObjects | None = None  # cluster sources: the objects as loaded
+    pods: dict[str, Pod] = field(default_factory=dict)  # every pod by key, as given (unbound if pending)
+    attempts: dict[str, list[Attempt]] = field(default_factory=dict)
+    run: Run | None = None  # cluster sources: the schedule run
+    folder: Path | None = None  # simulation and experiment sources
+    pod_table: dict[str, list[Any]] = field(default_factory=dict)  # simulations: pods.csv
+    summary: dict[str, Any] = field(default_factory=dict)
+    note: str = ""  # what could not be rebuilt (shown in the page)
+    files: list[str] = field(default_factory=list)
+    plugin_paths: list[str] = field(default_factory=list)
+    seed: int | None = 0
+
+
+# ---- small readers --------------------------------------------------------------------------
+def read_json(path: Path) -> Any:
+    try:
+        return json.loads(path.read_text())
+    except OSError as e:
+        raise InputError(f"cannot read: {e.strerror}", source=str(path)) from None
+    except (json.JSONDecodeError, UnicodeDecodeError) as e:
+        raise InputError(f"not valid JSON: {e}", source=str(path)) from None
+
+
+def _number(text: str) -> Any:
+    if text == "":
+        return None
+    try:
+        v = float(text)
+    except ValueError:
+        return text
+    return int(v) if v.is_integer() and "." not in text and "e" not in text.lower() else v
+
+
+def read_csv(path: Path, required: tuple[str, ...], numeric: tuple[str, ...] = ()) -> dict[str, list[Any]]:
+    """Columns of a CSV the CLI wrote; a missing column or a bad number names file, line, field."""
+    try:
+        with path.open(newline="") as f:
+            rows = list(csv.reader(f))
+    except OSError as e:
+        raise InputError(f"cannot read: {e.strerror}", source=str(path)) from None
+    except (csv.Error, UnicodeDecodeError) as e:
+        raise InputError(f"not a valid CSV file: {e}", source=str(path)) from None
+    if not rows:
+        raise InputError("empty file, expected a header row", source=str(path))
+    head = rows[0]
+    for col in required:
+        if col not in head:
+            raise InputError(f"missing column {col!r} (found: {', '.join(head) or 'none'})", source=str(path))
+    cols: dict[str, list[Any]] = {c: [] for c in head}
+    num = set(numeric)
+    for lineno, row in enumerate(rows[1:], start=2):
+        if len(row) != len(head):
+            raise InputError(f"{len(row)} fields, expected {len(head)}", source=f"{path}:{lineno}")
+        for c, v in zip(head, row, strict=True):
+            if c in num:
+                x = _number(v)
+                if isinstance(x, str) or (isinstance(x, float) and math.isinf(x)):
+                    raise InputError(f"invalid number {v!r}", source=f"{path}:{lineno}", path=c)
+                cols[c].append(x)
+            else:
+                cols[c].append(v)
+    return cols
+
+
+def detect(path: str) -> str:
+    """simulation or experiment for an output folder; cluster for a file; else InputError."""
+    p = Path(path)
+    if not p.exists():
+        raise InputError("no such file or folder", source=path)
+    if p.is_file():
+        return CLUSTER
+    if all((p / f).is_file() for f in SIM_FILES):
+        return SIMULATION
+    if all((p / f).is_file() for f in EXPERIMENT_FILES):
+        return EXPERIMENT
+    raise InputError(
+        "not a kubesched output folder: expected summary.json and pods.csv (kubesched simulate) "
+        "or runs.csv and aggregate.csv (kubesched experiment fgd)",
+        source=path,
+    )
+
+
+def open_source(
+    path: str | None = None,
+    *,
+    files: list[str] | None = None,
+    config: str | None = None,
+    config_text: str | None = None,
+    seed: int | None = 0,
+    plugin_paths: list[str] | None = None,
+) -> Workspace:
+    """Open what `kubesched ui` was given: PATH (auto-detected) or cluster files and a configuration."""
+    kind = detect(path) if path else CLUSTER
+    if kind == SIMULATION:
+        return open_simulation(Path(path), plugin_paths=plugin_paths)  # type: ignore[arg-type]
+    if kind == EXPERIMENT:
+        return open_experiment(Path(path))  # type: ignore[arg-type]
+    all_files = list(files or []) + ([path] if path else [])
+    text = config_text
+    if text is None and config:
+        try:
+            text = Path(config).read_text()
+        except OSError as e:
+            raise InputError(f"cannot read: {e.strerror}", source=config) from None
+    return open_cluster(all_files or [example_path()], text, seed=seed, plugin_paths=plugin_paths, config_source=config)
+
+
+# ---- cluster dumps: schedule in memory ------------------------------------------------------
+def parse_config_text(text: str | None, registry: Registry, source: str = "configuration") -> SchedulerConfig:
+    """A KubeSchedulerConfiguration from YAML text (the file or the browser's editor)."""
+    from kubesched.config.load import parse_config, parse_document
+
+    if not text or not text.strip():
+        return build_config(None, registry)
+    cfg = parse_config(parse_document(text, source), source, registry.points_of)
+    Scheduler(cfg, Snapshot(), None, registry)  # plugin args that only fail when plugins are built
+    return cfg
+
+
+def start_snapshot(objs: ClusterObjects) -> tuple[Snapshot, list[Pod]]:
+    snap = Snapshot()
+    pending = populate(snap, objs)
+    return snap, pending
+
+
+def open_cluster(
+    files: list[str],
+    config_text: str | None,
+    *,
+    seed: int | None = 0,
+    plugin_paths: list[str] | None = None,
+    config_source: str | None = None,
+    objects: ClusterObjects | None = None,
+    title: str | None = None,
+) -> Workspace:
+    """Load the cluster, validate the configuration, run `schedule` keeping every attempt."""
+    from kubesched.app import Session
+
+    registry = build_registry(plugin_paths)
+    cfg = parse_config_text(config_text, registry, config_source or "configuration")
+    objs = objects if objects is not None else load_cluster(files)
+    snap, pending = start_snapshot(objs)
+    cluster = MemoryCluster()
+    for pod in objs.pods:
+        cluster.pods[pod.uid] = pod
+    clock = VirtualClock()
+    sched = Scheduler(cfg, snap, cluster, registry, seed=seed, clock=clock)
+    run = record_run(Session(sched, cluster, objs, pending, cfg, registry, clock))
+    timeline = Timeline(cfg, registry, lambda: start_snapshot(objs)[0], run.ops, seed=seed)
+    text = config_text or ""
+    if not text.strip():
+        import yaml
+
+        from kubesched.config import effective_config
+
+        text = yaml.safe_dump(effective_config(cfg), sort_keys=False)
+    return Workspace(
+        kind=CLUSTER,
+        title=title or ", ".join(files),
+        timeline=timeline,
+        config=cfg,
+        config_text=text,
+        objects=objs,
+        pods={p.key: p for p in objs.pods},
+        attempts=run.attempts,
+        run=run,
+        files=list(files),
+        plugin_paths=list(plugin_paths or []),
+        seed=seed,
+    )
+
+
+# ---- simulation folders ---------------------------------------------------------------------
+POD_NUMERIC = ("arrival", "bind_time", "end_time", "queue_delay", "attempts", "gpu_milli")
+EVENT_NUMERIC = ("seq", "time")
+ATTEMPT_NUMERIC = ("attempt", "time", "duration_ms", "event_seq")
+
+
+def open_simulation(folder: Path, *, plugin_paths: list[str] | None = None) -> Workspace:
+    summary = read_json(folder / "summary.json")
+    if not isinstance(summary, dict) or "mode" not in summary or "pods" not in summary:
+        raise InputError("not a simulation summary: expected the fields mode and pods", source=str(folder / "summary.json"))
+    pods = read_csv(folder / "pods.csv", ("pod", "state", "node"), POD_NUMERIC)
+    ws = Workspace(kind=SIMULATION, title=f"simulation {folder}", folder=folder, pod_table=pods, summary=summary)
+    inputs_path = folder / "inputs.json"
+    if not (folder / "events.csv").is_file() or not inputs_path.is_file():
+        ws.note = (
+            "this folder has no inputs.json or events.csv: the dashboards and pods table are shown, "
+            "the cluster view and decisions need a folder written by this version of kubesched simulate"
+        )
+        return ws
+    inputs = read_json(inputs_path)
+    if not isinstance(inputs, dict):
+        raise InputError("expected a JSON object", source=str(inputs_path))
+    events = read_csv(folder / "events.csv", ("seq", "time", "event", "pod", "node"), EVENT_NUMERIC)
+    registry = build_registry(plugin_paths or inputs.get("plugin_path") or [])
+    cfg_name = inputs.get("config")
+    cfg_text = None
+    if cfg_name:
+        cfg_file = folder / Path(str(cfg_name)).name  # always inside the folder
+        try:
+            cfg_text = cfg_file.read_text()
+        except OSError as e:
+            raise InputError(f"cannot read: {e.strerror}", source=str(cfg_file)) from None
+    cfg = parse_config_text(cfg_text, registry, str(folder / "config.yaml"))
+    try:
+        wl = _workload(inputs)
+    except InputError as e:
+        ws.note = f"the workload could not be rebuilt ({e}): the dashboards and pods table are shown"
+        return ws
+    by_key = {p.key: p for p in wl.pods}
+    gpu_index = dict(zip(pods["pod"], pods.get("gpu_index", [""] * len(pods["pod"])), strict=True))
+    steps, step_of_row = _sim_steps(events, by_key, gpu_index, wl)
+    attempts = _sim_attempts(folder, step_of_row)
+    objs = wl.objects
+
+    def start() -> Snapshot:
+        snap = Snapshot()
+        for ns in objs.namespaces:
+            snap.set_namespace(ns.name, ns.labels)
+        snap.workload_selectors.extend(objs.workload_selectors)
+        snap.pdbs.extend(objs.pdbs)
+        for n in wl.nodes:
+            snap.add_node(n)
+        return snap
+
+    nodes = {n.name: n for n in wl.nodes}
+    for ev in wl.node_events:
+        if isinstance(ev.node, Node):
+            nodes[ev.node.name] = ev.node
+    ws.timeline = Timeline(cfg, registry, start, steps, seed=inputs.get("seed"), nodes=nodes)
+    ws.config = cfg
+    ws.config_text = cfg_text or ""
+    ws.pods = by_key
+    ws.attempts = attempts
+    ws.seed = inputs.get("seed")
+    return ws
+
+
+def _workload(inputs: dict[str, Any]):  # noqa: ANN202 - Workload, imported lazily
+    from kubesched.sim.cli import load_workload
+
+    ns = argparse.Namespace(
+        trace=inputs.get("trace"),
+        nodes=inputs.get("nodes"),
+        file=inputs.get("files") or None,
+        synthetic=inputs.get("synthetic"),
+        synth=inputs.get("synth") or [],
+        skip_invalid=bool(inputs.get("skip_invalid")),
+        limit=inputs.get("limit"),
+        seed=inputs.get("seed") or 0,
+    )
+    return load_workload(ns)
+
+
+def _sim_steps(
+    events: dict[str, list[Any]], by_key: dict[str, Pod], gpu_index: dict[str, str], wl: Any
+) -> tuple[list[Step], list[int]]:
+    """Steps from events.csv, and for each event row the number of steps before it."""
+    from kubesched.gpu.model import GPU_INDEX
+
+    steps: list[Step] = []
+    bound: dict[str, Pod] = {}
+    step_of_row: list[int] = []
+    node_of_event = {ev.node_name: ev.node for ev in wl.node_events if isinstance(ev.node, Node)}
+    for kind, key, node in zip(events["event"], events["pod"], events["node"], strict=True):
+        step_of_row.append(len(steps))
+        if kind == "scheduled" and key in by_key and node:
+            b = by_key[key].with_node(node)
+            idx = gpu_index.get(key) or ""
+            if idx:  # the GPUs the run gave it (a new dict: the pod's own may be shared)
+                b.annotations = {**b.annotations, GPU_INDEX: idx}
+            bound[key] = b
+            steps.append(Step(BIND, key, b))
+        elif kind in ("complete", "preempted", "evicted") and key in bound:
+            steps.append(Step(DELETE, key, bound.pop(key)))
+        elif kind == "node_add":
+            steps.append(Step(NODE_ADD, node, node_of_event.get(node)))
+        elif kind == "node_remove":
+            steps.append(Step(NODE_REMOVE, node))
+        elif kind == "node_cordon":
+            steps.append(Step(CORDON, node))
+        elif kind == "node_uncordon":
+            steps.append(Step(UNCORDON, node))
+    step_of_row.append(len(steps))
+    return steps, step_of_row
+
+
+def _sim_attempts(folder: Path, step_of_row: list[int]) -> dict[str, list[Attempt]]:
+    path = folder / "attempts.csv"
+    out: dict[str, list[Attempt]] = {}
+    if not path.is_file():
+        return out
+    t = read_csv(path, ("pod", "attempt", "time", "outcome", "event_seq"), ATTEMPT_NUMERIC)
+    last = len(step_of_row) - 1
+    for i, key in enumerate(t["pod"]):
+        seq = int(t["event_seq"][i] or 0)
+        out.setdefault(key, []).append(
+            Attempt(
+                attempt=int(t["attempt"][i]),
+                step=step_of_row[min(max(seq, 0), last)],
+                time=float(t["time"][i] or 0.0),
+                outcome=t["outcome"][i],
+                node=t["node"][i] or None if "node" in t else None,
+                message=(t["message"][i] or None) if "message" in t else None,
+                nominated_node=(t["nominated_node"][i] or None) if "nominated_node" in t else None,
+                duration_ms=float(t["duration_ms"][i] or 0.0) if "duration_ms" in t else 0.0,
+            )
+        )
+    return out
+
+
+# ---- experiment folders ---------------------------------------------------------------------
+RUN_NUMERIC = ("seed", "pods", "failed", "nodes", "gpus", "unallocated_100", "unallocated_130", "frag_amount_100", "frag_ratio_100")
+AGG_NUMERIC = ("arrived_pct", "n", "mean", "sd", "median", "q25", "q75", "low", "high")
+
+
+def open_experiment(folder: Path) -> Workspace:
+    runs = read_csv(folder / "runs.csv", ("trace", "policy", "seed", "unallocated_100", "unallocated_130"), RUN_NUMERIC)
+    agg = read_csv(folder / "aggregate.csv", ("trace", "policy", "metric", "arrived_pct", "mean", "sd"), AGG_NUMERIC)
+    return Workspace(kind=EXPERIMENT, title=f"experiment {folder}", folder=folder, summary={"runs": runs, "aggregate": agg})

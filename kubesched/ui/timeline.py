@@ -1,0 +1,147 @@
+"""The cluster at any step of a run: a start state and its changes in order, one Snapshot moved along.
+
+A run (``kubesched schedule`` in memory, or a simulation read back from its folder) is a start
+state plus ``steps``: pods bound and deleted, nodes added, removed, cordoned and uncordoned. The
+UI shows the cluster after any number of steps (a slider over the run) and explains a pod against
+the cluster as its attempt saw it. Moving forward applies steps; moving back undoes pod steps, and
+rebuilds from the start when a node step is in the way (node steps are rare).
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from typing import Any
+
+from kubesched.api.objects import Node, Pod
+from kubesched.config import SchedulerConfig
+from kubesched.framework.registry import Registry
+from kubesched.scheduler import Scheduler
+from kubesched.state.snapshot import Snapshot
+
+BIND, DELETE = "bind", "delete"
+NODE_ADD, NODE_REMOVE, CORDON, UNCORDON = "node_add", "node_remove", "cordon", "uncordon"
+POD_STEPS = (BIND, DELETE)
+
+
+@dataclass(frozen=True)
+class Step:
+    kind: str
+    name: str  # pod key (bind, delete) or node name
+    obj: Pod | Node | None = None  # the pod as bound (bind, delete); the node (node_add)
+
+
+class Timeline:
+    """``start()`` builds the Snapshot at step 0; ``steps`` follow. Thread-safe (one lock)."""
+
+    def __init__(
+        self,
+        config: SchedulerConfig,
+        registry: Registry,
+        start: Callable[[], Snapshot],
+        steps: list[Step],
+        *,
+        seed: int | None = 0,
+        nodes: dict[str, Node] | None = None,
+    ) -> None:
+        self.config = config
+        self.registry = registry
+        self._start = start
+        self.steps = steps
+        self.seed = seed
+        self.nodes = dict(nodes or {})  # every node ever seen, by name (node_remove is undone from it)
+        self.lock = threading.RLock()
+        self._snap: Snapshot | None = None
+        self._sched: Scheduler | None = None
+        self.pos = 0
+
+    def __len__(self) -> int:
+        return len(self.steps)
+
+    def _rebuild(self) -> None:
+        self._snap = self._start()
+        for n in self._snap.nodes:
+            self.nodes.setdefault(n.name, n)
+        self._sched = None
+        self.pos = 0
+
+    @property
+    def scheduler(self) -> Scheduler:
+        """A scheduler over the moving snapshot (built once per rebuild: plugins may load data)."""
+        if self._snap is None:
+            self._rebuild()
+        if self._sched is None:
+            assert self._snap is not None
+            self._sched = Scheduler(self.config, self._snap, None, self.registry, seed=self.seed)
+        return self._sched
+
+    def seek(self, step: int) -> Snapshot:
+        """The snapshot after ``step`` steps (clamped to the run)."""
+        step = max(0, min(step, len(self.steps)))
+        if self._snap is None:
+            self._rebuild()
+        if step < self.pos and any(s.kind not in POD_STEPS for s in self.steps[step : self.pos]):
+            self._rebuild()
+        snap = self._snap
+        assert snap is not None
+        while self.pos < step:
+            self._apply(snap, self.steps[self.pos], forward=True)
+            self.pos += 1
+        while self.pos > step:
+            self.pos -= 1
+            self._apply(snap, self.steps[self.pos], forward=False)
+        return snap
+
+    def _apply(self, snap: Snapshot, s: Step, *, forward: bool) -> None:
+        kind = s.kind
+        if not forward:
+            kind = {BIND: DELETE, DELETE: BIND}.get(kind, kind)
+        if kind == BIND:
+            assert isinstance(s.obj, Pod)
+            snap.add_pod(s.obj)
+        elif kind == DELETE:
+            assert isinstance(s.obj, Pod)
+            snap.remove_pod(s.obj.uid)
+        elif kind == NODE_ADD:
+            node = s.obj if isinstance(s.obj, Node) else self.nodes[s.name]
+            self.nodes[s.name] = node
+            snap.add_node(node)
+        elif kind == NODE_REMOVE:
+            if s.name in snap.row_of:
+                row = snap.row_of[s.name]
+                for uid in list(snap.pods_on[row]):
+                    snap.remove_pod(uid)
+                snap.remove_node(s.name)
+        elif kind in (CORDON, UNCORDON) and s.name in snap.row_of:
+            node = snap.nodes[snap.row_of[s.name]]
+            snap.update_node(replace(node, unschedulable=kind == CORDON))
+
+    def explain(self, pod: Pod, step: int) -> tuple[dict[str, Any], dict[str, dict[str, float]], float]:
+        """``explain -o json`` for ``pod`` against the cluster after ``step`` steps, the time each
+        plugin took per extension point (ms), and the whole explain's milliseconds."""
+        from kubesched.explain import explain_pod
+
+        with self.lock:
+            snap = self.seek(step)
+            sched = self.scheduler
+            bound = snap.remove_pod(pod.uid)  # a pod already on a node is explained as if pending
+            timing: dict[str, dict[str, float]] = {}
+
+            def observe(plugin: str, point: str, _code: str, seconds: float) -> None:
+                d = timing.setdefault(point, {})
+                d[plugin] = d.get(plugin, 0.0) + seconds * 1000.0
+
+            fws = list(sched.frameworks.values())
+            for fw in fws:
+                fw.observer = observe
+            t0 = time.perf_counter()
+            try:
+                out = explain_pod(sched, pod.with_node("") if pod.node_name else pod)
+            finally:
+                for fw in fws:
+                    fw.observer = None
+                if bound is not None:
+                    snap.add_pod(bound)
+            return out, timing, (time.perf_counter() - t0) * 1000.0
