@@ -69,8 +69,17 @@ def snapshot_objects(snap: Snapshot, objs: ClusterObjects | None, pending: list[
     nodes, pods on nodes (spec.nodeName set) and the pods still without a node."""
     items: list[dict[str, Any]] = []
     if objs is not None:
-        items += [as_object(ns, "v1", "Namespace") for ns in objs.namespaces]
-        items += [as_object(pc, "scheduling.k8s.io/v1", "PriorityClass") for pc in objs.priority_classes]
+        items += [
+            {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns.name, "labels": dict(ns.labels)}}
+            for ns in objs.namespaces
+        ]
+        items += [
+            {
+                "apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": pc.name},
+                "value": pc.value, "globalDefault": pc.global_default, "preemptionPolicy": pc.preemption_policy,
+            }
+            for pc in objs.priority_classes
+        ]
     items += [as_object(n, "v1", "Node") for n in snap.nodes]
     for row in range(snap.n):
         for pod in snap.pods_on[row].values():

@@ -22,6 +22,7 @@ from starlette.staticfiles import StaticFiles
 from kubesched.errors import InputError
 from kubesched.ui import dashboards, interop, views, whatif
 from kubesched.ui.sources import CLUSTER, EXPERIMENT, SIMULATION, Workspace, open_cluster, open_source
+from kubesched.ui.timeline import BIND, DELETE
 
 DEFAULT_MAX_BODY = 8 << 20
 
@@ -144,7 +145,10 @@ def build_app(ws: Workspace, *, max_body: int = DEFAULT_MAX_BODY) -> Starlette:
                 raise InputError(f"must be between 0 and {total}", path="step")
             snap = w.timeline.seek(step)
             on_nodes = {p.uid for pods in snap.pods_on[: snap.n] for p in pods.values()}
-            pending = [p for p in w.pods.values() if p.uid not in on_nodes and _pending_at(w, p.key, step)]
+            gone = _deleted_by(w, step)
+            pending = [
+                p for p in w.pods.values() if p.uid not in on_nodes and p.key not in gone and _exists_at(w, p.key, step)
+            ]
             items = interop.snapshot_objects(snap, w.objects, pending)
         return Response(
             interop.dump_list(items), media_type="application/yaml",
@@ -241,8 +245,20 @@ def build_app(ws: Workspace, *, max_body: int = DEFAULT_MAX_BODY) -> Starlette:
     return app
 
 
-def _pending_at(w: Workspace, key: str, step: int) -> bool:
-    """A pod without a node at ``step`` is exported if it exists then (cluster sources: always)."""
+def _deleted_by(w: Workspace, step: int) -> set[str]:
+    """Pods deleted (preempted, completed) in the first ``step`` steps and not bound again."""
+    assert w.timeline is not None
+    gone: set[str] = set()
+    for s in w.timeline.steps[:step]:
+        if s.kind == DELETE:
+            gone.add(s.name)
+        elif s.kind == BIND:
+            gone.discard(s.name)
+    return gone
+
+
+def _exists_at(w: Workspace, key: str, step: int) -> bool:
+    """Cluster sources hold every pod from the start; a simulated pod exists once it was tried."""
     if w.kind != SIMULATION:
         return True
     tries = w.attempts.get(key)

@@ -1,0 +1,294 @@
+"""kubesched ui's JSON API, through Starlette's test client: the numbers each view shows and the
+one-line 400s for bad input."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+import yaml
+from starlette.testclient import TestClient
+
+from kubesched.cli import main
+from kubesched.ui import interop
+from kubesched.ui.server import build_app
+from kubesched.ui.sources import open_source
+
+from tests.ui.conftest import PREEMPT
+
+
+@pytest.fixture(scope="module")
+def cluster_ws():
+    return open_source(None, files=[PREEMPT], seed=0)
+
+
+@pytest.fixture
+def client(cluster_ws):
+    return TestClient(build_app(cluster_ws))
+
+
+def test_meta_names_the_views(client) -> None:
+    m = client.get("/api/meta").json()
+    assert m["kind"] == "cluster"
+    assert m["views"] == ["cluster", "pods", "decision", "whatif"]
+    assert m["steps"] == 3  # batch-b deleted, small bound, urgent bound
+    assert "KubeSchedulerConfiguration" in m["config_yaml"]
+
+
+def test_cluster_view_allocation_and_pending(client) -> None:
+    d = client.get("/api/cluster").json()
+    nodes = d["nodes"]
+    assert nodes["name"] == ["node-a", "node-b"]
+    # end of the run: batch-a (3) on node-a; small (0.5) and urgent (2) on node-b
+    assert nodes["req:cpu"] == [3000, 2500]
+    assert nodes["pct:cpu"] == [75.0, 62.5]
+    assert d["cluster"]["cpu"] == {"requested": 5500, "allocatable": 8000, "pct": 68.75}
+    assert [p["pod"] for p in d["pending"]["pods"]] == ["default/huge"]
+    assert d["pending"]["reasons"] == [{"reason": "Insufficient cpu", "pods": 1}]
+    pods = dict(zip(d["pods"]["pod"], d["pods"]["state"], strict=True))
+    assert pods == {
+        "default/batch-a": "bound in input", "default/batch-b": "bound in input", "default/urgent": "scheduled",
+        "default/huge": "unschedulable", "default/small": "scheduled",
+    }
+
+
+def test_cluster_view_at_the_start_shows_the_input(client) -> None:
+    d = client.get("/api/cluster?step=0").json()
+    assert d["nodes"]["req:cpu"] == [3000, 3000]
+    assert dict(zip(d["pods"]["pod"], d["pods"]["node_now"], strict=True))["default/batch-b"] == "node-b"
+
+
+@pytest.mark.parametrize(
+    ("query", "field"), [("step=99", "step"), ("step=-1", "step"), ("step=x", "step")]
+)
+def test_bad_step_is_a_400_naming_the_field(client, query: str, field: str) -> None:
+    r = client.get(f"/api/cluster?{query}")
+    assert r.status_code == 400
+    assert r.json()["field"] == field
+    assert "\n" not in r.json()["error"]
+
+
+def test_decision_view_of_the_preemptor(client) -> None:
+    d = client.get("/api/decision?pod=default/urgent").json()
+    assert [a["outcome"] for a in d["attempts"]] == ["unschedulable", "scheduled"]
+    first, second = d["attempts"]
+    assert first["nominated_node"] == "node-b"
+    assert first["victims"] == [{"pod": "default/batch-b", "node": "node-b"}]
+    assert first["time"] == 0.0 and second["time"] >= 1.0  # retried after its backoff
+    assert "Filter" in first["plugin_ms"] and "PostFilter" in first["plugin_ms"]
+    assert d["selected"] == "node-b" and d["nominated_node"] == "node-b"
+    assert d["victims"] == [{"pod": "default/batch-b", "node": "node-b"}]
+    # judged as attempt 2 saw the cluster: batch-b gone, small on node-b
+    assert d["basis"]["step"] == 2
+    assert d["explain"]["selected"] == "node-b"
+    by_node = {n["name"]: n for n in d["explain"]["nodes"]}
+    assert by_node["node-a"]["feasible"] is False
+    fit = next(f for f in by_node["node-a"]["filter"] if f["plugin"] == "NodeResourcesFit")
+    assert fit["reasons"] == ["Insufficient cpu"]
+    assert by_node["node-b"]["total"] is not None
+    assert "Filter" in d["explain_plugin_ms"] and "Score" in d["explain_plugin_ms"]
+
+
+def test_decision_of_an_earlier_attempt_sees_the_victim(client) -> None:
+    d = client.get("/api/decision?pod=default/urgent&attempt=1").json()
+    assert d["basis"]["step"] == 0
+    assert d["explain"]["selected"] is None  # both nodes full before the preemption
+    assert "Insufficient cpu" in d["explain"]["message"]
+
+
+@pytest.mark.parametrize(
+    ("query", "field"),
+    [("pod=default/nope", "pod"), ("pod=default/urgent&attempt=7", "attempt"), ("pod=default/urgent&attempt=x", "attempt")],
+)
+def test_bad_decision_requests(client, query: str, field: str) -> None:
+    r = client.get(f"/api/decision?{query}")
+    assert r.status_code == 400 and r.json()["field"] == field
+
+
+DISABLE_FIT_SCORE = """
+apiVersion: kubescheduler.config.k8s.io/v1
+kind: KubeSchedulerConfiguration
+profiles:
+- schedulerName: default-scheduler
+  plugins:
+    postFilter:
+      disabled: [{name: DefaultPreemption}]
+"""
+
+
+def test_whatif_compares_configurations(client) -> None:
+    meta = client.get("/api/meta").json()
+    r = client.post(
+        "/api/whatif",
+        json={"configs": [{"name": "as loaded", "yaml": meta["config_yaml"]}, {"name": "no preemption", "yaml": DISABLE_FIT_SCORE}]},
+    )
+    assert r.status_code == 200, r.text
+    d = r.json()
+    a, b = d["runs"]
+    assert (a["name"], b["name"]) == ("as loaded", "no preemption")
+    assert a["preempted"] == 1 and b["preempted"] == 0
+    assert a["unschedulable"] == 1 and b["unschedulable"] == 2  # urgent stays pending without preemption
+    assert {x["pod"]: x["nodes"] for x in d["diff"]}["default/urgent"] == {"as loaded": "node-b", "no preemption": None}
+    # balance: cpu % per node, min / max / sd over the two nodes
+    assert a["balance"]["cpu"]["min"] == 62.5 and a["balance"]["cpu"]["max"] == 75.0
+    assert a["balance"]["cpu"]["sd"] == 6.25
+
+
+def test_whatif_move_pins_a_pod(client) -> None:
+    meta = client.get("/api/meta").json()
+    body = {"configs": [{"name": "a", "yaml": meta["config_yaml"]}], "moves": [{"pod": "default/small", "node": "node-a"}]}
+    d = client.post("/api/whatif", json=body).json()
+    placements = {p["pod"]: p["node"] for p in d["runs"][0]["placements"]}
+    assert "default/small" not in placements  # bound by hand, not scheduled
+    assert d["runs"][0]["balance"]["cpu"]["max"] == 87.5  # node-a: 3 + 0.5 of 4 CPUs
+
+
+@pytest.mark.parametrize(
+    ("body", "field_part"),
+    [
+        ({"configs": [{"name": "x", "yaml": "kind: KubeSchedulerConfiguration\napiVersion: kubescheduler.config.k8s.io/v1\nprofiles: 3\n"}]}, "profiles"),
+        ({"configs": [{"name": "x", "yaml": "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\nprofiles:\n- plugins: {score: {enabled: [{name: NoSuchPlugin}]}}\n"}]}, "configs[0]"),
+        ({"configs": []}, "configs"),
+        ({"configs": [{"name": "x", "yaml": ""}], "moves": [{"pod": "default/small", "node": "nowhere"}]}, "moves[0].node"),
+        ({"configs": [{"name": "x", "yaml": ": : :"}]}, "configs[0]"),
+    ],
+)
+def test_whatif_bad_input_is_a_400(client, body, field_part: str) -> None:
+    r = client.post("/api/whatif", json=body)
+    assert r.status_code == 400, r.text
+    err = r.json()
+    assert field_part in (err["field"] or "") + err["error"]
+
+
+def test_body_limits_and_bad_json(cluster_ws) -> None:
+    c = TestClient(build_app(cluster_ws, max_body=1000))
+    r = c.post("/api/whatif", content=b"x" * 2000, headers={"content-type": "application/json"})
+    assert r.status_code == 400 and r.json()["field"] == "body"
+    r = c.post("/api/whatif", content=b"{not json", headers={"content-type": "application/json"})
+    assert r.status_code == 400 and "not valid JSON" in r.json()["error"]
+
+
+def test_snapshot_export_import_round_trip(client) -> None:
+    r = client.get("/api/export/snapshot?step=3")
+    assert r.status_code == 200
+    doc = yaml.safe_load(r.text)
+    kinds = [i["kind"] for i in doc["items"]]
+    assert kinds.count("Node") == 2
+    placed = {i["metadata"]["name"]: i["spec"].get("nodeName") for i in doc["items"] if i["kind"] == "Pod"}
+    assert placed == {"batch-a": "node-a", "small": "node-b", "urgent": "node-b", "huge": None}
+    r = client.post("/api/import/snapshot", content=r.text.encode())
+    assert r.status_code == 200 and r.json()["nodes"] == 2
+    d = client.get("/api/cluster").json()
+    assert d["nodes"]["req:cpu"] == [3000, 2500]  # the imported cluster, huge still pending
+    assert [p["pod"] for p in d["pending"]["pods"]] == ["default/huge"]
+
+
+@pytest.mark.parametrize(
+    ("text", "needle"),
+    [
+        ("items: [", "not valid YAML"),
+        ("apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec: {containers: []}\n", "no Node objects"),
+        ("apiVersion: v1\nkind: Gizmo\n", "unknown kind"),
+    ],
+)
+def test_bad_snapshot_upload(client, text: str, needle: str) -> None:
+    r = client.post("/api/import/snapshot", content=text.encode())
+    assert r.status_code == 400 and needle in r.json()["error"]
+
+
+def test_simulator_annotations(client) -> None:
+    r = client.get("/api/export/simulator-annotations")
+    pods = {i["metadata"]["name"]: i for i in yaml.safe_load(r.text)["items"]}
+    ann = pods["urgent"]["metadata"]["annotations"]
+    assert ann[interop.SELECTED_NODE] == "node-b"
+    filt = json.loads(ann[interop.FILTER_RESULT])
+    assert filt["node-b"]["NodeResourcesFit"] == "passed"
+    assert filt["node-a"]["NodeResourcesFit"] == "Insufficient cpu"
+    score = json.loads(ann[interop.SCORE_RESULT])
+    final = json.loads(ann[interop.FINALSCORE_RESULT])
+    assert all(isinstance(v, str) for v in score["node-b"].values())
+    # the final score is the normalized score times the weight: TaintToleration's weight is 3
+    assert int(final["node-b"]["TaintToleration"]) % 3 == 0
+    assert interop.SELECTED_NODE not in pods["huge"]["metadata"]["annotations"]
+
+
+def test_open_rejects_a_folder_that_is_no_output(client, tmp_path: Path) -> None:
+    (tmp_path / "notes.txt").write_text("hello")
+    r = client.post("/api/open", json={"path": str(tmp_path)})
+    assert r.status_code == 400
+    assert r.json()["field"] == "path" and "not a kubesched output folder" in r.json()["error"]
+    r = client.post("/api/open", json={"path": str(tmp_path / "missing")})
+    assert r.status_code == 400 and "no such file" in r.json()["error"]
+
+
+def test_simulation_folder(sim_dir: Path) -> None:
+    ws = open_source(str(sim_dir))
+    c = TestClient(build_app(ws))
+    m = c.get("/api/meta").json()
+    assert m["kind"] == "simulation" and "simulation" in m["views"] and m["note"] == ""
+    pods = _csv(sim_dir / "pods.csv")
+    d = c.get("/api/cluster").json()
+    assert d["pods"]["pod"] == [r["pod"] for r in pods]
+    # mid-run: the pods the events say are running are the pods on nodes
+    mid = m["steps"] // 2
+    d = c.get(f"/api/cluster?step={mid}").json()
+    running = sum(1 for x in d["pods"]["node_now"] if x)
+    assert running == sum(d["nodes"]["pods"]) > 0
+    dash = c.get("/api/dashboard/simulation").json()
+    assert dash["x"] == "end" and len(dash["bins"]["cpu_alloc_pct"]) == len(_csv(sim_dir / "bins.csv"))
+    assert dash["nodes_over_time"]["nodes"][0] == 6
+    # a failed pod's decision: explained against the cluster its last attempt saw
+    failed = [r["pod"] for r in pods if r["state"] in ("failed", "withdrawn")]
+    assert failed
+    d = c.get(f"/api/decision?pod={failed[0]}").json()
+    assert d["attempts"] and d["attempts"][-1]["outcome"] == "unschedulable"
+    assert d["explain"]["selected"] is None
+
+
+def test_corrupt_simulation_files(sim_dir: Path, tmp_path: Path) -> None:
+    bad = tmp_path / "sim"
+    shutil.copytree(sim_dir, bad)
+    (bad / "pods.csv").write_text("pod,state,node,arrival\nx,failed,,soon\n")
+    with pytest.raises(Exception, match=r"pods.csv:2: arrival: invalid number 'soon'"):
+        open_source(str(bad))
+    (bad / "pods.csv").write_text("nothing,here\n")
+    with pytest.raises(Exception, match="missing column 'pod'"):
+        open_source(str(bad))
+    (bad / "summary.json").write_text("{")
+    with pytest.raises(Exception, match="summary.json: not valid JSON"):
+        open_source(str(bad))
+
+
+def test_experiment_folder_paired_deltas(exp_dir: Path) -> None:
+    c = TestClient(build_app(open_source(str(exp_dir))))
+    d = c.get("/api/dashboard/experiment").json()
+    assert d["baseline"] == "Random" and d["policies"] == ["BestFit", "Random"] or set(d["policies"]) == {"Random", "BestFit"}
+    runs = _csv(exp_dir / "runs.csv")
+    val = {(r["policy"], int(r["seed"])): float(r["unallocated_130"]) for r in runs}
+    diffs = [val[("BestFit", s)] - val[("Random", s)] for s in (1, 2)]
+    delta = next(x for x in d["deltas"] if x["policy"] == "BestFit")
+    assert delta["seeds"] == [1, 2]
+    assert delta["unallocated_130"]["mean"] == pytest.approx(sum(diffs) / 2, abs=1e-4)
+    bar = next(b for b in d["bars"] if b["policy"] == "Random")
+    assert bar["unallocated_130"]["mean"] == pytest.approx((val[("Random", 1)] + val[("Random", 2)]) / 2, abs=1e-4)
+    assert "unallocated" in d["curves"]
+    r = c.get("/api/dashboard/experiment?baseline=Nope")
+    assert r.status_code == 400 and r.json()["field"] == "baseline"
+    assert c.get("/api/cluster").status_code == 400
+
+
+def test_cli_refuses_bad_sources(tmp_path: Path, capsys) -> None:
+    assert main(["ui", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("kubesched: error: ") and "not a kubesched output folder" in err and err.count("\n") == 1
+    assert main(["ui", "--listen", "nonsense"]) == 2
+    assert "--listen" in capsys.readouterr().err
+
+
+def _csv(path: Path) -> list[dict[str, str]]:
+    import csv
+
+    with path.open() as f:
+        return list(csv.DictReader(f))
