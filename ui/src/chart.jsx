@@ -9,6 +9,7 @@ export const color = (i) => COLORS[i % COLORS.length];
 
 // data: [xs, ys1, ys2, ...]; series: [{label, bars?, dash?, band?}]
 export function Chart({ id, title, xLabel, yLabel, data, series, width = 560, height = 260, bars = false, xTime = false }) {
+  const n = data[0].length;
   const box = useRef(null);
   const plot = useRef(null);
   useEffect(() => {
@@ -17,7 +18,9 @@ export function Chart({ id, title, xLabel, yLabel, data, series, width = 560, he
       title,
       width,
       height,
-      scales: { x: { time: xTime } },
+      scales: bars
+        ? { x: { time: false, range: [0.5, n + 0.5] }, y: { range: (_u, _lo, hi) => [0, (hi || 1) * 1.1] } }
+        : { x: { time: xTime } },
       axes: [{ label: xLabel }, { label: yLabel }],
       series: [
         { label: xLabel },
@@ -26,9 +29,9 @@ export function Chart({ id, title, xLabel, yLabel, data, series, width = 560, he
           stroke: s.color || color(i),
           width: s.width || 2,
           dash: s.dash,
-          fill: bars ? (s.color || color(i)) + "aa" : undefined,
-          paths: bars ? uPlot.paths.bars({ size: [0.6, 60] }) : undefined,
-          points: { show: bars ? false : data[0].length < 60 },
+          fill: bars && !s.points ? (s.color || color(i)) + "aa" : undefined,
+          paths: bars && !s.points ? uPlot.paths.bars({ size: [0.6, 60] }) : s.points ? () => null : undefined,
+          points: { show: s.points || (!bars && data[0].length < 60), size: 10 },
         })),
       ],
       legend: { show: true },

@@ -74,12 +74,12 @@ export function ExperimentView({ initial }) {
     return (
       <Chart
         id={`bars-${metric}-${trace}`}
-        title={`${metric} — ${trace} (mean over seeds)`}
+        title={`${metric} — ${trace} (mean over seeds; dots: mean + sd)`}
         xLabel="policy #"
         yLabel="%"
         bars
-        data={[rows.map((_, i) => i + 1), rows.map((r) => r[metric].mean)]}
-        series={[{ label: rows.map((r, i) => `${i + 1}=${r.policy}`).join(" ") }]}
+        data={[rows.map((_, i) => i + 1), rows.map((r) => r[metric].mean), rows.map((r) => (r[metric].mean === null ? null : r[metric].mean + (r[metric].sd || 0)))]}
+        series={[{ label: rows.map((r, i) => `${i + 1}=${r.policy}`).join(" ") }, { label: "mean + sd", points: true, color: "#111827" }]}
         width={620}
         height={240}
       />
