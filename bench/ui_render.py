@@ -25,26 +25,29 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from kubesched.cli import main as kubesched  # noqa: E402
+from kubesched.heap import freeze_long_lived  # noqa: E402
 from kubesched.ui.sources import open_source  # noqa: E402
 from tests.ui.conftest import Server  # noqa: E402
 from tests.ui.test_browser import CHROMIUM, FLAGS  # noqa: E402
 
 
-def renderer_rss_mb() -> float:
-    """Resident memory of Chromium's renderer processes (the page), MiB."""
-    total = 0
+def renderer_memory_mb() -> tuple[float, float]:
+    """(PSS, RSS) of the largest Chromium renderer process (the page's), MiB. PSS shares the
+    pages mapped by several processes (the binary, fonts) among them; RSS counts them whole."""
+    best = (0, 0)
     for proc in Path("/proc").iterdir():
         if not proc.name.isdigit():
             continue
         try:
             cmd = (proc / "cmdline").read_bytes()
-            if b"chromium" in cmd and b"--type=renderer" in cmd:
-                for line in (proc / "status").read_text().splitlines():
-                    if line.startswith("VmRSS:"):
-                        total += int(line.split()[1])
-        except OSError:
+            if b"chromium" not in cmd or b"--type=renderer" not in cmd:
+                continue
+            fields = dict(line.split(":", 1) for line in (proc / "smaps_rollup").read_text().splitlines()[1:])
+            pss, rss = int(fields["Pss"].split()[0]), int(fields["Rss"].split()[0])
+        except (OSError, KeyError, ValueError):
             continue
-    return total / 1024
+        best = max(best, (pss, rss))
+    return best[0] / 1024, best[1] / 1024
 
 
 def measure(page, url: str, pods: list[str], label: str) -> dict:
@@ -84,7 +87,9 @@ def measure(page, url: str, pods: list[str], label: str) -> dict:
     metrics = {m["name"]: m["value"] for m in cdp.send("Performance.getMetrics")["metrics"]}
     out["js_heap_used_mb"] = round(metrics["JSHeapUsedSize"] / 2**20, 1)
     out["js_heap_total_mb"] = round(metrics["JSHeapTotalSize"] / 2**20, 1)
-    out["renderer_rss_mb"] = round(renderer_rss_mb(), 1)
+    pss, rss = renderer_memory_mb()
+    out["renderer_pss_mb"] = round(pss, 1)
+    out["renderer_rss_mb"] = round(rss, 1)
     return out
 
 
@@ -140,6 +145,7 @@ def main() -> int:
                 t0 = time.perf_counter()
                 ws = open_source(sim()) if sim else open_source(None, files=[dump()])
                 open_s = time.perf_counter() - t0
+                freeze_long_lived()  # as `kubesched ui` does
                 keys = list(ws.attempts)[:: max(1, len(ws.attempts) // 10)][:10] or list(ws.pods)[:10]
                 srv = Server(__import__("kubesched.ui.server", fromlist=["build_app"]).build_app(ws))
                 ctx = p.chromium.launch_persistent_context(tempfile.mkdtemp(), executable_path=CHROMIUM, headless=True,

@@ -30,3 +30,13 @@ def frozen_heap() -> Iterator[None]:
         _depth -= 1
         if _depth == 0:
             gc.unfreeze()
+
+
+def freeze_long_lived() -> None:
+    """For a server that holds one long-lived heap and replaces it now and then (`kubesched ui`):
+    hand back what was frozen before, collect what the last heap left, freeze what is alive now.
+    Without it every full collection walks the whole workspace (a 10,000-pod simulation's
+    explain took 0.6 s instead of 0.1 s)."""
+    gc.unfreeze()
+    gc.collect()
+    gc.freeze()

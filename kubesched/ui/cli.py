@@ -57,5 +57,9 @@ def run(args: argparse.Namespace) -> int:
     if host not in ("127.0.0.1", "::1", "localhost"):
         sys.stderr.write(f"kubesched: warning: serving on {host}: anyone who can reach it can use the UI (no authentication)\n")
     sys.stderr.write(f"kubesched ui: {ws.title} on http://{host if ':' not in host else f'[{host}]'}:{port}/\n")
-    uvicorn.run(build_app(ws, max_body=args.max_request_bytes), host=host, port=port, log_level="warning")
+    from kubesched.heap import freeze_long_lived
+
+    freeze_long_lived()  # the workspace lives as long as the server: keep it out of full collections
+    app = build_app(ws, max_body=args.max_request_bytes, on_swap=freeze_long_lived)
+    uvicorn.run(app, host=host, port=port, log_level="warning")
     return 0

@@ -8,6 +8,7 @@ never writes a file (exports are downloads), so it cannot write outside any fold
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -45,10 +46,21 @@ def error(message: str, field: str | None = None, status: int = 400) -> Response
 class State:
     """The workspace being looked at; replaced when the page opens or imports something else."""
 
-    def __init__(self, ws: Workspace, max_body: int) -> None:
-        self.ws = ws
+    def __init__(self, ws: Workspace, max_body: int, on_swap: Callable[[], None] | None = None) -> None:
+        self._ws = ws
         self.max_body = max_body
         self.busy = threading.Lock()  # one heavy job (what-if, open, import) at a time
+        self.on_swap = on_swap  # called after each replacement (the CLI freezes the new heap)
+
+    @property
+    def ws(self) -> Workspace:
+        return self._ws
+
+    @ws.setter
+    def ws(self, new: Workspace) -> None:
+        self._ws = new
+        if self.on_swap is not None:
+            self.on_swap()
 
 
 async def _body(request: Request, st: State) -> bytes:
@@ -83,8 +95,11 @@ def _int_param(request: Request, name: str) -> int | None:
         raise InputError(f"expected a whole number, got {v!r}", path=name) from None
 
 
-def build_app(ws: Workspace, *, max_body: int = DEFAULT_MAX_BODY) -> Starlette:
-    st = State(ws, max_body)
+def build_app(
+    ws: Workspace, *, max_body: int = DEFAULT_MAX_BODY, on_swap: Callable[[], None] | None = None
+) -> Starlette:
+    """The app over ``ws``. ``on_swap`` runs after the page replaces the workspace."""
+    st = State(ws, max_body, on_swap)
     static = static_dir()
 
     async def index(_: Request) -> Response:

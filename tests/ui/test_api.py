@@ -15,7 +15,6 @@ from kubesched.cli import main
 from kubesched.ui import interop
 from kubesched.ui.server import build_app
 from kubesched.ui.sources import open_source
-
 from tests.ui.conftest import PREEMPT
 
 
