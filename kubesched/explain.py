@@ -61,9 +61,17 @@ def explain_pod(sched: Scheduler, pod: Pod, errors: list[BaseException] | None =
     else:
         for pl in fw.filter:
             res = results.get(pl.name)
+            # one verdict per distinct (code, reasons) pair, copied per node: thousands of nodes
+            # share a handful of verdicts (copies, so that YAML output has no aliases)
+            seen: dict[tuple[int, int], dict[str, Any]] = {}
+            codes = res.code.tolist() if res is not None else [0] * len(rows)
+            bits = res.reason_bits.tolist() if res is not None else [0] * len(rows)
             for i in range(len(rows)):
-                st = Status(plugin=pl.name) if res is None else res.status_at(i, pl.name)
-                node_filters[i].append(_status_json(st, pl.name))
+                e = seen.get((codes[i], bits[i]))
+                if e is None:
+                    st = Status(plugin=pl.name) if res is None else res.status_at(i, pl.name)
+                    e = seen[codes[i], bits[i]] = _status_json(st, pl.name)
+                node_filters[i].append({"plugin": e["plugin"], "code": e["code"], "reasons": list(e["reasons"])})
             if res is not None:
                 failed = res.code != 0
                 feasible &= ~failed

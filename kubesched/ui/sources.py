@@ -50,6 +50,7 @@ class Workspace:
     pod_table: dict[str, list[Any]] = field(default_factory=dict)  # simulations: pods.csv
     summary: dict[str, Any] = field(default_factory=dict)
     note: str = ""  # what could not be rebuilt (shown in the page)
+    pod_columns: dict[str, list[Any]] | None = None  # the pods table's columns that no step changes (cached)
     files: list[str] = field(default_factory=list)
     plugin_paths: list[str] = field(default_factory=list)
     seed: int | None = 0
@@ -191,6 +192,7 @@ def open_cluster(
     sched = Scheduler(cfg, snap, cluster, registry, seed=seed, clock=clock)
     run = record_run(Session(sched, cluster, objs, pending, cfg, registry, clock))
     timeline = Timeline(cfg, registry, lambda: start_snapshot(objs)[0], run.ops, seed=seed)
+    timeline.adopt(snap, len(run.ops))  # the run's snapshot is the cluster after its last step
     text = config_text or ""
     if not text.strip():
         import yaml

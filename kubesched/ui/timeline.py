@@ -60,6 +60,14 @@ class Timeline:
     def __len__(self) -> int:
         return len(self.steps)
 
+    def adopt(self, snap: Snapshot, step: int) -> None:
+        """Start from a snapshot already at ``step`` (a finished run's own), instead of rebuilding
+        from the start and replaying: opening a large cluster pays for one populate, not two."""
+        with self.lock:
+            self._snap, self._sched, self.pos = snap, None, step
+            for n in snap.nodes:
+                self.nodes.setdefault(n.name, n)
+
     def _rebuild(self) -> None:
         self._snap = self._start()
         for n in self._snap.nodes:

@@ -150,34 +150,39 @@ def _outcome(ws: Workspace, key: str, node_now: str | None) -> tuple[str, str | 
 
 def pods_table(ws: Workspace, bound_now: dict[str, str]) -> dict[str, list[Any]]:
     """Every pod: where it is at the step shown, its outcome over the run, its requests."""
+    if ws.pod_columns is None:
+        ws.pod_columns = _pod_columns(ws)
+    cols = dict(ws.pod_columns)
+    cols["node_now"] = [bound_now.get(k, "") for k in cols["pod"]]
+    return cols
+
+
+def _pod_columns(ws: Workspace) -> dict[str, list[Any]]:
+    """The columns no step changes, computed once per workspace."""
+    by_key = ws.pods
     if ws.kind == SIMULATION and ws.pod_table:
         t = ws.pod_table
         keys = t["pod"]
-        by_key = ws.pods
-        cpu = [by_key[k].requests.get(CPU, 0) if k in by_key else None for k in keys]
-        mem = [by_key[k].requests.get(MEMORY, 0) if k in by_key else None for k in keys]
+        known = [by_key.get(k) for k in keys]
         return {
             "pod": keys,
-            "node_now": [bound_now.get(k, "") for k in keys],
             "state": t["state"],
             "node": t["node"],
             "attempts": t["attempts"],
-            "cpu": cpu,
-            "memory": mem,
+            "cpu": [p.requests.get(CPU, 0) if p else None for p in known],
+            "memory": [p.requests.get(MEMORY, 0) if p else None for p in known],
             "gpu_milli": t["gpu_milli"],
-            "priority": [by_key[k].priority if k in by_key else None for k in keys],
+            "priority": [p.priority if p else None for p in known],
             "message": t.get("message", [""] * len(keys)),
         }
-    keys = list(ws.pods)
+    keys = list(by_key)
     cols: dict[str, list[Any]] = {
-        c: [] for c in ("pod", "node_now", "state", "node", "attempts", "cpu", "memory", "gpu_milli", "priority", "message")
+        c: [] for c in ("pod", "state", "node", "attempts", "cpu", "memory", "gpu_milli", "priority", "message")
     }
     for k in keys:
-        pod = ws.pods[k]
-        now = bound_now.get(k, "")
-        state, node, n, msg = _outcome(ws, k, now)
+        pod = by_key[k]
+        state, node, n, msg = _outcome(ws, k, pod.node_name or None)
         cols["pod"].append(k)
-        cols["node_now"].append(now)
         cols["state"].append(state)
         cols["node"].append(node or "")
         cols["attempts"].append(n)
