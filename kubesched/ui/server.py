@@ -283,8 +283,8 @@ def _exists_at(w: Workspace, key: str, step: int) -> bool:
 def _views(w: Workspace) -> list[str]:
     if w.kind == EXPERIMENT:
         return ["experiment"]
-    out = ["cluster", "pods", "decision"] if w.timeline else ["pods"]
-    if w.kind == CLUSTER:
+    out = ["cluster", "pods", "decision"] if w.timeline else []
+    if w.kind == CLUSTER or w.workload is not None:
         out.append("whatif")
     if w.kind == SIMULATION:
         out.append("simulation")

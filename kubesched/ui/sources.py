@@ -50,6 +50,8 @@ class Workspace:
     pod_table: dict[str, list[Any]] = field(default_factory=dict)  # simulations: pods.csv
     summary: dict[str, Any] = field(default_factory=dict)
     note: str = ""  # what could not be rebuilt (shown in the page)
+    workload: Any = None  # simulations: the rebuilt Workload (what-if replays it)
+    inputs: dict[str, Any] = field(default_factory=dict)  # simulations: inputs.json
     pod_columns: dict[str, list[Any]] | None = None  # the pods table's columns that no step changes (cached)
     files: list[str] = field(default_factory=list)
     plugin_paths: list[str] = field(default_factory=list)
@@ -280,6 +282,8 @@ def open_simulation(folder: Path, *, plugin_paths: list[str] | None = None) -> W
     ws.pods = by_key
     ws.attempts = attempts
     ws.seed = inputs.get("seed")
+    ws.workload = wl
+    ws.inputs = inputs
     return ws
 
 

@@ -60,6 +60,10 @@ class Timeline:
     def __len__(self) -> int:
         return len(self.steps)
 
+    def copy(self) -> Timeline:
+        """A timeline over the same run with a snapshot of its own (rebuilt from the start)."""
+        return Timeline(self.config, self.registry, self._start, self.steps, seed=self.seed, nodes=self.nodes)
+
     def adopt(self, snap: Snapshot, step: int) -> None:
         """Start from a snapshot already at ``step`` (a finished run's own), instead of rebuilding
         from the start and replaying: opening a large cluster pays for one populate, not two."""

@@ -9,7 +9,8 @@ from typing import Any
 
 from kubesched.api.load import ClusterObjects
 from kubesched.errors import InputError
-from kubesched.ui.sources import CLUSTER, Workspace, open_cluster
+from kubesched.state.snapshot import Snapshot
+from kubesched.ui.sources import CLUSTER, SIMULATION, Workspace, open_cluster
 from kubesched.ui.views import balance, placement_diff
 
 MAX_CONFIGS = 6
@@ -35,24 +36,21 @@ def _moved(objs: ClusterObjects, moves: list[dict[str, Any]]) -> ClusterObjects:
 
 def compare(ws: Workspace, body: Any) -> dict[str, Any]:
     """``{"configs": [{"name", "yaml"}...], "moves": [{"pod", "node"}...]}`` -> runs compared."""
+    if ws.kind == SIMULATION and ws.workload is not None:
+        return compare_simulations(ws, body)
     if ws.kind != CLUSTER or ws.objects is None:
-        raise InputError("what-if runs need a cluster (open a cluster dump, or a configuration)", path="source")
+        raise InputError("what-if runs need a cluster dump, a configuration or a simulation with inputs.json", path="source")
     if not isinstance(body, dict):
         raise InputError("expected a JSON object with configs and moves", path="body")
     configs = body.get("configs")
     moves = body.get("moves") or []
-    if not isinstance(configs, list) or not configs:
-        raise InputError("expected a list of one or more configurations", path="configs")
-    if len(configs) > MAX_CONFIGS:
-        raise InputError(f"at most {MAX_CONFIGS} configurations at once", path="configs")
     if not isinstance(moves, list):
         raise InputError("expected a list of {pod, node}", path="moves")
     objs = _moved(ws.objects, moves)
+    _check_configs(configs)
     names: list[str] = []
     runs = []
     for i, c in enumerate(configs):
-        if not isinstance(c, dict) or not isinstance(c.get("yaml", ""), str):
-            raise InputError("expected {name, yaml}", path=f"configs[{i}]")
         name = str(c.get("name") or f"config {i + 1}")
         try:
             other = open_cluster(
@@ -86,3 +84,70 @@ def compare(ws: Workspace, body: Any) -> dict[str, Any]:
             }
         )
     return {"runs": out_runs, "diff": placement_diff(finals, names), "moves": moves}
+
+
+def _check_configs(configs: Any) -> None:
+    if not isinstance(configs, list) or not configs:
+        raise InputError("expected a list of one or more configurations", path="configs")
+    if len(configs) > MAX_CONFIGS:
+        raise InputError(f"at most {MAX_CONFIGS} configurations at once", path="configs")
+    for i, c in enumerate(configs):
+        if not isinstance(c, dict) or not isinstance(c.get("yaml", ""), str):
+            raise InputError("expected {name, yaml}", path=f"configs[{i}]")
+
+
+def compare_simulations(ws: Workspace, body: Any) -> dict[str, Any]:
+    """Replay the simulation's workload once per configuration (same mode, seed and options as the
+    folder's run) and compare: balance over nodes of the pods running at the end, pods placed,
+    failed and preempted, and the pods whose node differs."""
+    from kubesched.sim.runner import simulate
+    from kubesched.sim.usage import UsageModel
+    from kubesched.ui.sources import parse_config_text
+
+    if not isinstance(body, dict):
+        raise InputError("expected a JSON object with configs", path="body")
+    if body.get("moves"):
+        raise InputError("moving pods by hand needs a cluster source; a simulation replays its workload", path="moves")
+    configs = body.get("configs")
+    _check_configs(configs)
+    inp = ws.inputs
+    registry = ws.timeline.registry if ws.timeline else None
+    parsed = []
+    for i, c in enumerate(configs):
+        try:
+            parsed.append((str(c.get("name") or f"config {i + 1}"), parse_config_text(c.get("yaml") or "", registry, f"configs[{i}]")))
+        except InputError as e:
+            raise e.within(source=f"configs[{i}]") from None
+    wl = ws.workload
+    nodes_by_name = {n.name: n for n in wl.nodes}
+    pods_by_key = {p.key: p for p in wl.pods}
+    out_runs, finals = [], []
+    for name, cfg in parsed:
+        res = simulate(
+            cfg, wl, mode=inp.get("mode") or "time", seed=inp.get("seed"), registry=registry,
+            usage=UsageModel.parse(inp.get("usage_fraction") or "0.5:1.0"), bins=int(inp.get("bins") or 100),
+            max_wait=inp.get("max_wait"), tie_break=inp.get("tie_break") or "random", record_events=False,
+        )
+        t = res.pods
+        final = {k: (n or None) for k, n in zip(t["pod"], t["node"], strict=True)}
+        snap = Snapshot()
+        for n in wl.nodes:
+            snap.add_node(n)
+        for k, n, st in zip(t["pod"], t["node"], t["state"], strict=True):
+            if st == "running" and n in nodes_by_name:
+                snap.add_pod(pods_by_key[k].with_node(n))
+        s = res.summary["pods"]
+        finals.append(final)
+        out_runs.append(
+            {
+                "name": name,
+                "balance": balance(snap),
+                "placed": s["scheduled"],
+                "unschedulable": s["failed"],
+                "preempted": s["preempted"],
+                "allocation_pct": res.summary["allocation_pct"],
+                "placements": [{"pod": k, "node": v} for k, v in final.items()],
+            }
+        )
+    names = [r["name"] for r in out_runs]
+    return {"runs": out_runs, "diff": placement_diff(finals, names), "moves": []}

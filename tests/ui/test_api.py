@@ -291,3 +291,22 @@ def _csv(path: Path) -> list[dict[str, str]]:
 
     with path.open() as f:
         return list(csv.DictReader(f))
+
+
+def test_simulation_whatif_replays_the_workload(sim_dir: Path) -> None:
+    c = TestClient(build_app(open_source(str(sim_dir))))
+    assert "whatif" in c.get("/api/meta").json()["views"]
+    most = (
+        "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\nprofiles:\n"
+        "- schedulerName: default-scheduler\n  pluginConfig:\n  - name: NodeResourcesFit\n    args:\n"
+        "      scoringStrategy: {type: MostAllocated}\n"
+    )
+    d = c.post("/api/whatif", json={"configs": [{"name": "default", "yaml": ""}, {"name": "most", "yaml": most}]}).json()
+    first, second = d["runs"]
+    summary = json.loads((sim_dir / "summary.json").read_text())
+    # the default configuration replays the folder's own run: same counts as its summary
+    assert first["placed"] == summary["pods"]["scheduled"] and first["unschedulable"] == summary["pods"]["failed"]
+    assert len(first["placements"]) == summary["pods"]["total"]
+    assert second["name"] == "most" and "cpu" in second["balance"]
+    r = c.post("/api/whatif", json={"configs": [{"yaml": ""}], "moves": [{"pod": "a", "node": "b"}]})
+    assert r.status_code == 400 and r.json()["field"] == "moves"

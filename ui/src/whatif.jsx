@@ -12,10 +12,8 @@ export function WhatIfView({ meta, cluster }) {
   const [result, setResult] = useState(null);
   const [err, setErr] = useState(null);
   const [busy, setBusy] = useState(false);
-  const [podQ, setPodQ] = useState("");
   const pods = cluster.pods.pod;
   const nodes = cluster.nodes.name;
-  const shownPods = pods.filter((p) => p.includes(podQ)).slice(0, 60);
   const run = async () => {
     setBusy(true);
     setErr(null);
@@ -28,7 +26,6 @@ export function WhatIfView({ meta, cluster }) {
     setBusy(false);
   };
   const setYaml = (k, v) => setConfigs(configs.map((c, i) => (i === k ? { ...c, yaml: v } : c)));
-  const addMove = (pod, node) => setMoves([...moves.filter((m) => m.pod !== pod), { pod, node }]);
   return (
     <section data-testid="whatif">
       <h2>Configurations</h2>
@@ -42,6 +39,26 @@ export function WhatIfView({ meta, cluster }) {
         ))}
       </div>
       <button onClick={() => setConfigs([...configs, { name: `config ${configs.length + 1}`, yaml: meta.config_yaml }])}>add a configuration</button>
+      {meta.kind === "simulation" ? (
+        <p class="note">A simulation's what-if replays its whole workload once per configuration (same mode, seed and options).</p>
+      ) : (
+        <Moves pods={pods} nodes={nodes} moves={moves} setMoves={setMoves} />
+      )}
+      <p>
+        <button class="primary" data-testid="run-whatif" disabled={busy} onClick={run}>{busy ? "running…" : "re-run and compare"}</button>
+      </p>
+      {err ? <p class="error" role="alert" data-testid="whatif-error">{err}</p> : null}
+      {result ? <WhatIfResult result={result} /> : null}
+    </section>
+  );
+}
+
+function Moves({ pods, nodes, moves, setMoves }) {
+  const [podQ, setPodQ] = useState("");
+  const shownPods = pods.filter((p) => p.includes(podQ)).slice(0, 60);
+  const addMove = (pod, node) => setMoves([...moves.filter((m) => m.pod !== pod), { pod, node }]);
+  return (
+    <div>
       <h2>Move pods (drag a pod onto a node)</h2>
       <div class="dnd">
         <div class="dnd-list">
@@ -64,12 +81,7 @@ export function WhatIfView({ meta, cluster }) {
           </ul>
         </div>
       </div>
-      <p>
-        <button class="primary" data-testid="run-whatif" disabled={busy} onClick={run}>{busy ? "running…" : "re-run and compare"}</button>
-      </p>
-      {err ? <p class="error" role="alert" data-testid="whatif-error">{err}</p> : null}
-      {result ? <WhatIfResult result={result} /> : null}
-    </section>
+    </div>
   );
 }
 
