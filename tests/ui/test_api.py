@@ -310,3 +310,56 @@ def test_simulation_whatif_replays_the_workload(sim_dir: Path) -> None:
     assert second["name"] == "most" and "cpu" in second["balance"]
     r = c.post("/api/whatif", json={"configs": [{"yaml": ""}], "moves": [{"pod": "a", "node": "b"}]})
     assert r.status_code == 400 and r.json()["field"] == "moves"
+
+
+def test_server_writes_nothing(sim_dir: Path, tmp_path: Path, monkeypatch) -> None:
+    """Every endpoint of a session leaves the opened folder and the working directory as they were."""
+    monkeypatch.chdir(tmp_path)
+    before = sorted((p.name, p.stat().st_mtime_ns, p.stat().st_size) for p in sim_dir.iterdir())
+    c = TestClient(build_app(open_source(str(sim_dir))))
+    key = c.get("/api/cluster").json()["pods"]["pod"][0]
+    for path in ("/api/meta", "/api/cluster?step=3", f"/api/decision?pod={key}", "/api/dashboard/simulation",
+                 "/api/export/snapshot", "/api/export/simulator-annotations?limit=5"):
+        assert c.get(path).status_code == 200, path
+    assert sorted((p.name, p.stat().st_mtime_ns, p.stat().st_size) for p in sim_dir.iterdir()) == before
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_cli_serves_on_loopback(tmp_path: Path) -> None:
+    import socket
+    import subprocess
+    import sys
+    import time
+    import urllib.request
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "kubesched.cli", "ui", "-f", PREEMPT, "--listen", f"127.0.0.1:{port}"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}/api/meta", timeout=2) as r:
+                    meta = json.loads(r.read())
+                break
+            except OSError:
+                assert proc.poll() is None, proc.stderr.read()
+                assert time.monotonic() < deadline, "kubesched ui did not answer"
+                time.sleep(0.2)
+        assert meta["kind"] == "cluster" and meta["title"] == PREEMPT
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/") as r:
+            assert b'<script type="module" src="/static/app.js">' in r.read()
+    finally:
+        proc.terminate()
+        proc.wait(10)
+    assert f"on http://127.0.0.1:{port}/" in proc.stderr.read()
+
+
+def test_default_listen_is_loopback() -> None:
+    from kubesched.cli import build_parser
+
+    assert build_parser().parse_args(["ui"]).listen == "127.0.0.1:8765"
