@@ -112,9 +112,9 @@ def build_app(
                 "kind": w.kind,
                 "title": w.title,
                 "note": w.note,
-                "steps": len(w.timeline) if w.timeline else 0,
+                "steps": len(w.timeline) if w.timeline is not None else 0,
                 "config_yaml": w.config_text,
-                "profiles": list(w.timeline.scheduler.frameworks) if w.timeline else [],
+                "profiles": list(w.timeline.scheduler.frameworks) if w.timeline is not None else [],
                 "views": _views(w),
             }
         )
@@ -283,7 +283,7 @@ def _exists_at(w: Workspace, key: str, step: int) -> bool:
 def _views(w: Workspace) -> list[str]:
     if w.kind == EXPERIMENT:
         return ["experiment"]
-    out = ["cluster", "pods", "decision"] if w.timeline else []
+    out = ["cluster", "pods", "decision"] if w.timeline is not None else []
     if w.kind == CLUSTER or w.workload is not None:
         out.append("whatif")
     if w.kind == SIMULATION:

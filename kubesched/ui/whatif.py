@@ -111,7 +111,7 @@ def compare_simulations(ws: Workspace, body: Any) -> dict[str, Any]:
     configs = body.get("configs")
     _check_configs(configs)
     inp = ws.inputs
-    registry = ws.timeline.registry if ws.timeline else None
+    registry = ws.timeline.registry if ws.timeline is not None else None
     parsed = []
     for i, c in enumerate(configs):
         try:

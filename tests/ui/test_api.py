@@ -363,3 +363,17 @@ def test_default_listen_is_loopback() -> None:
     from kubesched.cli import build_parser
 
     assert build_parser().parse_args(["ui"]).listen == "127.0.0.1:8765"
+
+
+def test_a_cluster_with_nothing_to_schedule_still_has_its_views(tmp_path: Path) -> None:
+    f = tmp_path / "bound.yaml"
+    f.write_text(
+        "apiVersion: v1\nkind: Node\nmetadata: {name: n1}\nstatus: {allocatable: {cpu: '2', memory: 4Gi, pods: '10'}}\n"
+        "---\napiVersion: v1\nkind: Pod\nmetadata: {name: p, namespace: default}\n"
+        "spec: {nodeName: n1, containers: [{name: c, resources: {requests: {cpu: '1'}}}]}\n"
+    )
+    c = TestClient(build_app(open_source(None, files=[str(f)])))
+    m = c.get("/api/meta").json()
+    assert m["steps"] == 0 and m["views"][:3] == ["cluster", "pods", "decision"]
+    d = c.get("/api/cluster").json()
+    assert d["nodes"]["pct:cpu"] == [50.0] and d["pods"]["state"] == ["bound in input"]
