@@ -98,6 +98,9 @@ def explain_pod(sched: Scheduler, pod: Pod, errors: list[BaseException] | None =
                 errors.append(e.cause)
             scores = None
         if scores is not None:
+            # plain lists first: indexing numpy arrays element by element costs more than the rest
+            per_plugin = [(name, raw.tolist(), norm.tolist(), w) for name, (raw, norm, w) in scores.per_plugin.items()]
+            totals = scores.total.tolist()
             for j, row in enumerate(feas_rows.tolist()):
                 entries = [
                     {
@@ -107,9 +110,9 @@ def explain_pod(sched: Scheduler, pod: Pod, errors: list[BaseException] | None =
                         "weight": w,
                         "weighted": int(norm[j]) * w,
                     }
-                    for name, (raw, norm, w) in scores.per_plugin.items()
+                    for name, raw, norm, w in per_plugin
                 ]
-                score_by_row[row] = (entries, int(scores.total[j]))
+                score_by_row[row] = (entries, int(totals[j]))
             if feas_rows.size == 1:
                 out["selected"] = snap.nodes[int(feas_rows[0])].name
             else:
