@@ -12,6 +12,7 @@ import argparse
 import csv
 import json
 import math
+from collections import OrderedDict
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -52,6 +53,7 @@ class Workspace:
     note: str = ""  # what could not be rebuilt (shown in the page)
     workload: Any = None  # simulations: the rebuilt Workload (what-if replays it)
     inputs: dict[str, Any] = field(default_factory=dict)  # simulations: inputs.json
+    decisions: OrderedDict[tuple[str, int | None], dict[str, Any]] = field(default_factory=OrderedDict)  # recent, by (pod, attempt)
     pod_columns: dict[str, list[Any]] | None = None  # the pods table's columns that no step changes (cached)
     files: list[str] = field(default_factory=list)
     plugin_paths: list[str] = field(default_factory=list)

@@ -215,9 +215,25 @@ def pending_pods(ws: Workspace) -> dict[str, Any]:
 
 
 # ---- decision view ----------------------------------------------------------------------------
+DECISIONS_KEPT = 64
+
+
 def decision_view(ws: Workspace, key: str, attempt: int | None = None) -> dict[str, Any]:
     """One pod: every attempt, and the explain tables against the cluster as an attempt saw it
-    (default: its last attempt; a pod never tried is judged against the end of the run)."""
+    (default: its last attempt; a pod never tried is judged against the end of the run). The
+    last few are kept: going back to a pod or an attempt costs nothing."""
+    kept = ws.decisions.get((key, attempt))
+    if kept is not None:
+        ws.decisions.move_to_end((key, attempt))
+        return kept
+    out = _decision(ws, key, attempt)
+    ws.decisions[key, attempt] = out
+    while len(ws.decisions) > DECISIONS_KEPT:
+        ws.decisions.popitem(last=False)
+    return out
+
+
+def _decision(ws: Workspace, key: str, attempt: int | None) -> dict[str, Any]:
     if ws.timeline is None:
         raise InputError("this source has no per-pod decisions (an experiment folder has dashboards only)", path="pod")
     pod = ws.pods.get(key)
