@@ -3,6 +3,7 @@ markers, the HTML report's configuration and failed pods, the one-instant warnin
 
 from __future__ import annotations
 
+import csv
 import json
 from pathlib import Path
 
@@ -41,9 +42,9 @@ def test_a_gated_pod_is_reported_gated_not_failed(tmp_path, capsys, mode):
     assert summary["pods"]["gated"] == 1 and summary["pods"]["failed"] == 0 and summary["pods"]["scheduled"] == 1
     msg = "waiting for scheduling gates: [example.com/quota] (SchedulingGates)"
     assert summary["gated_messages"] == {msg: 1} and summary["failed_messages"] == {}
-    pods = (tmp_path / "out" / "pods.csv").read_text().splitlines()
-    (row,) = [r for r in pods if r.startswith("default/held,")]
-    assert ",gated," in row and row.endswith(msg)
+    with (tmp_path / "out" / "pods.csv").open() as f:
+        (row,) = [r for r in csv.DictReader(f) if r["pod"] == "default/held"]
+    assert row["state"] == "gated" and row["message"] == msg
 
 
 def test_nvidia_gpus_are_counted(tmp_path):
