@@ -107,7 +107,7 @@ def simulation(tmp: Path) -> Path:
     )
     t0 = time.perf_counter()
     rc = kubesched(["simulate", "--synthetic", str(spec), "--mode", "arrival", "--config", str(cfg), "--no-plots",
-                    "--no-progress", "--out", str(out)])
+                    "--no-progress", "--out-dir", str(out)])
     assert rc == 0
     print(f"simulation written in {time.perf_counter() - t0:.1f} s", file=sys.stderr)
     return out

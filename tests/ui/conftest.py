@@ -24,7 +24,7 @@ def sim_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     rc = main(
         [
             "simulate", "--synthetic", "--synth", "nodes.0.count=6", "--synth", "pods.count=120",
-            "--synth", "pods.arrivalRate=0.5", "--max-wait", "120", "--seed", "3", "--no-plots", "--no-progress", "--out", str(out),
+            "--synth", "pods.arrivalRate=0.5", "--max-wait", "120", "--seed", "3", "--no-plots", "--no-progress", "--out-dir", str(out),
         ]
     )
     assert rc == 0
@@ -38,7 +38,7 @@ def exp_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
         [
             "experiment", "fgd", "--traces", "default", "--policies", "Random,BestFit", "--seeds", "1-2",
             "--max-nodes", "24", "--max-pods", "120", "--workers", "1", "--no-plots", "--no-progress",
-            "--out", str(out),
+            "--out-dir", str(out),
         ]
     )
     assert rc == 0
