@@ -167,6 +167,10 @@ class Scheduler:
                 self.nominated[pod.uid] = pod
             self.queue.add(pod)
 
+    def pending_pods(self) -> list[Pod]:
+        """The pods waiting to be scheduled (Nominator)."""
+        return [q.pod for q in self.queue.pending_pods()]
+
     def nominated_pods_on(self, node_name: str) -> list[Pod]:
         return [p for p in self.nominated.values() if p.nominated_node_name == node_name]
 

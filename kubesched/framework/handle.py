@@ -26,6 +26,22 @@ class ClusterBackend(Protocol):
     def set_nominated_node(self, pod: Pod, node_name: str) -> None: ...
 
 
+class Nominator(Protocol):
+    """What plugins may ask of the scheduler that owns their handle (upstream's PodNominator,
+    and the pods its queue holds)."""
+
+    #: uid -> pod nominated to a node (``nominated_node_name``), as preemption left it
+    nominated: dict[str, Pod]
+
+    def delete_pod(self, pod: Pod) -> None:
+        """A pod was deleted (a preemption victim): the scheduler forgets it everywhere."""
+        ...
+
+    def pending_pods(self) -> list[Pod]:
+        """The pods waiting to be scheduled (gated, queued, in flight, waiting at Permit)."""
+        ...
+
+
 class Handle:
     """framework.Handle: shared by every plugin of one profile.
 
@@ -49,7 +65,7 @@ class Handle:
         self.rng = rng if rng is not None else np.random.default_rng()
         self.parallelism = parallelism
         self.framework: Framework | None = None  # set once the profile's framework is built
-        self.nominator: Any = None  # the queue's nominated pods, when a scheduler owns this handle
+        self.nominator: Nominator | None = None  # the scheduler that owns this handle, if any
         # measured node utilization (kubesched.framework.utilization.UtilizationSource), set by
         # the simulator; live, load-aware plugins build their own from their args
         self.utilization: Any = None

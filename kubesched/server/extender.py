@@ -40,15 +40,15 @@ from kubesched.errors import InputError, join_path
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.diagnosis import Diagnosis
 from kubesched.framework.interfaces import MAX_NODE_SCORE
-from kubesched.framework.registry import Registry
-from kubesched.framework.runtime import Framework, PluginFailure
-from kubesched.framework.status import Code, Status
-from kubesched.plugins.defaultpreemption.candidates import (
+from kubesched.framework.preemption.candidates import (
     PodDisruptionBudget,
     filter_pods_with_pdb_violation,
     more_important_pod,
 )
-from kubesched.plugins.defaultpreemption.evaluator import Evaluator
+from kubesched.framework.preemption.dry_run import DryRun
+from kubesched.framework.registry import Registry
+from kubesched.framework.runtime import Framework, PluginFailure
+from kubesched.framework.status import Code, Status
 from kubesched.scheduler import Scheduler
 from kubesched.server import wire
 from kubesched.server.httpd import HTTPServer, Limits, PostHandler, Response
@@ -70,7 +70,7 @@ class NotReady(Exception):
     """The watched cluster has not been listed yet: HTTP 503 (kube-scheduler retries the pod)."""
 
 
-class _PlainEvaluator(Evaluator):
+class _PlainEvaluator(DryRun):
     """Victim selection for profiles without a preemption plugin: upstream's defaults."""
 
     def __init__(self, fw: Framework) -> None:
@@ -347,9 +347,9 @@ class Extender:
         finally:
             self._end_cycle(fw.profile_name, record=False)  # dry-run checks are no extension point
 
-    def _evaluator(self, fw: Framework) -> Evaluator:
+    def _evaluator(self, fw: Framework) -> DryRun:
         for pl in fw.post_filter:
-            if isinstance(pl, Evaluator):
+            if isinstance(pl, DryRun):
                 return pl
         return _PlainEvaluator(fw)
 

@@ -20,6 +20,7 @@ from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.diagnosis import Diagnosis, NodeFailures
 from kubesched.framework.handle import Handle
 from kubesched.framework.interfaces import FilterPlugin, PreFilterPlugin
+from kubesched.framework.preemption.candidates import aggregate_errors, select_candidate
 from kubesched.framework.registry import Registry
 from kubesched.framework.runtime import Framework
 from kubesched.framework.status import Code, FilterResult, Status
@@ -30,7 +31,6 @@ from kubesched.plugins.defaultpreemption import (
     PodDisruptionBudget,
     pick_one_node_for_preemption,
 )
-from kubesched.plugins.defaultpreemption.candidates import aggregate_errors, select_candidate
 from kubesched.state.snapshot import Snapshot
 from kubesched.testing import build_snapshot, make_node, make_pod
 from tests.framework.fake_plugins import ERR_REASON_FAKE, FalseFilter, MatchFilter, TrueFilter
@@ -138,6 +138,9 @@ class FakeNominator:
 
     def nominated_pods_on(self, node_name: str) -> list[Pod]:
         return [p for p in self.nominated.values() if p.nominated_node_name == node_name]
+
+    def pending_pods(self) -> list[Pod]:
+        return []
 
 
 TEST_PLUGINS = (FakeFilter, TrueFilter, FalseFilter, MatchFilter, ErrorOnRemove)

@@ -15,8 +15,8 @@ import pytest
 from kubesched.api.objects import Pod, PodDisruptionBudget
 from kubesched.cluster.memory import MemoryCluster
 from kubesched.config import default_config
+from kubesched.framework.preemption.evaluator import Evaluator
 from kubesched.framework.registry import Registry
-from kubesched.plugins.defaultpreemption.evaluator import Evaluator
 from kubesched.scheduler import Scheduler
 from kubesched.testing import build_snapshot, make_node, make_pod
 

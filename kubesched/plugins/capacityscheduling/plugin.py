@@ -18,11 +18,11 @@ from kubesched.errors import InputError
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.interfaces import PreFilterPlugin, ReservePlugin
 from kubesched.framework.plugin_args import args_body
+from kubesched.framework.preemption.candidates import filter_pods_with_pdb_violation, sort_by_importance
 from kubesched.framework.status import Code, Status
 from kubesched.plugins.capacityscheduling.quota import ElasticQuotaInfos, add, as_resource, pod_request
 from kubesched.plugins.capacityscheduling.usage import QuotaTracker
 from kubesched.plugins.defaultpreemption import DefaultPreemption
-from kubesched.plugins.defaultpreemption.candidates import filter_pods_with_pdb_violation, sort_by_importance
 from kubesched.plugins.defaultpreemption.plugin import (
     NOT_ELIGIBLE_NEVER,
     NOT_ELIGIBLE_TERMINATING,
@@ -78,7 +78,8 @@ class CapacityScheduling(DefaultPreemption, PreFilterPlugin, ReservePlugin):
     def pre_filter_state(self, pod: Pod, snap: Snapshot, infos: ElasticQuotaInfos) -> PreFilterState:
         req = pod_request(pod.requests)
         in_eq, total = as_resource(None), as_resource(None)
-        nominated = getattr(getattr(self.handle, "nominator", None), "nominated", None) or {}
+        nominator = self.handle.nominator if self.handle is not None else None
+        nominated = nominator.nominated if nominator is not None else {}
         for p in nominated.values():
             if p.uid == pod.uid or p.nominated_node_name not in snap.row_of:
                 continue

@@ -70,8 +70,8 @@ class Coscheduling(QueueSortPlugin, PreFilterPlugin, PostFilterPlugin, PermitPlu
         """Pods not in the cache that count as members: those in the scheduler's queue (gated, in
         flight and waiting ones included) and, where the cluster backend keeps every pod (the
         in-memory cluster, which ``explain`` never queues), its non-terminal pods."""
-        queue = getattr(getattr(self.handle, "nominator", None), "queue", None)
-        pods = [q.pod for q in queue.pending_pods()] if queue is not None else []
+        nominator = self.handle.nominator if self.handle is not None else None
+        pods = nominator.pending_pods() if nominator is not None else []
         known = getattr(getattr(self.handle, "cluster", None), "pods", None)
         if isinstance(known, dict):
             pods.extend(p for p in known.values() if not p.terminal)

@@ -1,12 +1,12 @@
 """DefaultPreemption (PostFilter), as in pkg/scheduler/framework/plugins/defaultpreemption."""
 
-from kubesched.plugins.defaultpreemption.candidates import (
+from kubesched.framework.preemption.candidates import (
     Candidate,
     PodDisruptionBudget,
     more_important_pod,
     pick_one_node_for_preemption,
 )
-from kubesched.plugins.defaultpreemption.evaluator import NO_VICTIMS, NOT_HELPFUL
+from kubesched.framework.preemption.dry_run import NO_VICTIMS, NOT_HELPFUL
 from kubesched.plugins.defaultpreemption.plugin import (
     NAME,
     NOT_ELIGIBLE_NEVER,

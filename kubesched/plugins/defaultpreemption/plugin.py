@@ -1,7 +1,7 @@
 """DefaultPreemption: when a pod fits nowhere, evict lower-priority pods from one node for it.
 
-Ports pkg/scheduler/framework/plugins/defaultpreemption/default_preemption.go and the
-synchronous path of pkg/scheduler/framework/preemption (Evaluator.Preempt, prepareCandidate).
+Ports pkg/scheduler/framework/plugins/defaultpreemption/default_preemption.go: the plugin's
+args and its preemption.Interface hooks; the flow is ``kubesched.framework.preemption``.
 """
 
 from __future__ import annotations
@@ -13,20 +13,14 @@ import numpy as np
 
 from kubesched.framework.diagnosis import Diagnosis
 from kubesched.framework.interfaces import PostFilterPlugin
-from kubesched.framework.status import Code, Status
-from kubesched.plugins.defaultpreemption.candidates import (
-    Candidate,
+from kubesched.framework.preemption.candidates import (
     PodDisruptionBudget,
-    aggregate_errors,
     more_important_pod,
-    select_candidate,
 )
-from kubesched.plugins.defaultpreemption.evaluator import (
+from kubesched.framework.preemption.evaluator import (
     Evaluator,
-    fit_error_message,
-    node_codes,
-    potential_rows,
 )
+from kubesched.framework.status import Code, Status
 
 if TYPE_CHECKING:
     from kubesched.api.objects import Pod
@@ -40,11 +34,9 @@ DEFAULT_MIN_CANDIDATE_NODES_ABSOLUTE = 100
 MSG_PREFIX = "preemption: "
 NOT_ELIGIBLE_NEVER = "not eligible due to preemptionPolicy=Never."
 NOT_ELIGIBLE_TERMINATING = "not eligible due to a terminating pod on the nominated node."
-NO_CANDIDATE = "no candidate node for preemption"
 PREEMPT_NEVER = "Never"
 DISRUPTION_TARGET = "DisruptionTarget"
 REASON_PREEMPTION_BY_SCHEDULER = "PreemptionByScheduler"
-PREEMPTED = "preempted"  # why a victim waiting at Permit is rejected
 
 
 def pod_terminating_by_preemption(pod: Pod) -> bool:
@@ -95,37 +87,6 @@ class DefaultPreemption(PostFilterPlugin, Evaluator):
             return node, Status(st.code, (MSG_PREFIX + st.message,))
         return node, st
 
-    def preempt(self, pod: Pod, snap: Snapshot, diagnosis: Diagnosis) -> tuple[str | None, Status]:
-        """Evaluator.Preempt without extenders: eligibility, dry run, pick, evict."""
-        codes = node_codes(diagnosis, snap.n)
-        nominated_code = self._nominated_node_code(pod, snap, diagnosis, codes)
-        ok, msg = self.pod_eligible_to_preempt_others(pod, snap, nominated_code)
-        if not ok:
-            return None, Status(Code.Unschedulable, (msg,))
-        if snap.n == 0:
-            return None, Status.error("no nodes available")
-        candidates, statuses, errors = self.find_candidates(pod, snap, diagnosis)
-        if errors and not candidates:
-            return None, Status.error(aggregate_errors(errors))
-        if not candidates:
-            return "", Status(Code.Unschedulable, (fit_error_message(statuses, snap.n),))
-        best = self.select_candidate(candidates)
-        if best is None or not best.name:
-            return None, Status(Code.Unschedulable, (NO_CANDIDATE,))
-        st = self.prepare_candidate(best, pod)
-        if not st.ok:
-            return None, st
-        return best.name, Status()
-
-    @staticmethod
-    def _nominated_node_code(pod: Pod, snap: Snapshot, diagnosis: Diagnosis, codes: np.ndarray) -> Code:
-        """m.Get(nominatedNodeName): the node's filter code, else the absent nodes' code."""
-        row = snap.row_of.get(pod.nominated_node_name) if pod.nominated_node_name else None
-        if row is not None:
-            return Code(int(codes[row]))
-        absent = diagnosis.absent_status
-        return Code.UnschedulableAndUnresolvable if absent is None else absent.code
-
     # ---- eligibility -----------------------------------------------------------------
     def pod_eligible_to_preempt_others(
         self, pod: Pod, snap: Snapshot, nominated_code: Code | None
@@ -168,50 +129,3 @@ class DefaultPreemption(PostFilterPlugin, Evaluator):
         if self.pdb_lister is not None:
             return list(self.pdb_lister())
         return list(self.handle.snapshot.pdbs) if self.handle is not None else []
-
-    def find_candidates(
-        self, pod: Pod, snap: Snapshot, diagnosis: Diagnosis
-    ) -> tuple[list[Candidate], dict[int, Status], list[str]]:
-        """findCandidates: dry-run preemption on the nodes filters rejected as Unschedulable."""
-        rows = potential_rows(diagnosis, snap)
-        if rows.size == 0:
-            return [], {}, []
-        offset, num = self.get_offset_and_num_candidates(int(rows.size))
-        return self.dry_run_preemption(pod, snap, rows, self.pod_disruption_budgets(), offset, num)
-
-    def select_candidate(self, candidates: list[Candidate]) -> Candidate | None:
-        return select_candidate(candidates)
-
-    # ---- acting on the choice --------------------------------------------------------
-    def prepare_candidate(self, cand: Candidate, pod: Pod) -> Status:
-        """Evict the victims and clear lower-priority nominations to the chosen node.
-
-        A victim still waiting at Permit is not deleted: it is rejected ("preempted"), so its
-        binding cycle unreserves it and it goes back to the queue, as upstream's prepareCandidate.
-        """
-        handle = self.handle
-        cluster = handle.cluster if handle is not None else None
-        nominator = handle.nominator if handle is not None else None
-        for victim in cand.victims:
-            if victim.deleting:
-                continue  # graceful deletion already started: no second API call
-            waiting = handle.get_waiting_pod(victim.uid) if handle is not None else None
-            if waiting is not None:
-                waiting.reject(self.name, PREEMPTED)
-                continue
-            try:
-                if cluster is not None:
-                    cluster.delete_pod(victim, f"Preempted by pod {pod.uid} on node {cand.name}")
-                if nominator is not None:
-                    nominator.delete_pod(victim)
-            except Exception as e:  # noqa: BLE001 - an API failure is this pod's Error status
-                return Status.error(str(e))
-        nominated: dict[str, Pod] | None = getattr(nominator, "nominated", None)
-        if nominated:
-            for uid, p in list(nominated.items()):
-                if p.nominated_node_name == cand.name and p.priority < pod.priority and uid != pod.uid:
-                    p.nominated_node_name = ""
-                    del nominated[uid]
-                    if cluster is not None:
-                        cluster.set_nominated_node(p, "")
-        return Status()

@@ -1,7 +1,6 @@
 """The preemption dry run: which nodes could take the pod, and whom it would evict there.
 
-Ports preemption.Evaluator.findCandidates / DryRunPreemption and
-DefaultPreemption.SelectVictimsOnNode. kube-scheduler copies NodeInfo and CycleState per
+Ports preemption.Evaluator's DryRunPreemption and DefaultPreemption.SelectVictimsOnNode. kube-scheduler copies NodeInfo and CycleState per
 node; here victims are taken out of the live snapshot for the check and always put back,
 and the profile's PreFilter is re-run on a fresh CycleState for every check.
 """
@@ -15,15 +14,15 @@ import numpy as np
 
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.diagnosis import Diagnosis, NodeFailures
-from kubesched.framework.runtime import PluginFailure, reword_error
-from kubesched.framework.status import Code, Status
-from kubesched.plugins.defaultpreemption.candidates import (
+from kubesched.framework.preemption.candidates import (
     Candidate,
     MoreImportantPodFunc,
     PodDisruptionBudget,
     filter_pods_with_pdb_violation,
     sort_by_importance,
 )
+from kubesched.framework.runtime import PluginFailure, reword_error
+from kubesched.framework.status import Code, Status
 
 if TYPE_CHECKING:
     from kubesched.api.objects import Pod
@@ -80,8 +79,9 @@ class PreFilterError(Exception):
         self.status = status
 
 
-class Evaluator:
-    """Dry-run machinery shared by preemption plugins (the plugin supplies the hooks)."""
+class DryRun:
+    """The victim search shared by preemption plugins and the extender (the owner supplies
+    ``handle``, ``is_eligible_pod`` and ``more_important_pod``)."""
 
     handle: Handle | None
     is_eligible_pod: IsEligiblePodFunc
