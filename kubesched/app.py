@@ -11,6 +11,7 @@ from kubesched.api.objects import Pod
 from kubesched.cluster.memory import MemoryCluster, populate
 from kubesched.config import SchedulerConfig, default_config, load_config
 from kubesched.framework.registry import Registry
+from kubesched.plugins import in_tree_registry
 from kubesched.scheduler import Scheduler
 from kubesched.state.snapshot import Snapshot
 
@@ -46,7 +47,7 @@ class Session:
 
 def build_registry(plugin_paths: list[str] | None = None, *, import_module_names: bool = True) -> Registry:
     """Built-ins, installed entry points and ``--plugin-path`` files (each file is run: it is code)."""
-    reg = Registry(import_module_names=import_module_names)
+    reg = in_tree_registry(import_module_names=import_module_names)
     for p in plugin_paths or []:
         reg.load_file(p)
     return reg

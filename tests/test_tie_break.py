@@ -4,13 +4,13 @@ import pytest
 
 from kubesched.api.objects import Pod
 from kubesched.config import default_config
-from kubesched.framework.registry import Registry
+from kubesched.plugins import in_tree_registry
 from kubesched.scheduler import Scheduler
 from kubesched.testing import build_snapshot, make_node, make_pod
 
 
 def _place(tie_break: str, seed: int, order: list[str]) -> list[str]:
-    reg = Registry()
+    reg = in_tree_registry()
     snap = build_snapshot([make_node(n, cpu="4", memory="8Gi") for n in order])
     sched = Scheduler(default_config(reg.points_of), snap, None, reg, seed=seed, tie_break=tie_break)
     sched.use_equivalence_cache = False
@@ -35,6 +35,6 @@ def test_random_spreads_ties_and_depends_on_the_seed():
 
 
 def test_unknown_tie_break_is_rejected():
-    reg = Registry()
+    reg = in_tree_registry()
     with pytest.raises(ValueError, match="tie_break"):
         Scheduler(default_config(reg.points_of), build_snapshot([]), None, reg, tie_break="lowest")

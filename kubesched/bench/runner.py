@@ -43,8 +43,8 @@ from kubesched.bench.workloads import (
 )
 from kubesched.cluster.memory import MemoryCluster
 from kubesched.config import default_config
-from kubesched.framework.registry import Registry
 from kubesched.heap import frozen_heap
+from kubesched.plugins import in_tree_registry
 from kubesched.scheduler import Scheduler, ScheduleResult
 from kubesched.state.snapshot import Snapshot
 
@@ -271,7 +271,7 @@ class WorkloadRun:
         self.churn_every = churn_every
         self.default_tolerations = default_tolerations
         self.names = T.NameGenerator(seed)
-        self.registry = Registry()
+        self.registry = in_tree_registry()
         self.config = default_config(self.registry.points_of)
         self.snapshot = Snapshot()
         self.cluster = MemoryCluster()

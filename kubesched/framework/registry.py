@@ -1,4 +1,5 @@
-"""Plugin registry: built-ins, Python entry points (group ``kubesched.plugins``), ``module:Class``."""
+"""Plugin registry: plugins by name (the in-tree ones handed in by ``kubesched.plugins.in_tree_registry``),
+Python entry points (group ``kubesched.plugins``), ``module:Class`` names and plugin files."""
 
 from __future__ import annotations
 
@@ -6,12 +7,12 @@ import importlib
 import importlib.metadata
 import importlib.util
 import sys
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
 from kubesched.errors import InputError
 from kubesched.framework.interfaces import Plugin
-from kubesched.plugins import BUILTIN
 
 ENTRY_POINT_GROUP = "kubesched.plugins"
 
@@ -24,12 +25,19 @@ class PluginInfo:
 
 
 class Registry:
-    """``import_module_names=False`` (``config view``): a ``module:Class`` name in a configuration
+    """``builtins``: name -> ``module:Class`` of the in-tree plugins (imported when first used).
+    ``import_module_names=False`` (``config view``): a ``module:Class`` name in a configuration
     is refused instead of imported, since importing a module runs its code."""
 
-    def __init__(self, *, entry_points: bool = True, import_module_names: bool = True) -> None:
+    def __init__(
+        self,
+        builtins: Mapping[str, str] | None = None,
+        *,
+        entry_points: bool = True,
+        import_module_names: bool = True,
+    ) -> None:
         self.import_module_names = import_module_names
-        self._targets: dict[str, PluginInfo] = {n: PluginInfo(n, "built-in", t) for n, t in BUILTIN.items()}
+        self._targets: dict[str, PluginInfo] = {n: PluginInfo(n, "built-in", t) for n, t in (builtins or {}).items()}
         self._classes: dict[str, type[Plugin]] = {}
         if entry_points:
             self._load_entry_points()
@@ -102,7 +110,3 @@ class Registry:
             return self.resolve(name).extension_points()
         except KeyError:
             return None
-
-
-def default_registry() -> Registry:
-    return Registry()

@@ -19,6 +19,7 @@ from kubesched.cluster.memory import MemoryCluster, populate
 from kubesched.config import SchedulerConfig
 from kubesched.framework.registry import Registry
 from kubesched.multicluster.api import Cluster, ResourceSummary
+from kubesched.plugins import in_tree_registry
 from kubesched.scheduler import Scheduler
 from kubesched.state.snapshot import Snapshot
 
@@ -72,7 +73,7 @@ class MemberCluster:
         if objects is not None:
             from kubesched.app import build_config
 
-            reg = registry or Registry()
+            reg = registry or in_tree_registry()
             snap = Snapshot()
             backend = MemoryCluster()
             for pod in objects.pods:

@@ -1,4 +1,7 @@
-"""Built-in plugins, named as kube-scheduler names them (v1.36 defaults)."""
+"""Built-in plugins, named as kube-scheduler names them (v1.36 defaults), and the registry of
+them every scheduler starts from (``in_tree_registry``, upstream's NewInTreeRegistry)."""
+
+from kubesched.framework.registry import Registry
 
 # name -> "module:Class"; imported lazily by the registry so start-up stays cheap.
 BUILTIN: dict[str, str] = {
@@ -37,3 +40,8 @@ BUILTIN: dict[str, str] = {
     "Coscheduling": "kubesched.plugins.coscheduling:Coscheduling",
     "CapacityScheduling": "kubesched.plugins.capacityscheduling:CapacityScheduling",
 }
+
+
+def in_tree_registry(*, entry_points: bool = True, import_module_names: bool = True) -> Registry:
+    """A registry of the built-in plugins, plus installed entry points unless ``entry_points`` is False."""
+    return Registry(BUILTIN, entry_points=entry_points, import_module_names=import_module_names)

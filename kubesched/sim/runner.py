@@ -7,6 +7,7 @@ from typing import Any
 
 from kubesched.config import SchedulerConfig
 from kubesched.framework.registry import Registry
+from kubesched.plugins import in_tree_registry
 from kubesched.sim.engine import Engine, Progress, SimOptions
 from kubesched.sim.states import STATE_NAMES, WAITING
 from kubesched.sim.usage import UsageModel
@@ -58,7 +59,7 @@ def simulate(
         record_events=record_events,
         debug=debug,
     )
-    eng = Engine(config, workload, registry or Registry(), opts, progress)
+    eng = Engine(config, workload, registry or in_tree_registry(), opts, progress)
     eng.run()
     return result_of(eng)
 

@@ -21,11 +21,11 @@ import numpy as np
 
 from kubesched.api.objects import Node, Pod
 from kubesched.config import parse_config
-from kubesched.framework.registry import Registry
 from kubesched.gpu.frag import POPULARITY_THRESHOLD, TypicalPods, typical_pods_of
 from kubesched.gpu.metrics import GpuMetricsTracker
 from kubesched.gpu.model import MILLI, node_gpu_count, pod_gpu_ask
 from kubesched.heap import frozen_heap
+from kubesched.plugins import in_tree_registry
 from kubesched.scheduler import Scheduler
 from kubesched.state.snapshot import Snapshot
 from kubesched.trace.openb import TracePods
@@ -214,7 +214,7 @@ class RunResult:
 
 def build_scheduler(nodes: Sequence[Node], policy: str, seed: int, typical: TypicalPods | None) -> Scheduler:
     """A Scheduler over an in-memory snapshot of ``nodes`` (in that order) for one policy."""
-    registry = Registry(entry_points=False)
+    registry = in_tree_registry(entry_points=False)
     config = parse_config(policy_config(policy, typical), f"policy {policy}", registry.points_of)
     snap = Snapshot()
     for node in nodes:

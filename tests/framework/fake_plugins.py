@@ -27,8 +27,8 @@ from kubesched.framework.interfaces import (
     ReservePlugin,
     ScorePlugin,
 )
-from kubesched.framework.registry import Registry
 from kubesched.framework.status import Code, FilterResult, PluginError, PreFilterResult, Status
+from kubesched.plugins import in_tree_registry
 from kubesched.scheduler import Scheduler
 from kubesched.state.snapshot import Snapshot
 from kubesched.testing import build_snapshot
@@ -260,7 +260,7 @@ def new_scheduler(
     at every point it implements), ``(class, weight)`` for a score plugin, or ``(class, point,
     ...)`` for named points only (tf.RegisterPluginAsExtensions). Built-in classes keep their
     registry entry."""
-    reg = Registry(entry_points=False)
+    reg = in_tree_registry(entry_points=False)
     points: dict[str, list[PluginRef]] = {p: [] for p in EXTENSION_POINTS}
     points["queueSort"].append(PluginRef("PrioritySort"))
     points["bind"].append(PluginRef("DefaultBinder"))

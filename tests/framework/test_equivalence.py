@@ -10,7 +10,7 @@ from kubesched.api.objects import Node, Pod
 from kubesched.app import VirtualClock
 from kubesched.cluster.memory import MemoryCluster
 from kubesched.config import default_config, parse_config
-from kubesched.framework.registry import Registry
+from kubesched.plugins import in_tree_registry
 from kubesched.scheduler import Scheduler
 from kubesched.state.snapshot import Snapshot
 from kubesched.testing import make_node, make_pod
@@ -129,7 +129,7 @@ def run(
     seed: int, n_nodes: int, n_pods: int, cache: bool, pct: int | None, preempt: bool = True, tie_break: str = "random"
 ) -> list[tuple]:
     rng = random.Random(seed)
-    reg = Registry()
+    reg = in_tree_registry()
     if pct is None and preempt:
         cfg = default_config(reg.points_of)
     else:

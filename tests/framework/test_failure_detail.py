@@ -16,7 +16,7 @@ from kubesched.app import VirtualClock
 from kubesched.cluster.memory import MemoryCluster
 from kubesched.config import default_config, parse_config
 from kubesched.framework.equivalence import NO_DETAIL
-from kubesched.framework.registry import Registry
+from kubesched.plugins import in_tree_registry
 from kubesched.scheduler import Scheduler
 from kubesched.state.snapshot import Snapshot
 
@@ -29,7 +29,7 @@ NO_POST_FILTER = {
 
 def run(detail: bool, preempt: bool, seed: int = 7) -> tuple[list[tuple], list[tuple], int]:
     rng = random.Random(seed)
-    reg = Registry()
+    reg = in_tree_registry()
     cfg = default_config(reg.points_of) if preempt else parse_config(NO_POST_FILTER, "test", reg.points_of)
     snap = Snapshot()
     for n in cluster(rng, 60):

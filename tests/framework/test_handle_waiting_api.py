@@ -7,9 +7,9 @@ from kubesched.app import VirtualClock
 from kubesched.cluster.memory import MemoryCluster
 from kubesched.config.load import parse_config
 from kubesched.framework.handle import Handle
-from kubesched.framework.registry import Registry
 from kubesched.framework.status import Code
 from kubesched.framework.waiting import WaitingPod, WaitingPods
+from kubesched.plugins import in_tree_registry
 from kubesched.scheduler import Scheduler
 from kubesched.testing import build_snapshot, make_node, make_pod
 
@@ -42,7 +42,7 @@ def test_methods_act_on_the_given_waiting_map() -> None:
 
 
 def test_every_profile_of_a_scheduler_shares_its_waiting_map_and_clock() -> None:
-    reg = Registry(entry_points=False)
+    reg = in_tree_registry(entry_points=False)
     cfg = parse_config(
         {
             "apiVersion": "kubescheduler.config.k8s.io/v1",

@@ -14,7 +14,7 @@ from kubesched.api.objects import Node, Pod
 from kubesched.app import VirtualClock
 from kubesched.cluster.memory import MemoryCluster
 from kubesched.config import default_config, parse_config
-from kubesched.framework.registry import Registry
+from kubesched.plugins import in_tree_registry
 from kubesched.scheduler import Scheduler
 from kubesched.state.snapshot import Snapshot
 from kubesched.testing import make_node, make_pod
@@ -133,7 +133,7 @@ def _statuses(diag) -> list[tuple]:
 def run(seed: int, n_nodes: int, cache: bool, pct: int | None,
         spy: Callable[[Pod, bool], None] | None = None) -> tuple[list[tuple], Scheduler]:
     rng = random.Random(seed)
-    reg = Registry()
+    reg = in_tree_registry()
     if pct is None:
         cfg = default_config(reg.points_of)
     else:
@@ -217,7 +217,7 @@ def test_unique_topology_key() -> None:
 
 def test_hint_answers() -> None:
     """row_local_for against the cases its docstring names, in one snapshot."""
-    reg = Registry()
+    reg = in_tree_registry()
     cfg = default_config(reg.points_of)
     snap = Snapshot()
     for i in range(6):

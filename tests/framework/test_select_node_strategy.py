@@ -13,7 +13,7 @@ from kubesched.api.objects import Pod
 from kubesched.cli import main
 from kubesched.cluster.memory import MemoryCluster
 from kubesched.config.load import parse_config
-from kubesched.framework.registry import Registry
+from kubesched.plugins import in_tree_registry
 from kubesched.scheduler import Scheduler
 from kubesched.testing import build_snapshot, make_node, make_pod
 
@@ -144,7 +144,7 @@ def test_candidates_count_pods_nominated_to_a_node(tmp_path):
     picking the held node and failing the cycle's re-check with the nominated pods."""
     path = tmp_path / "strategies.py"
     path.write_text(STRATEGIES)
-    reg = Registry()
+    reg = in_tree_registry()
     reg.load_file(str(path))
     cfg = parse_config(
         {

@@ -6,8 +6,8 @@ import pytest
 
 from kubesched.api.objects import Node, Pod
 from kubesched.config import parse_config
-from kubesched.framework.registry import Registry
 from kubesched.gpu.model import GPU_COUNT, GPU_MILLI
+from kubesched.plugins import in_tree_registry
 from kubesched.scheduler import Scheduler
 from kubesched.state.snapshot import Snapshot
 from kubesched.testing import make_node, make_pod
@@ -63,7 +63,7 @@ def _pod(name: str, annotations: dict[str, str]) -> Pod:
 
 def test_gpu_annotations_are_part_of_the_cache_key():
     """Two pods equal but for their GPU ask must not share cached verdicts."""
-    reg = Registry(entry_points=False)
+    reg = in_tree_registry(entry_points=False)
     cfg = parse_config(protocol.policy_config("BestFit"), "t", reg.points_of)
     snap = Snapshot()
     for name, gpus in (("a", 1), ("b", 4)):

@@ -8,10 +8,10 @@ import yaml
 
 from kubesched.api.resources import CPU, MEMORY
 from kubesched.config import load_config
-from kubesched.framework.registry import Registry
 from kubesched.gpu.metrics import cluster_gpu_metrics
 from kubesched.gpu.model import GPU_INDEX, MILLI, node_gpu_count, parse_index, pod_gpu_ask
 from kubesched.gpu.state import GpuState
+from kubesched.plugins import in_tree_registry
 from kubesched.trace.bundled import node_list, pod_list
 from kubesched.trace.openb import read_nodes, read_pods
 from kubesched.trace.protocol import POLICIES, RunResult, gpu_capacity_milli, policy_config, prepare, run
@@ -111,7 +111,7 @@ def test_curve_bins_round_half_to_even_with_neighbour_fallback():
 def test_policy_configs_parse_and_round_trip_through_yaml(tmp_path):
     from kubesched.gpu.frag import TypicalPods
 
-    reg = Registry(entry_points=False)
+    reg = in_tree_registry(entry_points=False)
     t = TypicalPods.from_specs([(1000, 500, 1, "", 0.6), (2000, 0, 0, "", 0.4)])
     for policy in POLICIES:
         path = tmp_path / f"{policy}.yaml"

@@ -85,12 +85,12 @@ def test_general_estimator_divides_the_summary():
 
 def test_gpu_asks_count_per_card_as_the_gpu_filter_places_them(tmp_path):
     from kubesched.app import build_config
-    from kubesched.framework.registry import Registry
+    from kubesched.plugins import in_tree_registry
 
     cfg = tmp_path / "gpu.yaml"
     cfg.write_text("apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\nprofiles:\n"
                    "- schedulerName: default-scheduler\n  plugins:\n    multiPoint:\n      enabled: [{name: Open-Gpu-Share}]\n")
-    reg = Registry()
+    reg = in_tree_registry()
     nodes = [_node("g0", "64", "256Gi", gpus=2), _node("g1", "64", "256Gi", gpus=4), _node("c0", "64", "256Gi")]
     busy = _pod("busy", "1", "1Gi", node="g1", annotations={"alibabacloud.com/gpu-milli": "700", "alibabacloud.com/gpu-count": "1"})
     member = MemberCluster(Cluster("m"), ClusterObjects(nodes=nodes, pods=[busy]), build_config(str(cfg), reg), reg)

@@ -28,7 +28,7 @@ def prep():
 
 def test_a_driven_engine_replays_exactly_what_simulate_replays():
     from kubesched.app import build_config
-    from kubesched.framework.registry import Registry
+    from kubesched.plugins import in_tree_registry
     from kubesched.sim import simulate
     from kubesched.sim.engine import Engine, SimOptions
     from kubesched.sim.openb import load_openb
@@ -37,7 +37,7 @@ def test_a_driven_engine_replays_exactly_what_simulate_replays():
 
     wl = load_openb("default", "gpu").head(150)
     wl = Workload(wl.nodes[:12], wl.pods, [a / 2000 for a in wl.arrival], wl.duration, source="slice")
-    reg = Registry()
+    reg = in_tree_registry()
     cfg = build_config(None, reg)
     ref = simulate(cfg, wl, seed=3, registry=reg, record_events=False)
     eng = Engine(cfg, wl, reg, SimOptions(seed=3, record_events=False))

@@ -26,7 +26,7 @@ from kubesched.api.selectors import LabelSelector
 from kubesched.cluster.memory import MemoryCluster
 from kubesched.config import parse_config
 from kubesched.explain import explain_pod
-from kubesched.framework.registry import Registry
+from kubesched.plugins import in_tree_registry
 from kubesched.scheduler import Scheduler, ScheduleResult
 from kubesched.testing import build_snapshot
 
@@ -35,7 +35,7 @@ MAX_REPORTED = 12
 
 def build_scheduler(case: Case, seed: int) -> Scheduler:
     """The real framework over the case's cluster: default profile, every node evaluated."""
-    registry = Registry()
+    registry = in_tree_registry()
     doc = {
         "apiVersion": "kubescheduler.config.k8s.io/v1",
         "kind": "KubeSchedulerConfiguration",

@@ -21,9 +21,9 @@ from kubesched.framework.diagnosis import Diagnosis, NodeFailures
 from kubesched.framework.handle import Handle
 from kubesched.framework.interfaces import FilterPlugin, PreFilterPlugin
 from kubesched.framework.preemption.candidates import aggregate_errors, select_candidate
-from kubesched.framework.registry import Registry
 from kubesched.framework.runtime import Framework
 from kubesched.framework.status import Code, FilterResult, Status
+from kubesched.plugins import in_tree_registry
 from kubesched.plugins.defaultpreemption import (
     NAME,
     Candidate,
@@ -158,7 +158,7 @@ def build(
     extra: tuple[type, ...] = (),
 ) -> tuple[DefaultPreemption, Framework]:
     """A one-profile framework (PreFilter+Filter of ``plugins``) with DefaultPreemption."""
-    reg = Registry(entry_points=False)
+    reg = in_tree_registry(entry_points=False)
     for cls in TEST_PLUGINS + extra:
         reg.register(cls)
     points: dict[str, list[PluginRef]] = {p: [] for p in EXTENSION_POINTS}
@@ -1372,7 +1372,7 @@ def test_scheduler_preempts_nominates_and_binds_later() -> None:
     from kubesched.config import default_config
     from kubesched.scheduler import Scheduler
 
-    reg = Registry(entry_points=False)
+    reg = in_tree_registry(entry_points=False)
     cfg = default_config(reg.points_of)
     low = pod("low", node="n1", prio=LOW, req={"cpu": "800m"})
     other = pod("other", node="n2", prio=HIGH, req={"cpu": "800m"})
@@ -1408,7 +1408,7 @@ def test_scheduler_message_when_preemption_cannot_help() -> None:
     from kubesched.config import default_config
     from kubesched.scheduler import Scheduler
 
-    reg = Registry(entry_points=False)
+    reg = in_tree_registry(entry_points=False)
     cfg = default_config(reg.points_of)
     snap = build_snapshot(
         [node("n1", {"cpu": "1", "memory": "1Gi"}), node("n2", {"cpu": "1", "memory": "1Gi"})], []

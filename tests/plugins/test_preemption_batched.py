@@ -16,7 +16,7 @@ from kubesched.api.objects import Pod, PodDisruptionBudget
 from kubesched.cluster.memory import MemoryCluster
 from kubesched.config import default_config
 from kubesched.framework.preemption.evaluator import Evaluator
-from kubesched.framework.registry import Registry
+from kubesched.plugins import in_tree_registry
 from kubesched.scheduler import Scheduler
 from kubesched.testing import build_snapshot, make_node, make_pod
 
@@ -66,8 +66,8 @@ def _run(seed: int, batched: bool, monkeypatch: pytest.MonkeyPatch, row_local: b
             m.setattr(Evaluator, "_batchable", lambda self, pod, snap: False)
         if not row_local:  # every shortcut off: node-by-node nominated-pod checks, no cache reuse
             for name in reg_names():
-                m.setattr(Registry(entry_points=False).resolve(name), "row_local", False)
-        reg = Registry(entry_points=False)
+                m.setattr(in_tree_registry(entry_points=False).resolve(name), "row_local", False)
+        reg = in_tree_registry(entry_points=False)
         snap = build_snapshot(nodes, bound)
         snap.pdbs.extend(pdbs)
         pods = [Pod.parse(b) for b in bound]

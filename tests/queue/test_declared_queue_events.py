@@ -10,6 +10,7 @@ from kubesched.cluster.memory import MemoryCluster
 from kubesched.config.load import parse_config
 from kubesched.framework.registry import Registry
 from kubesched.gpu.model import GPU_COUNT, GPU_INDEX, GPU_MILLI, GPU_MODEL
+from kubesched.plugins import in_tree_registry
 from kubesched.queue.scheduling_queue import merge_event_plugins
 from kubesched.scheduler import Scheduler
 from kubesched.testing import build_snapshot, make_node, make_pod
@@ -35,7 +36,7 @@ def _gpu_pod(name: str, node: str | None = None) -> Pod:
 
 def _gpu_scheduler() -> tuple[Scheduler, Pod]:
     """One node with one GPU, held whole by ``busy``; ``want`` asks for a whole GPU."""
-    reg = Registry()
+    reg = in_tree_registry()
     node = make_node("g", cpu="64", memory="256Gi", labels={GPU_MODEL: "G2"}, extra={GPU_COUNT: 1, GPU_MILLI: 1000})
     busy = _gpu_pod("busy", node="g")
     snap = build_snapshot([node], [busy])
@@ -56,7 +57,7 @@ def test_merge_inverts_plugins_declarations() -> None:
 def test_the_built_in_plugins_register_upstreams_events() -> None:
     """EventsToRegister of the default profile's plugins (their enqueue extensions, v1.36),
     declared on each plugin and merged by the scheduler."""
-    reg = Registry()
+    reg = in_tree_registry()
     sched = Scheduler(_config(reg, gpu=False), build_snapshot([]), MemoryCluster(), reg, clock=VirtualClock())
     ev = sched.queue.event_plugins
     assert ev["AssignedPodAdd"] == {"InterPodAffinity", "PodTopologySpread"}
@@ -69,7 +70,7 @@ def test_the_queue_map_is_built_per_scheduler_from_enabled_plugins() -> None:
     sched, _ = _gpu_scheduler()
     ev = sched.queue.event_plugins
     assert {e for e, pls in ev.items() if "Open-Gpu-Share" in pls} == {"NodeAdd", "NodeUpdate", "AssignedPodDelete"}
-    reg = Registry()
+    reg = in_tree_registry()
     plain = Scheduler(_config(reg, gpu=False), build_snapshot([]), MemoryCluster(), reg, clock=VirtualClock())
     assert all("Open-Gpu-Share" not in pls for pls in plain.queue.event_plugins.values())
 

@@ -9,6 +9,7 @@ from kubesched.config import SchedulerConfig, default_config
 from kubesched.config.load import parse_config
 from kubesched.framework.registry import Registry
 from kubesched.gpu.model import GPU_COUNT, GPU_MILLI, GPU_MODEL
+from kubesched.plugins import in_tree_registry
 
 
 def node(name: str, cpu: str = "4", mem: str = "8Gi", gpus: int = 0, model: str = "V100", **labels: str) -> Node:
@@ -32,13 +33,13 @@ def pod(
 
 
 def default_cfg() -> tuple[SchedulerConfig, Registry]:
-    reg = Registry()
+    reg = in_tree_registry()
     return default_config(reg.points_of), reg
 
 
 def gpu_cfg(score: str = "BestFitScore") -> tuple[SchedulerConfig, Registry]:
     """The FGD paper's profile shape: default filters + Open-Gpu-Share, one GPU score plugin."""
-    reg = Registry()
+    reg = in_tree_registry()
     doc = {
         "apiVersion": "kubescheduler.config.k8s.io/v1",
         "kind": "KubeSchedulerConfiguration",

@@ -7,7 +7,7 @@ import numpy as np
 from kubesched.api.objects import Node, Pod
 from kubesched.api.selectors import LabelSelector
 from kubesched.config import default_config
-from kubesched.framework.registry import Registry
+from kubesched.plugins import in_tree_registry
 from kubesched.plugins.interpodaffinity.filtering import ANTI_AFFINITY_TAG
 from kubesched.plugins.interpodaffinity.plugin import ExistingTerms
 from kubesched.plugins.interpodaffinity.terms import counts_by_value
@@ -76,7 +76,7 @@ def test_existing_term_index_drops_deleted_pods():
 
 def test_cached_cycle_ignores_stale_anti_affinity_state():
     """An entry built while an anti-affinity pod existed must not filter after it is deleted."""
-    reg = Registry()
+    reg = in_tree_registry()
     placements = []
     for cache in (True, False):
         snap = Snapshot()

@@ -7,8 +7,8 @@ from pathlib import Path
 
 from kubesched.cli import main
 from kubesched.config import default_config
-from kubesched.framework.registry import Registry
 from kubesched.gpu.model import node_gpu_count, pod_gpu_ask
+from kubesched.plugins import in_tree_registry
 from kubesched.sim.runner import simulate
 from kubesched.sim.synthetic import generate, load_spec
 from kubesched.tune.workload import WorkloadSource, sample_nodes
@@ -72,7 +72,7 @@ def test_cli_inflate_runs_in_arrival_mode_with_first_tie_break(tmp_path: Path) -
     assert summary["trials"] == 4 and not (out / "tradeoff.png").exists()
     # the baseline is the plain mean of the simulator's figure over the seeds
     src = WorkloadSource(spec=_spec(), inflate=1.2)
-    cfg = default_config(Registry().points_of)
+    cfg = default_config(in_tree_registry().points_of)
     direct = [
         simulate(cfg, src.for_seed(s), mode="arrival", seed=s, tie_break="first").summary["gpu"][
             "unallocated_pct"

@@ -10,9 +10,9 @@ from kubesched.api.objects import ElasticQuota, Pod
 from kubesched.config import EXTENSION_POINTS, PluginRef, Profile
 from kubesched.framework.diagnosis import Diagnosis
 from kubesched.framework.handle import Handle
-from kubesched.framework.registry import Registry
 from kubesched.framework.runtime import Framework
 from kubesched.framework.status import Code, Status
+from kubesched.plugins import in_tree_registry
 from kubesched.plugins.capacityscheduling import CapacityScheduling
 from kubesched.state.snapshot import Snapshot
 from kubesched.testing import build_snapshot, make_node, make_pod
@@ -72,7 +72,7 @@ def cluster(pods: list[dict], quotas: list[dict], *, node_mem: str = "150", node
 
 def framework(snap: Snapshot, *, nominator: Any = None, cluster: Any = None) -> tuple[CapacityScheduling, Framework]:
     """NodeResourcesFit (PreFilter + Filter) and CapacityScheduling (PreFilter, PostFilter, Reserve)."""
-    reg = Registry(entry_points=False)
+    reg = in_tree_registry(entry_points=False)
     points: dict[str, list[PluginRef]] = {p: [] for p in EXTENSION_POINTS}
     points["preFilter"] = [PluginRef("NodeResourcesFit"), PluginRef("CapacityScheduling")]
     points["filter"] = [PluginRef("NodeResourcesFit")]
@@ -125,7 +125,7 @@ def start(docs: list[dict], *, seed: int = 1) -> Any:
     from kubesched.config.load import parse_config
     from kubesched.scheduler import Scheduler
 
-    reg = Registry(entry_points=False)
+    reg = in_tree_registry(entry_points=False)
     cfg = parse_config(quota_config(), "test-config.yaml", reg.points_of)
     objs = parse_objects("test.yaml", [(f"documents[{i}]", d) for i, d in enumerate(docs)])
     resolve_priorities(objs)

@@ -9,7 +9,7 @@ from kubesched.api.load import parse_objects, resolve_priorities
 from kubesched.app import VirtualClock
 from kubesched.cluster.memory import MemoryCluster, populate
 from kubesched.config.load import parse_config
-from kubesched.framework.registry import Registry
+from kubesched.plugins import in_tree_registry
 from kubesched.plugins.coscheduling import POD_GROUP_LABEL
 from kubesched.scheduler import Scheduler, ScheduleResult
 from kubesched.state.snapshot import Snapshot
@@ -109,7 +109,7 @@ class Run:
 
 def start(docs: list[dict], config: dict, *, seed: int = 1, add: bool = True) -> Run:
     """A Scheduler over ``docs`` (nodes, pods, PodGroups...) with every pending pod queued."""
-    reg = Registry(entry_points=False)
+    reg = in_tree_registry(entry_points=False)
     cfg = parse_config(config, "test-config.yaml", reg.points_of)
     objs = parse_objects("test.yaml", [(f"documents[{i}]", d) for i, d in enumerate(docs)])
     resolve_priorities(objs)

@@ -12,9 +12,9 @@ from kubesched.cluster.memory import MemoryCluster
 from kubesched.config.load import parse_config
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.interfaces import PermitPlugin, ReservePlugin
-from kubesched.framework.registry import Registry
 from kubesched.framework.status import Code, Status
 from kubesched.framework.waiting import WaitingPod, go_duration, timeout_message
+from kubesched.plugins import in_tree_registry
 from kubesched.scheduler import Scheduler, ScheduleResult
 from kubesched.testing import build_snapshot, make_node, make_pod
 
@@ -83,7 +83,7 @@ class Boom(PermitPlugin):
 
 
 def scheduler(permit: list[str], pods: int = 2) -> tuple[Scheduler, MemoryCluster, VirtualClock, list[ScheduleResult]]:
-    reg = Registry(entry_points=False)
+    reg = in_tree_registry(entry_points=False)
     for cls in (Barrier, Slow, Boom):
         reg.register(cls)
     Barrier.unreserved = []
@@ -173,7 +173,7 @@ def test_reserve_plugin_exception_is_an_error_for_the_pod() -> None:
         def reserve(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
             raise ValueError("no")
 
-    reg = Registry(entry_points=False)
+    reg = in_tree_registry(entry_points=False)
     reg.register(BadReserve)
     cfg = parse_config(
         {"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration",

@@ -11,8 +11,8 @@ from kubesched.cluster.memory import MemoryCluster
 from kubesched.config.load import parse_config
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.interfaces import PermitPlugin, ReservePlugin
-from kubesched.framework.registry import Registry
 from kubesched.framework.status import Code, Status
+from kubesched.plugins import in_tree_registry
 from kubesched.scheduler import Scheduler, ScheduleResult
 from kubesched.testing import build_snapshot, make_node, make_pod
 
@@ -34,7 +34,7 @@ class HoldLabelled(PermitPlugin, ReservePlugin):
 
 
 def _scheduler(running: list[dict]) -> tuple[Scheduler, MemoryCluster, VirtualClock, list[ScheduleResult]]:
-    reg = Registry(entry_points=False)
+    reg = in_tree_registry(entry_points=False)
     reg.register(HoldLabelled)
     HoldLabelled.unreserved = []
     plugins = {"permit": {"enabled": [{"name": "HoldLabelled"}]}, "reserve": {"enabled": [{"name": "HoldLabelled"}]}}
