@@ -204,7 +204,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
 
 # ---- extender ----------------------------------------------------------------------------
 def cmd_extender(args: argparse.Namespace) -> int:
-    from kubesched.server.extender import run
+    from kubesched.extender.service import run
 
     return run(args)
 

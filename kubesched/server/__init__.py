@@ -1,5 +1,6 @@
-"""HTTP faces of the scheduler: the extender protocol, health endpoints and Prometheus metrics.
+"""The HTTP layer the scheduler serves on: the server (``httpd``: limits, deadlines, TLS), access
+control (``security``) and Prometheus metrics (``metrics``), used by ``kubesched run`` and the
+extender (``kubesched.extender``).
 
-Everything here validates at the edge (a bad body is HTTP 400 with one line naming the field)
-and drives the same ``Scheduler``/``Framework`` as ``schedule`` and ``explain``.
+Everything here validates at the edge (a bad request is HTTP 4xx with one line naming the field).
 """

@@ -38,7 +38,7 @@ from tests.kubeapi.fixtures import kube_api, kubeconfig  # noqa: F401
 
 Rules = dict[tuple[str, str, str | None], set[str]]
 
-# What kubesched.server.extender_watch lists and watches: the live scheduler's REQUIRED resources
+# What kubesched.extender.watch lists and watches: the live scheduler's REQUIRED resources
 # plus WORKLOADS (the default profile's PodTopologySpread has system default constraints).
 WATCH: Rules = {
     ("", "nodes", None): {"list", "watch"},

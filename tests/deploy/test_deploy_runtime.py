@@ -28,7 +28,7 @@ from deploy_testlib import (
 
 from kubesched.api.load import ClusterObjects
 from kubesched.app import build_config, build_registry
-from kubesched.server.extender import Extender
+from kubesched.extender.service import Extender
 from kubesched.server.httpd import parse_listen
 from kubesched.server.metrics import SchedulerMetrics
 from kubesched.testing import make_node, make_pod

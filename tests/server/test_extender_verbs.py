@@ -20,7 +20,7 @@ from extender_testlib import (
     write,
 )
 
-from kubesched.server.extender import extender_scores, normalize_prefix
+from kubesched.extender.service import extender_scores, normalize_prefix
 
 ALL = ["n1", "n2", "n3", "n4", "n5", "n6", "n7"]
 FILTER_KEYS = {"Nodes", "NodeNames", "FailedNodes", "FailedAndUnresolvableNodes", "Error"}

@@ -20,9 +20,9 @@ from extender_testlib import http, post
 
 from kubesched.app import build_config, build_registry
 from kubesched.cli import main
+from kubesched.extender.service import Extender
+from kubesched.extender.watch import ClusterWatch
 from kubesched.live.client import KubeClient, load_configuration
-from kubesched.server.extender import Extender
-from kubesched.server.extender_watch import ClusterWatch
 from kubesched.testing import make_node, make_pod
 from tests.kubeapi import KubeAPIServer
 from tests.kubeapi.fixtures import kube_api, kubeconfig  # noqa: F401

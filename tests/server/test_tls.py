@@ -21,8 +21,8 @@ from tls_testlib import CA
 from kubesched.api.load import load_cluster
 from kubesched.app import build_config, build_registry
 from kubesched.cli import main
+from kubesched.extender.service import Extender
 from kubesched.server import security
-from kubesched.server.extender import Extender
 from kubesched.server.metrics import SchedulerMetrics
 from kubesched.server.security import Access, ServingTLS, TokenFile
 

@@ -1,7 +1,7 @@
 """``kubesched extender``: the kube-scheduler extender protocol served by a kubesched profile.
 
 kube-scheduler calls ``POST <urlPrefix>/<verb>`` with ``ExtenderArgs`` and friends (see
-``kubesched.server.wire``). Each verb runs the same Framework as ``schedule``/``explain``:
+``kubesched.extender.wire``). Each verb runs the same Framework as ``schedule``/``explain``:
 
 - filter: the profile's PreFilter + Filter over the given nodes (a node stops at its first
   failing plugin, as in a scheduling cycle); failures are split by code into ``FailedNodes``
@@ -14,7 +14,7 @@ kube-scheduler calls ``POST <urlPrefix>/<verb>`` with ``ExtenderArgs`` and frien
 Two node modes: ``Nodes`` (full objects; a snapshot is built per request from them plus the
 pods this server knows) and ``NodeNames`` (nodeCacheCapable; names resolved against the
 cluster this server holds). The held cluster is either ``-f`` files (bind records in memory) or
-its own watch of a live cluster (``kubesched.server.extender_watch``; bind POSTs
+its own watch of a live cluster (``kubesched.extender.watch``; bind POSTs
 ``pods/{name}/binding``).
 """
 
@@ -37,6 +37,7 @@ from kubesched.api.objects import Node, Pod
 from kubesched.cluster.memory import MemoryCluster, populate
 from kubesched.config import SchedulerConfig
 from kubesched.errors import InputError, join_path
+from kubesched.extender import wire
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.diagnosis import Diagnosis
 from kubesched.framework.interfaces import MAX_NODE_SCORE
@@ -50,13 +51,12 @@ from kubesched.framework.registry import Registry
 from kubesched.framework.runtime import Framework, PluginFailure
 from kubesched.framework.status import Code, Status
 from kubesched.scheduler import Scheduler
-from kubesched.server import wire
 from kubesched.server.httpd import HTTPServer, Limits, PostHandler, Response
 from kubesched.server.metrics import RequestTimer, SchedulerMetrics
 from kubesched.state.snapshot import Snapshot
 
 if TYPE_CHECKING:
-    from kubesched.server.extender_watch import ClusterWatch
+    from kubesched.extender.watch import ClusterWatch
     from kubesched.server.security import Access, ServingTLS
 
 VERBS = ("filter", "prioritize", "bind", "preempt")
@@ -489,8 +489,8 @@ def _watch_from_args(args: argparse.Namespace, config: SchedulerConfig, registry
     for flag, value in (("--kube-api-qps", args.kube_api_qps), ("--kube-api-burst", args.kube_api_burst)):
         if not math.isfinite(value) or value <= 0:
             raise InputError(f"must be a positive number, got {value:g}", path=flag)
+    from kubesched.extender.watch import ClusterWatch
     from kubesched.live.client import KubeClient, load_configuration
-    from kubesched.server.extender_watch import ClusterWatch
 
     if kubeconfig == "":
         raise InputError("empty path", path="--kubeconfig")

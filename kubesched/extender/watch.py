@@ -30,7 +30,7 @@ from kubesched.live.resources import PODS, REQUIRED, WORKLOADS, Resource, decode
 from kubesched.live.runner import needs_workloads
 from kubesched.state.snapshot import Snapshot
 
-log = logging.getLogger("kubesched.server.extender_watch")
+log = logging.getLogger("kubesched.extender.watch")
 
 
 class WatchedScheduler(LiveScheduler):
