@@ -1,5 +1,7 @@
 """Reproductions of published scheduling experiments (``kubesched experiment ...``).
 
+- ``protocol``: one run of the FGD paper's experiment (shuffle, tune, replay through the
+  Scheduler, per-pod GPU metrics).
 - ``published``: the FGD paper's numbers (unallocated GPU %, fragmentation), with their source.
 - ``grid``: traces, policies, seeds -> ``RunSpec`` list; flag parsing.
 - ``runner``: ``run_one(spec) -> RunRecord`` (what each worker process or Ray task runs).

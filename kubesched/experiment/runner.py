@@ -87,8 +87,8 @@ def load_inputs(spec: RunSpec) -> tuple[list, Any]:
 
 def run_one(spec: RunSpec) -> RunRecord:
     """Prepare (shuffle, tune, node order) and run one (trace, policy, seed); bin the curves."""
+    from kubesched.experiment.protocol import prepare, run_prepared
     from kubesched.gpu.model import node_gpu_count
-    from kubesched.trace.protocol import prepare, run_prepared
 
     t0, c0 = time.perf_counter(), time.process_time()
     nodes, trace = load_inputs(spec)

@@ -1,1 +1,2 @@
-"""Trace loaders (openb) and the FGD paper's experiment protocol (``kubesched.trace.protocol``)."""
+"""Trace loaders: the openb GPU trace's CSVs (``openb``) and the lists shipped with kubesched
+(``bundled``). The FGD paper's experiment that replays them is ``kubesched.experiment.protocol``."""

@@ -2,7 +2,7 @@
 
 A trace or manifest workload is the same for every seed (the seed moves tie-breaks and the usage
 model). A synthetic workload is generated anew per seed, and ``--inflate`` replays the trace in
-the FGD paper's protocol per seed (``kubesched.trace.protocol.prepare``: shuffled, cloned or
+the FGD paper's protocol per seed (``kubesched.experiment.protocol.prepare``: shuffled, cloned or
 thinned to INFLATE x the GPU capacity, nodes in a seeded order): there a held-out seed is a
 genuinely unseen arrival sequence.
 """
@@ -69,7 +69,7 @@ class WorkloadSource:
                 wl = wl.head(self.limit)
         if self.inflate is None:
             return wl
-        from kubesched.trace.protocol import prepare
+        from kubesched.experiment.protocol import prepare
 
         try:
             prep = prepare(wl.pods, wl.nodes, seed, self.inflate)

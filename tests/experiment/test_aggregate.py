@@ -11,7 +11,7 @@ from experiment_helpers import record
 
 from kubesched.experiment import published
 from kubesched.experiment.aggregate import Stats, aggregate, compare, compare_point, ranking, stats_of
-from kubesched.trace.protocol import RunResult
+from kubesched.experiment.protocol import RunResult
 
 
 def test_binning_rounds_half_to_even_and_falls_back() -> None:

@@ -6,15 +6,15 @@ import pytest
 
 from kubesched.api.objects import Node, Pod
 from kubesched.config import parse_config
+from kubesched.experiment import protocol
+from kubesched.experiment.protocol import POLICIES, prepare
 from kubesched.gpu.model import GPU_COUNT, GPU_MILLI
 from kubesched.plugins import in_tree_registry
 from kubesched.scheduler import Scheduler
 from kubesched.state.snapshot import Snapshot
 from kubesched.testing import make_node, make_pod
-from kubesched.trace import protocol
 from kubesched.trace.bundled import node_list, pod_list
 from kubesched.trace.openb import read_nodes, read_pods
-from kubesched.trace.protocol import POLICIES, prepare
 
 
 def _run(prep, policy: str, cache: bool, monkeypatch, detail: bool = True) -> tuple[list, list, object]:

@@ -6,11 +6,11 @@ import random
 import numpy as np
 import pytest
 
+from kubesched.experiment.protocol import build_scheduler, prepare
 from kubesched.gpu.metrics import GpuMetricsTracker, cluster_gpu_metrics
 from kubesched.gpu.state import GpuState
 from kubesched.trace.bundled import node_list, pod_list
 from kubesched.trace.openb import read_nodes, read_pods
-from kubesched.trace.protocol import build_scheduler, prepare
 
 
 def test_tracker_matches_from_scratch_with_deletions():

@@ -8,13 +8,13 @@ import yaml
 
 from kubesched.api.resources import CPU, MEMORY
 from kubesched.config import load_config
+from kubesched.experiment.protocol import POLICIES, RunResult, gpu_capacity_milli, policy_config, prepare, run
 from kubesched.gpu.metrics import cluster_gpu_metrics
 from kubesched.gpu.model import GPU_INDEX, MILLI, node_gpu_count, parse_index, pod_gpu_ask
 from kubesched.gpu.state import GpuState
 from kubesched.plugins import in_tree_registry
 from kubesched.trace.bundled import node_list, pod_list
 from kubesched.trace.openb import read_nodes, read_pods
-from kubesched.trace.protocol import POLICIES, RunResult, gpu_capacity_milli, policy_config, prepare, run
 
 
 @pytest.fixture(scope="module")
