@@ -21,7 +21,6 @@ from kubesched.framework.waiting import (
     PODS_TO_ACTIVATE,
     WaitingPod,
     WaitingPods,
-    run_permit_plugins,
 )
 from kubesched.queue.scheduling_queue import (
     QueuedPodInfo,
@@ -370,7 +369,7 @@ class Scheduler:
         if not st.ok:
             return self._forget(parked, st, fit_error=True)
         try:
-            st, waits = run_permit_plugins(fw, state, pod, node)
+            st, waits = fw.run_permit(state, pod, node)
         except PluginFailure as e:
             st, waits, res.error = e.status, {}, e.cause
         self._activate(state)

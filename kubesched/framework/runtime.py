@@ -29,6 +29,7 @@ from kubesched.framework.interfaces import (
     ScorePlugin,
 )
 from kubesched.framework.status import Code, FilterResult, PreFilterResult, Status, exception_text, go_quote
+from kubesched.framework.waiting import MAX_PERMIT_TIMEOUT
 
 if TYPE_CHECKING:
     from kubesched.api.objects import Pod
@@ -561,21 +562,28 @@ class Framework:
             except Exception:  # noqa: BLE001,S110 - unreserve must reach every plugin
                 pass
 
-    def run_permit(self, state: CycleState, pod: Pod, node: str) -> tuple[Status, float]:
-        wait = 0.0
-        waiting = False
+    def run_permit(self, state: CycleState, pod: Pod, node: str) -> tuple[Status, dict[str, float]]:
+        """RunPermitPlugins: the first rejection or error stops; otherwise Wait (with each waiting
+        plugin's timeout, capped at 15 minutes) or Success."""
+        if not self.permit:
+            return Status(), {}
+        waits: dict[str, float] = {}
         for pl in self.permit:
-            st, timeout = _guard(pl, "Permit", lambda pl=pl: pl.permit(state, pod, node))
-            if st.code == Code.Wait:
-                waiting = True
-                wait = max(wait, min(timeout, 15 * 60))
+            st, timeout = self._timed(pl, "Permit", lambda pl=pl: pl.permit(state, pod, node))
+            st = st or Status()
+            if st.ok:
                 continue
-            if not st.ok:
-                if not st.rejected:
-                    return _error_status("Permit", pl.name, st), 0.0
+            if st.code == Code.Wait:
+                waits[pl.name] = min(max(float(timeout), 0.0), MAX_PERMIT_TIMEOUT)
+                continue
+            if st.rejected:
                 st.plugin = pl.name
-                return st, 0.0
-        return (Status(Code.Wait) if waiting else Status()), wait
+                return st, {}
+            return _error_status("Permit", pl.name, st), {}
+        if waits:
+            msg = f'one or more plugins asked to wait and no plugin rejected pod "{pod.name}"'
+            return Status(Code.Wait, (msg,)), waits
+        return Status(), {}
 
     def run_pre_bind_pre_flights(self, state: CycleState, pod: Pod, node: str) -> Status:
         """RunPreBindPreFlights: Success when some PreBind plugin has work, Skip when none has

@@ -17,7 +17,6 @@ from kubesched.framework.status import Code, Status
 if TYPE_CHECKING:
     from kubesched.api.objects import Pod
     from kubesched.framework.cycle_state import CycleState
-    from kubesched.framework.runtime import Framework
 
 #: framework/runtime maxTimeout: no plugin may hold a pod longer than this.
 MAX_PERMIT_TIMEOUT = 15 * 60.0
@@ -155,32 +154,6 @@ class WaitingPods:
 
     def first_resolved(self) -> WaitingPod | None:
         return next((wp for wp in self._pods.values() if wp.status is not None), None)
-
-
-def run_permit_plugins(fw: Framework, state: CycleState, pod: Pod, node: str) -> tuple[Status, dict[str, float]]:
-    """RunPermitPlugins: the first rejection or error stops; otherwise Wait (with each waiting
-    plugin's timeout, capped at 15 minutes) or Success."""
-    if not fw.permit:
-        return Status(), {}
-    from kubesched.framework.runtime import _error_status, _guard  # the framework's error wording
-
-    waits: dict[str, float] = {}
-    for pl in fw.permit:
-        st, timeout = _guard(pl, "Permit", lambda pl=pl: pl.permit(state, pod, node))
-        st = st or Status()
-        if st.ok:
-            continue
-        if st.code == Code.Wait:
-            waits[pl.name] = min(max(float(timeout), 0.0), MAX_PERMIT_TIMEOUT)
-            continue
-        if st.rejected:
-            st.plugin = pl.name
-            return st, {}
-        return _error_status("Permit", pl.name, st), {}
-    if waits:
-        msg = f'one or more plugins asked to wait and no plugin rejected pod "{pod.name}"'
-        return Status(Code.Wait, (msg,)), waits
-    return Status(), {}
 
 
 def attach_waiting(handle: Any, waiting: WaitingPods, clock: Callable[[], float]) -> None:
