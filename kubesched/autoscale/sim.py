@@ -21,6 +21,7 @@ from kubesched.config import SchedulerConfig
 from kubesched.framework.registry import Registry
 from kubesched.framework.runtime import Framework
 from kubesched.gpu.model import node_gpu_count
+from kubesched.plugins import in_tree_registry
 from kubesched.scheduler import ScheduleResult
 from kubesched.sim.engine import Engine, SimOptions
 from kubesched.sim.states import FAILED, QUEUED, RUNNING
@@ -182,7 +183,7 @@ def simulate_elastic(
     belong to that group (they count towards its min and max). ``max_wait``: a pod pending that
     long is withdrawn (it has failed; the queue stays bounded on a cluster far too small)."""
     opts = SimOptions(mode="time", seed=seed, end_time=end_time, record_events=False, bins=10, max_wait=max_wait)
-    eng = Engine(config, workload, registry or Registry(), opts)
+    eng = Engine(config, workload, registry or in_tree_registry(), opts)
     eng.sched.failure_detail = False
     view = SimView(eng)
     prices = autoscaler.prices if autoscaler is not None else (prices or Prices())
