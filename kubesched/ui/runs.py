@@ -10,7 +10,6 @@ saw it (``kubesched.ui.timeline``).
 
 from __future__ import annotations
 
-import itertools
 from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any
@@ -56,7 +55,8 @@ class Attempt:
 class Run:
     attempts: dict[str, list[Attempt]] = field(default_factory=dict)  # pod key -> attempts in order
     ops: list[Step] = field(default_factory=list)  # the cluster's changes, in order
-    placements: list[dict[str, Any]] = field(default_factory=list)  # `schedule -o json` entries
+    placements: list[dict[str, Any]] = field(default_factory=list)  # `schedule -o json`'s placements
+    skipped: list[dict[str, Any]] = field(default_factory=list)  # and its skipped pods
 
     def final_node(self, key: str) -> str | None:
         tries = self.attempts.get(key)
@@ -79,17 +79,16 @@ class _PluginClock:
 
 
 def record_run(s: Session) -> Run:
-    """Schedule every pending pod of ``s`` and keep every attempt (the session is consumed)."""
+    """Schedule every pending pod of ``s`` as `kubesched schedule` does (``batch.schedule_all``),
+    keeping every attempt besides the final placements (the session is consumed)."""
+    from kubesched.batch import schedule_all
+
     sched = s.scheduler
     run = Run()
     clock = _PluginClock()
     for fw in sched.frameworks.values():
         fw.observer = clock
     deleted_seen = len(s.cluster.deleted)
-    final: dict[str, tuple[int, ScheduleResult]] = {}  # pod key -> (order of its last outcome, result)
-    seq = itertools.count()
-    nominated: dict[str, str] = {}
-    victims_of: dict[str, list[dict[str, str]]] = defaultdict(list)
 
     def record(res: ScheduleResult) -> None:
         # The run is synchronous: pods deleted since the last hook were this attempt's victims.
@@ -106,9 +105,6 @@ def record_run(s: Session) -> Run:
             outcome = SCHEDULED
         else:
             outcome = ERROR if res.code.name == "Error" else WAITING if res.code.name == "Wait" else UNSCHEDULABLE
-        if res.nominated_node:
-            nominated[key] = res.nominated_node
-        victims_of[key].extend(victims)
         tries = run.attempts.setdefault(key, [])
         tries.append(
             Attempt(
@@ -124,24 +120,10 @@ def record_run(s: Session) -> Run:
                 plugin_ms=clock.take(),
             )
         )
-        final[key] = (next(seq), res)
 
     sched.hooks.on_scheduled.append(record)
     sched.hooks.on_failed.append(record)
-    for pod in s.pending:
-        sched.add_pending(pod)
-    clock.take()  # PreEnqueue runs when pods are added: not an attempt
-    sched.run_until_idle(advance=s.clock.advance)
-    for key in sorted(final, key=lambda k: final[k][0]):
-        res = final[key][1]
-        run.placements.append(
-            {
-                "pod": key,
-                "node": res.node,
-                "profile": res.profile,
-                "message": None if res.node else res.message,
-                "nominated_node": nominated.get(key),
-                "victims": victims_of.get(key, []),
-            }
-        )
+    clock.take()
+    batch = schedule_all(s)
+    run.placements, run.skipped = batch.placements, batch.skipped
     return run

@@ -146,7 +146,7 @@ def build_app(
     async def schedule_json(_: Request) -> Response:
         if st.ws.run is None:
             raise InputError("a schedule run exists for cluster sources only", path="source")
-        return _json({"placements": st.ws.run.placements})
+        return _json({"placements": st.ws.run.placements, "skipped": st.ws.run.skipped})
 
     async def export_snapshot(request: Request) -> Response:
         w = st.ws

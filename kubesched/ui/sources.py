@@ -46,6 +46,7 @@ class Workspace:
     objects: ClusterObjects | None = None  # cluster sources: the objects as loaded
     pods: dict[str, Pod] = field(default_factory=dict)  # every pod by key, as given (unbound if pending)
     attempts: dict[str, list[Attempt]] = field(default_factory=dict)
+    skipped: dict[str, dict[str, Any]] = field(default_factory=dict)  # pods `schedule` did not try, by key
     run: Run | None = None  # cluster sources: the schedule run
     folder: Path | None = None  # simulation and experiment sources
     pod_table: dict[str, list[Any]] = field(default_factory=dict)  # simulations: pods.csv
@@ -213,6 +214,7 @@ def open_cluster(
         objects=objs,
         pods={p.key: p for p in objs.pods},
         attempts=run.attempts,
+        skipped={e["pod"]: e for e in run.skipped},
         run=run,
         files=list(files),
         plugin_paths=list(plugin_paths or []),

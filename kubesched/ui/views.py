@@ -142,6 +142,9 @@ def _outcome(ws: Workspace, key: str, node_now: str | None) -> tuple[str, str | 
     if last is None:
         if pod is not None and pod.node_name:
             return "bound in input", pod.node_name, 0, ""
+        skipped = ws.skipped.get(key)
+        if skipped is not None:  # `schedule` did not try it: gated, another scheduler, finished
+            return skipped["reason"], None, 0, skipped["message"]
         return ("running" if node_now else "not tried"), node_now, 0, ""
     if last.outcome == "scheduled":
         return "scheduled", last.node, len(tries), ""

@@ -377,3 +377,23 @@ def test_a_cluster_with_nothing_to_schedule_still_has_its_views(tmp_path: Path) 
     assert m["steps"] == 0 and m["views"][:3] == ["cluster", "pods", "decision"]
     d = c.get("/api/cluster").json()
     assert d["nodes"]["pct:cpu"] == [50.0] and d["pods"]["state"] == ["bound in input"]
+
+
+def test_pods_schedule_skipped_show_why(tmp_path: Path) -> None:
+    f = tmp_path / "gated.yaml"
+    f.write_text(
+        "apiVersion: v1\nkind: Node\nmetadata: {name: n1}\nstatus: {allocatable: {cpu: '2', memory: 4Gi, pods: '10'}}\n"
+        "---\napiVersion: v1\nkind: Pod\nmetadata: {name: held, namespace: default}\n"
+        "spec: {schedulingGates: [{name: example.com/quota}], containers: [{name: c}]}\n"
+        "---\napiVersion: v1\nkind: Pod\nmetadata: {name: other, namespace: default}\n"
+        "spec: {schedulerName: volcano, containers: [{name: c}]}\n"
+    )
+    c = TestClient(build_app(open_source(None, files=[str(f)])))
+    d = c.get("/api/cluster").json()
+    states = dict(zip(d["pods"]["pod"], d["pods"]["state"], strict=True))
+    assert states == {"default/held": "SchedulingGated", "default/other": "OtherScheduler"}
+    msgs = dict(zip(d["pods"]["pod"], d["pods"]["message"], strict=True))
+    assert "example.com/quota" in msgs["default/held"]
+    sched = c.get("/api/schedule").json()
+    assert [e["reason"] for e in sched["skipped"]] == ["SchedulingGated", "OtherScheduler"]
+    assert sched["placements"] == []

@@ -80,6 +80,7 @@ function App() {
     setDecision(null);
     api(`/api/decision?pod=${encodeURIComponent(pod)}${attempt ? `&attempt=${attempt}` : ""}`).then(
       (d) => {
+        mark("decision_fetch", t0);
         setDecision(d);
         setErr(null);
         requestAnimationFrame(() => mark("decision", t0));
