@@ -226,7 +226,7 @@ def build_app(
             try:
                 st.ws = await run_in_threadpool(lambda: open_source(body["path"]))
             except InputError as e:
-                raise InputError(str(e), path="path") from None
+                return error(str(e), "path")  # the message names the file; the field is the request's
         finally:
             st.busy.release()
         return _json({"ok": True, "title": st.ws.title, "kind": st.ws.kind})
