@@ -14,6 +14,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from playwright.sync_api import expect
 
 from kubesched.ui.sources import open_source
 from tests.ui.conftest import PREEMPT
@@ -73,7 +74,7 @@ def test_cluster_view(page, serve, cluster_ws, tmp_path: Path) -> None:
     assert nodes.get_by_test_id("row-count").inner_text() == "2 of 2"
     assert nodes.locator('.vrow[data-row="0"] .cell').nth(1).inner_text() == "75.0 %"
     nodes.locator(".search").fill("node-b")
-    assert nodes.get_by_test_id("row-count").inner_text() == "1 of 2"
+    expect(nodes.get_by_test_id("row-count")).to_have_text("1 of 2")
     pending = page.get_by_test_id("pending")
     assert "default/huge" in pending.inner_text()
     assert "Insufficient cpu" in page.get_by_test_id("reasons").inner_text()
@@ -93,12 +94,12 @@ def test_pods_view_filter_and_sort(page, serve, cluster_ws, tmp_path: Path) -> N
     table.get_by_test_id("row-count").wait_for()
     assert table.get_by_test_id("row-count").inner_text() == "5 of 5"
     page.get_by_test_id("state-filter").select_option("unschedulable")
-    assert table.get_by_test_id("row-count").inner_text() == "1 of 5"
-    assert "default/huge" in table.locator(".vbody").inner_text()
+    expect(table.get_by_test_id("row-count")).to_have_text("1 of 5")
+    assert "default/huge" in table.locator(".vbody .vrow").first.inner_text()
     page.get_by_test_id("state-filter").select_option("")
+    expect(table.get_by_test_id("row-count")).to_have_text("5 of 5")
     table.locator('.vhead [data-col="cpu"]').click()  # numbers sort largest first
-    first = table.locator(".vbody .vrow").first
-    assert "default/huge" in first.inner_text()
+    expect(table.locator('.vbody .vrow[data-row="3"]')).to_have_css("transform", "matrix(1, 0, 0, 1, 0, 0)")  # huge: row 0
     shot(page, tmp_path, "pods")
 
 
@@ -114,7 +115,7 @@ def test_decision_view_of_a_preemption(page, serve, cluster_ws, tmp_path: Path) 
     assert "default/batch-b" in rows.nth(0).inner_text() and "scheduled" in rows.nth(1).inner_text()
     filt = page.locator("#filter-table")
     assert "Insufficient cpu" in filt.locator('.vrow[data-row="0"]').inner_text()  # node-a
-    assert "★ node-b" in page.locator("#final-table .vbody").inner_text()
+    assert "★ node-b" in page.locator("#final-table .vbody .vrow").first.inner_text()
     assert page.locator("#timing-attempt").get_by_text("PostFilter").count() == 0  # attempt 2 did not preempt
     assert page.locator("#timing-explain").get_by_text("Score", exact=True).count() >= 1
     shot(page, tmp_path, "decision")
@@ -152,7 +153,7 @@ def test_whatif_drag_a_pod_onto_a_node(page, serve, cluster_ws) -> None:
     srv = serve(cluster_ws)
     page.goto(f"{srv.url}/#/whatif")
     page.locator('.dnd-pod[data-pod="default/small"]').drag_to(page.locator('.dnd-node[data-node="node-a"]'))
-    assert "default/small → node-a" in page.get_by_test_id("moves").inner_text()
+    expect(page.get_by_test_id("moves")).to_contain_text("default/small → node-a")
     page.get_by_test_id("run-whatif").click()
     page.get_by_test_id("whatif-result").wait_for()
     assert "87.50" in page.get_by_test_id("balance").inner_text()  # node-a: 3.5 of 4 CPUs
@@ -162,10 +163,10 @@ def test_simulation_dashboard_and_exports(page, serve, sim_dir: Path, tmp_path: 
     srv = serve(open_source(str(sim_dir)))
     page.goto(f"{srv.url}/#/simulation")
     page.get_by_test_id("simulation").wait_for()
-    assert page.locator(".chart canvas").count() >= 5
     summary = (sim_dir / "summary.json").read_text()
     import json
 
+    page.wait_for_function("() => document.querySelectorAll('.chart canvas').length >= 5")  # drawn after paint
     assert page.get_by_test_id("sim-scheduled").inner_text() == str(json.loads(summary)["pods"]["scheduled"])
     with page.expect_download() as dl:
         page.locator("#allocation").get_by_role("button", name="CSV").click()
@@ -180,6 +181,7 @@ def test_simulation_dashboard_and_exports(page, serve, sim_dir: Path, tmp_path: 
     table = page.locator("#pods-table")
     table.get_by_test_id("row-count").wait_for()
     assert table.get_by_test_id("row-count").inner_text() == "120 of 120"
+    table.locator(".vbody .vrow").first.wait_for()  # rows appear once the virtualiser measured the box
     assert 0 < table.locator(".vbody .vrow").count() < 120
 
 
@@ -189,7 +191,7 @@ def test_experiment_dashboard(page, serve, exp_dir: Path, tmp_path: Path) -> Non
     page.get_by_test_id("experiment").wait_for()
     deltas = page.get_by_test_id("deltas")
     assert "BestFit" in deltas.inner_text() and "Random" not in deltas.locator("tbody").inner_text()
-    assert page.locator(".chart canvas").count() >= 2
+    page.wait_for_function("() => document.querySelectorAll('.chart canvas').length >= 2")
     shot(page, tmp_path, "experiment")
     page.get_by_test_id("baseline").select_option("BestFit")
     page.wait_for_function("() => document.querySelector('[data-testid=deltas] tbody').innerText.includes('Random')")
