@@ -11,7 +11,7 @@ from typing import Any
 
 import yaml
 
-from kubesched import UPSTREAM_RELEASE, __version__
+from kubesched import UPSTREAM_RELEASE, __version__, argtypes
 from kubesched.debug import add_debug
 from kubesched.errors import InputError
 from kubesched.server import security
@@ -57,6 +57,7 @@ def cmd_schedule(args: argparse.Namespace) -> int:
 
     s = build_session(_files(args), args.config, args.seed, args.plugin_path)
     _warn(s.config.warnings)
+    _warn(s.objects.warnings)
     if args.debug:
         from kubesched.debug import PluginTracebacks
 
@@ -95,12 +96,15 @@ def cmd_explain(args: argparse.Namespace) -> int:
     if args.namespace and args.pod:
         raise InputError("-n/--namespace: only with a pod name (a --pod file names its own namespace)")
     s = build_session(_files(args), args.config, args.seed, args.plugin_path)
+    _warn(s.config.warnings)
+    _warn(s.objects.warnings)
     if args.pod:
         objs = parse_objects(args.pod, read_documents(args.pod))
         if len(objs.pods) != 1:
             raise InputError(f"expected exactly one Pod, found {len(objs.pods)}", source=args.pod)
         objs.priority_classes = s.objects.priority_classes
         resolve_priorities(objs)
+        _warn(objs.warnings)
         pod = objs.pods[0]
     else:
         ns, name = _pod_ref(args)
@@ -215,7 +219,7 @@ def _common(p: argparse.ArgumentParser, files: bool = True) -> None:
         p.add_argument(
             "-f", "--file", action="append", help="cluster objects (YAML/JSON; repeatable); default: shipped example"
         )
-        p.add_argument("--seed", type=int, default=None, help="seed for the random tie-break (reproducible runs)")
+        p.add_argument("--seed", type=argtypes.seed, default=None, help="seed for the random tie-break (reproducible runs)")
     p.add_argument("--config", help="KubeSchedulerConfiguration file (v1, v1beta3, v1beta2, v1beta1)")
     p.add_argument("--plugin-path", action="append", default=[], help="Python file defining plugins (repeatable; it is run: only trusted files)")
     p.add_argument(
@@ -227,7 +231,7 @@ def _common(p: argparse.ArgumentParser, files: bool = True) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = argtypes.OneLineParser(
         prog="kubesched",
         description=f"A kube-scheduler {UPSTREAM_RELEASE}-compatible scheduler and scheduling lab.",
     )
@@ -320,7 +324,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--wide", action="store_true", help="every column: percentiles, floor, target, CPU, memory, churn")
     p.add_argument("--json", metavar="FILE", help="also write the results as JSON to FILE ('-': stdout, as -o json)")
-    p.add_argument("--seed", type=int, default=0, help="seed for generated names and the tie-break")
+    p.add_argument("--seed", type=argtypes.seed, default=0, help="seed for generated names and the tie-break")
     p.add_argument("--list", action="store_true", help="list the workloads and exit")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.set_defaults(func=cmd_bench)
@@ -337,7 +341,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--plugin-path", action="append", default=[], help="Python file defining plugins (repeatable; it is run: only trusted files)")
     p.add_argument("--listen", default="127.0.0.1:8888", help="HOST:PORT to serve on (':8888': every interface)")
     p.add_argument("--url-prefix", default="", help="also serve the verbs under this path (the urlPrefix's path)")
-    p.add_argument("--seed", type=int, default=None, help="seed for random choices (reproducible runs)")
+    p.add_argument("--seed", type=argtypes.seed, default=None, help="seed for random choices (reproducible runs)")
     p.add_argument("--kubeconfig", help="watch this cluster for NodeNames mode, bind and preempt (instead of -f)")
     p.add_argument("--in-cluster", action="store_true", help="watch the cluster through the pod's service account")
     p.add_argument("--context", help="kubeconfig context (default: its current context)")

@@ -5,11 +5,22 @@ from __future__ import annotations
 from collections.abc import Collection
 from typing import Any
 
+# Control characters (line breaks included) that a quoted user value may carry, written as escapes
+# so that an error stays one line.
+_ESCAPES = {c: f"\\x{c:02x}" for c in (*range(0x20), 0x7F, *range(0x80, 0xA0))}
+_ESCAPES.update({ord("\n"): "\\n", ord("\r"): "\\r", ord("\t"): "\\t", 0x2028: "\\u2028", 0x2029: "\\u2029"})
+
+
+def one_line(text: str) -> str:
+    """``text`` with control characters and line breaks escaped."""
+    return text.translate(_ESCAPES)
+
 
 class InputError(Exception):
     """Bad user input. ``str(err)`` is the single line shown to the user."""
 
     def __init__(self, message: str, *, source: str | None = None, path: str | None = None):
+        message, source, path = (one_line(x) if x else x for x in (message, source, path))  # type: ignore[assignment]
         self.source = source
         self.path = path
         self.reason = message

@@ -149,7 +149,7 @@ def test_{snake}_bad_args_exit_2(tmp_path, capsys):
     cluster, config = write_inputs(tmp_path, {{"labelKey": ""}})
     code = main(["schedule", "-f", cluster, "--config", config, "--plugin-path", PLUGIN])
     assert code == 2
-    assert "{name}Args.labelKey" in capsys.readouterr().err
+    assert "pluginConfig[0].args.labelKey" in capsys.readouterr().err
 '''
 
 

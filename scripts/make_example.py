@@ -58,7 +58,10 @@ def main() -> None:
         if ngpu and int(r["gpu_milli"]) == 1000:
             res["nvidia.com/gpu"] = str(ngpu)
         ns = "ml" if ngpu else "web"
-        spec: dict = {"containers": [{"name": "main", "image": "registry.example/app:1", "resources": {"requests": res}}]}
+        resources: dict = {"requests": res}
+        if "nvidia.com/gpu" in res:  # extended resources: the API server wants limits = requests
+            resources["limits"] = {"nvidia.com/gpu": res["nvidia.com/gpu"]}
+        spec: dict = {"containers": [{"name": "main", "image": "registry.example/app:1", "resources": resources}]}
         labels = {"app": f"job-{i % 4}"}
         if ngpu:
             spec["tolerations"] = gpu_tol
@@ -92,7 +95,13 @@ def main() -> None:
             "kind": "Pod",
             "metadata": {"name": "train-8gpu", "namespace": "ml", "labels": {"app": "train"}},
             "spec": {
-                "containers": [{"name": "main", "image": "registry.example/train:1", "resources": {"requests": big}}],
+                "containers": [
+                    {
+                        "name": "main",
+                        "image": "registry.example/train:1",
+                        "resources": {"requests": big, "limits": {"nvidia.com/gpu": big["nvidia.com/gpu"]}},
+                    }
+                ],
                 "tolerations": gpu_tol,
             },
         }

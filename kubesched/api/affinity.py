@@ -46,10 +46,13 @@ class NodeAffinity:
             return None
         m = as_map(d, path)
         req = m.get("requiredDuringSchedulingIgnoredDuringExecution")
-        required = NodeSelector.parse(req, join_path(path, "requiredDuringSchedulingIgnoredDuringExecution"))
+        # Terms kube-scheduler cannot parse are kept with their error (matching no node), as
+        # the API server admits some (invalid values in preferred terms, Gt/Lt non-integers).
+        required = NodeSelector.parse(req, join_path(path, "requiredDuringSchedulingIgnoredDuringExecution"), lazy=True)
         preferred = parse_preferred_terms(
             m.get("preferredDuringSchedulingIgnoredDuringExecution"),
             join_path(path, "preferredDuringSchedulingIgnoredDuringExecution"),
+            lazy=True,
         )
         return cls(required, tuple(preferred))
 

@@ -35,12 +35,13 @@ def as_str(value: Any, path: str, default: str = "") -> str:
 
 
 def as_int(value: Any, path: str, default: int | None = 0) -> int | None:
+    """An integer field. As for the API server's JSON decoding, a string ("5") or a
+    fraction is not an integer; YAML's and JSON's integers are."""
     if value is None:
         return default
     if isinstance(value, bool) or not isinstance(value, int):
-        if isinstance(value, str) and value.lstrip("-").isdigit():
-            return int(value)
-        raise InputError(f"expected an integer, got {value!r}", path=path)
+        shown = f'"{value}"' if isinstance(value, str) else repr(value)
+        raise InputError(f"expected an integer, got {type(value).__name__} {shown}", path=path)
     return value
 
 
@@ -58,7 +59,9 @@ def str_map(value: Any, path: str) -> dict[str, str]:
     for k, v in out.items():
         if not isinstance(k, str):
             raise InputError(f"key {k!r} is not a string", path=path)
-        if not isinstance(v, str):
+        if v is None:  # JSON null decodes as the empty string, as in Go
+            out[k] = ""
+        elif not isinstance(v, str):
             # YAML turns `true`/`1` into non-strings; Kubernetes would reject them.
             raise InputError(f"expected a string value, got {v!r}", path=join_path(path, k))
     return out

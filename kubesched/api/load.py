@@ -1,14 +1,18 @@
-"""Read Kubernetes objects from YAML/JSON files: multi-document, ``kind: List``, kubectl dumps."""
+"""Read Kubernetes objects from YAML/JSON files: multi-document, ``kind: List``, kubectl dumps.
+
+Objects of the kinds scheduling reads are judged as the API server judges them before they are
+parsed: strict decoding (``schema``: unknown fields, wrong types, wrong apiVersion), validation
+(``validation``) and the Priority admission plugin (``resolve_priorities``). Names must be
+unique per kind and namespace, as in a cluster.
+"""
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
-import yaml
-
+from kubesched import documents
+from kubesched.api import schema, validation
 from kubesched.api.fields import as_map
 from kubesched.api.objects import (
     ElasticQuota,
@@ -19,8 +23,10 @@ from kubesched.api.objects import (
     PodGroup,
     PriorityClass,
 )
+from kubesched.api.resources import add_into, check_int64
 from kubesched.api.selectors import LabelSelector
-from kubesched.errors import InputError
+from kubesched.errors import InputError, join_path
+from kubesched.gpu.model import GPU_COUNT, MAX_GPUS_PER_NODE
 
 # Kinds we read; other well-known kinds in a cluster dump are skipped, unknown kinds rejected.
 WORKLOAD_KINDS = ("Service", "ReplicationController", "ReplicaSet", "StatefulSet")
@@ -30,9 +36,25 @@ IGNORED_KINDS = frozenset(
         "EndpointSlice", "Event", "Lease", "PersistentVolume", "PersistentVolumeClaim", "StorageClass",
         "Role", "RoleBinding", "ClusterRole", "ClusterRoleBinding", "Ingress",
         "NetworkPolicy", "LimitRange", "ResourceQuota", "HorizontalPodAutoscaler", "CustomResourceDefinition",
-        "KubeSchedulerConfiguration", "ControllerRevision", "CSINode", "CSIDriver", "VolumeAttachment",
+        "ControllerRevision", "CSINode", "CSIDriver", "VolumeAttachment",
     }
 )
+#: apiVersion of each kind read (a missing apiVersion is accepted; another one is an error).
+API_VERSIONS: dict[str, str] = {
+    **schema.API_VERSIONS,
+    "Service": "v1",
+    "ReplicationController": "v1",
+    "ReplicaSet": "apps/v1",
+    "StatefulSet": "apps/v1",
+}
+#: API-server validation of the kinds checked strictly (after the schema check).
+VALIDATE = {
+    "Pod": validation.pod,
+    "Node": validation.node,
+    "Namespace": validation.namespace,
+    "PriorityClass": validation.priority_class,
+    "PodDisruptionBudget": validation.pdb,
+}
 
 
 @dataclass
@@ -48,6 +70,10 @@ class ClusterObjects:
     pod_groups: list[PodGroup] = field(default_factory=list)
     elastic_quotas: list[ElasticQuota] = field(default_factory=list)
     skipped: dict[str, int] = field(default_factory=dict)
+    #: Where each Pod, Node, Namespace and PriorityClass came from (file, field path), by id().
+    origins: dict[int, tuple[str, str]] = field(default_factory=dict)
+    #: Admitted-but-suspicious input (a pod naming an unknown PriorityClass), one line each.
+    warnings: list[str] = field(default_factory=list)
 
     def extend(self, other: ClusterObjects) -> None:
         self.nodes += other.nodes
@@ -60,35 +86,15 @@ class ClusterObjects:
         self.elastic_quotas += other.elastic_quotas
         for k, v in other.skipped.items():
             self.skipped[k] = self.skipped.get(k, 0) + v
+        self.origins.update(other.origins)
+        self.warnings += other.warnings
 
 
 def read_documents(path: str) -> list[tuple[str, Any]]:
     """(field path, document) pairs from a YAML or JSON file; malformed input -> InputError."""
-    p = Path(path)
-    try:
-        text = p.read_text() if path != "-" else __import__("sys").stdin.read()
-    except OSError as e:
-        raise InputError(f"cannot read: {e.strerror}", source=path) from None
-    if p.suffix == ".json":
-        try:
-            docs = [json.loads(text)]
-        except json.JSONDecodeError as e:
-            raise InputError(f"invalid JSON at line {e.lineno} column {e.colno}: {e.msg}", source=path) from None
-    else:
-        try:
-            docs = [d for d in yaml.safe_load_all(text)]
-        except yaml.YAMLError as e:
-            mark = getattr(e, "problem_mark", None)
-            where = f" at line {mark.line + 1} column {mark.column + 1}" if mark else ""
-            problem = getattr(e, "problem", None) or str(e).splitlines()[0]
-            raise InputError(f"invalid YAML{where}: {problem}", source=path) from None
-    out: list[tuple[str, Any]] = []
+    docs = documents.read_documents(path, keep_empty=True)
     multi = len(docs) > 1
-    for i, d in enumerate(docs):
-        if d is None:
-            continue
-        out.append((f"documents[{i}]" if multi else "", d))
-    return out
+    return [(f"documents[{i}]" if multi else "", d) for i, d in enumerate(docs) if d is not None]
 
 
 def kind_items(path: str, doc: Any) -> list[tuple[str, dict]]:
@@ -127,24 +133,52 @@ def _selector_of(kind: str, m: dict, path: str) -> LabelSelector | None:
 
 def parse_objects(path: str, docs: list[tuple[str, Any]]) -> ClusterObjects:
     try:
-        return _parse_objects(docs)
+        return _parse_objects(path, docs)
     except InputError as e:
         raise InputError(e.reason, source=path, path=e.path) from None
 
 
-def _parse_objects(docs: list[tuple[str, Any]]) -> ClusterObjects:
+def _bounded_gpus(node: Node, path: str) -> Node:
+    """The GPU plugins keep one column per GPU: a node's GPU count is bounded."""
+    gpus = node.allocatable.get(GPU_COUNT, 0)
+    if gpus > MAX_GPUS_PER_NODE:
+        status = node.raw.get("status") or {}
+        field = "allocatable" if status.get("allocatable") is not None else "capacity"
+        raise InputError(
+            f"{gpus} GPUs, more than a node can have ({MAX_GPUS_PER_NODE})",
+            path=join_path(path, f"status.{field}.{GPU_COUNT}"),
+        )
+    return node
+
+
+def _parse_objects(source: str, docs: list[tuple[str, Any]]) -> ClusterObjects:
     out = ClusterObjects()
     for dpath, doc in docs:
         for ipath, m in kind_items(dpath, doc):
             kind = m["kind"]
+            want = API_VERSIONS.get(kind)
+            api = m.get("apiVersion")
+            if want is not None and api is not None and api != want:
+                raise InputError(
+                    f'{kind} is served as apiVersion "{want}", not "{api}"',
+                    path=f"{ipath}.apiVersion" if ipath else "apiVersion",
+                )
+            check = VALIDATE.get(kind)
+            if check is not None:
+                schema.check(kind, m, ipath)
+                check(m, ipath)
             if kind == "Node":
-                out.nodes.append(Node.parse(m, ipath))
+                out.nodes.append(_bounded_gpus(Node.parse(m, ipath), ipath))
+                out.origins[id(out.nodes[-1])] = (source, ipath)
             elif kind == "Pod":
                 out.pods.append(Pod.parse(m, ipath))
+                out.origins[id(out.pods[-1])] = (source, ipath)
             elif kind == "Namespace":
                 out.namespaces.append(Namespace.parse(m, ipath))
+                out.origins[id(out.namespaces[-1])] = (source, ipath)
             elif kind == "PriorityClass":
                 out.priority_classes.append(PriorityClass.parse(m, ipath))
+                out.origins[id(out.priority_classes[-1])] = (source, ipath)
             elif kind == "PodDisruptionBudget":
                 out.pdbs.append(PodDisruptionBudget.parse(m, ipath))
             elif kind == "PodGroup":
@@ -159,13 +193,18 @@ def _parse_objects(docs: list[tuple[str, Any]]) -> ClusterObjects:
                     out.workload_selectors.append((kind, ns, str(md.get("name") or ""), sel))
             elif kind in IGNORED_KINDS:
                 out.skipped[kind] = out.skipped.get(kind, 0) + 1
+            elif kind == "KubeSchedulerConfiguration":
+                raise InputError(
+                    "a KubeSchedulerConfiguration is the scheduler's configuration: give it with --config, not -f",
+                    path=f"{ipath}.kind" if ipath else "kind",
+                )
             else:
                 raise InputError(f'unknown kind "{kind}"', path=f"{ipath}.kind" if ipath else "kind")
     return out
 
 
 def load_cluster(paths: list[str]) -> ClusterObjects:
-    """Read every file, then resolve pod priorities from PriorityClasses (admission's job)."""
+    """Read every file, then check names are unique and resolve pod priorities (admission)."""
     objs = ClusterObjects()
     for p in paths:
         objs.extend(parse_objects(p, read_documents(p)))
@@ -173,16 +212,56 @@ def load_cluster(paths: list[str]) -> ClusterObjects:
 
 
 def finish_objects(objs: ClusterObjects, paths: list[str]) -> ClusterObjects:
-    """Resolve priorities and refuse duplicate nodes, PodGroups and ElasticQuotas (``paths``:
-    where the objects came from, for the message)."""
+    """What the API server checks across objects: names unique per kind (and namespace), pod
+    priorities from PriorityClasses (admission), one PodGroup per name and ElasticQuota per
+    namespace, and int64 totals of the pods bound to each node (``paths``: where the objects
+    came from, for the messages)."""
+    check_unique(objs)
     resolve_priorities(objs)
-    seen: set[str] = set()
-    for n in objs.nodes:
-        if n.name in seen:
-            raise InputError(f'duplicate node "{n.name}"', source=", ".join(paths))
-        seen.add(n.name)
     _check_unique_scheduling_objects(objs, paths)
+    check_node_totals(objs)
     return objs
+
+
+def check_node_totals(objs: ClusterObjects) -> None:
+    """The requests of the pods bound to a node must add up within int64, as the node's
+    requested amounts are kept in int64 (Go would wrap around)."""
+    nodes = {n.name for n in objs.nodes}
+    totals: dict[str, dict[str, int]] = {}
+    for pod in objs.pods:
+        if pod.terminal or pod.node_name not in nodes:
+            continue
+        acc = totals.setdefault(pod.node_name, {})
+        amounts = {**pod.requests, "cpu (scoring)": pod.non_zero_cpu, "memory (scoring)": pod.non_zero_mem}
+        add_into(acc, amounts)
+        try:
+            check_int64(acc, "", f"the requests of the pods bound to node {pod.node_name}")
+        except InputError as e:
+            source, path = objs.origins.get(id(pod), ("", ""))
+            raise InputError(e.reason, source=source or None, path=join_path(path, "spec.nodeName")) from None
+
+
+def _origin_error(objs: ClusterObjects, obj: object, message: str) -> InputError:
+    source, path = objs.origins.get(id(obj), ("", ""))
+    return InputError(message, source=source or None, path=path or None)
+
+
+def check_unique(objs: ClusterObjects) -> None:
+    """A cluster holds one Node, Namespace and PriorityClass per name and one Pod per namespace/name."""
+    groups: list[tuple[str, list[Any], Any]] = [
+        ("Node", objs.nodes, lambda o: o.name),
+        ("Namespace", objs.namespaces, lambda o: o.name),
+        ("PriorityClass", objs.priority_classes, lambda o: o.name),
+        ("Pod", objs.pods, lambda o: o.key),
+    ]
+    for kind, items, key in groups:
+        seen: dict[str, object] = {}
+        for obj in items:
+            k = key(obj)
+            if k in seen:
+                first = ": ".join(p for p in objs.origins.get(id(seen[k]), ()) if p)
+                raise _origin_error(objs, obj, f'duplicate {kind} "{k}"' + (f" (first at {first})" if first else ""))
+            seen[k] = obj
 
 
 def _check_unique_scheduling_objects(objs: ClusterObjects, paths: list[str]) -> None:
@@ -204,13 +283,41 @@ def _check_unique_scheduling_objects(objs: ClusterObjects, paths: list[str]) -> 
 
 
 def resolve_priorities(objs: ClusterObjects) -> None:
-    classes = {pc.name: pc for pc in objs.priority_classes}
-    default = next((pc for pc in objs.priority_classes if pc.global_default), None)
+    """The Priority admission plugin: a pod's priority and preemption policy come from the
+    PriorityClass it names (the built-in ``system-*`` classes included), else from the global
+    default class, else 0. A pod that already carries ``spec.priority`` (every pod in a cluster
+    dump) keeps it. A class name the input does not define is a warning, not an error: dumps
+    often leave PriorityClasses out; the pod keeps its ``spec.priority``."""
+    defaults = [pc for pc in objs.priority_classes if pc.global_default]
+    if len(defaults) > 1:
+        raise _origin_error(
+            objs,
+            defaults[1],
+            f"PriorityClass {defaults[0].name} is already marked as default. Only one default can exist",
+        )
+    classes: dict[str, tuple[int, str]] = {
+        name: (value, "PreemptLowerPriority") for name, value in validation.SYSTEM_PRIORITY_CLASSES.items()
+    }
+    classes.update({pc.name: (pc.value, pc.preemption_policy) for pc in objs.priority_classes})
+    default = (defaults[0].value, defaults[0].preemption_policy) if defaults else None
     for pod in objs.pods:
-        if "priority" in (pod.raw.get("spec") or {}):
+        spec = pod.raw.get("spec") or {}
+        name = pod.priority_class_name
+        resolved = classes.get(name) if name else default
+        if resolved is None:
+            if name:
+                objs.warnings.append(
+                    f'pod {pod.key}: spec.priorityClassName "{name}" names no PriorityClass in the input '
+                    f"(the API server would refuse the pod); its priority is {pod.priority}"
+                )
             continue
-        pc = classes.get(pod.priority_class_name) if pod.priority_class_name else default
-        if pc is not None:
-            pod.priority = pc.value
-            if "preemptionPolicy" not in (pod.raw.get("spec") or {}):
-                pod.preemption_policy = pc.preemption_policy
+        value, policy = resolved
+        if spec.get("priority") is None:
+            pod.priority = value
+        elif name and spec["priority"] != value:
+            objs.warnings.append(
+                f"pod {pod.key}: spec.priority {spec['priority']} differs from PriorityClass {name} ({value}); "
+                f"kube-scheduler uses spec.priority"
+            )
+        if spec.get("preemptionPolicy") is None:
+            pod.preemption_policy = policy

@@ -20,6 +20,7 @@ from kubesched.api.quantity import format_quantity
 from kubesched.api.resources import (
     PODS,
     Resources,
+    check_int64,
     non_zero_requests,
     parse_resource_list,
     pod_requests,
@@ -69,7 +70,7 @@ class Container:
     restartable: bool  # a sidecar: init container with restartPolicy Always
 
 
-def _parse_container(d: Any, path: str, init: bool) -> tuple[Container, list[HostPort]]:
+def _parse_container(d: Any, path: str, init: bool, host_network: bool = False) -> tuple[Container, list[HostPort]]:
     m = as_map(d, path)
     res = as_map(m.get("resources"), join_path(path, "resources"))
     requests = parse_resource_list(res.get("requests"), join_path(path, "resources.requests"))
@@ -84,6 +85,8 @@ def _parse_container(d: Any, path: str, init: bool) -> tuple[Container, list[Hos
         pp = join_path(join_path(path, "ports"), i)
         pm = as_map(p, pp)
         host_port = as_int(pm.get("hostPort"), join_path(pp, "hostPort"))
+        if not host_port and host_network:  # API server defaulting: hostNetwork pods bind their ports
+            host_port = as_int(pm.get("containerPort"), join_path(pp, "containerPort"))
         if host_port:
             if not 0 < host_port < 65536:
                 raise InputError("must be between 1 and 65535", path=join_path(pp, "hostPort"))
@@ -187,15 +190,16 @@ class Pod:
             for o in (as_map(x, join_path(mp, "ownerReferences")) for x in as_list(md.get("ownerReferences"), mp))
         )
         containers, ports = [], []
+        host_network = as_bool(spec.get("hostNetwork"), join_path(sp, "hostNetwork"))
         cp = join_path(sp, "containers")
         for i, c in enumerate(as_list(spec.get("containers"), cp)):
-            cont, cports = _parse_container(c, join_path(cp, i), False)
+            cont, cports = _parse_container(c, join_path(cp, i), False, host_network)
             containers.append(cont)
             ports.extend(cports)
         inits = []
         ip = join_path(sp, "initContainers")
         for i, c in enumerate(as_list(spec.get("initContainers"), ip)):
-            cont, cports = _parse_container(c, join_path(ip, i), True)
+            cont, cports = _parse_container(c, join_path(ip, i), True, host_network)
             inits.append(cont)
             if cont.restartable:
                 ports.extend(cports)
@@ -210,6 +214,7 @@ class Pod:
         requests = pod_requests(creqs, ireqs, overhead, pod_level)
         requests.pop(PODS, None)
         nz_cpu, nz_mem = non_zero_requests(creqs, ireqs, overhead, pod_level, requests)
+        check_int64({**requests, "cpu (scoring)": nz_cpu, "memory (scoring)": nz_mem}, sp, "the pod's requests")
         aff = as_map(spec.get("affinity"), join_path(sp, "affinity"))
         ap = join_path(sp, "affinity")
         priority = as_int(spec.get("priority"), join_path(sp, "priority"), None)

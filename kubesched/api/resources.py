@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 
 from kubesched.api.fields import as_map
-from kubesched.api.quantity import resource_value
+from kubesched.api.quantity import INT64_MAX, INT64_MIN, format_quantity, resource_value
 from kubesched.errors import InputError, join_path
 
 CPU = "cpu"
@@ -36,10 +36,19 @@ def parse_resource_list(value: object, path: str) -> Resources:
         if not isinstance(name, str) or not name:
             raise InputError("resource name must be a non-empty string", path=path)
         try:
-            out[name] = resource_value(name, q)
+            out[name] = resource_value(name, q) if q is not None else 0  # null: a zero quantity
         except InputError as e:
             raise e.within(prefix=join_path(path, name)) from None
     return out
+
+
+def check_int64(amounts: Mapping[str, int], path: str, what: str) -> None:
+    """kube-scheduler adds resource amounts in int64: a total past that range is an error here,
+    where Go would wrap around silently."""
+    for name, v in amounts.items():
+        if not INT64_MIN <= v <= INT64_MAX:
+            shown = format_quantity(name.split(" ")[0], v)
+            raise InputError(f"{what} add up to {shown} {name}, past the int64 range of resource amounts", path=path)
 
 
 def add_into(acc: Resources, other: Mapping[str, int]) -> None:

@@ -207,12 +207,21 @@ def _sort_key(r: Requirement) -> tuple[str, str, tuple[str, ...]]:
 
 def _parse_requirement(d: Any, path: str, operators: tuple[str, ...]) -> Requirement:
     """One matchExpressions entry, validated as labels.NewRequirement and the API server do."""
+    req, problem = _requirement_or_problem(d, path, operators)
+    if problem is not None:
+        raise problem
+    return req
+
+
+def _requirement_or_problem(
+    d: Any, path: str, operators: tuple[str, ...]
+) -> tuple[Requirement, InputError | None]:
+    """The requirement and, when labels.NewRequirement would refuse it, why (shape errors raise)."""
     m = _as_map(d, path, ("key", "operator", "values"))
-    key = validate_label_key(m.get("key", ""), join_path(path, "key"))
+    key = m.get("key", "")
+    if not isinstance(key, str):
+        raise InputError(f"label key must be a string, got {key!r}", path=join_path(path, "key"))
     op = m.get("operator")
-    op_path = join_path(path, "operator")
-    if not isinstance(op, str) or op not in operators:
-        raise InputError(f'unknown operator "{op if op is not None else ""}"', path=op_path)
     vpath = join_path(path, "values")
     raw = _as_list(m.get("values"), vpath)
     values: list[str] = []
@@ -220,21 +229,29 @@ def _parse_requirement(d: Any, path: str, operators: tuple[str, ...]) -> Require
         if not isinstance(v, str):
             raise InputError(f"expected a string, got {v!r}", path=join_path(vpath, i))
         values.append(v)
-    if op in ("In", "NotIn") and not values:
-        raise InputError(f"values must be non-empty for operator {op}", path=vpath)
-    if op in ("Exists", "DoesNotExist") and values:
-        raise InputError(f"values must be empty for operator {op}", path=vpath)
-    if op in ("Gt", "Lt"):
-        if len(values) != 1:
-            raise InputError(f"operator {op} takes exactly one value", path=vpath)
-        if parse_int64(values[0]) is None:
-            raise InputError(
-                f'operator {op} compares integers, but the value is "{values[0]}"', path=join_path(vpath, 0)
-            )
-    else:
-        for i, v in enumerate(values):
-            validate_label_value(v, join_path(vpath, i))
-    return Requirement(key, op, frozenset(values))  # type: ignore[arg-type]
+    req = Requirement(key, op if isinstance(op, str) else "", frozenset(values))  # type: ignore[arg-type]
+    try:
+        validate_label_key(key, join_path(path, "key"))
+        op_path = join_path(path, "operator")
+        if not isinstance(op, str) or op not in operators:
+            raise InputError(f'unknown operator "{op if op is not None else ""}"', path=op_path)
+        if op in ("In", "NotIn") and not values:
+            raise InputError(f"values must be non-empty for operator {op}", path=vpath)
+        if op in ("Exists", "DoesNotExist") and values:
+            raise InputError(f"values must be empty for operator {op}", path=vpath)
+        if op in ("Gt", "Lt"):
+            if len(values) != 1:
+                raise InputError(f"operator {op} takes exactly one value", path=vpath)
+            if parse_int64(values[0]) is None:
+                raise InputError(
+                    f'operator {op} compares integers, but the value is "{values[0]}"', path=join_path(vpath, 0)
+                )
+        else:
+            for i, v in enumerate(values):
+                validate_label_value(v, join_path(vpath, i))
+    except InputError as e:
+        return req, e
+    return req, None
 
 
 def _match_all(requirements: Iterable[Requirement], labels: Mapping[str, str]) -> bool:
@@ -380,41 +397,58 @@ class FieldRequirement:
 
 @dataclass(frozen=True, slots=True)
 class NodeSelectorTerm:
-    """matchExpressions AND matchFields. A term with neither matches no node (as upstream)."""
+    """matchExpressions AND matchFields. A term with neither matches no node (as upstream).
+
+    ``error`` is set on a term the API server admitted but kube-scheduler cannot parse (a Gt
+    value that is no integer, a preferred term's value that is no label value): such a term
+    matches no node (nodeaffinity.LazyErrorNodeSelector), and NodeAffinity's PreScore fails on
+    a preferred one (NewPreferredSchedulingTerms returns the error).
+    """
 
     match_expressions: tuple[NodeSelectorRequirement, ...] = ()
     match_fields: tuple[FieldRequirement, ...] = ()
+    error: str | None = None
 
     @classmethod
-    def parse(cls, d: Any, path: str) -> NodeSelectorTerm:
+    def parse(cls, d: Any, path: str, *, lazy: bool = False) -> NodeSelectorTerm:
+        """Parse a term; with ``lazy`` a requirement kube-scheduler cannot parse sets ``error``
+        (pods), without it raises (scheduler configuration, validated strictly upstream)."""
         if d is None:
             return cls()
         m = _as_map(d, path, ("matchExpressions", "matchFields"))
         epath = join_path(path, "matchExpressions")
-        exprs = tuple(
-            NodeSelectorRequirement.parse(e, join_path(epath, i))
-            for i, e in enumerate(_as_list(m.get("matchExpressions"), epath))
-        )
+        exprs_list = []
+        error: str | None = None
+        for i, e in enumerate(_as_list(m.get("matchExpressions"), epath)):
+            r, problem = _requirement_or_problem(e, join_path(epath, i), NODE_OPERATORS)
+            if problem is not None:
+                if not lazy:
+                    raise problem
+                # what the scheduler reports names the field within the term, as upstream
+                rel = (problem.path or "")[len(path) :].lstrip(".")
+                error = error or f"{rel}: {problem.reason}"
+            exprs_list.append(NodeSelectorRequirement(r.key, r.op, r.values))
+        exprs = tuple(exprs_list)
         fpath = join_path(path, "matchFields")
         fields = tuple(
             FieldRequirement.parse(f, join_path(fpath, i))
             for i, f in enumerate(_as_list(m.get("matchFields"), fpath))
         )
-        return cls(exprs, fields)
+        return cls(exprs, fields, error)
 
     @property
     def is_empty(self) -> bool:
         return not self.match_expressions and not self.match_fields
 
     def matches(self, labels: Mapping[str, str], node_name: str) -> bool:
-        if self.is_empty:
+        if self.is_empty or self.error is not None:
             return False
         return all(r.matches(labels) for r in self.match_expressions) and all(
             f.matches(node_name) for f in self.match_fields
         )
 
     def mask(self, index: LabelIndex) -> np.ndarray:
-        if self.is_empty:
+        if self.is_empty or self.error is not None:
             return np.zeros(len(index), dtype=bool)
         out = _mask_all((r.requirement for r in self.match_expressions), index)
         for f in self.match_fields:
@@ -429,7 +463,7 @@ class NodeSelector:
     terms: tuple[NodeSelectorTerm, ...]
 
     @classmethod
-    def parse(cls, d: Mapping[str, Any] | None, path: str) -> NodeSelector | None:
+    def parse(cls, d: Mapping[str, Any] | None, path: str, *, lazy: bool = False) -> NodeSelector | None:
         """Parse ``{nodeSelectorTerms: [...]}``; None stays None. At least one term is required."""
         if d is None:
             return None
@@ -438,7 +472,7 @@ class NodeSelector:
         raw = _as_list(m.get("nodeSelectorTerms"), tpath)
         if not raw:
             raise InputError("must have at least one node selector term", path=tpath)
-        return cls(tuple(NodeSelectorTerm.parse(t, join_path(tpath, i)) for i, t in enumerate(raw)))
+        return cls(tuple(NodeSelectorTerm.parse(t, join_path(tpath, i), lazy=lazy) for i, t in enumerate(raw)))
 
     def matches(self, labels: Mapping[str, str], node_name: str) -> bool:
         return any(t.matches(labels, node_name) for t in self.terms)
@@ -459,7 +493,7 @@ class PreferredSchedulingTerm:
     term: NodeSelectorTerm
 
     @classmethod
-    def parse(cls, d: Any, path: str) -> PreferredSchedulingTerm:
+    def parse(cls, d: Any, path: str, *, lazy: bool = False) -> PreferredSchedulingTerm:
         m = _as_map(d, path, ("weight", "preference"))
         wpath = join_path(path, "weight")
         w = m.get("weight")
@@ -468,9 +502,11 @@ class PreferredSchedulingTerm:
         if not 1 <= w <= 100:
             raise InputError("weight must be in the range 1-100", path=wpath)
         # A missing preference is an empty term: accepted by the API server, matches no node.
-        return cls(w, NodeSelectorTerm.parse(m.get("preference"), join_path(path, "preference")))
+        return cls(w, NodeSelectorTerm.parse(m.get("preference"), join_path(path, "preference"), lazy=lazy))
 
 
-def parse_preferred_terms(items: list | None, path: str) -> list[PreferredSchedulingTerm]:
+def parse_preferred_terms(items: list | None, path: str, *, lazy: bool = False) -> list[PreferredSchedulingTerm]:
     """A preferredDuringSchedulingIgnoredDuringExecution list (None -> [])."""
-    return [PreferredSchedulingTerm.parse(t, join_path(path, i)) for i, t in enumerate(_as_list(items, path))]
+    return [
+        PreferredSchedulingTerm.parse(t, join_path(path, i), lazy=lazy) for i, t in enumerate(_as_list(items, path))
+    ]

@@ -6,12 +6,9 @@ strict like kube-scheduler's, and the first problem found is raised as one ``Inp
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
 from typing import Any
 
-import yaml
-
+from kubesched.documents import load_documents, read_text
 from kubesched.errors import InputError, join_path
 from kubesched.framework.waiting import go_duration
 
@@ -55,60 +52,14 @@ def default_config(points_of: PointsOf) -> SchedulerConfig:
 
 def load_config(path: str, points_of: PointsOf) -> SchedulerConfig:
     """Read a YAML or JSON config file; every problem is an InputError naming ``path``."""
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except OSError as exc:
-        raise InputError(f"cannot read config file: {exc.strerror or exc}", source=path) from None
-    except UnicodeDecodeError:
-        raise InputError("cannot read config file: not UTF-8 text", source=path) from None
-    return parse_config(parse_document(text, path), path, points_of)
-
-
-class _StrictLoader(yaml.SafeLoader):
-    """SafeLoader that rejects duplicate keys (strict decoding treats them as errors)."""
-
-
-def _construct_mapping(loader: _StrictLoader, node: yaml.MappingNode, deep: bool = False) -> dict:
-    loader.flatten_mapping(node)
-    seen: dict[Any, int] = {}
-    for key_node, _value in node.value:
-        key = loader.construct_object(key_node, deep=True)
-        try:
-            hash(key)
-        except TypeError:
-            continue  # the base constructor reports unhashable keys
-        if key in seen:
-            raise yaml.constructor.ConstructorError(
-                "while constructing a mapping",
-                node.start_mark,
-                f'duplicate field "{key}" (first at line {seen[key] + 1})',
-                key_node.start_mark,
-            )
-        seen[key] = key_node.start_mark.line
-    return loader.construct_mapping(node, deep=deep)
-
-
-_StrictLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
+    return parse_config(parse_document(read_text(path, "config file"), path), path, points_of)
 
 
 def parse_document(text: str, source: str) -> Any:
-    """The single YAML/JSON document in ``text``; malformed input names the file and line."""
-    if source.endswith(".json"):
-        try:
-            return json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise InputError(
-                f"malformed JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}", source=source
-            ) from None
-    try:
-        docs = [d for d in yaml.load_all(text, Loader=_StrictLoader) if d is not None]
-    except yaml.MarkedYAMLError as exc:
-        mark = exc.problem_mark or exc.context_mark
-        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
-        problem = exc.problem or exc.context or "invalid syntax"
-        raise InputError(f"malformed YAML{where}: {problem}", source=source) from None
-    except yaml.YAMLError as exc:
-        raise InputError(f"malformed YAML: {exc}", source=source) from None
+    """The single YAML/JSON document in ``text``; malformed input names the file and line.
+
+    Decoding is strict (duplicate keys are errors), as kube-scheduler's."""
+    docs = load_documents(text, source)
     if not docs:
         raise InputError("empty document: expected a KubeSchedulerConfiguration", source=source)
     if len(docs) > 1:

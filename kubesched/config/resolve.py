@@ -326,4 +326,5 @@ def resolve_profile(
         for point in EXTENSION_POINTS
     }
     queue_cfg = next((e.path for e in entries if e.name == queue[0].name), None)
-    return ProfileResult(Profile(name, pct, plugins, plugin_args), path, queue_cfg)
+    origin = {e.name: (ctx.source, f"{e.path}.args") for e in entries}
+    return ProfileResult(Profile(name, pct, plugins, plugin_args, origin), path, queue_cfg)

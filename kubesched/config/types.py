@@ -50,6 +50,9 @@ class Profile:
     plugins: dict[str, list[PluginRef]]
     #: plugin name -> defaulted, validated args (camelCase wire form); raw for out-of-tree kinds.
     plugin_args: dict[str, dict] = field(default_factory=dict)
+    #: plugin name -> (config file, field path of its pluginConfig args): where a plugin that
+    #: checks its own args (scheduler-plugins', kubesched's) points its errors.
+    args_origin: dict[str, tuple[str | None, str]] = field(default_factory=dict, compare=False)
 
     def names(self, point: str) -> list[str]:
         """Plugin names enabled at ``point`` in execution order."""

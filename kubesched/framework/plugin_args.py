@@ -6,10 +6,21 @@ that start at ``<Name>Args``.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from kubesched.errors import InputError, join_path
+
+
+def shown(value: Any) -> str:
+    """A value as messages show it: as written in YAML/JSON ("text", 5, true, [1,2]), never as
+    a Python structure, and at most 60 characters."""
+    try:
+        text = json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
+    except (ValueError, RecursionError):
+        text = str(type(value).__name__)
+    return text if len(text) <= 60 else text[:57] + "..."
 
 
 def args_body(name: str, args: Mapping[str, Any] | None, allowed: Sequence[str]) -> dict[str, Any]:

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from kubesched.errors import InputError
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.diagnosis import Diagnosis, NodeFailures
 from kubesched.framework.interfaces import (
@@ -123,6 +124,16 @@ def _error_status(point: str, plugin: str, st: Status) -> Status:
     return plugin_error(point, plugin, st.message).status
 
 
+def _args_error(profile: Profile, name: str, e: InputError) -> InputError:
+    """Re-anchor a plugin's args error (path ``<Name>Args.field``) at its pluginConfig entry."""
+    source, args_path = profile.args_origin.get(name, (None, ""))
+    path = e.path or ""
+    root = f"{name}Args"
+    if args_path and (path == root or path.startswith((root + ".", root + "["))):
+        path = args_path + path[len(root) :]
+    return InputError(e.reason, source=source or e.source, path=path or None)
+
+
 class Framework:
     def __init__(self, profile: Profile, registry: Registry, handle: Handle) -> None:
         self.profile = profile
@@ -135,7 +146,10 @@ class Framework:
         def get(name: str) -> Plugin:
             if name not in instances:
                 cls = registry.resolve(name)
-                instances[name] = cls(profile.plugin_args.get(name), handle)
+                try:
+                    instances[name] = cls(profile.plugin_args.get(name), handle)
+                except InputError as e:  # the plugin's own args check: point at the config file
+                    raise _args_error(profile, name, e) from None
                 if not getattr(cls, "name", ""):
                     instances[name].name = name  # type: ignore[misc]
             return instances[name]

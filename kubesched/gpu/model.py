@@ -12,6 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from kubesched.api.selectors import parse_int64
+
 if TYPE_CHECKING:
     from kubesched.api.objects import Node, Pod
 
@@ -25,6 +27,8 @@ INDEX_SEP = "-"
 
 MILLI = 1000  # one whole GPU
 MAX_SPEC_CPU = 128_000  # milli-CPU the paper's scores normalise by
+#: The most GPUs a node may report (the GPU state keeps one column per GPU; real nodes have <= 16).
+MAX_GPUS_PER_NODE = 128
 MAX_SPEC_GPU = 8_000  # milli-GPU the paper's scores normalise by
 
 
@@ -60,10 +64,11 @@ def parse_models(spec: str) -> tuple[str, ...]:
 
 
 def _int(value: str, key: str) -> int:
-    try:
-        return int(value.strip())
-    except (ValueError, AttributeError):
-        raise ValueError(f'annotation {key}: invalid integer "{value}"') from None
+    """A decimal integer as Go's strconv parses it (ASCII digits, optional sign, int64)."""
+    n = parse_int64(value.strip()) if isinstance(value, str) else None
+    if n is None:
+        raise ValueError(f'annotation {key}: invalid integer "{value}"')
+    return n
 
 
 def ask_from_annotations(annotations: dict[str, str]) -> GpuAsk | None:
@@ -80,6 +85,8 @@ def ask_from_annotations(annotations: dict[str, str]) -> GpuAsk | None:
         return None
     if milli > MILLI:
         raise ValueError(f"annotation {GPU_MILLI}: {milli} is more than one GPU ({MILLI})")
+    if count > MAX_GPUS_PER_NODE:
+        raise ValueError(f"annotation {GPU_COUNT}: {count} GPUs, more than a node can have ({MAX_GPUS_PER_NODE})")
     if count > 1 and milli != MILLI:
         raise ValueError(
             f"annotation {GPU_MILLI}: a pod asking for {count} GPUs must ask for whole GPUs ({MILLI})"
@@ -122,7 +129,8 @@ def parse_index(value: str) -> tuple[int, ...]:
     """``"0-1-3"`` -> (0, 1, 3); ValueError when malformed."""
     out = []
     for part in value.split(INDEX_SEP):
-        if not part.strip().isdigit():
+        n = parse_int64(part.strip())
+        if n is None or n < 0 or n >= MAX_GPUS_PER_NODE:
             raise ValueError(f'annotation {GPU_INDEX}: invalid GPU index list "{value}"')
-        out.append(int(part))
+        out.append(n)
     return tuple(out)

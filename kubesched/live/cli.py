@@ -10,6 +10,7 @@ import threading
 from types import FrameType
 from typing import TYPE_CHECKING
 
+from kubesched import argtypes
 from kubesched.debug import add_debug
 from kubesched.errors import InputError
 from kubesched.server import security
@@ -90,7 +91,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "--shutdown-timeout", type=float, default=30.0, metavar="SECONDS",
         help="on SIGTERM, wait this long at most for bindings in flight (default 30)",
     )
-    p.add_argument("--seed", type=int, default=None, help="seed for the random tie-break")
+    p.add_argument("--seed", type=argtypes.seed, default=None, help="seed for the random tie-break")
     p.add_argument("--log-format", choices=("text", "json"), default="text", help="log lines as text (default) or JSON")
     p.add_argument(
         "--log-level", choices=("debug", "info", "warning", "error"), default="info", help="least severe level logged (default info)"

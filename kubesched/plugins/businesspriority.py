@@ -19,7 +19,7 @@ import numpy as np
 from kubesched.api.selectors import parse_int64
 from kubesched.errors import InputError, join_path
 from kubesched.framework.interfaces import MAX_NODE_SCORE, ScorePlugin
-from kubesched.framework.plugin_args import args_body
+from kubesched.framework.plugin_args import args_body, shown
 from kubesched.plugins.lowestload import free_score as _free_score
 from kubesched.plugins.lowestload import parse_load_resources
 
@@ -50,14 +50,14 @@ def _positive_int(body: Mapping[str, Any], key: str, default: int) -> int:
     """An integer arg >= 1 (it divides), with a path-aware error."""
     v = body.get(key, default)
     if isinstance(v, bool) or not isinstance(v, int) or v < 1:
-        raise InputError(f"invalid value {v!r}: must be an integer >= 1", path=join_path(ROOT, key))
+        raise InputError(f"invalid value {shown(v)}: must be an integer >= 1", path=join_path(ROOT, key))
     return v
 
 
 def _name(body: Mapping[str, Any], key: str, default: str) -> str:
     v = body.get(key, default)
     if not isinstance(v, str) or not v:
-        raise InputError(f"invalid value {v!r}: must be a non-empty string", path=join_path(ROOT, key))
+        raise InputError(f"invalid value {shown(v)}: must be a non-empty string", path=join_path(ROOT, key))
     return v
 
 
@@ -77,7 +77,7 @@ def parse_weights(raw: Any) -> dict[str, int]:
     for key in WEIGHT_KEYS:
         v = raw.get(key, 0)
         if isinstance(v, bool) or not isinstance(v, int | float) or not math.isfinite(v) or v < 0:
-            raise InputError(f"invalid value {v!r}: must be a non-negative number", path=join_path(path, key))
+            raise InputError(f"invalid value {shown(v)}: must be a non-negative number", path=join_path(path, key))
         out[key] = round(v * MILLI)
     if sum(out.values()) <= 0:
         raise InputError("invalid value: the weights must sum to more than 0 (in steps of 0.001)", path=path)

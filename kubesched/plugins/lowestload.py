@@ -22,7 +22,7 @@ import numpy as np
 from kubesched.api.resources import CPU, MEMORY
 from kubesched.errors import InputError, join_path
 from kubesched.framework.interfaces import MAX_NODE_SCORE, ScorePlugin
-from kubesched.framework.plugin_args import args_body
+from kubesched.framework.plugin_args import args_body, shown
 from kubesched.plugins.loadaware.args import parse_metric_provider
 from kubesched.plugins.loadaware.source import UtilizationReader
 
@@ -73,7 +73,7 @@ def parse_load_resources(raw: Any, path: str) -> tuple[LoadResource, ...]:
         weight = item.get("weight", 1)
         if isinstance(weight, bool) or not isinstance(weight, int) or not 1 <= weight <= 100:
             raise InputError(
-                f"invalid value {weight!r}: must be an integer in [1, 100]", path=join_path(ip, "weight")
+                f"invalid value {shown(weight)}: must be an integer in [1, 100]", path=join_path(ip, "weight")
             )
         out.append(LoadResource(name, weight))
     return tuple(out)
@@ -124,7 +124,7 @@ class LowestLoad(ScorePlugin):
         mode = body.get("mode", "Requested")
         mpath = join_path(root, "mode")
         if mode not in MODES:
-            raise InputError(f"unknown value {mode!r} (supported: {', '.join(MODES)})", path=mpath)
+            raise InputError(f"unknown value {shown(mode)} (supported: {', '.join(MODES)})", path=mpath)
         self.mode: str = mode
         self.resources = parse_load_resources(body.get("resources"), join_path(root, "resources"))
         self.reader: UtilizationReader | None = None

@@ -212,6 +212,9 @@ class NodeAffinity(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin):
     def pre_score(self, state: CycleState, pod: Pod, snap: Snapshot, rows: np.ndarray) -> Status | None:
         """Skip scoring when neither the pod nor the profile has preferred terms."""
         preferred = pod.node_affinity.preferred if pod.node_affinity is not None else ()
+        for t in preferred:  # NewPreferredSchedulingTerms fails on a term it cannot parse
+            if t.weight != 0 and not t.term.is_empty and t.term.error is not None:
+                return Status.error(t.term.error, NAME)
         if not preferred and not self.added_preferred:
             return Status(Code.Skip, plugin=NAME)
         state.write(PRE_SCORE_STATE_KEY, preferred)

@@ -8,9 +8,12 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from kubesched import argtypes
 from kubesched.debug import add_debug
 from kubesched.errors import InputError
 from kubesched.flags import add_no_plots, add_out_dir, add_output
+
+MAX_BINS = 100_000  # time bins: one state sample each
 
 
 def add_parser(sub: Any) -> None:
@@ -45,7 +48,7 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--mode", choices=("time", "arrival"), default="time", help="replay by time (default) or arrival order")
     p.add_argument("--config", help="KubeSchedulerConfiguration file (v1, v1beta3, v1beta2, v1beta1)")
     p.add_argument("--plugin-path", action="append", default=[], help="Python file defining plugins (repeatable)")
-    p.add_argument("--seed", type=int, default=0, help="seed for tie-breaks, usage draws and synthetic workloads")
+    p.add_argument("--seed", type=argtypes.seed, default=0, help="seed for tie-breaks, usage draws and synthetic workloads")
     p.add_argument("--tie-break", choices=("random", "first"), default="random", help="among equal top scores")
     add_out_dir(p, "sim-out", "the CSV, JSON, PNG and HTML files")
     p.add_argument("--bins", type=int, default=100, help="time mode: number of time bins (default 100)")
@@ -72,8 +75,8 @@ def _check(args: argparse.Namespace) -> None:
         raise InputError("--skip-invalid: only with --trace")
     if args.limit is not None and args.limit <= 0:
         raise InputError(f"--limit: must be greater than 0, got {args.limit}")
-    if args.bins <= 0:
-        raise InputError(f"--bins: must be greater than 0, got {args.bins}")
+    if not 0 < args.bins <= MAX_BINS:
+        raise InputError(f"--bins: must be from 1 to {MAX_BINS:,}, got {args.bins}")
     if args.max_wait is not None and (not math.isfinite(args.max_wait) or args.max_wait <= 0):
         raise InputError(f"--max-wait: must be a positive number of seconds, got {args.max_wait}")
     if args.max_wait is not None and args.mode != "time":
@@ -161,6 +164,8 @@ def run(args: argparse.Namespace) -> int:
     for w in config.warnings:
         sys.stderr.write(f"kubesched: warning: {w}\n")
     wl = load_workload(args)
+    for w in wl.objects.warnings:
+        sys.stderr.write(f"kubesched: warning: {w}\n")
     if wl.skipped:
         sys.stderr.write(f"kubesched: warning: skipped {len(wl.skipped)} invalid row(s) of {args.trace}: {wl.skipped[0]}\n")
     if not wl.pods:

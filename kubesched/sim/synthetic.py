@@ -26,12 +26,12 @@ import math
 from typing import Any
 
 import numpy as np
-import yaml
 
 from kubesched.api.objects import Node, Pod
 from kubesched.api.quantity import resource_value
+from kubesched.documents import load_scalar, read_documents
 from kubesched.errors import InputError, check_mapping, join_path
-from kubesched.gpu.model import GPU_COUNT, GPU_MILLI, GPU_MODEL, MILLI
+from kubesched.gpu.model import GPU_COUNT, GPU_MILLI, GPU_MODEL, MAX_GPUS_PER_NODE, MILLI
 from kubesched.sim.workload import Workload
 
 DEFAULT_SPEC: dict[str, Any] = {
@@ -51,6 +51,13 @@ DEFAULT_SPEC: dict[str, Any] = {
     },
 }
 NODE_KEYS = ("count", "cpu", "memory", "gpus", "gpuModel", "namePrefix")
+#: Bounds that keep a spec within what one process simulates (kube-scheduler's own scalability
+#: targets are 5,000 nodes and 150,000 pods).
+MAX_NODES = 100_000
+MAX_PODS = 1_000_000
+MAX_CHOICES = 10_000
+MAX_NUMBER = 1e9  # seconds, milli-GPUs, GPU counts: keeps virtual times finite
+MIN_RATE, MAX_RATE = 1e-6, 1e6  # pods per second
 POD_KEYS = ("count", "arrivalRate", "duration", "cpu", "memory", "gpu", "namespace")
 GPU_KEYS = ("fraction", "shareFraction", "milli", "count")
 DISTS = {
@@ -77,7 +84,7 @@ class _Spec:
 
     def number(self, v: Any, path: str, *, lo: float = 0.0, lo_open: bool = False, hi: float | None = None) -> float:
         if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
-            raise self.err(path, f'invalid value "{v}": expected a number')
+            raise self.err(path, f'invalid value "{_shown(v)}": expected a number')
         if v < lo or (lo_open and v == lo) or (hi is not None and v > hi):
             bound = f"greater than {lo:g}" if lo_open else f"at least {lo:g}"
             if hi is not None:
@@ -85,27 +92,48 @@ class _Spec:
             raise self.err(path, f"invalid value {v}: must be {bound}")
         return float(v)
 
-    def count(self, v: Any, path: str) -> int:
+    def count(self, v: Any, path: str, maximum: int) -> int:
         if isinstance(v, bool) or not isinstance(v, int) or v < 0:
-            raise self.err(path, f'invalid value "{v}": expected a whole number, 0 or more')
+            raise self.err(path, f'invalid value "{_shown(v)}": expected a whole number, 0 or more')
+        if v > maximum:
+            raise self.err(path, f"invalid value {v}: at most {maximum:,}")
         return v
 
-    def quantity(self, resource: str, v: Any, path: str) -> int:
+    def text(self, v: Any, path: str, default: str) -> str:
+        if v is None:
+            return default
+        if not isinstance(v, str | int | float) or isinstance(v, bool):
+            raise self.err(path, f"expected a string, got {type(v).__name__}")
+        return str(v)
+
+    def quantity(self, resource: str, v: Any, path: str, *, positive: bool = False) -> int:
+        if isinstance(v, bool) or not isinstance(v, (str, int, float)):
+            raise self.err(path, f'invalid value "{_shown(v)}": expected a quantity such as "4" or "16Gi"')
         try:
-            return resource_value(resource, v if isinstance(v, (str, int, float)) else str(v), path)
+            amount = resource_value(resource, v, path)
         except InputError as e:
             raise self.err(path, e.reason) from None
+        if amount < 0 or (positive and amount == 0):
+            raise self.err(path, f'invalid value "{_shown(v)}": must be {"greater than 0" if positive else "0 or more"}')
+        return amount
+
+
+def _shown(v: Any) -> str:
+    text = str(v)
+    return text if len(text) <= 40 else text[:37] + "..."
 
 
 class Dist:
     """A seeded distribution over base units (milli-CPU, bytes, seconds, milli-GPU, counts)."""
 
     def __init__(self, spec: _Spec, raw: Any, path: str, unit: str) -> None:
+        if isinstance(raw, list):
+            raise spec.err(path, "expected a value or a mapping with dist, got a list")
         if not isinstance(raw, dict):  # a bare value is a constant
             raw = {"dist": "constant", "value": raw}
         kind = raw.get("dist", "constant")
-        if kind not in DISTS:
-            raise spec.err(join_path(path, "dist"), f'unknown value "{kind}" (known: {", ".join(DISTS)})')
+        if not isinstance(kind, str) or kind not in DISTS:
+            raise spec.err(join_path(path, "dist"), f'unknown value "{_shown(kind)}" (known: {", ".join(DISTS)})')
         spec.mapping(raw, path, ("dist", *DISTS[kind]))
         self.kind = kind
         conv = self._converter(spec, unit)
@@ -115,6 +143,8 @@ class Dist:
             vals = raw.get("values")
             if not isinstance(vals, list) or not vals:
                 raise spec.err(join_path(path, "values"), "expected a non-empty list")
+            if len(vals) > MAX_CHOICES:
+                raise spec.err(join_path(path, "values"), f"at most {MAX_CHOICES:,} values")
             self.values = np.asarray([conv(x, join_path(path, f"values[{i}]")) for i, x in enumerate(vals)], float)
             w = raw.get("weights")
             if w is None:
@@ -135,13 +165,23 @@ class Dist:
             self.mean = conv(raw.get("mean"), join_path(path, "mean"))
         elif kind == "lognormal":
             self.median = conv(raw.get("median"), join_path(path, "median"))
-            self.sigma = spec.number(raw.get("sigma", 1.0), join_path(path, "sigma"))
+            self.sigma = spec.number(raw.get("sigma", 1.0), join_path(path, "sigma"), hi=10.0)
 
     @staticmethod
     def _converter(spec: _Spec, unit: str):  # noqa: ANN205 - a small local factory
         if unit in ("cpu", "memory"):
             return lambda v, p: float(spec.quantity(unit, v, p))
-        return lambda v, p: spec.number(v, p)
+        return lambda v, p: spec.number(v, p, hi=MAX_NUMBER)
+
+    def minimum(self) -> float:
+        """The smallest value a draw can take (before rounding)."""
+        if self.kind == "constant":
+            return self.value
+        if self.kind == "choice":
+            return float(self.values[self.weights > 0].min())
+        if self.kind == "uniform":
+            return self.lo
+        return 0.0
 
     def sample(self, rng: np.random.Generator, n: int) -> np.ndarray | None:
         if self.kind == "none":
@@ -162,13 +202,10 @@ def load_spec(path: str | None, overrides: list[str] | None = None) -> tuple[dic
     if path in (None, "", "default"):
         spec, source = copy.deepcopy(DEFAULT_SPEC), "synthetic"
     else:
-        try:
-            with open(path) as f:
-                spec = yaml.safe_load(f) or {}
-        except OSError as e:
-            raise InputError(f"cannot read: {e.strerror}", source=path) from None
-        except yaml.YAMLError as e:
-            raise InputError(f"invalid YAML: {str(e).splitlines()[0]}", source=path) from None
+        docs = read_documents(path)
+        if len(docs) > 1:
+            raise InputError(f"expected one document, found {len(docs)}", source=path)
+        spec = docs[0] if docs else {}
         if not isinstance(spec, dict):
             raise InputError("expected a mapping with nodes and pods", source=path)
         source = path
@@ -176,11 +213,7 @@ def load_spec(path: str | None, overrides: list[str] | None = None) -> tuple[dic
         key, sep, raw = ov.partition("=")
         if not sep or not key:
             raise InputError(f'--synth: invalid override "{ov}": expected KEY.PATH=VALUE, e.g. pods.count=500')
-        try:
-            value = yaml.safe_load(raw)
-        except yaml.YAMLError:
-            value = raw
-        _set_path(spec, key.split("."), value, ov)
+        _set_path(spec, key.split("."), load_scalar(raw), ov)
     return spec, source
 
 
@@ -215,15 +248,24 @@ def generate(spec_doc: dict[str, Any], seed: int | None, source: str = "syntheti
     if not isinstance(raw_nodes, list) or not raw_nodes:
         raise s.err("nodes", "expected a node shape or a non-empty list of them")
     nodes: list[Node] = []
+    shapes = []
+    total = 0
     for k, shape in enumerate(raw_nodes):
         path = f"nodes[{k}]"
         sh = s.mapping(shape, path, NODE_KEYS)
-        count = s.count(sh.get("count", 1), join_path(path, "count"))
-        cpu = s.quantity("cpu", sh.get("cpu", "32"), join_path(path, "cpu"))
-        mem = s.quantity("memory", sh.get("memory", "128Gi"), join_path(path, "memory"))
-        gpus = s.count(sh.get("gpus", 0), join_path(path, "gpus"))
-        model = str(sh.get("gpuModel", "GPU" if gpus else ""))
-        prefix = str(sh.get("namePrefix", f"node-{k}-"))
+        count = s.count(sh.get("count", 1), join_path(path, "count"), MAX_NODES)
+        total += count
+        if total > MAX_NODES:
+            raise s.err(join_path(path, "count"), f"the node shapes add up to more than {MAX_NODES:,} nodes")
+        cpu = s.quantity("cpu", sh.get("cpu", "32"), join_path(path, "cpu"), positive=True)
+        mem = s.quantity("memory", sh.get("memory", "128Gi"), join_path(path, "memory"), positive=True)
+        gpus = s.count(sh.get("gpus", 0), join_path(path, "gpus"), MAX_GPUS_PER_NODE)
+        model = s.text(sh.get("gpuModel"), join_path(path, "gpuModel"), "GPU" if gpus else "")
+        prefix = s.text(sh.get("namePrefix"), join_path(path, "namePrefix"), f"node-{k}-")
+        shapes.append((path, count, cpu, mem, gpus, model, prefix))
+    if total == 0:
+        raise s.err("nodes", "no nodes: every shape has count 0")
+    for _path, count, cpu, mem, gpus, model, prefix in shapes:
         for j in range(count):
             alloc = {"cpu": f"{cpu}m", "memory": str(mem), "pods": "110"}
             labels = {"kubernetes.io/hostname": f"{prefix}{j}"}
@@ -236,14 +278,17 @@ def generate(spec_doc: dict[str, Any], seed: int | None, source: str = "syntheti
                 "metadata": {"name": f"{prefix}{j}", "uid": f"{prefix}{j}", "labels": labels},
                 "status": {"allocatable": alloc, "capacity": alloc},
             }
-            nodes.append(Node.parse(doc))
+            try:
+                nodes.append(Node.parse(doc))
+            except InputError as e:
+                raise s.err(_path, e.reason) from None
     if len({n.name for n in nodes}) != len(nodes):
         raise s.err("nodes", "node names collide: give each shape its own namePrefix")
     pp = s.mapping(root.get("pods", {}), "pods", POD_KEYS)
     dflt = DEFAULT_SPEC["pods"]
-    n = s.count(pp.get("count", dflt["count"]), "pods.count")
-    rate = s.number(pp.get("arrivalRate", dflt["arrivalRate"]), "pods.arrivalRate", lo_open=True)
-    ns = str(pp.get("namespace", "default"))
+    n = s.count(pp.get("count", dflt["count"]), "pods.count", MAX_PODS)
+    rate = s.number(pp.get("arrivalRate", dflt["arrivalRate"]), "pods.arrivalRate", lo=MIN_RATE, hi=MAX_RATE)
+    ns = s.text(pp.get("namespace"), "pods.namespace", "default")
     dur = Dist(s, pp.get("duration", dflt["duration"]), "pods.duration", "seconds")
     cpu_d = Dist(s, pp.get("cpu", dflt["cpu"]), "pods.cpu", "cpu")
     mem_d = Dist(s, pp.get("memory", dflt["memory"]), "pods.memory", "memory")
@@ -252,6 +297,12 @@ def generate(spec_doc: dict[str, Any], seed: int | None, source: str = "syntheti
     sfrac = s.number(g.get("shareFraction", 0.0), "pods.gpu.shareFraction", hi=1.0)
     milli_d = Dist(s, g.get("milli", dflt["gpu"]["milli"]), "pods.gpu.milli", "number")
     count_d = Dist(s, g.get("count", 1), "pods.gpu.count", "number")
+    most_gpus = max(gpus for *_, gpus, _model, _prefix in shapes)
+    if gfrac > 0 and most_gpus == 0:
+        # GPU pods could never be placed; each would be retried on every cluster change
+        raise s.err("pods.gpu.fraction", f"{gfrac:g} of the pods ask for GPUs, but no node shape has gpus")
+    if gfrac > 0 and sfrac < 1 and count_d.minimum() > most_gpus:
+        raise s.err("pods.gpu.count", f"every whole-GPU pod asks for more GPUs than any node has ({most_gpus})")
 
     # every draw comes from one generator in a fixed order: same spec + seed = same workload
     arrival = np.cumsum(rng.exponential(1.0 / rate, n))

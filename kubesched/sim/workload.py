@@ -6,7 +6,14 @@ import math
 from dataclasses import dataclass, field
 from typing import Literal
 
-from kubesched.api.load import ClusterObjects, parse_objects, read_documents, resolve_priorities
+from kubesched.api.load import (
+    ClusterObjects,
+    check_node_totals,
+    check_unique,
+    parse_objects,
+    read_documents,
+    resolve_priorities,
+)
 from kubesched.api.objects import Node, Pod
 from kubesched.errors import InputError
 from kubesched.sim.gpu import pod_gpu_milli
@@ -98,14 +105,12 @@ def from_manifests(paths: list[str]) -> Workload:
         pod_files += [p] * len(part.pods)
         node_files += [p] * len(part.nodes)
         objs.extend(part)
+    check_unique(objs)
     resolve_priorities(objs)
+    check_node_totals(objs)
     nodes: list[Node] = []
     events: list[NodeEvent] = []
-    seen: set[str] = set()
     for node, src in zip(objs.nodes, node_files, strict=True):
-        if node.name in seen:
-            raise InputError(f'duplicate node "{node.name}"', source=src)
-        seen.add(node.name)
         ann = node.raw.get("metadata", {}).get("annotations") or {}
         times: dict[str, float] = {}
         for action, key in (

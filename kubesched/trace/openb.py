@@ -11,21 +11,35 @@ from __future__ import annotations
 
 import csv
 import gzip
+import math
+import re
 import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from kubesched.api.objects import Node, Pod
+from kubesched.api.quantity import INT64_MAX
+from kubesched.api.selectors import parse_int64
 from kubesched.errors import InputError
 from kubesched.gpu.model import (
     GPU_COUNT,
     GPU_MILLI,
     GPU_MODEL,
+    MAX_GPUS_PER_NODE,
     MILLI,
     node_gpu_count,
     node_gpu_model,
     pod_gpu_ask,
 )
+
+#: A decimal number in ASCII (what the trace's time columns hold): no "nan", "inf", "1_0".
+_DECIMAL_RE = re.compile(r"[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?")
+#: The largest memory_mib whose bytes fit the int64 resource amounts.
+MAX_MEMORY_MIB = INT64_MAX >> 20
+
+
+def _clip(text: str, limit: int = 40) -> str:
+    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 NODE_COLUMNS = ("sn", "cpu_milli", "memory_mib", "gpu", "model")
 NODE_REQUIRED = ("sn", "cpu_milli", "memory_mib", "gpu")
@@ -68,26 +82,27 @@ class _Row:
     def error(self, fld: str, reason: str) -> InputError:
         return InputError(reason, source=f"{self.source}:{self.line}", path=fld)
 
-    def int(self, fld: str, *, minimum: int = 0) -> int:
+    def int(self, fld: str, *, minimum: int = 0, maximum: int = INT64_MAX) -> int:
+        """A decimal integer (ASCII digits, as Go's strconv reads them) within the bounds."""
         raw = self.cells[fld].strip()
-        try:
-            v = int(raw)
-        except ValueError:
-            raise self.error(fld, f'invalid integer "{raw}"') from None
+        v = parse_int64(raw)
+        if v is None:
+            raise self.error(fld, f'invalid integer "{_clip(raw)}"')
         if v < minimum:
             raise self.error(fld, f"must be at least {minimum}, got {v}")
+        if v > maximum:
+            raise self.error(fld, f"must be at most {maximum}, got {v}")
         return v
 
     def float(self, fld: str) -> float | None:
         raw = self.cells.get(fld, "").strip()
         if raw == "":
             return None
-        try:
-            v = float(raw)
-        except ValueError:
-            raise self.error(fld, f'invalid number "{raw}"') from None
-        if v != v or v < 0:
-            raise self.error(fld, f"must be a non-negative number, got {raw}")
+        if not _DECIMAL_RE.fullmatch(raw):
+            raise self.error(fld, f'invalid number "{_clip(raw)}"')
+        v = float(raw)
+        if not math.isfinite(v) or v < 0:
+            raise self.error(fld, f"must be a finite, non-negative number, got {_clip(raw)}")
         return v
 
 
@@ -150,12 +165,12 @@ def _node(row: _Row) -> Node:
     if not name:
         raise row.error("sn", "empty node name")
     cpu = row.int("cpu_milli")
-    mem = row.int("memory_mib")
+    mem = row.int("memory_mib", maximum=MAX_MEMORY_MIB)
     if cpu <= 0:
         raise row.error("cpu_milli", "node without capacity: cpu_milli must be positive")
     if mem <= 0:
         raise row.error("memory_mib", "node without capacity: memory_mib must be positive")
-    gpus = row.int("gpu")
+    gpus = row.int("gpu", maximum=MAX_GPUS_PER_NODE)
     model = row.cells.get("model", "").strip()
     alloc = {"cpu": f"{cpu}m", "memory": f"{mem}Mi", "pods": str(MAX_PODS_PER_NODE)}
     labels = {"kubernetes.io/hostname": name}
@@ -202,8 +217,8 @@ def _pod(row: _Row, namespace: str, templates: dict[tuple[int, int], Pod]) -> tu
     if not name:
         raise row.error("name", "empty pod name")
     cpu = row.int("cpu_milli")
-    mem = row.int("memory_mib")
-    num = row.int("num_gpu")
+    mem = row.int("memory_mib", maximum=MAX_MEMORY_MIB)
+    num = row.int("num_gpu", maximum=MAX_GPUS_PER_NODE)
     milli = row.int("gpu_milli")
     spec = c.get("gpu_spec", "").strip()
     if num > 0 and milli == 0:

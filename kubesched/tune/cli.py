@@ -7,6 +7,7 @@ import math
 import sys
 from typing import Any
 
+from kubesched import argtypes
 from kubesched.errors import InputError
 from kubesched.flags import add_no_plots, add_out_dir
 from kubesched.tune.metrics import METRICS
@@ -117,7 +118,7 @@ def add_parser(sub: Any) -> None:
     st.add_argument("--trials", type=int, default=50, help="trials after the base config (default 50)")
     st.add_argument("--timeout", type=float, metavar="S", help="start no trial after S seconds")
     st.add_argument(
-        "--seed", type=int, default=0, help="sampler seed (and --node-sample); equal seeds, equal runs"
+        "--seed", type=argtypes.seed, default=0, help="sampler seed (and --node-sample); equal seeds, equal runs"
     )
     st.add_argument(
         "--sampler",

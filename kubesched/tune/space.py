@@ -14,9 +14,8 @@ import math
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
-import yaml
-
 from kubesched.config import SchedulerConfig, effective_config, parse_config
+from kubesched.documents import load_scalar
 from kubesched.errors import InputError
 
 if TYPE_CHECKING:
@@ -110,10 +109,7 @@ class Assignment:
 
 
 def _scalar(text: str) -> Any:
-    try:
-        return yaml.safe_load(text)
-    except yaml.YAMLError:
-        return text
+    return load_scalar(text)
 
 
 def parse_param(spec: str) -> ArgDim:

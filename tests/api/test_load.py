@@ -60,8 +60,8 @@ def test_priority_classes_resolve_priorities(tmp_path):
         ("kind: Node\nmetadata: {name: a\n", "invalid YAML at line"),
         ("apiVersion: v1\nmetadata: {name: a}\n", "kind is required"),
         ("apiVersion: v1\nkind: Widget\nmetadata: {name: a}\n", 'kind: unknown kind "Widget"'),
-        (yaml.safe_dump(make_node("a", cpu="four")), 'status.allocatable.cpu: invalid quantity "four"'),
-        (yaml.safe_dump_all([make_node("a"), make_node("a")]), 'duplicate node "a"'),
+        (yaml.safe_dump(make_node("a", cpu="four")), 'status.capacity.cpu: invalid quantity "four"'),
+        (yaml.safe_dump_all([make_node("a"), make_node("a")]), 'duplicate Node "a"'),
     ],
 )
 def test_bad_files_name_file_and_field(tmp_path, text, expected):

@@ -52,14 +52,14 @@ def test_malformed_yaml_names_file_and_line(tmp_path) -> None:
     with pytest.raises(InputError) as info:
         load_config(path, fake_points_of)
     msg = str(info.value)
-    assert msg.startswith(f"{path}: malformed YAML at line ")
+    assert msg.startswith(f"{path}: invalid YAML at line ")
     assert info.value.source == path
     assert "\n" not in msg
 
 
 def test_malformed_yaml_line_number(tmp_path) -> None:
     path = write(tmp_path, "tabs.yaml", "kind: KubeSchedulerConfiguration\nprofiles:\n\t- a\n")
-    with pytest.raises(InputError, match=r"malformed YAML at line 3, column 1"):
+    with pytest.raises(InputError, match=r"invalid YAML at line 3 column 1"):
         load_config(path, fake_points_of)
 
 
@@ -72,13 +72,13 @@ def test_duplicate_key_is_an_error_with_line(tmp_path) -> None:
     with pytest.raises(InputError) as info:
         load_config(path, fake_points_of)
     assert str(info.value) == (
-        f'{path}: malformed YAML at line 4, column 1: duplicate field "parallelism" (first at line 3)'
+        f'{path}: invalid YAML at line 4 column 1: duplicate field "parallelism" (first at line 3)'
     )
 
 
 def test_malformed_json_names_line(tmp_path) -> None:
     path = write(tmp_path, "bad.json", '{\n  "apiVersion": "kubescheduler.config.k8s.io/v1",\n  "kind": \n}')
-    with pytest.raises(InputError, match=r"bad\.json: malformed JSON at line 4, column 1"):
+    with pytest.raises(InputError, match=r"bad\.json: invalid JSON at line 4 column 1"):
         load_config(path, fake_points_of)
 
 

@@ -145,7 +145,7 @@ def test_cli_bad_args_exit_2_naming_the_field(tmp_path, capsys):
     cluster, cfg = _write(tmp_path, {"weights": {"latency": -1}})
     code = main(["schedule", "-f", cluster, "--config", cfg])
     err = capsys.readouterr().err
-    assert code == 2 and err.count("\n") == 1 and "BusinessPriorityArgs.weights.latency" in err
+    assert code == 2 and err.count("\n") == 1 and "pluginConfig[0].args.weights.latency" in err
 
 
 def test_example_config_runs_on_the_example_cluster(capsys):

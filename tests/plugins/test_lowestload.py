@@ -158,7 +158,7 @@ def _config(tmp_path, args: dict) -> str:
 def test_cli_bad_args_exit_2_naming_the_field(tmp_path, capsys):
     code = main(["schedule", "--config", _config(tmp_path, {"resources": [{"name": "cpu", "weight": -1}]})])
     err = capsys.readouterr().err
-    assert code == 2 and err.count("\n") == 1 and "LowestLoadArgs.resources[0].weight" in err
+    assert code == 2 and err.count("\n") == 1 and "pluginConfig[0].args.resources[0].weight" in err
 
 
 def test_cli_steers_to_the_least_loaded_node(tmp_path, capsys):

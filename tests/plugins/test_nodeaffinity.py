@@ -297,10 +297,38 @@ def test_filter(
     assert res.status_at(0, NAME) == want
 
 
-def test_invalid_label_value_in_term_is_rejected_at_parse() -> None:
-    """Upstream accepts it and the term then matches nothing; we refuse the manifest (see docs)."""
-    with pytest.raises(InputError):
-        pod(node_affinity=required(term([expr("foo", "NotIn", "invalid value: ___@#$%^")])))
+def test_invalid_label_value_in_term_matches_no_node() -> None:
+    """TestNodeAffinity "Pod with an invalid value in Affinity term won't be scheduled onto the
+    node": the pod decodes (LazyErrorNodeSelector), its term matches nothing."""
+    p = pod(node_affinity=required(term([expr("foo", "NotIn", "invalid value: ___@#$%^")])))
+    assert p.node_affinity is not None and p.node_affinity.required is not None
+    assert p.node_affinity.required.terms[0].error is not None
+    snap = build_snapshot([node("node1", {"foo": "bar"})])
+    plugin = NodeAffinity({})
+    state = CycleState()
+    assert plugin.pre_filter(state, p, snap) is None
+    assert plugin.filter(state, p, snap, np.arange(1, dtype=np.int32)).status_at(0, NAME) == POD_FAIL
+
+
+def test_unparsable_term_leaves_other_terms() -> None:
+    """A term kube-scheduler cannot parse is skipped; the pod's other terms still match."""
+    p = pod(
+        node_affinity=required(term([expr("zone", "Gt", "not-a-number")]), term([expr("zone", "In", "z1")]))
+    )
+    snap = build_snapshot([node("node1", {"zone": "z1"})])
+    plugin = NodeAffinity({})
+    state = CycleState()
+    plugin.pre_filter(state, p, snap)
+    assert plugin.filter(state, p, snap, np.arange(1, dtype=np.int32)).status_at(0, NAME).code == Code.Success
+
+
+def test_unparsable_preferred_term_fails_pre_score() -> None:
+    """NewPreferredSchedulingTerms returns the parse error: PreScore reports it (the pod is not
+    scored; a cycle with one feasible node never reaches PreScore)."""
+    p = pod(node_affinity=preferred((5, term([expr("zone", "In", "a b")]))))
+    snap = build_snapshot([node("node1", {"zone": "z1"})])
+    st = NodeAffinity({}).pre_score(CycleState(), p, snap, np.arange(1, dtype=np.int32))
+    assert st is not None and st.code == Code.Error and 'values[0]' in st.message and "a b" in st.message
 
 
 def test_filter_many_nodes_subset_of_rows() -> None:
@@ -440,10 +468,13 @@ def test_pre_score_skips_without_preferred_terms() -> None:
     assert status is not None and status.code == Code.Skip
 
 
-def test_broken_preferred_affinity_key_is_rejected_at_parse() -> None:
-    """Upstream PreScore errors on an invalid key; the API server rejects it first, and so do we."""
-    with pytest.raises(InputError, match="invalid key"):
-        pod(node_affinity=preferred((2, term([expr("invalid key", "In", "bar")]))))
+def test_broken_preferred_affinity_key_fails_pre_score() -> None:
+    """Upstream PreScore errors on an invalid key (the file loader refuses such a pod first, as
+    the API server does; a pod decoded from elsewhere reaches the plugin)."""
+    p = pod(node_affinity=preferred((2, term([expr("invalid key", "In", "bar")]))))
+    snap = build_snapshot([node("node1", LABEL1)])
+    st = NodeAffinity().pre_score(CycleState(), p, snap, np.arange(1, dtype=np.int32))
+    assert st is not None and st.code == Code.Error and "invalid key" in st.message
 
 
 def test_run_score_helper_and_raw_scores() -> None:

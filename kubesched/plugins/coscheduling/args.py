@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from kubesched.errors import InputError, join_path
-from kubesched.framework.plugin_args import args_body
+from kubesched.framework.plugin_args import args_body, shown
 
 NAME = "Coscheduling"
 DEFAULT_PERMIT_WAITING_TIME_SECONDS = 60  # apis/config/v1 defaults
@@ -27,7 +27,7 @@ def _seconds(body: Mapping[str, Any], key: str, default: int) -> int:
     value = body.get(key, default)
     path = join_path(f"{NAME}Args", key)
     if isinstance(value, bool) or not isinstance(value, int):
-        raise InputError(f"expected an integer number of seconds, got {value!r}", path=path)
+        raise InputError(f"expected an integer number of seconds, got {shown(value)}", path=path)
     if value < 0:
         raise InputError(f"invalid value {value}: cannot be negative", path=path)
     return value

@@ -20,7 +20,7 @@ import numpy as np
 
 from kubesched.errors import InputError, join_path
 from kubesched.framework.interfaces import MAX_NODE_SCORE, ScorePlugin
-from kubesched.framework.plugin_args import args_body
+from kubesched.framework.plugin_args import args_body, shown
 from kubesched.gpu.frag import POPULARITY_THRESHOLD, FragModel, TypicalPods, sigmoid_score, typical_pods_of
 from kubesched.gpu.model import MILLI, GpuAsk
 from kubesched.gpu.state import GpuState
@@ -41,7 +41,7 @@ _SPEC_FIELDS = ("milliCpu", "milliGpu", "gpuCount", "gpuModel", "percentage")
 def _int_field(item: Mapping[str, Any], key: str, path: str, default: int | None = None) -> int:
     v = item.get(key, default)
     if isinstance(v, bool) or not isinstance(v, int) or v < 0:
-        raise InputError(f"invalid value {v!r}: must be a non-negative integer", path=join_path(path, key))
+        raise InputError(f"invalid value {shown(v)}: must be a non-negative integer", path=join_path(path, key))
     return v
 
 
@@ -69,7 +69,7 @@ def parse_typical_pods(raw: Any, path: str) -> TypicalPods:
         p = item.get("percentage")
         if isinstance(p, bool) or not isinstance(p, int | float) or not 0 < p <= 1:
             raise InputError(
-                f"invalid value {p!r}: must be a number in (0, 1]", path=join_path(ip, "percentage")
+                f"invalid value {shown(p)}: must be a number in (0, 1]", path=join_path(ip, "percentage")
             )
         specs.append((_int_field(item, "milliCpu", ip), milli, count, model, float(p)))
     return TypicalPods.from_specs(specs)
@@ -87,7 +87,7 @@ def typical_from_args(body: Mapping[str, Any]) -> TypicalPods:
     threshold = body.get("popularityThreshold", POPULARITY_THRESHOLD)
     if isinstance(threshold, bool) or not isinstance(threshold, int | float) or not 0 < threshold <= 100:
         raise InputError(
-            f"invalid value {threshold!r}: must be in (0, 100]", path=join_path(ROOT, "popularityThreshold")
+            f"invalid value {shown(threshold)}: must be in (0, 100]", path=join_path(ROOT, "popularityThreshold")
         )
     # lazily: only this arg needs the trace loader
     from kubesched.trace.bundled import pod_list

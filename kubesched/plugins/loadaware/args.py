@@ -17,7 +17,7 @@ from typing import Any
 
 from kubesched.api.resources import CPU, parse_resource_list
 from kubesched.errors import InputError, join_path
-from kubesched.framework.plugin_args import args_body
+from kubesched.framework.plugin_args import args_body, shown
 
 PROMETHEUS = "Prometheus"
 SIMULATOR = "Simulator"
@@ -91,7 +91,7 @@ def _str(m: Mapping[str, Any], key: str, path: str, default: str | None) -> str 
     if v is None:
         return None
     if not isinstance(v, str) or not v:
-        raise InputError(f"invalid value {v!r}: must be a non-empty string", path=join_path(path, key))
+        raise InputError(f"invalid value {shown(v)}: must be a non-empty string", path=join_path(path, key))
     return v
 
 
@@ -103,7 +103,7 @@ def _number(
         return None
     if isinstance(v, bool) or not isinstance(v, int | float) or not math.isfinite(v) or (positive and v <= 0):
         need = "a number > 0" if positive else "a number"
-        raise InputError(f"invalid value {v!r}: must be {need}", path=join_path(path, key))
+        raise InputError(f"invalid value {shown(v)}: must be {need}", path=join_path(path, key))
     return float(v)
 
 
@@ -111,7 +111,7 @@ def _duration(m: Mapping[str, Any], key: str, path: str, default: str) -> str:
     v = m.get(key, default)
     if not isinstance(v, str) or not _DURATION.match(v) or duration_seconds(v) <= 0:
         raise InputError(
-            f'invalid value {v!r}: must be a Prometheus duration such as "15m" or "30s"',
+            f'invalid value {shown(v)}: must be a Prometheus duration such as "15m" or "30s"',
             path=join_path(path, key),
         )
     return v
@@ -135,12 +135,12 @@ def parse_prometheus_options(raw: Any, path: str) -> PrometheusOptions:
     label = _str(m, "nodeLabel", path, d.node_label)
     if not re.match(r"^[a-zA-Z_][a-zA-Z0-9_]*$", label or ""):
         raise InputError(
-            f"invalid value {label!r}: must be a Prometheus label name", path=join_path(path, "nodeLabel")
+            f"invalid value {shown(label)}: must be a Prometheus label name", path=join_path(path, "nodeLabel")
         )
     interval = _number(m, "updateIntervalSeconds", path, d.update_interval_seconds, positive=False)
     if interval is not None and interval < 0:
         raise InputError(
-            f"invalid value {interval!r}: must be >= 0", path=join_path(path, "updateIntervalSeconds")
+            f"invalid value {shown(interval)}: must be >= 0", path=join_path(path, "updateIntervalSeconds")
         )
     return PrometheusOptions(
         node_label=label or d.node_label,
@@ -180,17 +180,17 @@ def parse_metric_provider(body: Mapping[str, Any], root: str) -> MetricProvider:
         )
     if kind is not None and kind not in PROVIDER_TYPES:
         raise InputError(
-            f"unknown value {kind!r} (supported: {', '.join(PROVIDER_TYPES)})", path=join_path(mpath, "type")
+            f"unknown value {shown(kind)} (supported: {', '.join(PROVIDER_TYPES)})", path=join_path(mpath, "type")
         )
     address = _str(mp, "address", mpath, DEFAULT_PROM_ADDRESS) or DEFAULT_PROM_ADDRESS
     if not re.match(r"^https?://[^/\s]+", address):
         raise InputError(
-            f"invalid value {address!r}: must be an http:// or https:// URL", path=join_path(mpath, "address")
+            f"invalid value {shown(address)}: must be an http:// or https:// URL", path=join_path(mpath, "address")
         )
     skip = mp.get("insecureSkipVerify", True)
     if not isinstance(skip, bool):
         raise InputError(
-            f"invalid value {skip!r}: must be true or false", path=join_path(mpath, "insecureSkipVerify")
+            f"invalid value {shown(skip)}: must be true or false", path=join_path(mpath, "insecureSkipVerify")
         )
     return MetricProvider(
         type=kind,
@@ -229,13 +229,13 @@ def parse_target_load_packing(args: Mapping[str, Any] | None) -> TargetLoadPacki
             raise ValueError
         mult = float(mult_raw)
     except ValueError:
-        raise InputError(f"invalid value {mult_raw!r}: unable to parse as a number", path=mpath) from None
+        raise InputError(f"invalid value {shown(mult_raw)}: unable to parse as a number", path=mpath) from None
     if not math.isfinite(mult) or mult < 0:
-        raise InputError(f"invalid value {mult_raw!r}: must be a number >= 0", path=mpath)
+        raise InputError(f"invalid value {shown(mult_raw)}: must be a number >= 0", path=mpath)
     target = body.get("targetUtilization")
     tpath = join_path(root, "targetUtilization")
     if target is not None and (isinstance(target, bool) or not isinstance(target, int)):
-        raise InputError(f"invalid value {target!r}: must be an integer", path=tpath)
+        raise InputError(f"invalid value {shown(target)}: must be an integer", path=tpath)
     if target is None or target <= 0:  # upstream defaulting: unset or <= 0 -> 40
         target = DEFAULT_TARGET_UTILIZATION
     if target > 100:

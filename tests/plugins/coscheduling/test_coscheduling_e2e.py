@@ -179,4 +179,4 @@ def test_bad_coscheduling_args_exit_2(tmp_path: Path, capsys: pytest.CaptureFixt
     cfg_path.write_text(yaml.safe_dump(cfg))
     path = write(tmp_path, [node("n1")])
     assert main(["schedule", "-f", path, "--config", str(cfg_path)]) == 2
-    assert "CoschedulingArgs.podGroupBackoffSeconds: invalid value -5: cannot be negative" in capsys.readouterr().err
+    assert "sched.yaml: profiles[0].pluginConfig[0].args.podGroupBackoffSeconds: invalid value -5: cannot be negative" in capsys.readouterr().err

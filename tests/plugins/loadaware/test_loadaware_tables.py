@@ -393,4 +393,4 @@ def test_cli_bad_args_exit_2_naming_the_field(tmp_path, capsys):
     path.write_text(yaml.safe_dump(cfg))
     assert main(["schedule", "--config", str(path)]) == 2
     err = capsys.readouterr().err
-    assert err.count("\n") == 1 and "TargetLoadPackingArgs.targetUtilization" in err
+    assert err.count("\n") == 1 and "pluginConfig[0].args.targetUtilization" in err
