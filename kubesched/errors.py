@@ -35,6 +35,23 @@ class InputError(Exception):
         return InputError(self.reason, source=source or self.source, path=path)
 
 
+def describe(value: object) -> str:
+    """Type and value for messages: ``string "5"``, ``number 3.5``, ``boolean true``, ``a list``."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return f"boolean {str(value).lower()}"
+    if isinstance(value, int | float):
+        return f"number {value}"
+    if isinstance(value, str):
+        return f'string "{value if len(value) <= 40 else value[:37] + "..."}"'
+    if isinstance(value, dict):
+        return "a mapping"
+    if isinstance(value, list):
+        return "a list"
+    return type(value).__name__
+
+
 def join_path(base: str, key: str | int) -> str:
     """Field path join: ``a.b``, ``a[0]``."""
     if isinstance(key, int):

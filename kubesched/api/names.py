@@ -53,25 +53,27 @@ _DNS1123_LABEL_MSG = (
 )
 
 
+def _bounded_match(value: str, max_len: int, regex: re.Pattern[str], msg: str, fmt: str, *examples: str) -> tuple[str, ...]:
+    """The length and the pattern problems of ``value``, in upstream's order."""
+    errs = []
+    if len(value) > max_len:
+        errs.append(_max_len(max_len))
+    if not regex.fullmatch(value):
+        errs.append(_regex_error(msg, fmt, *examples))
+    return tuple(errs)
+
+
 @functools.lru_cache(maxsize=8192)
 def is_dns1123_label(value: str) -> tuple[str, ...]:
     """IsDNS1123Label: what namespace names must be."""
-    errs = []
-    if len(value) > 63:
-        errs.append(_max_len(63))
-    if not _DNS1123_LABEL_RE.fullmatch(value):
-        errs.append(_regex_error(_DNS1123_LABEL_MSG, _DNS1123_LABEL_FMT, "my-name", "123-abc"))
-    return tuple(errs)
+    return _bounded_match(value, 63, _DNS1123_LABEL_RE, _DNS1123_LABEL_MSG, _DNS1123_LABEL_FMT, "my-name", "123-abc")
 
 
 @functools.lru_cache(maxsize=8192)
 def is_dns1123_subdomain(value: str) -> tuple[str, ...]:
-    errs = []
-    if len(value) > DNS1123_SUBDOMAIN_MAX_LENGTH:
-        errs.append(_max_len(DNS1123_SUBDOMAIN_MAX_LENGTH))
-    if not _DNS1123_SUBDOMAIN_RE.fullmatch(value):
-        errs.append(_regex_error(_DNS1123_SUBDOMAIN_MSG, _DNS1123_SUBDOMAIN_FMT, "example.com"))
-    return tuple(errs)
+    return _bounded_match(
+        value, DNS1123_SUBDOMAIN_MAX_LENGTH, _DNS1123_SUBDOMAIN_RE, _DNS1123_SUBDOMAIN_MSG, _DNS1123_SUBDOMAIN_FMT, "example.com"
+    )
 
 
 @functools.lru_cache(maxsize=8192)
@@ -103,9 +105,6 @@ def is_qualified_name(value: str) -> tuple[str, ...]:
 
 @functools.lru_cache(maxsize=8192)
 def is_valid_label_value(value: str) -> tuple[str, ...]:
-    errs = []
-    if len(value) > LABEL_VALUE_MAX_LENGTH:
-        errs.append(_max_len(LABEL_VALUE_MAX_LENGTH))
-    if not _LABEL_VALUE_RE.fullmatch(value):
-        errs.append(_regex_error(_LABEL_VALUE_MSG, _LABEL_VALUE_FMT, "MyValue", "my_value", "12345"))
-    return tuple(errs)
+    return _bounded_match(
+        value, LABEL_VALUE_MAX_LENGTH, _LABEL_VALUE_RE, _LABEL_VALUE_MSG, _LABEL_VALUE_FMT, "MyValue", "my_value", "12345"
+    )

@@ -16,7 +16,7 @@ import json
 from importlib import resources
 from typing import Any
 
-from kubesched.errors import InputError
+from kubesched.errors import InputError, describe
 
 #: apiVersion each strictly read kind is served at.
 API_VERSIONS: dict[str, str] = {
@@ -33,21 +33,6 @@ class _Mismatch(Exception):
     def __init__(self, message: str, key: str | int | None = None) -> None:
         self.message = message
         self.parts: list[str | int] = [] if key is None else [key]
-
-
-def _describe(value: Any) -> str:
-    if isinstance(value, bool):
-        return f"boolean {str(value).lower()}"
-    if isinstance(value, int | float):
-        return f"number {value}"
-    if isinstance(value, str):
-        shown = value if len(value) <= 40 else value[:37] + "..."
-        return f'string "{shown}"'
-    if isinstance(value, dict):
-        return "an object"
-    if isinstance(value, list):
-        return "a list"
-    return type(value).__name__
 
 
 # Compiled types: (code, payload). STRUCT: (type name, {field: type}); LIST and MAP: the element
@@ -113,7 +98,7 @@ def _scalar_ok(code: int, v: Any) -> bool:
 
 def _check_scalar(code: int, v: Any) -> None:
     if not _scalar_ok(code, v):
-        raise _Mismatch(f"expected {_EXPECTED[code]}, got {_describe(v)}")
+        raise _Mismatch(f"expected {_EXPECTED[code]}, got {describe(v)}")
     if code in _RANGES:
         lo, hi = _RANGES[code]
         if not lo <= v <= hi:
@@ -125,7 +110,7 @@ def _walk(value: Any, t: tuple[int, Any]) -> None:
     code, sub = t
     if code == STRUCT:
         if type(value) is not dict:
-            raise _Mismatch(f"expected an object, got {_describe(value)}")
+            raise _Mismatch(f"expected an object, got {describe(value)}")
         type_name, fields = sub
         for k, v in value.items():
             ft = fields.get(k)
@@ -149,18 +134,20 @@ def _walk(value: Any, t: tuple[int, Any]) -> None:
         return
     if code == LIST:
         if type(value) is not list:
-            raise _Mismatch(f"expected a list, got {_describe(value)}")
-        items: Any = enumerate(value)
+            raise _Mismatch(f"expected a list, got {describe(value)}")
+        items: Any = list(enumerate(value))
     else:  # MAP
         if type(value) is not dict:
-            raise _Mismatch(f"expected an object, got {_describe(value)}")
+            raise _Mismatch(f"expected an object, got {describe(value)}")
         for k in value:
             if type(k) is not str:
-                raise _Mismatch(f"expected string keys, got {_describe(k)}")
-        items = value.items()
+                raise _Mismatch(f"expected string keys, got {describe(k)}")
+        items = list(value.items())
     ecode = sub[0]
     for k, v in items:
         if v is None:
+            if ecode == STRING:  # Go decodes a null string item as "": so do the later stages
+                value[k] = ""
             continue
         try:
             if ecode <= ANY:
@@ -195,12 +182,15 @@ def _path(base: str, parts: list[str | int]) -> str:
 
 
 def check(kind: str, doc: dict, path: str) -> None:
-    """Raise an InputError (path relative to the file) if ``doc`` does not fit ``kind``'s schema."""
+    """Raise an InputError (path relative to the file) if ``doc`` does not fit ``kind``'s schema.
+
+    A null item of a string list or map becomes "" in place, as Go decodes it; other nulls stay
+    (an unset field)."""
     want = API_VERSIONS[kind]
     api = doc.get("apiVersion")
     if api is not None and api != want:
         raise InputError(
-            f'{kind} is served as apiVersion "{want}", not {_describe(api)}', path=_path(path, ["apiVersion"])
+            f'{kind} is served as apiVersion "{want}", not {describe(api)}', path=_path(path, ["apiVersion"])
         )
     try:
         _walk(doc, _TYPES[_KINDS[kind]])

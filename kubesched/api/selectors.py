@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
+from kubesched.api.names import is_qualified_name
 from kubesched.errors import InputError, join_path
 
 if TYPE_CHECKING:
@@ -43,33 +44,13 @@ NODE_NAME_FIELD = "metadata.name"
 # -- label key / value syntax (apimachinery util/validation) ---------------------------------
 
 _NAME_RE = re.compile(r"([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]")
-_DNS1123_SUBDOMAIN_RE = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
 _INT64_RE = re.compile(r"[+-]?[0-9]+")
 
 
 def qualified_name_problem(key: str) -> str | None:
-    """Why ``key`` is not a qualified name (IsQualifiedName), or None."""
-    parts = key.split("/")
-    if len(parts) == 1:
-        name = parts[0]
-    elif len(parts) == 2:
-        prefix, name = parts
-        if not prefix:
-            return "prefix part must be non-empty"
-        if len(prefix) > 253 or not _DNS1123_SUBDOMAIN_RE.fullmatch(prefix):
-            return "prefix part must be a lowercase DNS subdomain of at most 253 characters"
-    else:
-        return "a qualified name may contain at most one '/'"
-    if not name:
-        return "name part must be non-empty"
-    if len(name) > 63:
-        return "name part must be no more than 63 characters"
-    if not _NAME_RE.fullmatch(name):
-        return (
-            "name part must consist of alphanumeric characters, '-', '_' or '.', "
-            "and must start and end with an alphanumeric character"
-        )
-    return None
+    """Why ``key`` is not a qualified name (IsQualifiedName's first message), or None."""
+    problems = is_qualified_name(key)
+    return problems[0] if problems else None
 
 
 def validate_label_key(key: Any, path: str) -> str:

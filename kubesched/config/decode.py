@@ -12,7 +12,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from kubesched.errors import InputError, join_path
+from kubesched.errors import InputError, describe, join_path
 
 from .field import aggregate, invalid, is_qualified_name
 from .types import PointsOf
@@ -59,23 +59,6 @@ class Ctx:
         line = f"{path}: {message}" if path else message
         if line not in self.warnings:
             self.warnings.append(line)
-
-
-def describe(value: Any) -> str:
-    """Short type-and-value text for error messages."""
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return f"boolean {str(value).lower()}"
-    if isinstance(value, int | float):
-        return f"number {value}"
-    if isinstance(value, str):
-        return f'string "{value}"'
-    if isinstance(value, dict):
-        return "a mapping"
-    if isinstance(value, list):
-        return "a list"
-    return type(value).__name__
 
 
 def quote(value: Any) -> str:

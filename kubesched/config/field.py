@@ -11,22 +11,12 @@ duration, a field path).
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from kubesched.api import names
 from kubesched.framework.status import go_quote
-
-_NAME_FMT = "([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]"
-_NAME_RE = re.compile(_NAME_FMT)
-_NAME_MSG = "must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character"
-_DNS1123_SUBDOMAIN_FMT = r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*"
-_DNS1123_SUBDOMAIN_RE = re.compile(_DNS1123_SUBDOMAIN_FMT)
-_DNS1123_SUBDOMAIN_MSG = (
-    "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', "
-    "and must start and end with an alphanumeric character"
-)
 
 
 @dataclass(frozen=True)
@@ -87,63 +77,15 @@ def aggregate(errors: Sequence[str]) -> str:
     return unique[0] if len(unique) == 1 else "[" + ", ".join(unique) + "]"
 
 
-def _regex_error(msg: str, fmt: str, *examples: str) -> str:
-    """validation.RegexError: the message, examples and the regex, worded as upstream."""
-    if not examples:
-        return f"{msg} (regex used for validation is '{fmt}')"
-    shown = " or ".join(f"'{e}', " for e in examples)
-    return f"{msg} (e.g. {shown}regex used for validation is '{fmt}')"
-
-
 def is_qualified_name(value: str) -> list[str]:
     """validation.IsQualifiedName: every reason ``value`` is not a qualified name (empty: it is)."""
-    errs: list[str] = []
-    parts = value.split("/")
-    if len(parts) == 1:
-        name = parts[0]
-    elif len(parts) == 2:
-        prefix, name = parts
-        if not prefix:
-            errs.append("prefix part must be non-empty")
-        else:
-            errs.extend("prefix part " + m for m in is_dns1123_subdomain(prefix))
-    else:
-        return [
-            "a qualified name "
-            + _regex_error(_NAME_MSG, _NAME_FMT, "MyName", "my.name", "123-abc")
-            + " with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')"
-        ]
-    if not name:
-        errs.append("name part must be non-empty")
-    elif len(name) > 63:
-        errs.append("name part must be no more than 63 characters")
-    if not _NAME_RE.fullmatch(name):
-        errs.append("name part " + _regex_error(_NAME_MSG, _NAME_FMT, "MyName", "my.name", "123-abc"))
-    return errs
+    return list(names.is_qualified_name(value))
 
 
 def is_dns1123_subdomain(value: str) -> list[str]:
-    errs = []
-    if len(value) > 253:
-        errs.append("must be no more than 253 characters")
-    if not _DNS1123_SUBDOMAIN_RE.fullmatch(value):
-        errs.append(_regex_error(_DNS1123_SUBDOMAIN_MSG, _DNS1123_SUBDOMAIN_FMT, "example.com"))
-    return errs
-
-
-_LABEL_VALUE_FMT = "(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?"
-_LABEL_VALUE_RE = re.compile(_LABEL_VALUE_FMT)
-_LABEL_VALUE_MSG = (
-    "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', "
-    "and must start and end with an alphanumeric character"
-)
+    return list(names.is_dns1123_subdomain(value))
 
 
 def is_valid_label_value(value: str) -> list[str]:
     """validation.IsValidLabelValue: every reason ``value`` is not a label value."""
-    errs = []
-    if len(value) > 63:
-        errs.append("must be no more than 63 characters")
-    if not _LABEL_VALUE_RE.fullmatch(value):
-        errs.append(_regex_error(_LABEL_VALUE_MSG, _LABEL_VALUE_FMT, "MyValue", "my_value", "12345"))
-    return errs
+    return list(names.is_valid_label_value(value))

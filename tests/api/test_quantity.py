@@ -16,7 +16,7 @@ from kubesched.api.quantity import (
     resource_value,
     value,
 )
-from kubesched.errors import InputError
+from kubesched.errors import InputError, one_line
 
 F = Fraction
 
@@ -133,7 +133,7 @@ def test_invalid_strings_rejected_with_path(text: str) -> None:
     with pytest.raises(InputError) as err:
         parse_quantity(text, "spec.containers[0].resources.requests.cpu")
     assert err.value.path == "spec.containers[0].resources.requests.cpu"
-    assert err.value.reason == f'invalid quantity "{text}"'
+    assert err.value.reason == one_line(f'invalid quantity "{text}"')  # a line break is shown escaped
 
 
 def test_invalid_without_path_has_no_path() -> None:

@@ -169,7 +169,7 @@ LABEL_INVALID: list[tuple[Any, str, str]] = [
     (
         {"matchExpressions": [{"key": "a/b/c", "operator": "Exists"}]},
         "s.matchExpressions[0].key",
-        "at most one",
+        "a qualified name must consist of",
     ),
     ({"matchExpressions": [{"key": "/b", "operator": "Exists"}]}, "s.matchExpressions[0].key", "prefix"),
     (
