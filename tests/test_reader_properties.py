@@ -49,10 +49,14 @@ SETTINGS = settings(max_examples=120, deadline=None, suppress_health_check=[Heal
 
 
 def _set(doc: Any, path: list[str | int], value: Any) -> None:
+    """Put ``value`` at ``path``; an earlier edit may have replaced a parent: then no change."""
     cur = doc
-    for p in path[:-1]:
-        cur = cur[p]
-    cur[path[-1]] = value
+    try:
+        for p in path[:-1]:
+            cur = cur[p]
+        cur[path[-1]] = value
+    except (KeyError, IndexError, TypeError):
+        pass
 
 
 BASE: list[dict[str, Any]] = [
