@@ -151,6 +151,13 @@ def _bounded_gpus(node: Node, path: str) -> Node:
     return node
 
 
+def _int64_requests(pod: Pod, path: str) -> Pod:
+    """kube-scheduler adds a pod's container requests in int64: their total must fit."""
+    amounts = {**pod.requests, "cpu (scoring)": pod.non_zero_cpu, "memory (scoring)": pod.non_zero_mem}
+    check_int64(amounts, join_path(path, "spec"), "the pod's requests")
+    return pod
+
+
 def _parse_objects(source: str, docs: list[tuple[str, Any]]) -> ClusterObjects:
     out = ClusterObjects()
     for dpath, doc in docs:
@@ -171,7 +178,7 @@ def _parse_objects(source: str, docs: list[tuple[str, Any]]) -> ClusterObjects:
                 out.nodes.append(_bounded_gpus(Node.parse(m, ipath), ipath))
                 out.origins[id(out.nodes[-1])] = (source, ipath)
             elif kind == "Pod":
-                out.pods.append(Pod.parse(m, ipath))
+                out.pods.append(_int64_requests(Pod.parse(m, ipath), ipath))
                 out.origins[id(out.pods[-1])] = (source, ipath)
             elif kind == "Namespace":
                 out.namespaces.append(Namespace.parse(m, ipath))

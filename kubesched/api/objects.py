@@ -20,7 +20,6 @@ from kubesched.api.quantity import format_quantity
 from kubesched.api.resources import (
     PODS,
     Resources,
-    check_int64,
     non_zero_requests,
     parse_resource_list,
     pod_requests,
@@ -214,7 +213,6 @@ class Pod:
         requests = pod_requests(creqs, ireqs, overhead, pod_level)
         requests.pop(PODS, None)
         nz_cpu, nz_mem = non_zero_requests(creqs, ireqs, overhead, pod_level, requests)
-        check_int64({**requests, "cpu (scoring)": nz_cpu, "memory (scoring)": nz_mem}, sp, "the pod's requests")
         aff = as_map(spec.get("affinity"), join_path(sp, "affinity"))
         ap = join_path(sp, "affinity")
         priority = as_int(spec.get("priority"), join_path(sp, "priority"), None)
