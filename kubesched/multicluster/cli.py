@@ -9,6 +9,7 @@ from typing import Any
 
 import yaml
 
+from kubesched import argtypes
 from kubesched.errors import InputError
 
 
@@ -28,7 +29,7 @@ def _common(p: argparse.ArgumentParser) -> None:
                    help="as Karmada's flag: selected clusters that get 0 replicas stay in the result")
     p.add_argument("--config", help="KubeSchedulerConfiguration for every member's scheduler")
     p.add_argument("--plugin-path", action="append", default=[], help="Python file defining node plugins (repeatable)")
-    p.add_argument("--seed", type=int, default=None, help="seed for the members' tie-breaks")
+    p.add_argument("--seed", type=argtypes.seed, default=None, help="seed for the members' tie-breaks")
     p.add_argument(
         "-o", "--output", choices=("table", "json", "yaml"), default="table",
         help="table (default), or the JSON/YAML contract (docs/multicluster.md)",
