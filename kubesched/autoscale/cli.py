@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from kubesched import argtypes
+
 
 def add_parser(sub: Any) -> None:
     p = sub.add_parser(
@@ -20,7 +22,7 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--plugin-path", action="append", default=[], metavar="FILE", help="out-of-tree plugins")
     p.add_argument("--provider", default="kwok", help="kwok, or module:Class of your own node provider")
     p.add_argument("--once", action="store_true", help="one iteration, then exit")
-    p.add_argument("--seed", type=int, default=0, help="seeds the provisioning delays and the random expander's choices (default 0)")
+    p.add_argument("--seed", type=argtypes.seed, default=0, help="seeds the provisioning delays and the random expander's choices (default 0)")
     p.set_defaults(func=_run)
 
 

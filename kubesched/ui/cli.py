@@ -6,6 +6,7 @@ import argparse
 import sys
 from typing import Any
 
+from kubesched import argtypes
 from kubesched.errors import InputError
 
 DEFAULT_LISTEN = "127.0.0.1:8765"
@@ -22,7 +23,7 @@ def add_parser(sub: Any) -> None:
     p.add_argument("-f", "--file", action="append", help="cluster objects (YAML/JSON; repeatable); default: shipped example")
     p.add_argument("--config", help="KubeSchedulerConfiguration file for the cluster (what-if starts from it)")
     p.add_argument("--plugin-path", action="append", default=[], help="Python file defining plugins (it is run: only trusted files)")
-    p.add_argument("--seed", type=int, default=0, help="seed for the random tie-break (default 0)")
+    p.add_argument("--seed", type=argtypes.seed, default=0, help="seed for the random tie-break (default 0)")
     p.add_argument(
         "--listen", default=DEFAULT_LISTEN,
         help=f"HOST:PORT (default {DEFAULT_LISTEN}, loopback only). Another host exposes the UI, which has no "
