@@ -212,14 +212,24 @@ class RunResult:
         return float(self.curve([level])["unallocated"][0])
 
 
-def build_scheduler(nodes: Sequence[Node], policy: str, seed: int, typical: TypicalPods | None) -> Scheduler:
-    """A Scheduler over an in-memory snapshot of ``nodes`` (in that order) for one policy."""
+def build_scheduler(
+    nodes: Sequence[Node],
+    policy: str,
+    seed: int,
+    typical: TypicalPods | None,
+    *,
+    config: dict | None = None,
+    scheduler_cls: type[Scheduler] = Scheduler,
+) -> Scheduler:
+    """A Scheduler over an in-memory snapshot of ``nodes`` (in that order) for one policy, or for
+    ``config`` (a KubeSchedulerConfiguration dict; ``policy`` then only names it)."""
     registry = in_tree_registry(entry_points=False)
-    config = parse_config(policy_config(policy, typical), f"policy {policy}", registry.points_of)
+    doc = policy_config(policy, typical) if config is None else config
+    parsed = parse_config(doc, f"policy {policy}", registry.points_of)
     snap = Snapshot()
     for node in nodes:
         snap.add_node(node)
-    sched = Scheduler(config, snap, None, registry, seed=seed, tie_break="first")
+    sched = scheduler_cls(parsed, snap, None, registry, seed=seed, tie_break="first")
     sched.failure_detail = False  # an unschedulable pod is dropped at once: nobody reads why
     return sched
 
@@ -232,15 +242,19 @@ def run(
     typical: TypicalPods | None = None,
     *,
     keep_snapshot: bool = True,
+    config: dict | None = None,
+    until_percent: float | None = None,
 ) -> RunResult:
     """Schedule ``pods`` strictly one at a time on ``nodes`` (tie-break order = list order).
 
     ``typical`` (the target workload) drives FGD and the fragmentation metrics; without it the
     frag arrays stay 0 and the FGD policy is refused. ``keep_snapshot=False`` leaves
-    ``RunResult.snapshot`` None (a small result to send between processes).
+    ``RunResult.snapshot`` None (a small result to send between processes). ``config`` runs that
+    KubeSchedulerConfiguration instead of the policy's. ``until_percent`` stops after the first
+    pod that takes arrived above that % (the events up to there are exactly a full run's).
     """
     t0 = time.perf_counter()
-    sched = build_scheduler(nodes, policy, seed, typical)
+    sched = build_scheduler(nodes, policy, seed, typical, config=config)
     snap = sched.snapshot
     tracker = GpuMetricsTracker(snap, typical)
     n = len(pods)
@@ -252,6 +266,7 @@ def run(
     where: list[str | None] = [None] * n
     total = 0
     cap = tracker.update().capacity_milli
+    stop = None if until_percent is None else until_percent * cap / 100.0
     with frozen_heap():  # the trace and the cluster outlive the loop: no full GC passes over them
         for i, pod in enumerate(pods):
             ask = pod_gpu_ask(pod)
@@ -265,6 +280,12 @@ def run(
                 sched.delete_pod(pod)  # unschedulable: dropped for good, never retried
             m = tracker.update()
             arrived[i], used[i], idle[i], frag[i] = total, m.allocated_milli, m.idle_milli, m.frag_milli
+            if stop is not None and total > stop:
+                n = i + 1
+                arrived, used, idle, frag, placed, where = (
+                    arrived[:n], used[:n], idle[:n], frag[:n], placed[:n], where[:n]
+                )
+                break
     return RunResult(
         policy,
         seed,

@@ -209,6 +209,9 @@ class FragModel:
         return cnt2, small2, total2
 
 
-def sigmoid_score(delta: np.ndarray) -> np.ndarray:
-    """FGD's node score: int(100 * sigmoid(delta / 1000)), delta = F before - F after (milli)."""
-    return ((1.0 / (1.0 + np.exp(-(delta / 1000.0)))) * 100.0).astype(np.int64)
+DELTA_SCALE = 1000.0  # the paper's divisor: one score point is ~40 milli of delta near 0
+
+
+def sigmoid_score(delta: np.ndarray, scale: float = DELTA_SCALE) -> np.ndarray:
+    """FGD's node score: int(100 * sigmoid(delta / scale)), delta = F before - F after (milli)."""
+    return ((1.0 / (1.0 + np.exp(-(delta / scale)))) * 100.0).astype(np.int64)

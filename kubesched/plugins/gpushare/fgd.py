@@ -7,7 +7,8 @@ every GPU with room and the node gets the best of them (Open-Gpu-Share with
 ``gpuSelMethod: FGDScore`` then takes that GPU, the first on ties). Pods with no requests at all
 score 100. The target workload comes from the args: ``typicalPods`` (explicit specs) or
 ``workloadFile`` (an openb pod CSV whose top specs covering ``popularityThreshold`` % of pods,
-default 95, become M).
+default 95, become M). ``deltaScale`` (default 1000) is the sigmoid's divisor: the quantisation
+step of the score (one point is ~deltaScale/25 milli of delta near 0) and where it saturates.
 """
 
 from __future__ import annotations
@@ -21,7 +22,14 @@ import numpy as np
 from kubesched.errors import InputError, join_path
 from kubesched.framework.interfaces import MAX_NODE_SCORE, ScorePlugin
 from kubesched.framework.plugin_args import args_body, shown
-from kubesched.gpu.frag import POPULARITY_THRESHOLD, FragModel, TypicalPods, sigmoid_score, typical_pods_of
+from kubesched.gpu.frag import (
+    DELTA_SCALE,
+    POPULARITY_THRESHOLD,
+    FragModel,
+    TypicalPods,
+    sigmoid_score,
+    typical_pods_of,
+)
 from kubesched.gpu.model import MILLI, GpuAsk
 from kubesched.gpu.state import GpuState
 from kubesched.plugins.gpushare.common import ReadsGpuAsk, cpu_left, cycle_ask, pod_cpu
@@ -128,9 +136,13 @@ class FGDScore(ReadsGpuAsk, ScorePlugin):
 
     def __init__(self, args: dict[str, Any] | None = None, handle: Handle | None = None) -> None:
         super().__init__(args, handle)
-        body = args_body(NAME, args, ("typicalPods", "workloadFile", "popularityThreshold"))
+        body = args_body(NAME, args, ("typicalPods", "workloadFile", "popularityThreshold", "deltaScale"))
         if "popularityThreshold" in body and "workloadFile" not in body:
             raise InputError("only valid with workloadFile", path=join_path(ROOT, "popularityThreshold"))
+        scale = body.pop("deltaScale", DELTA_SCALE)
+        if isinstance(scale, bool) or not isinstance(scale, int | float) or not 0 < scale < float("inf"):
+            raise InputError(f"invalid value {scale!r}: must be a positive number", path=join_path(ROOT, "deltaScale"))
+        self.delta_scale = float(scale)
         self.typical = typical_from_args(body)
         self._model: FragModel | None = None
         self._cache: _Base | None = None
@@ -185,7 +197,7 @@ class FGDScore(ReadsGpuAsk, ScorePlugin):
         old = left[pr, pj]
         c2, s2, t2 = fm.moved(cnt[pr], small[pr], total[pr], old, old - ask.milli, 1)
         f1 = fm.per_pod(c2, s2, t2, before_cpu[pr] - cpu, model[pr])
-        return pr, pj, sigmoid_score((f0[pr] - f1) @ fm.p)
+        return pr, pj, sigmoid_score((f0[pr] - f1) @ fm.p, self.delta_scale)
 
     def node_scores(
         self,
@@ -213,7 +225,7 @@ class FGDScore(ReadsGpuAsk, ScorePlugin):
             n = len(rows)
             c2, s2, t2 = fm.moved(cnt, small, total, np.full(n, MILLI), np.full(n, 0), ask.count)
             f1 = fm.per_pod(c2, s2, t2, before_cpu - cpu, model)
-        return sigmoid_score((f0 - f1) @ fm.p)
+        return sigmoid_score((f0 - f1) @ fm.p, self.delta_scale)
 
     def score(self, state: CycleState, pod: Pod, snap: Snapshot, rows: np.ndarray) -> np.ndarray:
         if not pod.requests:

@@ -1,0 +1,108 @@
+"""``NodeSelectEnv``: pick the node for each pod of an FGD-protocol run among the base policy's
+top-K feasible candidates (``kubesched.learn.episode``).
+
+Observation: a float32 vector, the pod's features then K candidate rows
+(``kubesched.learn.features``). Action: a candidate index; ``action_masks()`` marks the feasible
+ones, and an index outside them means candidate 0, the base policy's choice (so random agents and
+``check_env`` are safe). Reward: minus the GPUs requested by pods that fail before the next
+decision, minus ``shaping`` x the chosen candidate's base-score gap to candidate 0 (FGD score
+points / 100; 0 by default: the exact objective). An episode is one run up
+to ``horizon`` % arrived on one of ``seeds`` (drawn with the reset seed, or ``options["run_seed"]``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+
+from kubesched.learn.data import Instance
+from kubesched.learn.episode import Episode
+from kubesched.learn.features import CANDIDATE_FEATURES, DEFAULT_K, CandidateFeatures
+
+ENV_ID = "kubesched/NodeSelect-v0"
+OBS_BOUND = 16.0  # features are fractions of node / spec maxima; clipped to this for the Box
+
+
+class NodeSelectEnv(gym.Env):
+    metadata: dict[str, Any] = {"render_modes": []}
+
+    def __init__(
+        self,
+        trace: str = "default",
+        nodes: str = "gpu",
+        seeds: Sequence[int] = (0,),
+        k: int = DEFAULT_K,
+        *,
+        horizon: float = 100.5,
+        tune: float = 1.3,
+        max_nodes: int | None = None,
+        max_pods: int | None = None,
+        shaping: float = 0.0,
+    ) -> None:
+        if not seeds:
+            raise ValueError("at least one run seed is needed")
+        self.instance = Instance(trace, nodes, max_nodes, max_pods, tune)
+        self.seeds = [int(s) for s in seeds]
+        self.features = CandidateFeatures(k)
+        self.k = k
+        self.horizon = horizon
+        self.shaping = shaping
+        self.observation_space = gym.spaces.Box(-OBS_BOUND, OBS_BOUND, (self.features.size,), np.float32)
+        self.action_space = gym.spaces.Discrete(k)
+        self.episode: Episode | None = None
+
+    def _obs(self) -> np.ndarray:
+        ep = self.episode
+        if ep is None or ep.pending is None:
+            return np.zeros(self.features.size, np.float32)
+        return np.clip(ep.pending.obs, -OBS_BOUND, OBS_BOUND).astype(np.float32)
+
+    def action_masks(self) -> np.ndarray:
+        ep = self.episode
+        if ep is None or ep.pending is None:
+            mask = np.zeros(self.k, bool)
+            mask[0] = True
+            return mask
+        return ep.pending.mask.copy()
+
+    def _info(self) -> dict[str, Any]:
+        ep = self.episode
+        assert ep is not None
+        info: dict[str, Any] = {"run_seed": ep.seed, "decisions": ep.decisions, "failed_gpus": ep.failed_milli / 1000}
+        if ep.done:
+            info["unallocated_at_100"] = ep.result().unallocated_at(100)
+        return info
+
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
+        super().reset(seed=seed)
+        run_seed = (options or {}).get("run_seed")
+        if run_seed is None:
+            run_seed = self.seeds[int(self.np_random.integers(len(self.seeds)))]
+        self.episode = Episode(self.instance.prepare(int(run_seed)), self.features, horizon=self.horizon)
+        self.episode.advance()
+        return self._obs(), self._info()
+
+    def step(self, action):
+        ep = self.episode
+        if ep is None:
+            raise RuntimeError("call reset() first")
+        reward = 0.0
+        if ep.pending is not None:
+            a = int(action)
+            if not (0 <= a < self.k and ep.pending.mask[a]):
+                a = 0
+            if self.shaping:
+                reward += self.shaping * self._shaping(a)
+            ep.act(a)
+            reward -= ep.advance() / 1000
+        return self._obs(), float(reward), ep.done, False, self._info()
+
+    def _shaping(self, a: int) -> float:
+        """Minus the chosen candidate's base-score gap to candidate 0 (FGD score points / 100)."""
+        assert self.episode is not None and self.episode.pending is not None
+        obs = self.episode.pending.obs
+        start = len(obs) - self.k * len(CANDIDATE_FEATURES)
+        return -float(obs[start + a * len(CANDIDATE_FEATURES) + CANDIDATE_FEATURES.index("base_gap")])
