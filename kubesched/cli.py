@@ -29,6 +29,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "kubesched.multicluster.cli",
     "kubesched.autoscale.cli",
     "kubesched.ui.cli",
+    "kubesched.learn.cli",
 )
 
 

@@ -1,0 +1,110 @@
+"""`kubesched learn search|train|export|eval|bound`: learning to schedule (docs/learning.md)."""
+
+from __future__ import annotations
+
+import argparse
+import multiprocessing
+import os
+import sys
+from concurrent.futures import ProcessPoolExecutor
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from kubesched.errors import InputError
+from kubesched.experiment.grid import parse_seeds
+from kubesched.learn.data import Instance, check_training_seeds, load
+
+
+def _instance_flags(p: argparse.ArgumentParser, trace_help: str = "openb pod list: a shipped name or a path") -> None:
+    p.add_argument("--trace", default="default", help=f"{trace_help} (default: default)")
+    p.add_argument("--nodes", default="gpu", help="openb node list: gpu, all or a path (default: gpu)")
+    p.add_argument("--max-nodes", type=int, metavar="N", help="small instance: N nodes spread over the node list")
+    p.add_argument("--max-pods", type=int, metavar="N", help="small instance: the first N pods of the trace")
+    p.add_argument("--workers", type=int, default=None, help="parallel runs (default: all cores)")
+
+
+def add_parser(sub: Any) -> None:
+    p = sub.add_parser("learn", help="learn a scheduling policy from the simulator and evaluate it")
+    lsub = p.add_subparsers(dest="learn_command", required=True)
+
+    s = lsub.add_parser(
+        "search",
+        help="search a weighted combination of the GPU scorers (Optuna) on training seeds",
+        description="Search score-plugin weights, FGD's deltaScale and the tie-break rule on the FGD protocol's "
+        "training seeds; validate the best trials beside FGD on other seeds; write best-config.yaml "
+        "(a KubeSchedulerConfiguration), search.json and trials.csv. See docs/learning.md.",
+    )
+    _instance_flags(s)
+    s.add_argument("--train-seeds", default="0-3", help="training seeds (default 0-3; 42-51 are refused)")
+    s.add_argument("--val-seeds", default="100-105", help="validation seeds (default 100-105; 42-51 are refused)")
+    s.add_argument("--trials", type=int, default=60, help="Optuna trials (default 60)")
+    s.add_argument("--finalists", type=int, default=5, help="best trials run on the validation seeds (default 5)")
+    s.add_argument("--seed", type=int, default=0, help="the sampler's seed (default 0)")
+    s.add_argument("--out", default="learn-search", metavar="DIR", help="output folder (default learn-search)")
+    s.set_defaults(func=cmd_search)
+
+
+def _positive(value: int | None, flag: str) -> None:
+    if value is not None and value < 1:
+        raise InputError(f"must be at least 1, got {value}", source=flag)
+
+
+def instance_of(args: argparse.Namespace) -> Instance:
+    _positive(args.max_nodes, "--max-nodes")
+    _positive(args.max_pods, "--max-pods")
+    _positive(args.workers, "--workers")
+    inst = Instance(args.trace, args.nodes, args.max_nodes, args.max_pods)
+    load(inst)  # an unknown trace or a bad file fails here, before anything runs
+    return inst
+
+
+def training_seeds(text: str, flag: str) -> list[int]:
+    try:
+        seeds = parse_seeds(text)
+    except InputError as e:
+        raise InputError(e.reason, source=flag) from None
+    return check_training_seeds(seeds, flag)
+
+
+@contextmanager
+def worker_pool(workers: int | None):
+    n = workers or os.cpu_count() or 1
+    if n <= 1:
+        yield None
+        return
+    with ProcessPoolExecutor(max_workers=n, mp_context=multiprocessing.get_context("spawn")) as pool:
+        yield pool
+
+
+def _say(line: str) -> None:
+    sys.stderr.write(line + "\n")
+    sys.stderr.flush()
+
+
+def cmd_search(args: argparse.Namespace) -> int:
+    try:
+        import optuna  # noqa: F401
+    except ImportError:
+        raise InputError("needs Optuna: pip install 'kubesched[tune]'", source="learn search") from None
+    from kubesched.learn.search import params_from_json, search, write
+
+    train = training_seeds(args.train_seeds, "--train-seeds")
+    val = training_seeds(args.val_seeds, "--val-seeds")
+    if set(train) & set(val):
+        raise InputError("validation seeds must differ from the training seeds", source="--val-seeds")
+    _positive(args.trials, "--trials")
+    _positive(args.finalists, "--finalists")
+    inst = instance_of(args)
+    with worker_pool(args.workers) as pool:
+        res = search(inst, train, val, trials=args.trials, finalists=args.finalists, sampler_seed=args.seed,
+                     pool=pool, progress=_say)
+    chosen = params_from_json(res.chosen["params"])
+    config = chosen.config(inst.prepare(train[0]).typical)
+    out = Path(args.out)
+    write(out, res, config)
+    fgd = res.finalists[0]["validation_mean"]
+    print(f"chosen: {res.chosen['describe']}")
+    print(f"validation mean unallocated at 100 %: {res.chosen['validation_mean']:.3f} (FGD {fgd:.3f})")
+    print(f"CPU {res.cpu_seconds:.0f} s, wall {res.wall_seconds:.0f} s; wrote {out / 'best-config.yaml'}")
+    return 0
