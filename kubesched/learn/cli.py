@@ -44,6 +44,31 @@ def add_parser(sub: Any) -> None:
     s.add_argument("--out", default="learn-search", metavar="DIR", help="output folder (default learn-search)")
     s.set_defaults(func=cmd_search)
 
+    t = lsub.add_parser(
+        "train",
+        help="behaviour cloning of FGD, then MaskablePPO on kubesched/NodeSelect-v0 (needs kubesched[rl])",
+        description="Train a residual node-selection policy: clone FGD's choices, then improve with MaskablePPO on "
+        "the FGD protocol's training seeds. Writes policy.npz (numpy, for LearnedScore), ppo.zip (the "
+        "stable-baselines3 checkpoint) and train.json. See docs/learning.md.",
+    )
+    _instance_flags(t)
+    t.add_argument("--seeds", default="0-7", help="training run seeds (default 0-7; 42-51 are refused)")
+    t.add_argument("--k", type=int, default=16, help="candidates the policy chooses among (default 16)")
+    t.add_argument("--bc-episodes", type=int, default=1, help="base-policy episodes to clone (default 1)")
+    t.add_argument("--bc-epochs", type=int, default=20, help="behaviour-cloning epochs (default 20)")
+    t.add_argument("--steps", type=int, default=20000, help="PPO decisions (default 20000; 0: cloning only)")
+    t.add_argument("--n-steps", type=int, default=1024, help="PPO rollout length (default 1024)")
+    t.add_argument("--learning-rate", type=float, default=1e-4, help="PPO learning rate (default 1e-4)")
+    t.add_argument("--shaping", type=float, default=0.0, help="reward shaping by the base-score gap (default 0)")
+    t.add_argument("--seed", type=int, default=0, help="seed of everything random in training (default 0)")
+    t.add_argument("--out", default="learn-rl", metavar="DIR", help="output folder (default learn-rl)")
+    t.set_defaults(func=cmd_train)
+
+    x = lsub.add_parser("export", help="export a stable-baselines3 checkpoint (ppo.zip) to a numpy .npz")
+    x.add_argument("checkpoint", help="ppo.zip from kubesched learn train")
+    x.add_argument("--out", default="policy.npz", help="the .npz to write (default policy.npz)")
+    x.set_defaults(func=cmd_export)
+
 
 def _positive(value: int | None, flag: str) -> None:
     if value is not None and value < 1:
@@ -107,4 +132,70 @@ def cmd_search(args: argparse.Namespace) -> int:
     print(f"chosen: {res.chosen['describe']}")
     print(f"validation mean unallocated at 100 %: {res.chosen['validation_mean']:.3f} (FGD {fgd:.3f})")
     print(f"CPU {res.cpu_seconds:.0f} s, wall {res.wall_seconds:.0f} s; wrote {out / 'best-config.yaml'}")
+    return 0
+
+
+def _needs_rl(command: str) -> None:
+    try:
+        import gymnasium  # noqa: F401
+        import sb3_contrib  # noqa: F401
+    except ImportError:
+        raise InputError("needs the rl extra: pip install 'kubesched[rl]'", source=f"learn {command}") from None
+
+
+def cmd_train(args: argparse.Namespace) -> int:
+    import json
+
+    seeds = training_seeds(args.seeds, "--seeds")
+    for flag in ("k", "n_steps", "bc_episodes", "bc_epochs"):
+        _positive(getattr(args, flag), "--" + flag.replace("_", "-"))
+    if args.steps < 0:
+        raise InputError(f"must be at least 0, got {args.steps}", source="--steps")
+    if not args.learning_rate > 0:
+        raise InputError(f"must be positive, got {args.learning_rate}", source="--learning-rate")
+    inst = instance_of(args)
+    _needs_rl("train")
+    from kubesched.learn.train import TrainConfig, train
+
+    cfg = TrainConfig(
+        inst.trace, inst.nodes, seeds, args.k, inst.max_nodes, inst.max_pods, args.bc_episodes, args.bc_epochs,
+        args.steps, args.n_steps, min(256, args.n_steps), args.learning_rate, shaping=args.shaping, seed=args.seed,
+    )
+    res = train(cfg, progress=_say)
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    res.model.save(out / "policy.npz")
+    if res.checkpoint is not None:
+        res.checkpoint.save(out / "ppo.zip")
+    summary = {**res.model.meta, "bc_samples": res.bc_samples, "wall_seconds": res.wall_seconds,
+               "episodes": res.log}
+    (out / "train.json").write_text(json.dumps(summary, indent=1) + "\n")
+    print(f"behaviour cloning: candidate 0 on {res.bc_accuracy:.1%} of {res.bc_samples} decisions; "
+          f"PPO {res.ppo_steps} steps")
+    print(f"CPU {res.cpu_seconds:.0f} s, wall {res.wall_seconds:.0f} s; wrote {out / 'policy.npz'}")
+    return 0
+
+
+def cmd_export(args: argparse.Namespace) -> int:
+    src = Path(args.checkpoint)
+    if not src.is_file():
+        raise InputError("no such file", source=args.checkpoint)
+    _needs_rl("export")
+    from sb3_contrib import MaskablePPO
+
+    from kubesched.learn.train import export
+
+    try:
+        ppo = MaskablePPO.load(src, device="cpu")
+    except Exception as e:  # noqa: BLE001 - any unreadable checkpoint is the user's input
+        raise InputError(f"not a MaskablePPO checkpoint ({type(e).__name__})", source=args.checkpoint) from None
+    k = int(ppo.action_space.n)
+    from kubesched.learn.features import obs_size
+
+    if ppo.observation_space.shape != (obs_size(k),):
+        raise InputError(f"observation size {ppo.observation_space.shape} is not this feature set's for K={k}",
+                         source=args.checkpoint)
+    model = export(ppo.policy, k, {"exported_from": src.name})
+    model.save(args.out)
+    print(f"wrote {args.out} (K={k}, {len(model.weights)} layers)")
     return 0

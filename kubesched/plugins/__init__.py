@@ -35,6 +35,8 @@ BUILTIN: dict[str, str] = {
     "GpuPackingScore": "kubesched.plugins.gpushare.packing:GpuPackingScore",
     "BestFitScore": "kubesched.plugins.gpushare.bestfit:BestFitScore",
     "FGDScore": "kubesched.plugins.gpushare.fgd:FGDScore",
+    # a node-selection policy learned with `kubesched learn`, run in numpy (docs/learning.md)
+    "LearnedScore": "kubesched.plugins.learned:LearnedScore",
     # Gang scheduling and elastic quota, as scheduler-plugins ships them, with its
     # PodGroup / ElasticQuota objects (scheduling.x-k8s.io/v1alpha1); not enabled by default.
     "Coscheduling": "kubesched.plugins.coscheduling:Coscheduling",
