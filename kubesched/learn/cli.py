@@ -64,6 +64,33 @@ def add_parser(sub: Any) -> None:
     t.add_argument("--out", default="learn-rl", metavar="DIR", help="output folder (default learn-rl)")
     t.set_defaults(func=cmd_train)
 
+    e = lsub.add_parser(
+        "eval",
+        help="learned policies vs FGD and BestFit, paired on held-out seeds and trace variants",
+        description="Run FGD, BestFit and each given policy on the same seeds of each trace; print mean ± sd, "
+        "the paired difference to FGD, wins, the Wilcoxon signed-rank p and the goal's verdict; write "
+        "result.json, runs.csv, summary.md and eval.png to --out. See docs/learning.md.",
+    )
+    e.add_argument("--traces", default="default", help="comma list of openb pod lists (default: default)")
+    e.add_argument("--nodes", default="gpu", help="openb node list (default: gpu)")
+    e.add_argument("--seeds", default="42-51", help="evaluation seeds (default 42-51, held out from training)")
+    e.add_argument("--search", metavar="JSON", help="search.json of kubesched learn search (its chosen policy)")
+    e.add_argument("--model", metavar="NPZ", help="policy.npz of kubesched learn train (run by LearnedScore)")
+    e.add_argument("--bound", type=float, metavar="S", help="also the offline bound per seed, S seconds each")
+    e.add_argument("--max-nodes", type=int, metavar="N", help="small instance: N nodes spread over the node list")
+    e.add_argument("--max-pods", type=int, metavar="N", help="small instance: the first N pods of each trace")
+    e.add_argument("--workers", type=int, default=None, help="parallel runs (default: all cores)")
+    e.add_argument("--no-plots", action="store_true", help="skip eval.png")
+    e.add_argument("--out", default="learn-eval", metavar="DIR", help="output folder (default learn-eval)")
+    e.set_defaults(func=cmd_eval)
+
+    b = lsub.add_parser("bound", help="the offline bound: the least unallocated GPU any placement could leave")
+    _instance_flags(b)
+    b.add_argument("--seeds", default="42-51", help="seeds (default 42-51)")
+    b.add_argument("--level", type=float, default=100.0, help="arrived %% of the pods to place (default 100)")
+    b.add_argument("--time-limit", type=float, default=60.0, help="seconds per MILP (default 60)")
+    b.set_defaults(func=cmd_bound)
+
     x = lsub.add_parser("export", help="export a stable-baselines3 checkpoint (ppo.zip) to a numpy .npz")
     x.add_argument("checkpoint", help="ppo.zip from kubesched learn train")
     x.add_argument("--out", default="policy.npz", help="the .npz to write (default policy.npz)")
@@ -198,4 +225,88 @@ def cmd_export(args: argparse.Namespace) -> int:
     model = export(ppo.policy, k, {"exported_from": src.name})
     model.save(args.out)
     print(f"wrote {args.out} (K={k}, {len(model.weights)} layers)")
+    return 0
+
+
+def _seeds(text: str, flag: str) -> list[int]:
+    try:
+        return parse_seeds(text)
+    except InputError as e:
+        raise InputError(e.reason, source=flag) from None
+
+
+def _candidates(args: argparse.Namespace) -> list:
+    import json
+
+    from kubesched.learn.evaluate import Candidate
+
+    out = []
+    if args.search:
+        from kubesched.learn.search import params_from_json
+
+        try:
+            doc = json.loads(Path(args.search).read_text())
+            params = params_from_json(doc["chosen"]["params"])
+        except FileNotFoundError:
+            raise InputError("no such file", source=args.search) from None
+        except (OSError, ValueError, KeyError, TypeError) as e:
+            raise InputError(f"not a search.json of kubesched learn search ({type(e).__name__}: {e})",
+                             source=args.search) from None
+        training = {"kind": "search", "policy": params.describe(), "cpu_seconds": doc.get("cpu_seconds"),
+                    "train_seeds": doc.get("train_seeds"), "val_seeds": doc.get("val_seeds")}
+        out.append(Candidate("search", params.config, training))
+    if args.model:
+        from functools import partial
+
+        from kubesched.learn.model import load_model
+        from kubesched.learn.policies import learned_config
+
+        model = load_model(args.model)
+        out.append(Candidate("learned", partial(learned_config, str(Path(args.model).resolve())),
+                             {"kind": "rl", **model.meta}))
+    return out
+
+
+def cmd_eval(args: argparse.Namespace) -> int:
+    from kubesched.learn.evaluate import run_eval, summary_md, write
+
+    seeds = _seeds(args.seeds, "--seeds")
+    _positive(args.max_nodes, "--max-nodes")
+    _positive(args.max_pods, "--max-pods")
+    _positive(args.workers, "--workers")
+    if args.bound is not None and not args.bound > 0:
+        raise InputError(f"must be positive, got {args.bound}", source="--bound")
+    names = [t.strip() for t in args.traces.split(",") if t.strip()]
+    if not names:
+        raise InputError("no trace given", source="--traces")
+    cands = _candidates(args)
+    insts = []
+    for name in names:
+        inst = Instance(name, args.nodes, args.max_nodes, args.max_pods)
+        try:
+            load(inst)
+        except InputError as e:
+            raise InputError(e.reason, source="--traces") from None
+        insts.append(inst)
+    with worker_pool(args.workers) as pool:
+        result = run_eval(insts, seeds, cands, pool, bound_time_limit=args.bound, progress=_say)
+    write(Path(args.out), result, plots=not args.no_plots)
+    print(summary_md(result), end="")
+    return 0
+
+
+def cmd_bound(args: argparse.Namespace) -> int:
+    import json
+
+    from kubesched.learn.bound import offline_bound
+
+    seeds = _seeds(args.seeds, "--seeds")
+    if not 0 < args.level <= 1000:
+        raise InputError(f"must be in (0, 1000], got {args.level}", source="--level")
+    if not args.time_limit > 0:
+        raise InputError(f"must be positive, got {args.time_limit}", source="--time-limit")
+    inst = instance_of(args)
+    for s in seeds:
+        b = offline_bound(inst.prepare(s), args.level, args.time_limit)
+        print(json.dumps({"seed": s, **b.to_json()}))
     return 0

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from kubesched.api.objects import Node
+from kubesched.errors import InputError
 from kubesched.trace.bundled import node_list, pod_list
 from kubesched.trace.openb import TracePods, read_nodes, read_pods
 from kubesched.trace.protocol import Prepared, prepare
@@ -27,7 +28,10 @@ class Instance:
 
     def prepare(self, seed: int) -> Prepared:
         nodes, pods = load(self)
-        return prepare(pods, nodes, seed, self.tune)
+        try:
+            return prepare(pods, nodes, seed, self.tune)
+        except ValueError as e:  # e.g. a small instance whose pods ask for no GPU
+            raise InputError(str(e), source=f"trace {self.trace}") from None
 
 
 @lru_cache(maxsize=16)
@@ -55,8 +59,6 @@ def load(inst: Instance) -> tuple[list[Node], TracePods]:
 
 def check_training_seeds(seeds: list[int], flag: str = "--seeds") -> list[int]:
     """Training must not touch the held-out evaluation seeds."""
-    from kubesched.errors import InputError
-
     bad = sorted(set(seeds) & set(HELD_OUT_SEEDS))
     if bad:
         raise InputError(

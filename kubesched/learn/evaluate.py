@@ -1,0 +1,188 @@
+"""Paired evaluation: learned policies against FGD and BestFit on the same seeds and traces.
+
+Every policy runs the FGD protocol on every (trace, seed): the same shuffled, inflated workload
+and node order per seed, so the per-seed differences are paired. For each candidate policy and
+trace: mean +- sd (ddof 1) of unallocated GPU % at 100 % arrived, the paired difference to FGD,
+wins / ties / losses out of the seeds, and the two-sided Wilcoxon signed-rank p (scipy; zero
+differences dropped, p = 1 when every difference is zero). Optionally the offline bound per seed.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+from collections.abc import Sequence
+from concurrent.futures import Executor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from kubesched.learn.data import Instance
+from kubesched.learn.search import LEVEL, evaluate_many
+
+BASELINES = ("FGD", "BestFit")
+GOAL_WINS, GOAL_P, GOAL_TOLERANCE = 8, 0.05, 0.3  # the issue's bar: wins of 10, p, worst variant
+
+
+@dataclass
+class Candidate:
+    name: str
+    make: Any  # TypicalPods -> KubeSchedulerConfiguration dict
+    training: dict = field(default_factory=dict)  # how it was trained (CPU seconds, seeds, ...)
+
+
+def paired(cand: np.ndarray, ref: np.ndarray) -> dict[str, Any]:
+    """The paired comparison of two per-seed arrays (lower is better)."""
+    from scipy.stats import wilcoxon
+
+    d = np.round(cand - ref, 6)
+    wins, losses = int((d < 0).sum()), int((d > 0).sum())
+    if (d == 0).all():
+        p = 1.0
+    else:
+        p = float(wilcoxon(d, zero_method="wilcox", alternative="two-sided").pvalue)
+    return {
+        "diff_mean": float(d.mean()),
+        "diff_sd": float(d.std(ddof=1)) if len(d) > 1 else 0.0,
+        "wins": wins,
+        "ties": len(d) - wins - losses,
+        "losses": losses,
+        "wilcoxon_p": p,
+    }
+
+
+def summary_stats(v: np.ndarray) -> dict[str, Any]:
+    return {"values": [float(x) for x in v], "mean": float(v.mean()), "sd": float(v.std(ddof=1)) if len(v) > 1 else 0.0}
+
+
+def run_eval(
+    traces: Sequence[Instance],
+    seeds: Sequence[int],
+    candidates: Sequence[Candidate],
+    pool: Executor | None,
+    *,
+    bound_time_limit: float | None = None,
+    progress: Any = None,
+) -> dict[str, Any]:
+    from kubesched.trace.protocol import policy_config
+
+    out: dict[str, Any] = {"level": LEVEL, "seeds": list(seeds), "traces": {}, "candidates": {}}
+    for c in candidates:
+        out["candidates"][c.name] = c.training
+    for inst in traces:
+        typical = inst.prepare(seeds[0]).typical
+        names = [*BASELINES, *(c.name for c in candidates)]
+        configs = [policy_config("FGD", typical), policy_config("BestFit"), *(c.make(typical) for c in candidates)]
+        vals, cpu = evaluate_many(inst, configs, seeds, pool)
+        res: dict[str, Any] = {"instance": inst.__dict__, "cpu_seconds": cpu, "policies": {}, "paired": {}}
+        for name, row in zip(names, vals, strict=True):
+            res["policies"][name] = summary_stats(row)
+        fgd, bestfit = vals[0], vals[1]
+        for name, row in zip(names[2:], vals[2:], strict=True):
+            res["paired"][name] = {"vs_FGD": paired(row, fgd), "vs_BestFit": paired(row, bestfit)}
+        if bound_time_limit is not None:
+            from kubesched.learn.bound import offline_bound
+
+            bounds = [offline_bound(inst.prepare(s), LEVEL, bound_time_limit).to_json() for s in seeds]
+            res["bound"] = {
+                "per_seed": bounds,
+                "min_unallocated_mean": float(np.mean([b["min_unallocated_pct"] for b in bounds])),
+                "all_optimal": all(b["optimal"] for b in bounds),
+            }
+        out["traces"][inst.trace] = res
+        if progress:
+            progress(f"{inst.trace}: " + ", ".join(f"{n} {res['policies'][n]['mean']:.2f}" for n in names))
+    out["goal"] = goal(out)
+    return out
+
+
+def goal(result: dict[str, Any]) -> dict[str, Any]:
+    """The issue's bar per candidate: on ``default``, mean below FGD's, p < 0.05 and at least 8
+    wins of 10; on every trace, no more than 0.3 points worse than FGD."""
+    out = {}
+    traces = result["traces"]
+    for name in result["candidates"]:
+        d = traces.get("default", {}).get("paired", {}).get(name, {}).get("vs_FGD")
+        worst = max((t["paired"][name]["vs_FGD"]["diff_mean"] for t in traces.values()), default=math.nan)
+        met_default = bool(d and d["diff_mean"] < 0 and d["wilcoxon_p"] < GOAL_P and d["wins"] >= GOAL_WINS)
+        out[name] = {
+            "default_better": met_default,
+            "worst_trace_diff": worst,
+            "variants_within_tolerance": bool(worst <= GOAL_TOLERANCE),
+            "met": met_default and bool(worst <= GOAL_TOLERANCE),
+            "verdict": verdict(d),
+        }
+    return out
+
+
+def verdict(d: dict[str, Any] | None) -> str:
+    if not d:
+        return "default trace not evaluated"
+    if d["wilcoxon_p"] >= GOAL_P:
+        return f"parity with FGD (p = {d['wilcoxon_p']:.2f})"
+    return "better than FGD" if d["diff_mean"] < 0 else "worse than FGD"
+
+
+def write(out_dir: Path, result: dict[str, Any], plots: bool = True) -> None:
+    out_dir.mkdir(parents=True, exist_ok=True)
+    (out_dir / "result.json").write_text(json.dumps(result, indent=1) + "\n")
+    with open(out_dir / "runs.csv", "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["trace", "policy", "seed", f"unallocated_at_{LEVEL}"])
+        for trace, res in result["traces"].items():
+            for pol, st in res["policies"].items():
+                for seed, v in zip(result["seeds"], st["values"], strict=True):
+                    w.writerow([trace, pol, seed, f"{v:.4f}"])
+    (out_dir / "summary.md").write_text(summary_md(result))
+    if plots:
+        plot(out_dir / "eval.png", result)
+
+
+def summary_md(result: dict[str, Any]) -> str:
+    seeds = result["seeds"]
+    lines = [f"Unallocated GPU % at {LEVEL} % arrived, seeds {seeds[0]}..{seeds[-1]} ({len(seeds)}), mean ± sd", ""]
+    for trace, res in result["traces"].items():
+        lines += [f"### {trace}", "", "| policy | mean ± sd | vs FGD: diff | wins/ties/losses | Wilcoxon p |",
+                  "|---|---|---|---|---|"]
+        for pol, st in res["policies"].items():
+            pr = res["paired"].get(pol, {}).get("vs_FGD")
+            cmp = (f"{pr['diff_mean']:+.3f} | {pr['wins']}/{pr['ties']}/{pr['losses']} | {pr['wilcoxon_p']:.3g}"
+                   if pr else "| |")
+            lines.append(f"| {pol} | {st['mean']:.3f} ± {st['sd']:.3f} | {cmp} |")
+        if "bound" in res:
+            b = res["bound"]
+            lines.append(f"\nOffline bound (relaxation): at least {b['min_unallocated_mean']:.3f} % unallocated "
+                         f"({'solved' if b['all_optimal'] else 'time limit hit: dual bound'})")
+        lines.append("")
+    for name, g in result["goal"].items():
+        lines.append(f"**{name}**: {g['verdict']}; worst trace vs FGD {g['worst_trace_diff']:+.3f}; "
+                     f"goal {'met' if g['met'] else 'not met'}")
+    return "\n".join(lines) + "\n"
+
+
+def plot(path: Path, result: dict[str, Any]) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    traces = list(result["traces"])
+    fig, axes = plt.subplots(1, len(traces), figsize=(4.5 * len(traces), 3.6), squeeze=False)
+    seeds = result["seeds"]
+    for ax, trace in zip(axes[0], traces, strict=True):
+        res = result["traces"][trace]
+        for pol, st in res["policies"].items():
+            ax.plot(seeds, st["values"], marker="o", ms=3, lw=1, label=f"{pol} {st['mean']:.2f}")
+        if "bound" in res:
+            ax.plot(seeds, [b["min_unallocated_pct"] for b in res["bound"]["per_seed"]], ls=":", c="k",
+                    label="offline bound")
+        ax.set_title(trace)
+        ax.set_xlabel("seed")
+        ax.set_ylabel(f"unallocated GPU % at {LEVEL} % arrived")
+        ax.legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
