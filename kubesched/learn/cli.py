@@ -263,7 +263,7 @@ def _candidates(args: argparse.Namespace) -> list:
 
         model = load_model(args.model)
         out.append(Candidate("learned", partial(learned_config, str(Path(args.model).resolve())),
-                             {"kind": "rl", **model.meta}))
+                             {"kind": "rl", **model.meta, "model_path": str(Path(args.model).resolve())}))
     return out
 
 

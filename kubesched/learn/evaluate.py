@@ -96,6 +96,40 @@ def run_eval(
         if progress:
             progress(f"{inst.trace}: " + ", ".join(f"{n} {res['policies'][n]['mean']:.2f}" for n in names))
     out["goal"] = goal(out)
+    model = next((c.training.get("model_path") for c in candidates if c.training.get("model_path")), None)
+    if model:
+        out["latency"] = plugin_latency(traces[0], model, seeds[0])
+    return out
+
+
+def plugin_latency(inst: Instance, model: str, seed: int, pods: int = 3000) -> dict[str, Any]:
+    """LearnedScore's cost on the first ``pods`` pods of one run: decisions per second of the whole
+    scheduling cycle and the plugin's own time per decision (features + inference), next to the
+    same pods under FGD alone."""
+    import time
+
+    from kubesched.learn.policies import learned_config
+    from kubesched.trace.protocol import build_scheduler, policy_config
+
+    out: dict[str, Any] = {"seed": seed}
+    for name in ("FGD", "learned"):
+        prep = inst.prepare(seed)
+        run_pods = prep.pods[:pods]
+        out["pods"] = len(run_pods)
+        config = policy_config("FGD", prep.typical) if name == "FGD" else learned_config(model, prep.typical)
+        sched = build_scheduler(prep.nodes, name, seed, prep.typical, config=config)
+        t0 = time.perf_counter()
+        for pod in run_pods:
+            sched.add_pending(pod)
+            res = sched.schedule_one()
+            if res is None or res.node is None:
+                sched.delete_pod(pod)
+        wall = time.perf_counter() - t0
+        out[f"{name}_pods_per_s"] = len(run_pods) / wall
+        if name == "learned":
+            plugin = next(fw.plugins["LearnedScore"] for fw in sched.frameworks.values())
+            out["decisions"] = plugin.decisions
+            out["plugin_ms_per_decision"] = 1000 * plugin.seconds / max(plugin.decisions, 1)
     return out
 
 
@@ -157,6 +191,10 @@ def summary_md(result: dict[str, Any]) -> str:
             lines.append(f"\nOffline bound (relaxation): at least {b['min_unallocated_mean']:.3f} % unallocated "
                          f"({'solved' if b['all_optimal'] else 'time limit hit: dual bound'})")
         lines.append("")
+    if "latency" in result:
+        la = result["latency"]
+        lines.append(f"LearnedScore: {la['learned_pods_per_s']:.0f} pods/s (FGD alone {la['FGD_pods_per_s']:.0f}), "
+                     f"{la['plugin_ms_per_decision']:.2f} ms per decision in the plugin\n")
     for name, g in result["goal"].items():
         lines.append(f"**{name}**: {g['verdict']}; worst trace vs FGD {g['worst_trace_diff']:+.3f}; "
                      f"goal {'met' if g['met'] else 'not met'}")
