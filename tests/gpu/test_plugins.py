@@ -209,6 +209,24 @@ def test_fgd_score_prefers_the_node_it_fragments_least():
     assert raw2 == run_score(fresh, gpu_pod("p3", 400, cpu="2"), snap, [0, 1])[0]
 
 
+def test_fgd_delta_scale_sets_the_quantisation_step():
+    t = typical(TYPICAL_35)
+    snap = build_snapshot(
+        [gpu_node("x", 4, "T4"), gpu_node("y", 4, "T4")], [gpu_pod("u", 600, node="x", index="0")]
+    )
+    pod = gpu_pod("p", 400, cpu="2")
+    default = run_score(FGDScore({"typicalPods": t.to_args()}), pod, snap, [0, 1])[0]
+    assert run_score(FGDScore({"typicalPods": t.to_args(), "deltaScale": 1000}), pod, snap, [0, 1])[0] == default
+    # the delta behind each score, recovered from the default scale, scored at another scale
+    fine = run_score(FGDScore({"typicalPods": t.to_args(), "deltaScale": 100.0}), pod, snap, [0, 1])[0]
+    assert fine != default
+    assert (np.sign(np.asarray(fine) - 50) == np.sign(np.asarray(default) - 50)).all()
+    with pytest.raises(InputError, match="FGDScoreArgs.deltaScale: invalid value 0"):
+        FGDScore({"typicalPods": t.to_args(), "deltaScale": 0})
+    with pytest.raises(InputError, match="FGDScoreArgs.deltaScale"):
+        FGDScore({"typicalPods": t.to_args(), "deltaScale": "big"})
+
+
 def test_fgd_args_errors():
     with pytest.raises(InputError, match="exactly one of typicalPods or workloadFile"):
         FGDScore({})
