@@ -196,8 +196,10 @@ def summary_md(result: dict[str, Any]) -> str:
         lines.append(f"LearnedScore: {la['learned_pods_per_s']:.0f} pods/s (FGD alone {la['FGD_pods_per_s']:.0f}), "
                      f"{la['plugin_ms_per_decision']:.2f} ms per decision in the plugin\n")
     for name, g in result["goal"].items():
+        cpu = result["candidates"].get(name, {}).get("cpu_seconds")
+        train = f"; training {cpu / 3600:.2f} CPU-hours" if isinstance(cpu, int | float) else ""
         lines.append(f"**{name}**: {g['verdict']}; worst trace vs FGD {g['worst_trace_diff']:+.3f}; "
-                     f"goal {'met' if g['met'] else 'not met'}")
+                     f"goal {'met' if g['met'] else 'not met'}{train}")
     return "\n".join(lines) + "\n"
 
 
