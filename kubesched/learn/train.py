@@ -32,8 +32,8 @@ class TrainConfig:
     max_pods: int | None = None
     bc_episodes: int = 1
     bc_epochs: int = 20
-    ppo_steps: int = 20_000
-    n_steps: int = 1024
+    ppo_steps: int = 30_000
+    n_steps: int = 2048
     batch_size: int = 256
     learning_rate: float = 1e-4
     ent_coef: float = 0.0
