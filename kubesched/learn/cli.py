@@ -13,7 +13,9 @@ from typing import Any
 
 from kubesched.errors import InputError
 from kubesched.experiment.grid import parse_seeds
+from kubesched.flags import add_no_plots, add_out_dir
 from kubesched.learn.data import Instance, check_training_seeds, load
+from kubesched.sim.report import prepare_out_dir
 
 
 def _instance_flags(p: argparse.ArgumentParser, trace_help: str = "openb pod list: a shipped name or a path") -> None:
@@ -41,7 +43,7 @@ def add_parser(sub: Any) -> None:
     s.add_argument("--trials", type=int, default=30, help="Optuna trials (default 30)")
     s.add_argument("--finalists", type=int, default=4, help="best trials run on the validation seeds (default 4)")
     s.add_argument("--seed", type=int, default=0, help="the sampler's seed (default 0)")
-    s.add_argument("--out", default="learn-search", metavar="DIR", help="output folder (default learn-search)")
+    add_out_dir(s, "learn-search", "best-config.yaml, search.json and trials.csv")
     s.set_defaults(func=cmd_search)
 
     t = lsub.add_parser(
@@ -61,7 +63,7 @@ def add_parser(sub: Any) -> None:
     t.add_argument("--learning-rate", type=float, default=1e-4, help="PPO learning rate (default 1e-4)")
     t.add_argument("--shaping", type=float, default=0.0, help="reward shaping by the base-score gap (default 0)")
     t.add_argument("--seed", type=int, default=0, help="seed of everything random in training (default 0)")
-    t.add_argument("--out", default="learn-rl", metavar="DIR", help="output folder (default learn-rl)")
+    add_out_dir(t, "learn-rl", "policy.npz, ppo.zip and train.json")
     t.set_defaults(func=cmd_train)
 
     e = lsub.add_parser(
@@ -80,8 +82,8 @@ def add_parser(sub: Any) -> None:
     e.add_argument("--max-nodes", type=int, metavar="N", help="small instance: N nodes spread over the node list")
     e.add_argument("--max-pods", type=int, metavar="N", help="small instance: the first N pods of each trace")
     e.add_argument("--workers", type=int, default=None, help="parallel runs (default: all cores)")
-    e.add_argument("--no-plots", action="store_true", help="skip eval.png")
-    e.add_argument("--out", default="learn-eval", metavar="DIR", help="output folder (default learn-eval)")
+    add_no_plots(e, "skip eval.png")
+    add_out_dir(e, "learn-eval", "result.json, runs.csv, summary.md and eval.png")
     e.set_defaults(func=cmd_eval)
 
     b = lsub.add_parser("bound", help="the offline bound: the least unallocated GPU any placement could leave")
@@ -93,7 +95,7 @@ def add_parser(sub: Any) -> None:
 
     x = lsub.add_parser("export", help="export a stable-baselines3 checkpoint (ppo.zip) to a numpy .npz")
     x.add_argument("checkpoint", help="ppo.zip from kubesched learn train")
-    x.add_argument("--out", default="policy.npz", help="the .npz to write (default policy.npz)")
+    x.add_argument("npz", nargs="?", default="policy.npz", help="the .npz to write (default policy.npz)")
     x.set_defaults(func=cmd_export)
 
 
@@ -148,12 +150,12 @@ def cmd_search(args: argparse.Namespace) -> int:
     _positive(args.trials, "--trials")
     _positive(args.finalists, "--finalists")
     inst = instance_of(args)
+    out = prepare_out_dir(args.out_dir, source="--out-dir")
     with worker_pool(args.workers) as pool:
         res = search(inst, train, val, trials=args.trials, finalists=args.finalists, sampler_seed=args.seed,
                      pool=pool, progress=_say)
     chosen = params_from_json(res.chosen["params"])
     config = chosen.config(inst.prepare(train[0]).typical)
-    out = Path(args.out)
     write(out, res, config)
     fgd = res.finalists[0]["validation_mean"]
     print(f"chosen: {res.chosen['describe']}")
@@ -188,9 +190,8 @@ def cmd_train(args: argparse.Namespace) -> int:
         inst.trace, inst.nodes, seeds, args.k, inst.max_nodes, inst.max_pods, args.bc_episodes, args.bc_epochs,
         args.steps, args.n_steps, min(256, args.n_steps), args.learning_rate, shaping=args.shaping, seed=args.seed,
     )
+    out = prepare_out_dir(args.out_dir, source="--out-dir")
     res = train(cfg, progress=_say)
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
     res.model.save(out / "policy.npz")
     if res.checkpoint is not None:
         res.checkpoint.save(out / "ppo.zip")
@@ -223,8 +224,11 @@ def cmd_export(args: argparse.Namespace) -> int:
         raise InputError(f"observation size {ppo.observation_space.shape} is not this feature set's for K={k}",
                          source=args.checkpoint)
     model = export(ppo.policy, k, {"exported_from": src.name})
-    model.save(args.out)
-    print(f"wrote {args.out} (K={k}, {len(model.weights)} layers)")
+    try:
+        model.save(args.npz)
+    except OSError as e:
+        raise InputError(f"cannot write: {e.strerror}", source=args.npz) from None
+    print(f"wrote {args.npz} (K={k}, {len(model.weights)} layers)")
     return 0
 
 
@@ -288,9 +292,10 @@ def cmd_eval(args: argparse.Namespace) -> int:
         except InputError as e:
             raise InputError(e.reason, source="--traces") from None
         insts.append(inst)
+    out = prepare_out_dir(args.out_dir, source="--out-dir")
     with worker_pool(args.workers) as pool:
         result = run_eval(insts, seeds, cands, pool, bound_time_limit=args.bound, progress=_say)
-    write(Path(args.out), result, plots=not args.no_plots)
+    write(out, result, plots=not args.no_plots)
     print(summary_md(result), end="")
     return 0
 

@@ -63,7 +63,7 @@ def test_eval_cli(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
                                                           "tie_break": "order"}}, "cpu_seconds": 12.0}))
     out = tmp_path / "e"
     rc = main(["learn", "eval", "--max-nodes", "40", "--max-pods", "300", "--seeds", "100-101", "--workers", "1",
-               "--search", str(search), "--out", str(out)])
+               "--search", str(search), "-d", str(out)])
     assert rc == 0
     assert {p.name for p in out.iterdir()} == {"result.json", "runs.csv", "summary.md", "eval.png"}
     res = json.loads((out / "result.json").read_text())
@@ -85,7 +85,7 @@ def test_eval_cli(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
 def test_eval_bad_input(flags: list[str], msg: str, tmp_path: Path, capsys: pytest.CaptureFixture[str],
                         monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)
-    assert main(["learn", "eval", *flags, "--out", str(tmp_path / "o")]) == 2
+    assert main(["learn", "eval", *flags, "-d", str(tmp_path / "o")]) == 2
     err = capsys.readouterr().err
     assert err.startswith(msg) and err.count("\n") == 1, err
     assert not (tmp_path / "o").exists()
@@ -94,5 +94,5 @@ def test_eval_bad_input(flags: list[str], msg: str, tmp_path: Path, capsys: pyte
 def test_eval_refuses_a_corrupt_model(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     bad = tmp_path / "m.npz"
     bad.write_bytes(b"not a zip")
-    assert main(["learn", "eval", "--model", str(bad), "--out", str(tmp_path / "o")]) == 2
+    assert main(["learn", "eval", "--model", str(bad), "-d", str(tmp_path / "o")]) == 2
     assert capsys.readouterr().err == f"kubesched: error: {bad}: not a readable .npz model (ValueError)\n"

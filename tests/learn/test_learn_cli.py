@@ -21,7 +21,7 @@ from kubesched.cli import main
     ],
 )
 def test_bad_input_exits_2(flags: list[str], start: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["learn", *flags, "--out", str(tmp_path / "o")]) == 2
+    assert main(["learn", *flags, "-d", str(tmp_path / "o")]) == 2
     err = capsys.readouterr().err
     assert err.startswith(start), err
     assert err.count("\n") == 1
@@ -31,7 +31,7 @@ def test_bad_input_exits_2(flags: list[str], start: str, tmp_path: Path, capsys:
 def test_search_writes_its_outputs(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     out = tmp_path / "s"
     rc = main(["learn", "search", "--max-nodes", "40", "--max-pods", "200", "--trials", "2", "--finalists", "1",
-               "--train-seeds", "0", "--val-seeds", "100", "--workers", "1", "--out", str(out)])
+               "--train-seeds", "0", "--val-seeds", "100", "--workers", "1", "-d", str(out)])
     assert rc == 0
     assert {p.name for p in out.iterdir()} == {"search.json", "best-config.yaml", "trials.csv"}
     assert "chosen:" in capsys.readouterr().out

@@ -120,7 +120,7 @@ def test_bad_models_are_one_line(trained, tmp_path: Path, capsys: pytest.Capture
 
 
 def test_train_cli_refuses_held_out_seeds(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
-    assert main(["learn", "train", "--seeds", "40-45", "--out", str(tmp_path / "o")]) == 2
+    assert main(["learn", "train", "--seeds", "40-45", "-d", str(tmp_path / "o")]) == 2
     assert "held out for evaluation" in capsys.readouterr().err
     assert main(["learn", "export", str(tmp_path / "missing.zip")]) == 2
     assert "missing.zip: no such file" in capsys.readouterr().err
