@@ -214,8 +214,10 @@ def plot(path: Path, result: dict[str, Any]) -> None:
     seeds = result["seeds"]
     for ax, trace in zip(axes[0], traces, strict=True):
         res = result["traces"][trace]
-        for pol, st in res["policies"].items():
-            ax.plot(seeds, st["values"], marker="o", ms=3, lw=1, label=f"{pol} {st['mean']:.2f}")
+        for i, (pol, st) in enumerate(res["policies"].items()):
+            # FGD wide and under the others: a candidate equal to it shows as a line on top of it
+            ax.plot(seeds, st["values"], marker="o", ms=3 if i else 7, lw=1 if i else 4, alpha=1 if i else 0.45,
+                    ls="-" if i < 2 else "--", label=f"{pol} {st['mean']:.2f}")
         if "bound" in res:
             ax.plot(seeds, [b["min_unallocated_pct"] for b in res["bound"]["per_seed"]], ls=":", c="k",
                     label="offline bound")
