@@ -72,6 +72,20 @@ def test_learned_plugin_places_as_the_environment(trained) -> None:
         assert np.array_equal(via_plugin.placed, via_env.placed)
 
 
+def test_scheduling_with_a_model_imports_no_torch(trained, tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    _, path = trained
+    cfg = tmp_path / "learned.yaml"
+    cfg.write_text(yaml.safe_dump(learned_config(path, INST.prepare(0).typical)))
+    code = (
+        "import sys; from kubesched.cli import main; rc = main(['schedule', '--config', sys.argv[1], '-o', 'json']);"
+        "assert rc == 0, rc; assert 'torch' not in sys.modules and 'stable_baselines3' not in sys.modules"
+    )
+    subprocess.run([sys.executable, "-c", code, str(cfg)], check=True, capture_output=True, timeout=120)
+
+
 def test_learned_policy_beats_random_choice(trained) -> None:
     """Learning happened: on seeds it never saw, the exported policy leaves less GPU unallocated
     than picking uniformly among the same candidates."""
