@@ -24,7 +24,7 @@ import numpy as np
 from kubesched.api.objects import Pod
 from kubesched.framework.runtime import Scores
 from kubesched.gpu.metrics import GpuMetricsTracker
-from kubesched.gpu.model import MILLI, pod_gpu_ask
+from kubesched.gpu.model import pod_gpu_ask
 from kubesched.learn.features import CandidateFeatures
 from kubesched.scheduler import Scheduler
 from kubesched.trace.protocol import POLICY_WEIGHT, Prepared, RunResult, build_scheduler
@@ -158,6 +158,3 @@ class Episode:
         idle = self.capacity - ev[:, 1]
         return RunResult("learned", self.seed, self.capacity, ev[:, 0], ev[:, 1], idle, np.zeros(n), placed, [None] * n)
 
-
-def gpus(milli: int) -> float:
-    return milli / MILLI
