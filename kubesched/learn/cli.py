@@ -27,8 +27,15 @@ def _instance_flags(p: argparse.ArgumentParser, trace_help: str = "openb pod lis
 
 
 def add_parser(sub: Any) -> None:
-    p = sub.add_parser("learn", help="learn a scheduling policy from the simulator and evaluate it")
-    lsub = p.add_subparsers(dest="learn_command", required=True)
+    p = sub.add_parser(
+        "learn",
+        help="learn a scheduling policy from the simulator and evaluate it",
+        description="Learn a node-selection policy on the FGD paper's protocol (a search over the GPU scorers, or "
+        "reinforcement learning on kubesched/NodeSelect-v0) and compare it with FGD on held-out seeds. "
+        "See docs/learning.md.",
+    )
+    lsub = p.add_subparsers(dest="learn_command", required=True, metavar="COMMAND",
+                            help="search, train, export, eval or bound")
 
     s = lsub.add_parser(
         "search",
@@ -86,14 +93,24 @@ def add_parser(sub: Any) -> None:
     add_out_dir(e, "learn-eval", "result.json, runs.csv, summary.md and eval.png")
     e.set_defaults(func=cmd_eval)
 
-    b = lsub.add_parser("bound", help="the offline bound: the least unallocated GPU any placement could leave")
+    b = lsub.add_parser(
+        "bound",
+        help="the offline bound: the least unallocated GPU any placement could leave",
+        description="A MILP relaxation (HiGHS, time-limited) of placing the pods that arrived by --level: no "
+        "placement leaves less GPU unallocated than it says. One JSON object per seed. See docs/learning.md.",
+    )
     _instance_flags(b)
     b.add_argument("--seeds", default="42-51", help="seeds (default 42-51)")
     b.add_argument("--level", type=float, default=100.0, help="arrived %% of the pods to place (default 100)")
     b.add_argument("--time-limit", type=float, default=60.0, help="seconds per MILP (default 60)")
     b.set_defaults(func=cmd_bound)
 
-    x = lsub.add_parser("export", help="export a stable-baselines3 checkpoint (ppo.zip) to a numpy .npz")
+    x = lsub.add_parser(
+        "export",
+        help="export a stable-baselines3 checkpoint (ppo.zip) to a numpy .npz",
+        description="Write the actor of a MaskablePPO checkpoint as the .npz that the LearnedScore plugin runs in "
+        "numpy. See docs/learning.md.",
+    )
     x.add_argument("checkpoint", help="ppo.zip from kubesched learn train")
     x.add_argument("npz", nargs="?", default="policy.npz", help="the .npz to write (default policy.npz)")
     x.set_defaults(func=cmd_export)
