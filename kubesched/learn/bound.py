@@ -31,8 +31,8 @@ from dataclasses import asdict, dataclass
 import numpy as np
 
 from kubesched.api.resources import CPU, MEMORY
+from kubesched.experiment.protocol import Prepared, gpu_capacity_milli
 from kubesched.gpu.model import MILLI, node_gpu_count, node_gpu_model, pod_gpu_ask
-from kubesched.trace.protocol import Prepared, gpu_capacity_milli
 
 SLOTS = 4
 FORMULATION = (

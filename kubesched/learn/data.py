@@ -8,9 +8,9 @@ from functools import lru_cache
 
 from kubesched.api.objects import Node
 from kubesched.errors import InputError
+from kubesched.experiment.protocol import Prepared, prepare
 from kubesched.trace.bundled import node_list, pod_list
 from kubesched.trace.openb import TracePods, read_nodes, read_pods
-from kubesched.trace.protocol import Prepared, prepare
 
 HELD_OUT_SEEDS = tuple(range(42, 52))  # the paper's seeds: evaluation only, never training
 

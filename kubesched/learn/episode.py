@@ -1,6 +1,6 @@
 """One FGD-protocol run, decision by decision: the loop the environment steps through.
 
-The run is the protocol's (``kubesched.trace.protocol``): pods one at a time through the real
+The run is the protocol's (``kubesched.experiment.protocol``): pods one at a time through the real
 ``Scheduler`` with the base policy's configuration, no retries, a pod that fits nowhere dropped
 for good. The only change is at host selection: ``DecisionScheduler.select_host`` hands the
 cycle's scores to the episode, which ranks the feasible nodes, builds the observation and lets
@@ -22,12 +22,12 @@ from dataclasses import dataclass
 import numpy as np
 
 from kubesched.api.objects import Pod
+from kubesched.experiment.protocol import POLICY_WEIGHT, Prepared, RunResult, build_scheduler
 from kubesched.framework.runtime import Scores
 from kubesched.gpu.metrics import GpuMetricsTracker
 from kubesched.gpu.model import pod_gpu_ask
 from kubesched.learn.features import CandidateFeatures
 from kubesched.scheduler import Scheduler
-from kubesched.trace.protocol import POLICY_WEIGHT, Prepared, RunResult, build_scheduler
 
 
 class DecisionScheduler(Scheduler):

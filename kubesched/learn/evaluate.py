@@ -67,7 +67,7 @@ def run_eval(
     bound_time_limit: float | None = None,
     progress: Any = None,
 ) -> dict[str, Any]:
-    from kubesched.trace.protocol import policy_config
+    from kubesched.experiment.protocol import policy_config
 
     out: dict[str, Any] = {"level": LEVEL, "seeds": list(seeds), "traces": {}, "candidates": {}}
     for c in candidates:
@@ -108,8 +108,8 @@ def plugin_latency(inst: Instance, model: str, seed: int, pods: int = 3000) -> d
     same pods under FGD alone."""
     import time
 
+    from kubesched.experiment.protocol import build_scheduler, policy_config
     from kubesched.learn.policies import learned_config
-    from kubesched.trace.protocol import build_scheduler, policy_config
 
     out: dict[str, Any] = {"seed": seed}
     for name in ("FGD", "learned"):

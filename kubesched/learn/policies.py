@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from kubesched.experiment.protocol import policy_config
 from kubesched.gpu.frag import TypicalPods
-from kubesched.trace.protocol import policy_config
 
 LEARNED_WEIGHT = 1000  # LearnedScore decides; FGDScore (weight 1) stays for Open-Gpu-Share's GPU pick
 

@@ -25,9 +25,9 @@ from typing import Any
 
 import numpy as np
 
+from kubesched.experiment.protocol import GPU_FILTER, policy_config, run
 from kubesched.gpu.frag import DELTA_SCALE, TypicalPods
 from kubesched.learn.data import Instance
-from kubesched.trace.protocol import GPU_FILTER, policy_config, run
 
 #: policy name -> score plugin
 SCORERS = {

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from kubesched.experiment.protocol import run
 from kubesched.learn.data import Instance
 from kubesched.learn.episode import Episode
 from kubesched.learn.features import (
@@ -13,7 +14,6 @@ from kubesched.learn.features import (
     feature_names,
     obs_size,
 )
-from kubesched.trace.protocol import run
 
 
 def _play(inst: Instance, seed: int, policy, k: int = 16) -> Episode:

@@ -10,11 +10,11 @@ import pytest
 from scipy.stats import wilcoxon
 
 from kubesched.cli import main
+from kubesched.experiment.protocol import gpu_capacity_milli
 from kubesched.learn.bound import arrived_by, offline_bound
 from kubesched.learn.data import Instance
 from kubesched.learn.evaluate import goal, paired
 from kubesched.learn.search import FGD_PARAMS, evaluate
-from kubesched.trace.protocol import gpu_capacity_milli
 
 
 def test_paired_counts_and_wilcoxon() -> None:

@@ -11,6 +11,7 @@ import torch
 import yaml
 
 from kubesched.cli import main
+from kubesched.experiment.protocol import run
 from kubesched.learn.data import Instance
 from kubesched.learn.episode import Episode
 from kubesched.learn.features import CandidateFeatures
@@ -18,7 +19,6 @@ from kubesched.learn.model import load_model
 from kubesched.learn.policies import learned_config
 from kubesched.learn.search import evaluate
 from kubesched.learn.train import TrainConfig, actor_logits, train
-from kubesched.trace.protocol import run
 
 K = 8
 INST = Instance("default", "gpu", max_nodes=60, max_pods=400)

@@ -10,10 +10,10 @@ import yaml
 
 from kubesched.cli import main
 from kubesched.config import parse_config
-from kubesched.framework.registry import Registry
+from kubesched.experiment.protocol import policy_config
 from kubesched.learn.data import Instance
 from kubesched.learn.search import BESTFIT_PARAMS, FGD_PARAMS, LEXICOGRAPHIC, Params, evaluate, search
-from kubesched.trace.protocol import policy_config
+from kubesched.plugins import in_tree_registry
 
 
 def test_fgd_params_are_the_fgd_policy(small: Instance) -> None:
@@ -35,7 +35,7 @@ def test_tie_break_is_lexicographic() -> None:
 def test_config_runs_in_schedule_unchanged(small: Instance, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     p = Params.of({"FGD": 10, "BestFit": 1, "DotProd": 2}, 250.0, "GpuClustering")
     doc = p.config(small.prepare(0).typical)
-    parse_config(doc, "test", Registry(entry_points=False).points_of)
+    parse_config(doc, "test", in_tree_registry(entry_points=False).points_of)
     f = tmp_path / "best.yaml"
     f.write_text(yaml.safe_dump(doc))
     assert main(["schedule", "--config", str(f), "-o", "json"]) == 0
