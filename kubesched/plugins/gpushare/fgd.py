@@ -141,7 +141,7 @@ class FGDScore(ReadsGpuAsk, ScorePlugin):
             raise InputError("only valid with workloadFile", path=join_path(ROOT, "popularityThreshold"))
         scale = body.pop("deltaScale", DELTA_SCALE)
         if isinstance(scale, bool) or not isinstance(scale, int | float) or not 0 < scale < float("inf"):
-            raise InputError(f"invalid value {scale!r}: must be a positive number", path=join_path(ROOT, "deltaScale"))
+            raise InputError(f"invalid value {shown(scale)}: must be a positive number", path=join_path(ROOT, "deltaScale"))
         self.delta_scale = float(scale)
         self.typical = typical_from_args(body)
         self._model: FragModel | None = None
