@@ -42,7 +42,11 @@ class LearnedScore(ScorePlugin):
         path = body.get("model")
         if not isinstance(path, str) or not path:
             raise InputError("expected the path of a .npz model", path=join_path(ROOT, "model"))
-        self.model = load_model(path)
+        try:
+            self.model = load_model(path)
+        except InputError as e:  # the loader names the config file: keep the model's file and field
+            where = ": ".join(x for x in (e.source, e.path) if x)
+            raise InputError(f"{where}: {e.reason}", path=join_path(ROOT, "model")) from None
         if self.model.base not in BASE_PLUGINS:
             raise InputError(f"unknown base policy {self.model.base!r}", source=path, path="base")
         self.features = CandidateFeatures(self.model.k)
