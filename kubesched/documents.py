@@ -99,13 +99,14 @@ def _clip(text: str, limit: int = 60) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
-def read_text(path: str, what: str = "") -> str:
-    """The file's text (``-``: standard input); unreadable or non-UTF-8 input is an InputError."""
-    label = f"cannot read{' ' + what if what else ''}"
+def _read_bytes(path: str, label: str) -> bytes:
     try:
-        data = sys.stdin.buffer.read() if path == "-" else Path(path).read_bytes()
+        return sys.stdin.buffer.read() if path == "-" else Path(path).read_bytes()
     except OSError as e:
         raise InputError(f"{label}: {e.strerror or e}", source=path) from None
+
+
+def _decode(data: bytes, path: str, label: str) -> str:
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as e:
@@ -114,6 +115,16 @@ def read_text(path: str, what: str = "") -> str:
             f"{label}: not UTF-8 text (byte 0x{data[e.start]:02x} at line {line}, offset {e.start})", source=path
         ) from None
     return text[1:] if text.startswith("\ufeff") else text
+
+
+def _label(what: str) -> str:
+    return f"cannot read{' ' + what if what else ''}"
+
+
+def read_text(path: str, what: str = "") -> str:
+    """The file's text (``-``: standard input); unreadable or non-UTF-8 input is an InputError."""
+    label = _label(what)
+    return _decode(_read_bytes(path, label), path, label)
 
 
 def _line_col(text: str, index: int) -> tuple[int, int]:
@@ -319,8 +330,16 @@ def load_documents(text: str, source: str, *, keep_empty: bool = False) -> list[
 
 
 def read_documents(path: str, what: str = "", *, keep_empty: bool = False) -> list[Any]:
-    """``load_documents`` of the file at ``path``."""
-    return load_documents(read_text(path, what), path, keep_empty=keep_empty)
+    """``load_documents`` of the file at ``path``. A JSON file goes to orjson as bytes (it checks
+    UTF-8 itself): decoding it to text first cost a fifth of the load."""
+    label = _label(what)
+    data = _read_bytes(path, label)
+    if path.endswith(".json") or data.lstrip()[:1] in (b"{", b"["):
+        try:
+            return [orjson.loads(data)]
+        except orjson.JSONDecodeError:
+            pass  # reported below from the text, with its line (or read as YAML)
+    return load_documents(_decode(data, path, label), path, keep_empty=keep_empty)
 
 
 def load_scalar(text: str) -> Any:

@@ -23,6 +23,7 @@ from kubesched.api.objects import (
     PodGroup,
     PriorityClass,
 )
+from kubesched.api.quantity import INT64_MAX, INT64_MIN
 from kubesched.api.resources import add_into, check_int64
 from kubesched.api.selectors import LabelSelector
 from kubesched.errors import InputError, join_path
@@ -153,8 +154,8 @@ def _bounded_gpus(node: Node, path: str) -> Node:
 
 def _int64_requests(pod: Pod, path: str) -> Pod:
     """kube-scheduler adds a pod's container requests in int64: their total must fit."""
-    amounts = {**pod.requests, "cpu (scoring)": pod.non_zero_cpu, "memory (scoring)": pod.non_zero_mem}
-    check_int64(amounts, join_path(path, "spec"), "the pod's requests")
+    if max(pod.non_zero_cpu, pod.non_zero_mem) > INT64_MAX or any(v > INT64_MAX or v < INT64_MIN for v in pod.requests.values()):
+        check_int64(_amounts(pod), join_path(path, "spec"), "the pod's requests")
     return pod
 
 
@@ -235,17 +236,23 @@ def check_node_totals(objs: ClusterObjects) -> None:
     requested amounts are kept in int64 (Go would wrap around)."""
     nodes = {n.name for n in objs.nodes}
     totals: dict[str, dict[str, int]] = {}
+    last: dict[str, Pod] = {}
     for pod in objs.pods:
         if pod.terminal or pod.node_name not in nodes:
             continue
-        acc = totals.setdefault(pod.node_name, {})
-        amounts = {**pod.requests, "cpu (scoring)": pod.non_zero_cpu, "memory (scoring)": pod.non_zero_mem}
-        add_into(acc, amounts)
+        add_into(totals.setdefault(pod.node_name, {}), _amounts(pod))
+        last[pod.node_name] = pod
+    for name, acc in totals.items():
         try:
-            check_int64(acc, "", f"the requests of the pods bound to node {pod.node_name}")
+            check_int64(acc, "", f"the requests of the pods bound to node {name}")
         except InputError as e:
-            source, path = objs.origins.get(id(pod), ("", ""))
+            source, path = objs.origins.get(id(last[name]), ("", ""))
             raise InputError(e.reason, source=source or None, path=join_path(path, "spec.nodeName")) from None
+
+
+def _amounts(pod: Pod) -> dict[str, int]:
+    """What kube-scheduler adds up per pod: its requests and its non-zero scoring requests."""
+    return {**pod.requests, "cpu (scoring)": pod.non_zero_cpu, "memory (scoring)": pod.non_zero_mem}
 
 
 def _origin_error(objs: ClusterObjects, obj: object, message: str) -> InputError:
