@@ -28,6 +28,7 @@ from kubesched.api.resources import add_into, check_int64
 from kubesched.api.selectors import LabelSelector
 from kubesched.errors import InputError, join_path
 from kubesched.gpu.model import GPU_COUNT, MAX_GPUS_PER_NODE
+from kubesched.heap import paused_gc
 
 # Kinds we read; other well-known kinds in a cluster dump are skipped, unknown kinds rejected.
 WORKLOAD_KINDS = ("Service", "ReplicationController", "ReplicaSet", "StatefulSet")
@@ -214,9 +215,10 @@ def _parse_objects(source: str, docs: list[tuple[str, Any]]) -> ClusterObjects:
 def load_cluster(paths: list[str]) -> ClusterObjects:
     """Read every file, then check names are unique and resolve pod priorities (admission)."""
     objs = ClusterObjects()
-    for p in paths:
-        objs.extend(parse_objects(p, read_documents(p)))
-    return finish_objects(objs, paths)
+    with paused_gc():
+        for p in paths:
+            objs.extend(parse_objects(p, read_documents(p)))
+        return finish_objects(objs, paths)
 
 
 def finish_objects(objs: ClusterObjects, paths: list[str]) -> ClusterObjects:
