@@ -1,4 +1,6 @@
-"""The scheduling cycle and binding cycle (kube-scheduler's schedule_one.go)."""
+"""The scheduler: pods from the queue through the scheduling cycle (``kubesched.framework.cycle``)
+and the binding cycle (Reserve, Permit, PreBind, Bind, PostBind), as kube-scheduler's
+schedule_one.go; the queue's events; offline runs to completion."""
 
 from __future__ import annotations
 
@@ -10,9 +12,10 @@ import numpy as np
 
 from kubesched.api.objects import Pod
 from kubesched.config import SchedulerConfig
+from kubesched.framework import cycle
+from kubesched.framework.cycle import CycleContext, ScheduleResult
 from kubesched.framework.cycle_state import CycleState
-from kubesched.framework.diagnosis import NO_NODES, Diagnosis
-from kubesched.framework.equivalence import EquivalenceCache
+from kubesched.framework.diagnosis import Diagnosis
 from kubesched.framework.handle import ClusterBackend, Handle
 from kubesched.framework.registry import Registry
 from kubesched.framework.runtime import Framework, PluginFailure, Scores
@@ -32,39 +35,6 @@ from kubesched.state.snapshot import Snapshot
 
 #: (bind/deletion count, pod tried, pods waiting at Permit and their nodes): see ``schedule_one_tracked``.
 CircleKey = tuple[int, str, frozenset[tuple[str, str]]]
-
-MIN_FEASIBLE_NODES_TO_FIND = 100
-MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND = 5
-
-
-def num_feasible_nodes_to_find(num_all_nodes: int, percentage: int) -> int:
-    """How many feasible nodes to look for before scoring (adaptive when percentage is 0)."""
-    if num_all_nodes < MIN_FEASIBLE_NODES_TO_FIND:
-        return num_all_nodes
-    if percentage == 0:
-        percentage = max(50 - num_all_nodes // 125, MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND)
-    return max(num_all_nodes * percentage // 100, MIN_FEASIBLE_NODES_TO_FIND)
-
-
-@dataclass
-class ScheduleResult:
-    """Outcome of one scheduling attempt."""
-
-    pod: Pod
-    profile: str
-    node: str | None = None
-    message: str | None = None  # FailedScheduling message
-    code: Code = Code.Success
-    nominated_node: str | None = None
-    evaluated: int = 0
-    feasible: int = 0
-    diagnosis: Diagnosis | None = None
-    scores: Scores | None = None
-    attempt: int = 0
-    duration: float = 0.0
-    state: CycleState | None = None  # the cycle's state when it differs from the caller's (cache)
-    error: BaseException | None = None  # what a plugin raised, for an Error result (--debug)
-
 
 @dataclass
 class SchedulerHooks:
@@ -103,12 +73,11 @@ class Scheduler:
         if tie_break not in ("random", "first"):
             raise ValueError(f"tie_break must be 'random' or 'first', not {tie_break!r}")
         self.config = config
-        # "random" is kube-scheduler's reservoir sampling; "first" takes the tied node that comes
-        # first in node-tree order (reproducible replays, e.g. the FGD paper's simulator).
-        self.tie_break = tie_break
         self.snapshot = snapshot
         self.cluster = cluster
         self.rng = np.random.default_rng(seed)
+        # the rotating start index, the tie-break and the equivalence cache's use: see CycleContext
+        self.cycle = CycleContext(self.rng, config.percentage_of_nodes_to_score, tie_break)
         self.clock = clock
         self.frameworks: dict[str, Framework] = {}
         self.waiting = WaitingPods()  # pods parked at Permit, shared by every profile
@@ -128,20 +97,43 @@ class Scheduler:
             max_backoff=config.pod_max_backoff_seconds,
             event_plugins=merge_event_plugins(self._declared_events()),
         )
-        self.next_start_node_index = 0
         self.nominated: dict[str, Pod] = {}  # uid -> pod with a nominated node
         self.hooks = SchedulerHooks()
         self.attempts = 0
-        self.equivalence = EquivalenceCache()
-        self.use_equivalence_cache = True
-        # False: a pod the equivalence cache finds no node for gets a FitError without per-node
-        # reasons (its message counts the nodes only, and no plugin is named for requeueing), which
-        # saves filtering again with reasons. For callers that never read them, as the trace
-        # replay that drops an unschedulable pod at once; profiles with PostFilter keep them.
-        self.failure_detail = True
         self.progress = 0  # binds and deletions: what offline runs count as getting somewhere
         self._waited_since_progress = False
         self._resolving = False
+
+    # The cycle's settings, as attributes of the scheduler (CycleContext holds them).
+    @property
+    def next_start_node_index(self) -> int:
+        return self.cycle.start
+
+    @next_start_node_index.setter
+    def next_start_node_index(self, value: int) -> None:
+        self.cycle.start = value
+
+    @property
+    def tie_break(self) -> str:
+        return self.cycle.tie_break
+
+    @property
+    def use_equivalence_cache(self) -> bool:
+        return self.cycle.use_cache
+
+    @use_equivalence_cache.setter
+    def use_equivalence_cache(self, value: bool) -> None:
+        self.cycle.use_cache = value
+
+    @property
+    def failure_detail(self) -> bool:
+        """False: a pod the equivalence cache finds no node for gets a FitError without per-node
+        reasons, for callers that never read them (the trace replay drops such a pod at once)."""
+        return self.cycle.failure_detail
+
+    @failure_detail.setter
+    def failure_detail(self, value: bool) -> None:
+        self.cycle.failure_detail = value
 
     def _declared_events(self) -> dict[str, frozenset[str]]:
         """plugin -> the events it registers (EventsToRegister), over every profile's plugins."""
@@ -176,98 +168,11 @@ class Scheduler:
     # ---- the cycle ---------------------------------------------------------------------
     def schedule_pod(self, fw: Framework, state: CycleState, pod: Pod) -> ScheduleResult:
         """schedulePod: PreFilter, Filter (adaptive node count), Score, select host."""
-        snap = self.snapshot
-        res = ScheduleResult(pod, fw.profile_name)
-        n_all = snap.n
-        if n_all == 0:
-            res.code, res.message = Code.UnschedulableAndUnresolvable, NO_NODES
-            return res
-        pct = fw.percentage_of_nodes_to_score
-        if pct is None:
-            pct = self.config.percentage_of_nodes_to_score
-        if self.use_equivalence_cache and not self.nominated and not pod.nominated_node_name:
-            scoring = fw.has_scoring
-
-            def k_of(m: int) -> int:
-                return num_feasible_nodes_to_find(m, pct) if scoring else 1
-
-            try:
-                detail = self.failure_detail or bool(fw.post_filter)
-                win = self.equivalence.lookup(fw, pod, snap, self.next_start_node_index, k_of, scoring, detail)
-            except Exception:  # noqa: BLE001 - a plugin failed: the regular path reports it properly
-                self.equivalence.clear()
-                win = None
-            if win is not None and win.diagnosis is not None:
-                res.evaluated, res.feasible, res.diagnosis = win.processed, 0, win.diagnosis
-                res.state = win.state.clone() if fw.post_filter else win.state
-                return self._fit_error(res, n_all)
-            if win is not None and win.rows.size:
-                self.next_start_node_index = (self.next_start_node_index + win.processed) % n_all
-                res.evaluated, res.feasible = win.processed, int(win.rows.size)
-                res.state = win.state.clone() if (fw.reserve or fw.permit or fw.pre_bind) else win.state
-                if win.total is None:
-                    res.node = snap.nodes[int(win.rows[0])].name
-                else:
-                    res.scores = Scores(win.rows, win.total, win.per_plugin, win.in_order)
-                    res.node = snap.nodes[self.select_host(res.scores)].name
-                return res
-        diag = Diagnosis()
-        res.diagnosis = diag
-        names, st, with_nodes, _ = fw.run_pre_filter(state, pod, snap)
-        diag.unschedulable_plugins.update(with_nodes)
-        if not st.ok:
-            if not st.rejected:
-                res.code, res.message = Code.Error, st.message
-                return res
-            diag.absent_status = st
-            diag.pre_filter_msg = st.message
-            if st.plugin:
-                diag.unschedulable_plugins.add(st.plugin)
-            return self._fit_error(res, n_all)
-        if pod.nominated_node_name and pod.nominated_node_name in snap.row_of:
-            row = np.asarray([snap.row_of[pod.nominated_node_name]], np.intp)
-            if fw.filter_rows(state, pod, snap, row, None).all():
-                res.node, res.evaluated, res.feasible = pod.nominated_node_name, 1, 1
-                return res
-        candidates = snap.order
-        if names is not None:
-            chosen = snap.rows_of(names)
-            candidates = chosen[np.argsort(snap.order_positions[chosen], kind="stable")].astype(np.intp)
-            diag.absent_status = Status(
-                Code.UnschedulableAndUnresolvable, (f"node(s) didn't satisfy plugin(s) [{' '.join(sorted(with_nodes))}]",)
-            )
-        k = num_feasible_nodes_to_find(len(candidates), pct) if fw.has_scoring else 1
-        feas = fw.find_feasible(state, pod, snap, candidates, self.next_start_node_index, k, diag)
-        self.next_start_node_index = (self.next_start_node_index + feas.processed) % n_all
-        res.evaluated = feas.processed
-        res.feasible = int(feas.rows.size)
-        if feas.rows.size == 0:
-            return self._fit_error(res, n_all)
-        if feas.rows.size == 1:
-            res.node = snap.nodes[int(feas.rows[0])].name
-            return res
-        scores = fw.run_score(state, pod, snap, feas.rows)
-        res.scores = scores
-        res.node = snap.nodes[int(self.select_host(scores))].name
-        return res
-
-    def _fit_error(self, res: ScheduleResult, n_all: int) -> ScheduleResult:
-        res.code = Code.Unschedulable
-        res.message = res.diagnosis.fit_error(n_all) if res.diagnosis else NO_NODES
-        return res
+        return cycle.schedule_pod(fw, state, pod, self.snapshot, self.cycle)
 
     def select_host(self, scores: Scores) -> int:
         """The highest total; ties broken uniformly at random (seeded) or by node order."""
-        if scores.in_order and self.tie_break == "first":
-            return int(scores.rows[int(np.argmax(scores.total))])  # argmax: the first of the ties
-        best = scores.total.max()
-        ties = np.nonzero(scores.total == best)[0]
-        if ties.size == 1:
-            return int(scores.rows[ties[0]])
-        if self.tie_break == "first":
-            rows = scores.rows[ties]
-            return int(rows[np.argmin(self.snapshot.order_positions[rows])])
-        return int(scores.rows[ties[int(self.rng.integers(ties.size))]])
+        return cycle.select_host(scores, self.snapshot, self.cycle)
 
     def schedule_one(self) -> ScheduleResult | None:
         """Pop one pod and run its scheduling cycle and (synchronous) binding cycle."""
@@ -318,18 +223,9 @@ class Scheduler:
         return res
 
     def _post_filter(self, fw: Framework, state: CycleState, pod: Pod, res: ScheduleResult) -> None:
-        assert res.diagnosis is not None
-        try:
-            node, st = fw.run_post_filter(state, pod, self.snapshot, res.diagnosis)
-        except PluginFailure as e:
-            node, st = None, e.status
-            res.error = e.cause
-        if st.message:  # an Error's message too: upstream only logs it, but puts it in the FitError
-            res.diagnosis.post_filter_msg = st.message
-            res.message = res.diagnosis.fit_error(self.snapshot.n)
-        if node is not None:
-            res.nominated_node = node
-            self._nominate(pod, node)
+        cycle.post_filter(fw, state, pod, self.snapshot, res)
+        if res.nominated_node is not None:
+            self._nominate(pod, res.nominated_node)
 
     def _nominate(self, pod: Pod, node: str) -> None:
         """The pod's nomination (the nominator's and the cluster's record); "" clears it."""

@@ -9,6 +9,7 @@ from collections.abc import Callable
 import numpy as np
 
 from kubesched.api.objects import Node, Pod
+from kubesched.framework import cycle
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.runtime import Framework, PluginFailure
 from kubesched.gpu.model import GPU_INDEX
@@ -32,14 +33,12 @@ class PredicateChecker:
         self.checks += 1
         state = CycleState()
         try:
-            names, status, _, _ = fw.run_pre_filter(state, pod, snap)
-            if not status.ok:
+            pre = cycle.pre_filter(fw, state, pod, snap)
+            if not pre.status.ok:
                 return np.zeros(rows.size, bool)
-            ok = fw.filter_rows_plain(state, pod, snap, rows, None)
+            ok, _ = cycle.filter_nodes(fw, state, pod, snap, rows, pre, nominated=False)
         except PluginFailure:
             return np.zeros(rows.size, bool)
-        if names is not None:
-            ok &= np.isin(rows, snap.rows_of(names))
         return ok
 
     def first_fit(self, snap: Snapshot, pod: Pod, rows: np.ndarray) -> int | None:

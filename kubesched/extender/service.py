@@ -38,8 +38,8 @@ from kubesched.cluster.memory import MemoryCluster, populate
 from kubesched.config import SchedulerConfig
 from kubesched.errors import InputError, join_path
 from kubesched.extender import wire
+from kubesched.framework import cycle
 from kubesched.framework.cycle_state import CycleState
-from kubesched.framework.diagnosis import Diagnosis
 from kubesched.framework.interfaces import MAX_NODE_SCORE
 from kubesched.framework.preemption.candidates import (
     PodDisruptionBudget,
@@ -210,34 +210,14 @@ class Extender:
             (unresolvable if st.code == Code.UnschedulableAndUnresolvable else failed)[name] = st.message
 
         state = CycleState()
+        rows = np.asarray([snap.row_of[n] for n in names], np.intp)
         try:
-            allowed, st, with_nodes, _ = fw.run_pre_filter(state, pod, snap)
-        except PluginFailure as e:
-            return wire.filter_result(args, [], {}, {}, e.status.message)
-        if st.rejected:
-            for name in names:  # a PreFilter rejection is every node's status
-                reject(name, st)
-            return wire.filter_result(args, [], failed, unresolvable)
-        if not st.ok:
-            return wire.filter_result(args, [], {}, {}, st.message)
-        candidates = names
-        if allowed is not None:
-            narrowed = Status(
-                Code.UnschedulableAndUnresolvable,
-                (f"node(s) didn't satisfy plugin(s) [{' '.join(sorted(with_nodes))}]",),
-            )
-            for name in names:
-                if name not in allowed:
-                    reject(name, narrowed)
-            candidates = [n for n in names if n in allowed]
-        rows = np.asarray([snap.row_of[n] for n in candidates], np.int32)
-        diag = Diagnosis()
-        try:
-            ok = fw.filter_rows(state, pod, snap, rows, diag) if rows.size else np.zeros(0, bool)
+            pre = cycle.pre_filter(fw, state, pod, snap)
+            ok, diag = cycle.filter_nodes(fw, state, pod, snap, rows, pre)
         except PluginFailure as e:
             return wire.filter_result(args, [], {}, {}, e.status.message)
         passed: list[str] = []
-        for i, name in enumerate(candidates):
+        for i, name in enumerate(names):
             if ok[i]:
                 passed.append(name)
             else:
@@ -259,11 +239,9 @@ class Extender:
         names, snap = args.names, sched.snapshot
         if not names:
             return []
-        rows = np.asarray([snap.row_of[n] for n in names], np.int32)
-        state = CycleState()
+        rows = np.asarray([snap.row_of[n] for n in names], np.intp)
         try:
-            fw.run_pre_filter(state, args.pod, snap, run_all=True)  # PreScore/Score may read its state
-            scores = fw.run_score(state, args.pod, snap, rows)
+            scores = cycle.score_nodes(fw, args.pod, snap, rows)
         except PluginFailure as e:
             raise ExtenderError(e.status.message) from None
         return [(n, s) for n, s in zip(names, extender_scores(scores.total, scores.per_plugin), strict=True)]

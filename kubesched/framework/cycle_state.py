@@ -26,6 +26,17 @@ class CycleState:
     def delete(self, key: str) -> None:
         self._data.pop(key, None)
 
+    def fork(self) -> CycleState:
+        """A copy whose entries are the same objects (shared, read-only) and whose skip sets are
+        its own: a cycle of the equivalence cache writes fresh plugins' state on a fork of the
+        state the cache keeps."""
+        c = CycleState()
+        c._data = dict(self._data)
+        c.skip_filter = set(self.skip_filter)
+        c.skip_score = set(self.skip_score)
+        c.skip_pre_bind = set(self.skip_pre_bind)
+        return c
+
     def clone(self) -> CycleState:
         c = CycleState()
         c._data = {k: (v.clone() if hasattr(v, "clone") else copy.copy(v)) for k, v in self._data.items()}

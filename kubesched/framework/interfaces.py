@@ -7,7 +7,8 @@ return one value per row. Per-node authoring lives in ``kubesched.framework.simp
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, ClassVar
+from collections.abc import Hashable
+from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple
 
 import numpy as np
 
@@ -27,18 +28,6 @@ class Plugin:
     """Base of every plugin: a name, its args (already defaulted/validated), the handle."""
 
     name: ClassVar[str] = ""
-    #: True when Filter/Score judge a node from the pod and that node's own row only (no other
-    #: nodes' pods) and NormalizeScore depends on the scores alone: the equivalence cache may
-    #: then reuse verdicts across equal pods. Leave False unless that holds.
-    row_local: ClassVar[bool] = False
-    #: True (with ``row_local``) when Filter/Score read the pod and the node object only, not
-    #: the pods assigned to it: the equivalence cache then skips the plugin when a row's pods
-    #: change (node changes rebuild the cache anyway). Leave False unless that holds.
-    node_only: ClassVar[bool] = False
-    #: Annotation keys this plugin reads from the pod being scheduled. ``Pod.signature`` leaves
-    #: annotations out, so a ``row_local`` plugin that reads some must name them here: their values
-    #: become part of the equivalence cache's key.
-    pod_annotations: ClassVar[tuple[str, ...]] = ()
     #: EventsToRegister: the cluster events that may make a pod this plugin rejected schedulable
     #: (NodeAdd, NodeUpdate, AssignedPodAdd, AssignedPodUpdate, AssignedPodDelete, NamespaceUpdate).
     #: Only those events move such a pod out of the unschedulable pool; an empty set, none does.
@@ -48,21 +37,6 @@ class Plugin:
     def __init__(self, args: dict[str, Any] | None = None, handle: Handle | None = None) -> None:
         self.args: dict[str, Any] = args or {}
         self.handle = handle
-
-    def skips(self, pod: Pod, snap: Snapshot) -> bool:
-        """Cheap, exact hint for the equivalence cache: True only when this plugin's PreFilter and
-        PreScore certainly return Skip for this pod in this snapshot (so it need not run)."""
-        return False
-
-    def row_local_for(self, pod: Pod, snap: Snapshot) -> bool:
-        """Per-pod row-locality hint for the equivalence cache, for a plugin that is not
-        ``row_local`` in general. True only when, for this pod in this snapshot, Filter judges
-        every node from the pod and that node's own row (its node object and its pods), given the
-        plugin's PreFilter run in the same cycle, and PreScore certainly returns Skip. The cache
-        then keeps the plugin's verdicts per row, runs its PreFilter every cycle and re-judges
-        only rows whose pods changed, with that fresh state. It asks again every cycle; a False
-        answer is always safe (the plugin runs fresh)."""
-        return False
 
     @classmethod
     def extension_points(cls) -> frozenset[str]:
@@ -100,18 +74,6 @@ class FilterPlugin(Plugin):
     def filter(self, state: CycleState, pod: Pod, snap: Snapshot, rows: np.ndarray) -> FilterResult:
         raise NotImplementedError
 
-    def passes(self, state: CycleState, pod: Pod, snap: Snapshot, rows: np.ndarray) -> np.ndarray | None:
-        """Optional fast path: a bool per row, True where Filter would return Success, without
-        the reasons. The equivalence cache uses it to re-judge rows whose pods changed; it must
-        agree with ``filter`` (raise where ``filter`` would return Error). None: use ``filter``."""
-        return None
-
-    def passes_everywhere(self, state: CycleState, pod: Pod, snap: Snapshot) -> bool:
-        """Optional, for plugins that read other nodes' pods: True only when this cycle's Filter
-        (after its PreFilter wrote ``state``) certainly returns Success for every node, so the
-        equivalence cache need not run it (e.g. every spreading domain is within its skew)."""
-        return False
-
 
 class PostFilterPlugin(Plugin):
     def post_filter(self, state: CycleState, pod: Pod, snap: Snapshot, diagnosis: Any) -> tuple[str | None, Status]:
@@ -125,10 +87,6 @@ class PreScorePlugin(Plugin):
 
 
 class ScorePlugin(Plugin):
-    #: True when ``normalize`` provably returns scores within [MIN_NODE_SCORE, MAX_NODE_SCORE]
-    #: (e.g. a min-max scaling): the framework then skips its per-cycle range check.
-    normalized_in_range: ClassVar[bool] = False
-
     def score(self, state: CycleState, pod: Pod, snap: Snapshot, rows: np.ndarray) -> np.ndarray:
         """Raw int64 score per row."""
         raise NotImplementedError
@@ -172,6 +130,69 @@ class BindPlugin(Plugin):
 class PostBindPlugin(Plugin):
     def post_bind(self, state: CycleState, pod: Pod, node_name: str) -> None:
         raise NotImplementedError
+
+
+class Signature(NamedTuple):
+    """How a plugin's Filter verdicts and raw Scores for one pod depend on the cluster: what
+    ``SignPlugin.sign_pod`` answers.
+
+    ``reads``: ``NODE`` (the node object alone: labels, taints, allocatable, images), ``ROW`` (the
+    node and the pods on it) or ``NOTHING`` (the plugin takes no part: its PreFilter and PreScore
+    certainly return Skip for this pod). ``key``: what the plugin reads of the pod beyond
+    ``Pod.signature()`` (its spec), e.g. annotation values; pods with equal signatures and keys
+    get equal verdicts. ``pre_filter_each_cycle``: the verdicts read the node's row, but through
+    state PreFilter builds from the whole cluster, so PreFilter runs again every cycle and rows
+    whose pods changed are judged with that state.
+    """
+
+    reads: str
+    key: Hashable = ()
+    pre_filter_each_cycle: bool = False
+
+
+NOTHING, NODE, ROW = "nothing", "node", "row"
+NOT_INVOLVED = Signature(NOTHING)
+NODE_LOCAL = Signature(NODE)
+ROW_LOCAL = Signature(ROW)
+
+
+class SignPlugin(Plugin):
+    """Opt-in batching, in the spirit of upstream's SignPlugin (KEP-5598): a plugin that says how
+    its work for a pod depends on the cluster lets the framework reuse that work across pods with
+    equal signatures (the equivalence cache: verdicts and raw scores kept per node, re-judged only
+    on rows whose pods changed). Plugins that do not opt in run every cycle, which is always right.
+
+    ``sign_pod`` is asked every cycle, before PreFilter; its answer must hold for the whole cycle.
+    NormalizeScore must depend on the raw scores alone. The two other methods are optional.
+    """
+
+    def sign_pod(self, pod: Pod, snap: Snapshot) -> Signature | None:
+        """This pod's Signature, or None when the plugin cannot sign it (it then runs every cycle)."""
+        return None
+
+    def passes(self, state: CycleState, pod: Pod, snap: Snapshot, rows: np.ndarray) -> np.ndarray | None:
+        """Filter's verdicts without the reasons, faster (a bool per row, True where Filter would
+        return Success), for re-judging rows; raise where Filter would return an Error. None: use Filter."""
+        return None
+
+    def passes_everywhere(self, state: CycleState, pod: Pod, snap: Snapshot) -> bool:
+        """For a pod the plugin cannot sign: True only when, after this cycle's PreFilter wrote
+        ``state``, Filter certainly returns Success on every node (it need not run this cycle)."""
+        return False
+
+
+class NodeLocal(SignPlugin):
+    """A SignPlugin whose verdicts read the pod and the node object alone, for every pod."""
+
+    def sign_pod(self, pod: Pod, snap: Snapshot) -> Signature | None:
+        return NODE_LOCAL
+
+
+class RowLocal(SignPlugin):
+    """A SignPlugin whose verdicts read the pod and the node's row (node and pods), for every pod."""
+
+    def sign_pod(self, pod: Pod, snap: Snapshot) -> Signature | None:
+        return ROW_LOCAL
 
 
 POINT_CLASSES: dict[str, type[Plugin]] = {

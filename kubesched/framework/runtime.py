@@ -1,9 +1,14 @@
-"""Framework: one profile's plugins, run at each extension point over numpy rows."""
+"""Framework: one profile's plugins, run at each extension point over numpy rows.
+
+Every plugin call goes through ``Framework.call``: an exception becomes an Error status naming
+the plugin and the point, and the observer (per-plugin metrics) hears the call's time and status.
+The order in which the points run for one pod is ``kubesched.framework.cycle``'s.
+"""
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -15,6 +20,7 @@ from kubesched.framework.diagnosis import Diagnosis, NodeFailures
 from kubesched.framework.interfaces import (
     MAX_NODE_SCORE,
     MIN_NODE_SCORE,
+    NOTHING,
     BindPlugin,
     FilterPlugin,
     PermitPlugin,
@@ -28,6 +34,8 @@ from kubesched.framework.interfaces import (
     QueueSortPlugin,
     ReservePlugin,
     ScorePlugin,
+    Signature,
+    SignPlugin,
 )
 from kubesched.framework.status import Code, FilterResult, PreFilterResult, Status, exception_text, go_quote
 from kubesched.framework.waiting import MAX_PERMIT_TIMEOUT
@@ -43,12 +51,6 @@ if TYPE_CHECKING:
 PluginObserver = Callable[[str, str, str, float], None]
 
 _ERROR = np.int8(Code.Error)  # compared with code arrays per filter call: an enum member converts slowly
-
-
-@dataclass
-class FeasibleNodes:
-    rows: np.ndarray  # feasible rows, in evaluation order
-    processed: int  # nodes examined (feasible + failed), for the rotating start index
 
 
 @dataclass
@@ -96,16 +98,6 @@ def plugin_error(point: str, plugin: str, message: str, cause: BaseException | N
     return PluginFailure(Status(Code.Error, (text,), plugin), cause)
 
 
-def _guard(plugin: Plugin, point: str, fn: Callable[..., Any], *args: Any) -> Any:
-    """Run plugin code, ``fn(*args)``; an exception becomes an Error status naming the plugin."""
-    try:
-        return fn(*args)
-    except PluginFailure:
-        raise
-    except Exception as e:  # noqa: BLE001 - a plugin bug must not crash the scheduler
-        raise _failure(plugin, point, e) from e
-
-
 def _failure(plugin: Plugin, point: str, e: Exception) -> PluginFailure:
     return plugin_error(point, plugin.name, exception_text(e), e)
 
@@ -132,6 +124,18 @@ def _args_error(profile: Profile, name: str, e: InputError) -> InputError:
     if args_path and (path == root or path.startswith((root + ".", root + "["))):
         path = args_path + path[len(root) :]
     return InputError(e.reason, source=source or e.source, path=path or None)
+
+
+def _code_of(out: Any) -> str:
+    """The status code name a plugin call returned, for the observer: a Status, or one inside a
+    tuple (Permit's (status, timeout), PostFilter's (node, status)); anything else is Success."""
+    if isinstance(out, Status):
+        return out.code.name
+    if isinstance(out, tuple):
+        for x in out:
+            if isinstance(x, Status):
+                return x.code.name
+    return "Success"
 
 
 class Framework:
@@ -180,34 +184,56 @@ class Framework:
         self.bind: list[BindPlugin] = at("bind", BindPlugin)
         self.post_bind: list[PostBindPlugin] = at("postBind", PostBindPlugin)
         self.plugins = instances
-        # pod annotations some plugin reads: part of the equivalence cache's key
-        self.signature_annotations: tuple[str, ...] = tuple(
-            sorted({k for pl in instances.values() for k in pl.pod_annotations})
+        # The plugins of the cycle's points that sign pods (SignPlugin), in a fixed order: their
+        # signatures of a pod (``sign``) key the equivalence cache, which serves this profile.
+        cycle = {*self.pre_filter, *self.filter, *self.pre_score, *self.score}
+        self.signers: tuple[SignPlugin, ...] = tuple(
+            pl for pl in instances.values() if pl in cycle and isinstance(pl, SignPlugin)
         )
-        # plugins with a per-pod row-locality hint: its answers are part of the equivalence
-        # cache's key. A plugin that scores without PreScore cannot promise a Skip: left out.
-        self.row_local_hints: tuple[Plugin, ...] = tuple(
-            pl
-            for pl in instances.values()
-            if not pl.row_local
-            and type(pl).row_local_for is not Plugin.row_local_for
-            and (pl not in self.score or pl in self.pre_score)
-        )
+        from kubesched.framework.equivalence import EquivalenceCache  # it calls back into this module
+
+        self.cache = EquivalenceCache()
         self.observer: PluginObserver | None = None
 
-    # ---- helpers ---------------------------------------------------------------------
-    def _timed(self, plugin: Plugin, point: str, fn: Callable[[], Any]) -> Any:
-        if self.observer is None:
-            return _guard(plugin, point, fn)
+    # ---- calling plugins ----------------------------------------------------------------
+    def call(self, plugin: Plugin, point: str, fn: Callable[..., Any], *args: Any) -> Any:
+        """``fn(*args)``, one of ``plugin``'s methods at ``point``: an exception becomes an Error
+        status naming the plugin (``PluginFailure``), and the observer hears the time and status."""
+        observer = self.observer
+        if observer is None:  # the common case: no clock reads
+            try:
+                return fn(*args)
+            except PluginFailure:
+                raise
+            except Exception as e:  # noqa: BLE001 - a plugin bug must not crash the scheduler
+                raise _failure(plugin, point, e) from e
         t0 = time.perf_counter()
         try:
-            out = _guard(plugin, point, fn)
+            out = fn(*args)
         except PluginFailure:
-            self.observer(plugin.name, point, "Error", time.perf_counter() - t0)
+            observer(plugin.name, point, "Error", time.perf_counter() - t0)
             raise
-        code = out.code.name if isinstance(out, Status) else "Success"
-        self.observer(plugin.name, point, code, time.perf_counter() - t0)
+        except Exception as e:  # noqa: BLE001 - as above
+            observer(plugin.name, point, "Error", time.perf_counter() - t0)
+            raise _failure(plugin, point, e) from e
+        observer(plugin.name, point, _code_of(out), time.perf_counter() - t0)
         return out
+
+    def sign(self, pod: Pod, snap: Snapshot) -> tuple[Signature | None, ...]:
+        """Each signer's Signature of ``pod`` now (``signers`` order; None: not signable)."""
+        return tuple([self.call(pl, "Sign", pl.sign_pod, pod, snap) for pl in self.signers])
+
+    def row_local(self, pod: Pod, snap: Snapshot, plugins: Iterable[Plugin]) -> bool:
+        """Whether every one of ``plugins`` judges a node by the pod and that node's row alone,
+        with PreFilter state from the pod alone (signed NODE or ROW, not each cycle), or takes
+        no part: then changing one node's pods cannot change another node's verdict."""
+        for pl in plugins:
+            if not isinstance(pl, SignPlugin):
+                return False
+            sig = self.call(pl, "Sign", pl.sign_pod, pod, snap)
+            if sig is None or (sig.reads != NOTHING and sig.pre_filter_each_cycle):
+                return False
+        return True
 
     @property
     def has_scoring(self) -> bool:
@@ -230,7 +256,7 @@ class Framework:
         with_nodes: list[str] = []
         per_plugin: dict[str, Status] = {}
         for pl in self.pre_filter:
-            out = self._timed(pl, "PreFilter", lambda pl=pl: pl.pre_filter(state, pod, snap))
+            out = self.call(pl, "PreFilter", pl.pre_filter, state, pod, snap)
             if isinstance(out, PreFilterResult):
                 res, st = out, out.status
             else:
@@ -275,25 +301,20 @@ class Framework:
         return [pl for pl in self.filter if pl.name not in state.skip_filter]
 
     def filter_rows(
-        self, state: CycleState, pod: Pod, snap: Snapshot, rows: np.ndarray, diagnosis: Diagnosis | None
-    ) -> np.ndarray:
-        """Run filters in order over ``rows``; a node stops at its first failing plugin.
-
-        Returns the boolean pass mask over ``rows``; failures go into ``diagnosis``.
-        """
-        return self.filter_rows_plain(state, pod, snap, rows, diagnosis, nominated=True)
-
-    def filter_rows_plain(
         self,
         state: CycleState,
         pod: Pod,
         snap: Snapshot,
         rows: np.ndarray,
         diagnosis: Diagnosis | None,
-        nominated: bool = False,
+        *,
+        nominated: bool = True,
         only: list[FilterPlugin] | None = None,
     ) -> np.ndarray:
-        """``only`` restricts the run to those plugins (the equivalence cache's split)."""
+        """RunFilterPlugins over ``rows``, in order; a node stops at its first failing plugin.
+        Returns the pass mask over ``rows``; failures go into ``diagnosis`` (None: not kept).
+        ``nominated``: a node must also fit with the pods nominated to it
+        (RunFilterPluginsWithNominatedPods); ``only`` restricts the run to those plugins."""
         alive = np.ones(len(rows), bool)
         plugins = self._active_filters(state)
         if only is not None:
@@ -303,7 +324,7 @@ class Framework:
             if cur is not None and cur.size == 0:
                 break
             sub = rows if cur is None else rows[cur]
-            res, failed = self._filter_once(pl, state, pod, snap, sub)
+            res, failed = self.filter_plugin(pl, state, pod, snap, sub)
             if failed is not None:
                 if diagnosis is not None:
                     diagnosis.failures.append(NodeFailures.from_result(pl.name, sub, res, failed))
@@ -325,15 +346,7 @@ class Framework:
         for pl in only:
             if pl.name in state.skip_filter:
                 continue
-            if self.observer is None:  # the common case, without a closure per call
-                try:
-                    ok = pl.passes(state, pod, snap, rows)
-                except PluginFailure:
-                    raise
-                except Exception as e:  # noqa: BLE001 - reported as _guard does
-                    raise _failure(pl, "Filter", e) from e
-            else:
-                ok = self._timed(pl, "Filter", lambda pl=pl: pl.passes(state, pod, snap, rows))
+            ok = self.call(pl, "Filter", pl.passes, state, pod, snap, rows) if isinstance(pl, SignPlugin) else None
             if ok is not None:
                 alive = ok if alive is None else alive & ok
                 continue
@@ -342,17 +355,17 @@ class Framework:
             idx = np.flatnonzero(alive)
             if idx.size == 0:
                 break
-            _, failed = self._filter_once(pl, state, pod, snap, rows[idx])
+            _, failed = self.filter_plugin(pl, state, pod, snap, rows[idx])
             if failed is not None:
                 alive[idx[failed]] = False
         return np.ones(len(rows), bool) if alive is None else alive
 
-    def _filter_once(
+    def filter_plugin(
         self, pl: FilterPlugin, state: CycleState, pod: Pod, snap: Snapshot, rows: np.ndarray
     ) -> tuple[FilterResult, np.ndarray | None]:
         """One plugin's Filter over ``rows``: (result, mask of rejected rows or None when none is).
         An Error on any row fails the cycle, naming the plugin."""
-        res: FilterResult = self._timed(pl, "Filter", lambda: pl.filter(state, pod, snap, rows))
+        res: FilterResult = self.call(pl, "Filter", pl.filter, state, pod, snap, rows)
         failed = res.code != 0
         if not failed.any():
             return res, None
@@ -384,7 +397,7 @@ class Framework:
         if not todo:
             return
         active_pre = [pl for pl in self.pre_filter if pl.name not in state.skip_filter]
-        if all(pl.row_local for pl in (*active_pre, *self._active_filters(state))):
+        if self.row_local(pod, snap, (*active_pre, *self._active_filters(state))):
             # Every verdict reads its own row only: add all nominated pods, check once.
             groups = [todo]
         else:
@@ -400,14 +413,10 @@ class Framework:
                         snap.add_pod(placed)
                         added.append(placed)
                         for pl in active_pre:
-                            _guard(
-                                pl,
-                                "AddPod",
-                                lambda pl=pl, placed=placed, st2=st2, row=row: pl.add_pod(st2, pod, placed, row, snap),
-                            )
+                            self.call(pl, "AddPod", pl.add_pod, st2, pod, placed, row, snap)
                 idx = np.asarray(group)
                 sub_diag = Diagnosis() if diagnosis is not None else None
-                ok = self.filter_rows_plain(st2, pod, snap, rows[idx], sub_diag, only=only)
+                ok = self.filter_rows(st2, pod, snap, rows[idx], sub_diag, nominated=False, only=only)
             finally:
                 for placed in added:
                     snap.remove_pod(placed.uid)
@@ -416,71 +425,6 @@ class Framework:
                 if diagnosis is not None and sub_diag is not None:
                     diagnosis.failures.extend(sub_diag.failures)
                     diagnosis.unschedulable_plugins |= sub_diag.unschedulable_plugins
-
-    def find_feasible(
-        self,
-        state: CycleState,
-        pod: Pod,
-        snap: Snapshot,
-        candidates: np.ndarray,
-        start: int,
-        num_to_find: int,
-        diagnosis: Diagnosis,
-    ) -> FeasibleNodes:
-        """findNodesThatPassFilters with sequential semantics, evaluated in vectorised chunks."""
-        n = len(candidates)
-        if n == 0:
-            return FeasibleNodes(np.zeros(0, np.intp), 0)
-        rotated = np.roll(candidates, -(start % n)) if start % n else candidates
-        if not self._active_filters(state):
-            take = rotated[: min(num_to_find, n)]
-            return FeasibleNodes(take, int(take.size))
-        found: list[np.ndarray] = []
-        nfound = 0
-        pos = 0
-        chunk = max(64, min(n, num_to_find + num_to_find // 4))
-        while pos < n and nfound < num_to_find:
-            rows = rotated[pos : pos + chunk]
-            chunk_diag = Diagnosis()
-            ok = self.filter_rows(state, pod, snap, rows, chunk_diag)
-            ok_idx = np.nonzero(ok)[0]
-            need = num_to_find - nfound
-            if ok_idx.size >= need:
-                cut = int(ok_idx[need - 1]) + 1  # nodes after the last needed one were not examined
-                found.append(rows[ok_idx[:need]])
-                nfound += need
-                for f in chunk_diag.failures:
-                    keep = np.isin(f.rows, rows[:cut])
-                    if keep.any():
-                        diagnosis.failures.append(
-                            NodeFailures(f.plugin, f.rows[keep], f.code[keep], f.bits[keep], f.reasons)
-                        )
-                diagnosis.unschedulable_plugins |= chunk_diag.unschedulable_plugins
-                pos += cut
-                break
-            found.append(rows[ok_idx])
-            nfound += int(ok_idx.size)
-            diagnosis.failures.extend(chunk_diag.failures)
-            diagnosis.unschedulable_plugins |= chunk_diag.unschedulable_plugins
-            pos += len(rows)
-            chunk = min(n, chunk * 2)
-        feasible = np.concatenate(found) if found else np.zeros(0, np.intp)
-        return FeasibleNodes(feasible, int(feasible.size) + diagnosis.num_failed)
-
-    def filter_all(
-        self, state: CycleState, pod: Pod, snap: Snapshot, rows: np.ndarray
-    ) -> dict[str, FilterResult | None]:
-        """Every enabled filter plugin over every row, without stopping (for explain).
-
-        A plugin skipped by its PreFilter maps to None.
-        """
-        out: dict[str, FilterResult | None] = {}
-        for pl in self.filter:
-            if pl.name in state.skip_filter:
-                out[pl.name] = None
-                continue
-            out[pl.name] = self._timed(pl, "Filter", lambda pl=pl: pl.filter(state, pod, snap, rows))
-        return out
 
     # ---- PostFilter ------------------------------------------------------------------
     def run_post_filter(
@@ -491,7 +435,7 @@ class Framework:
         reasons: list[str] = []
         rejector = ""
         for pl in self.post_filter:
-            node, st = self._timed(pl, "PostFilter", lambda pl=pl: pl.post_filter(state, pod, snap, diagnosis))
+            node, st = self.call(pl, "PostFilter", pl.post_filter, state, pod, snap, diagnosis)
             if st.ok:
                 return node, st
             if st.code == Code.UnschedulableAndUnresolvable:
@@ -513,52 +457,44 @@ class Framework:
         if not self.score:
             out.total = np.ones(len(rows), np.int64)
             return out
-        skip: set[str] = set()
-        for pl in self.pre_score:
-            st = self._timed(pl, "PreScore", lambda pl=pl: pl.pre_score(state, pod, snap, rows)) or Status()
-            if st.code == Code.Skip:
-                skip.add(pl.name)
-            elif not st.ok:
-                raise plugin_error("PreScore", pl.name, st.message)
-        state.skip_score = skip
+        state.skip_score = self.run_pre_score(state, pod, snap, rows, self.pre_score)
         # As upstream: every plugin scores, then every plugin normalizes, then weights apply, so
         # a Score error is reported before another plugin's NormalizeScore error.
-        scoring = [pl for pl in self.score if pl.name not in skip]
-        raws = [
-            np.asarray(self._timed(pl, "Score", lambda pl=pl: pl.score(state, pod, snap, rows)), np.int64)
-            for pl in scoring
-        ]
-        norms = []
-        for pl, raw in zip(scoring, raws, strict=True):
-            norm = _guard(pl, "NormalizeScore", lambda pl=pl, raw=raw: pl.normalize(state, pod, raw.copy()))
-            norms.append(raw if norm is None else np.asarray(norm, np.int64))
+        scoring = [pl for pl in self.score if pl.name not in state.skip_score]
+        raws = [np.asarray(self.call(pl, "Score", pl.score, state, pod, snap, rows), np.int64) for pl in scoring]
+        norms = [self.normalize(pl, state, pod, raw) for pl, raw in zip(scoring, raws, strict=True)]
         for pl, raw, norm in zip(scoring, raws, norms, strict=True):
-            in_range = pl.normalized_in_range and norm is not raw
-            if not in_range and norm.size and (norm.max() > MAX_NODE_SCORE or norm.min() < MIN_NODE_SCORE):
-                # upstream's text, with the first offending node's score (node order)
-                bad = int(norm[(norm > MAX_NODE_SCORE) | (norm < MIN_NODE_SCORE)][0])
-                raise PluginFailure(
-                    Status.error(
-                        f"applying score defaultWeights on Score plugins: plugin {go_quote(pl.name)} returns "
-                        f"an invalid score {bad}, it should in the range of "
-                        f"[{MIN_NODE_SCORE}, {MAX_NODE_SCORE}] after normalizing",
-                        pl.name,
-                    )
-                )
+            check_score_range(pl, norm)
             w = self.score_weights.get(pl.name, 1)
             out.per_plugin[pl.name] = (raw, norm, w)
             total += norm * w
         return out
 
+    def run_pre_score(
+        self, state: CycleState, pod: Pod, snap: Snapshot, rows: np.ndarray, plugins: Iterable[PreScorePlugin]
+    ) -> set[str]:
+        """RunPreScorePlugins of ``plugins``: the names of those that return Skip."""
+        skip: set[str] = set()
+        for pl in plugins:
+            st = self.call(pl, "PreScore", pl.pre_score, state, pod, snap, rows) or Status()
+            if st.code == Code.Skip:
+                skip.add(pl.name)
+            elif not st.ok:
+                raise plugin_error("PreScore", pl.name, st.message)
+        return skip
+
+    def normalize(self, pl: ScorePlugin, state: CycleState, pod: Pod, raw: np.ndarray) -> np.ndarray:
+        """``pl``'s NormalizeScore of ``raw`` (``raw`` itself when it does not normalize)."""
+        norm = self.call(pl, "NormalizeScore", pl.normalize, state, pod, raw.copy())
+        return raw if norm is None else np.asarray(norm, np.int64)
+
     # ---- Reserve / Permit / Bind ------------------------------------------------------
-    @staticmethod
-    def _until_failure(plugins: list[Any], point: str, method: str, *args: Any) -> Status:
-        """Call ``method`` of each plugin in order; the first non-success status, naming its plugin.
-        A bound method, not a closure per plugin: Reserve and Bind run for every placed pod."""
+    def _until_failure(self, plugins: list[Any], point: str, method: str, *args: Any) -> Status:
+        """Call ``method`` of each plugin in order; the first non-success status, naming its plugin."""
         if not plugins:
             return Status()
         for pl in plugins:
-            st = _guard(pl, point, getattr(pl, method), *args)
+            st = self.call(pl, point, getattr(pl, method), *args)
             if st is not None and not st.ok:
                 if not st.rejected:
                     return _error_status(point, pl.name, st)
@@ -572,8 +508,8 @@ class Framework:
     def run_unreserve(self, state: CycleState, pod: Pod, node: str) -> None:
         for pl in reversed(self.reserve):
             try:
-                pl.unreserve(state, pod, node)
-            except Exception:  # noqa: BLE001,S110 - unreserve must reach every plugin
+                self.call(pl, "Unreserve", pl.unreserve, state, pod, node)
+            except PluginFailure:  # unreserve must reach every plugin
                 pass
 
     def run_permit(self, state: CycleState, pod: Pod, node: str) -> tuple[Status, dict[str, float]]:
@@ -583,7 +519,7 @@ class Framework:
             return Status(), {}
         waits: dict[str, float] = {}
         for pl in self.permit:
-            st, timeout = self._timed(pl, "Permit", lambda pl=pl: pl.permit(state, pod, node))
+            st, timeout = self.call(pl, "Permit", pl.permit, state, pod, node)
             st = st or Status()
             if st.ok:
                 continue
@@ -605,7 +541,7 @@ class Framework:
         ret = Status(Code.Skip)
         skip: set[str] = set()
         for pl in self.pre_bind:
-            st = _guard(pl, "PreBindPreFlight", pl.pre_bind_pre_flight, state, pod, node) or Status()
+            st = self.call(pl, "PreBindPreFlight", pl.pre_bind_pre_flight, state, pod, node) or Status()
             if st.ok:
                 ret = Status()
             elif st.code == Code.Skip:
@@ -627,7 +563,7 @@ class Framework:
 
     def run_bind(self, state: CycleState, pod: Pod, node: str) -> Status:
         for pl in self.bind:
-            st = _guard(pl, "Bind", lambda pl=pl: pl.bind(state, pod, node)) or Status()
+            st = self.call(pl, "Bind", pl.bind, state, pod, node) or Status()
             if st.code == Code.Skip:
                 continue
             if not st.ok and not st.rejected:
@@ -639,6 +575,23 @@ class Framework:
     def run_post_bind(self, state: CycleState, pod: Pod, node: str) -> None:
         for pl in self.post_bind:
             try:
-                pl.post_bind(state, pod, node)
-            except Exception:  # noqa: BLE001,S110 - post-bind is informational
+                self.call(pl, "PostBind", pl.post_bind, state, pod, node)
+            except PluginFailure:  # post-bind is informational
                 pass
+
+
+def check_score_range(pl: ScorePlugin, norm: np.ndarray) -> None:
+    """NormalizeScore must leave every score within [MIN_NODE_SCORE, MAX_NODE_SCORE]: an Error
+    naming the plugin, with upstream's text and the first offending node's score, otherwise."""
+    # one reduction: a negative int64 reads as a huge uint64
+    if not norm.size or norm.view(np.uint64).max() <= MAX_NODE_SCORE:
+        return
+    bad = int(norm[(norm > MAX_NODE_SCORE) | (norm < MIN_NODE_SCORE)][0])
+    raise PluginFailure(
+        Status.error(
+            f"applying score defaultWeights on Score plugins: plugin {go_quote(pl.name)} returns "
+            f"an invalid score {bad}, it should in the range of "
+            f"[{MIN_NODE_SCORE}, {MAX_NODE_SCORE}] after normalizing",
+            pl.name,
+        )
+    )

@@ -137,7 +137,7 @@ class NodeSelectorStrategy(FilterPlugin):
             # priority nominated to it, as the cycle judges nodes; other strategies are left
             # out (each would ask this one back)
             others = [pl for pl in fw.filter if not isinstance(pl, NodeSelectorStrategy)]
-            rows = rows[fw.filter_rows_plain(state, pod, snap, rows, None, nominated=True, only=others)]
+            rows = rows[fw.filter_rows(state, pod, snap, rows, None, only=others)]
         nodes = [snap.node_info(int(r)) for r in rows]
         picked = self.select_node(pod, nodes)
         if picked is not None and not isinstance(picked, str):

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from kubesched.api.resources import PODS
+from kubesched.framework import cycle
 from kubesched.framework.cycle_state import CycleState
 from kubesched.gpu.model import ASK_ANNOTATIONS, MILLI, pod_gpu_ask
 from kubesched.gpu.state import GpuState
@@ -126,14 +127,14 @@ class SimulatedEstimator:
         probe = probe_of(pod)
         state = CycleState()
         rows = np.arange(snap.n, dtype=np.int32)
-        names, status, _, _ = fw.run_pre_filter(state, probe, snap)
-        if not status.ok:
+        pre, verdicts = cycle.filter_every_plugin(fw, state, probe, snap, rows)
+        if not pre.status.ok:
             mask = np.zeros(snap.n, bool)
         else:
             mask = np.ones(snap.n, bool)
-            if names is not None:
-                mask &= np.isin(rows, snap.rows_of(names))
-            for plugin, res in fw.filter_all(state, probe, snap, rows).items():
+            if pre.names is not None:
+                mask &= np.isin(rows, snap.rows_of(pre.names))
+            for plugin, res in verdicts.items():
                 if res is not None and plugin not in RESOURCE_FILTERS:
                     mask &= res.code == 0
         self._probe[key] = (version, mask)

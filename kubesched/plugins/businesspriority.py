@@ -85,7 +85,7 @@ def parse_weights(raw: Any) -> dict[str, int]:
 
 
 class BusinessPriority(ScorePlugin):
-    """Score only, no normalization; not row_local (reads annotations), never skips."""
+    """Score only, no normalization; reads annotations and the cluster, so it does not sign pods."""
 
     name = NAME
 

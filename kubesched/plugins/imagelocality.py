@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from kubesched.framework.interfaces import MAX_NODE_SCORE, ScorePlugin, go_div
+from kubesched.framework.interfaces import MAX_NODE_SCORE, NodeLocal, ScorePlugin, go_div
 from kubesched.state.memo import NODES
 
 if TYPE_CHECKING:
@@ -67,14 +67,12 @@ def calculate_priority(sum_scores: np.ndarray, num_containers: int) -> np.ndarra
     return go_div(MAX_NODE_SCORE * (clamped - MIN_THRESHOLD), max_threshold - MIN_THRESHOLD)
 
 
-class ImageLocality(ScorePlugin):
+class ImageLocality(ScorePlugin, NodeLocal):
     """Score only; no args, no normalization."""
 
     name = NAME
     events_to_register = frozenset({"NodeAdd"})
 
-    row_local = True
-    node_only = True  # reads the node object, never the pods on it
 
     def score(self, state: CycleState, pod: Pod, snap: Snapshot, rows: np.ndarray) -> np.ndarray:
         rows = np.asarray(rows, dtype=np.intp)

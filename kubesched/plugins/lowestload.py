@@ -21,7 +21,7 @@ import numpy as np
 
 from kubesched.api.resources import CPU, MEMORY
 from kubesched.errors import InputError, join_path
-from kubesched.framework.interfaces import MAX_NODE_SCORE, ScorePlugin
+from kubesched.framework.interfaces import MAX_NODE_SCORE, ROW_LOCAL, ScorePlugin, Signature, SignPlugin
 from kubesched.framework.plugin_args import args_body, shown
 from kubesched.plugins.loadaware.args import parse_metric_provider
 from kubesched.plugins.loadaware.source import UtilizationReader
@@ -110,12 +110,11 @@ def free_score(
     return np.where(wsum == 0, 0, np.clip(MAX_NODE_SCORE - load, 0, MAX_NODE_SCORE)).astype(np.int64)
 
 
-class LowestLoad(ScorePlugin):
+class LowestLoad(ScorePlugin, SignPlugin):
     """Score only, no normalization. Row-local in Requested mode (the pod's requests and the
     node's own row); not in Measured mode, whose input changes without the snapshot changing."""
 
     name = NAME
-    row_local = True
 
     def __init__(self, args: dict[str, Any] | None = None, handle: Handle | None = None) -> None:
         super().__init__(args, handle)
@@ -129,12 +128,14 @@ class LowestLoad(ScorePlugin):
         self.resources = parse_load_resources(body.get("resources"), join_path(root, "resources"))
         self.reader: UtilizationReader | None = None
         if mode == "Measured":
-            self.row_local = False  # type: ignore[misc] - per instance: measurements are not in the row
             self.reader = UtilizationReader(NAME, parse_metric_provider(body, root), handle)
         else:
             for key in ("metricProvider", "prometheus"):
                 if key in body:
                     raise InputError('only used with mode "Measured"', path=join_path(root, key))
+
+    def sign_pod(self, pod: Pod, snap: Snapshot) -> Signature | None:
+        return ROW_LOCAL if self.reader is None else None
 
     def score(self, state: CycleState, pod: Pod, snap: Snapshot, rows: np.ndarray) -> np.ndarray:
         if self.reader is None:

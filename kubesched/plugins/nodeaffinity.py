@@ -23,6 +23,7 @@ from kubesched.api.selectors import (
 from kubesched.errors import join_path
 from kubesched.framework.interfaces import (
     FilterPlugin,
+    NodeLocal,
     PreFilterPlugin,
     PreScorePlugin,
     ScorePlugin,
@@ -148,14 +149,12 @@ def preferred_score(
     return out
 
 
-class NodeAffinity(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin):
+class NodeAffinity(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin, NodeLocal):
     """Filter by nodeSelector, required affinity and addedAffinity; score preferred terms."""
 
     name = NAME
     events_to_register = frozenset({"NodeAdd", "NodeUpdate"})
 
-    row_local = True
-    node_only = True  # reads the node object, never the pods on it
 
     def __init__(self, args: dict[str, Any] | None = None, handle: Handle | None = None) -> None:
         super().__init__(args, handle)

@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from kubesched.framework.interfaces import FilterPlugin
+from kubesched.framework.interfaces import FilterPlugin, NodeLocal
 from kubesched.framework.status import Code, FilterResult
 
 if TYPE_CHECKING:
@@ -18,14 +18,12 @@ NAME = "NodeName"
 ERR_REASON = "node(s) didn't match the requested node name"
 
 
-class NodeName(FilterPlugin):
+class NodeName(FilterPlugin, NodeLocal):
     """Filter only: v1.36 has no NodeName PreFilter (1.37 adds one, gated, for deferred resizes)."""
 
     name = NAME
     events_to_register = frozenset({"NodeAdd"})
 
-    row_local = True
-    node_only = True  # reads the node object, never the pods on it
 
     def filter(self, state: CycleState, pod: Pod, snap: Snapshot, rows: np.ndarray) -> FilterResult:
         """Unresolvable: no preemption makes another node carry the requested name."""

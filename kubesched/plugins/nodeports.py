@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from kubesched.api.objects import HostPort
-from kubesched.framework.interfaces import FilterPlugin, PreFilterPlugin
+from kubesched.framework.interfaces import FilterPlugin, PreFilterPlugin, RowLocal
 from kubesched.framework.status import Code, FilterResult, PreFilterResult, Status
 
 if TYPE_CHECKING:
@@ -60,13 +60,12 @@ class WantedPorts:
         return False
 
 
-class NodePorts(PreFilterPlugin, FilterPlugin):
+class NodePorts(PreFilterPlugin, FilterPlugin, RowLocal):
     """PreFilter collects the pod's host ports (Skip when none); Filter checks nodes using ports."""
 
     name = NAME
     events_to_register = frozenset({"NodeAdd", "AssignedPodDelete"})
 
-    row_local = True
 
     def pre_filter(self, state: CycleState, pod: Pod, snap: Snapshot) -> PreFilterResult | Status | None:
         """util.GetHostPorts: containers plus restartable (sidecar) init containers."""

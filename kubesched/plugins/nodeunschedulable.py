@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from kubesched.api.taints import NO_SCHEDULE, Taint, tolerated
-from kubesched.framework.interfaces import FilterPlugin
+from kubesched.framework.interfaces import FilterPlugin, NodeLocal
 from kubesched.framework.status import Code, FilterResult
 
 if TYPE_CHECKING:
@@ -24,14 +24,12 @@ TAINT_NODE_UNSCHEDULABLE = "node.kubernetes.io/unschedulable"
 _UNSCHEDULABLE_TAINT = Taint(TAINT_NODE_UNSCHEDULABLE, "", NO_SCHEDULE)
 
 
-class NodeUnschedulable(FilterPlugin):
+class NodeUnschedulable(FilterPlugin, NodeLocal):
     """Filter: reject ``spec.unschedulable`` nodes unless the pod tolerates the cordon taint."""
 
     name = NAME
     events_to_register = frozenset({"NodeAdd", "NodeUpdate"})
 
-    row_local = True
-    node_only = True  # reads the node object, never the pods on it
 
     def filter(self, state: CycleState, pod: Pod, snap: Snapshot, rows: np.ndarray) -> FilterResult:
         """Unresolvable: preempting pods never uncordons a node."""

@@ -13,7 +13,13 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from kubesched.api.taints import NO_EXECUTE, NO_SCHEDULE, PREFER_NO_SCHEDULE, Taint, Toleration, tolerated
-from kubesched.framework.interfaces import FilterPlugin, PreScorePlugin, ScorePlugin, default_normalize
+from kubesched.framework.interfaces import (
+    FilterPlugin,
+    NodeLocal,
+    PreScorePlugin,
+    ScorePlugin,
+    default_normalize,
+)
 from kubesched.framework.status import Code, FilterResult, PluginError, Status
 
 if TYPE_CHECKING:
@@ -58,15 +64,12 @@ def count_intolerable_prefer_no_schedule(
     return sum(1 for t in taints if t.effect == PREFER_NO_SCHEDULE and not tolerated(t, tolerations))
 
 
-class TaintToleration(FilterPlugin, PreScorePlugin, ScorePlugin):
+class TaintToleration(FilterPlugin, PreScorePlugin, ScorePlugin, NodeLocal):
     """Filter on NoSchedule/NoExecute taints; score by untolerated PreferNoSchedule taints."""
 
     name = NAME
     events_to_register = frozenset({"NodeAdd", "NodeUpdate"})
 
-    row_local = True
-    node_only = True  # reads the node object, never the pods on it
-    normalized_in_range = True  # counts are >= 0, and DefaultNormalizeScore maps 0..max onto 0..100
 
     def filter(self, state: CycleState, pod: Pod, snap: Snapshot, rows: np.ndarray) -> FilterResult:
         """Unresolvable: evicting pods never removes a taint."""

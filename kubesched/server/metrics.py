@@ -302,6 +302,8 @@ class SchedulerMetrics:
         c = self._cycle()
         if c.sampled:
             self.plugin_execution_duration.labels(plugin, point, status).observe(seconds)
+        if point == "Sign":
+            return  # signing pods for the equivalence cache: no extension point of the cycle
         if point == "PreFilter" and not c.pre_filter_open:
             return  # a preemption dry run re-running PreFilter: part of PostFilter's time
         if point != "PreFilter":

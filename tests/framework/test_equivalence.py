@@ -159,8 +159,8 @@ def run(
     out = [rec[:-1] + (_statuses(rec[-1]),) if len(rec) == 5 else rec for rec in out]
     out.append(("next-start", str(sched.next_start_node_index)))
     if cache:
-        assert sched.equivalence.hits > 0
-        out.append(("diagnosed", sched.equivalence.diagnosed > 0))
+        assert sched.frameworks["default-scheduler"].cache.hits > 0
+        out.append(("diagnosed", sched.frameworks["default-scheduler"].cache.diagnosed > 0))
     return out
 
 

@@ -45,7 +45,7 @@ def run(detail: bool, preempt: bool, seed: int = 7) -> tuple[list[tuple], list[t
         res = sched.schedule_one()
         if res is not None and res.node is None:
             sched.delete_pod(p)
-    return placed, failed, sched.equivalence.diagnosed
+    return placed, failed, sched.frameworks["default-scheduler"].cache.diagnosed
 
 
 def test_details_off_keeps_placements_and_drops_reasons() -> None:

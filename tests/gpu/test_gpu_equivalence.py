@@ -33,7 +33,7 @@ def _run(prep, policy: str, cache: bool, monkeypatch, detail: bool = True) -> tu
     monkeypatch.setattr(protocol, "build_scheduler", build)
     r = protocol.run(prep.nodes, prep.pods, policy, prep.seed, prep.typical, keep_snapshot=False)
     sched, failures = built[0]
-    return r.nodes, failures, sched.equivalence
+    return r.nodes, failures, sched.frameworks["default-scheduler"].cache
 
 
 @pytest.mark.parametrize("policy", list(POLICIES))
@@ -81,4 +81,4 @@ def test_gpu_annotations_are_part_of_the_cache_key():
         res = sched.schedule_one()
         placed.append(res.node if res is not None else None)
     assert placed[1] == "b"  # three whole GPUs fit on b only
-    assert sched.equivalence.misses == 2
+    assert sched.frameworks["default-scheduler"].cache.misses == 2

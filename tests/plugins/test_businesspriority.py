@@ -10,6 +10,7 @@ import yaml
 
 from kubesched.cli import main
 from kubesched.errors import InputError
+from kubesched.framework.interfaces import SignPlugin
 from kubesched.plugins.businesspriority import BusinessPriority
 from kubesched.testing import build_snapshot, make_node, make_pod, run_score
 
@@ -100,9 +101,10 @@ def test_bad_args(args, field):
     assert e.value.path == field
 
 
-def test_not_row_local():
-    """Annotations are not in the pod signature, so the equivalence cache must not reuse scores."""
-    assert not BusinessPriority({}).row_local
+def test_not_signed():
+    """Annotations are not in the pod signature and the plugin does not sign pods, so the
+    equivalence cache never reuses its scores."""
+    assert not isinstance(BusinessPriority({}), SignPlugin)
 
 
 def _write(tmp_path: Path, args: dict) -> tuple[str, str]:

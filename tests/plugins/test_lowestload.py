@@ -9,9 +9,11 @@ from pathlib import Path
 import pytest
 import yaml
 
+from kubesched.api.objects import Pod
 from kubesched.cli import main
 from kubesched.errors import InputError
 from kubesched.framework.handle import Handle
+from kubesched.framework.interfaces import ROW_LOCAL
 from kubesched.framework.utilization import NodeUsage, UtilizationUnavailable
 from kubesched.plugins.lowestload import LowestLoad
 from kubesched.testing import build_snapshot, make_node, make_pod, run_score
@@ -109,7 +111,7 @@ def test_measured_mode_reads_utilization_and_falls_back_per_node():
     existing = [make_pod("x", node="c", requests={"cpu": "2", "memory": "2Gi"})]
     usage = {"a": NodeUsage(cpu_avg=50, mem_avg=25), "b": NodeUsage(cpu_avg=10, mem_avg=float("nan"))}
     pl, snap = _measured(usage, nodes, existing)
-    assert not pl.row_local  # measurements change without the snapshot changing
+    assert pl.sign_pod(Pod.parse(make_pod("p")), snap) is None  # measurements change without the snapshot changing
     raw, norm = run_score(pl, make_pod("p", requests={"cpu": "1", "memory": "2Gi"}), snap)
     # a: cpu (2000 + 1000)/4000 = 75, mem (2Gi + 2Gi)/8Gi = 50 -> 62 -> 38
     # b: cpu (400 + 1000) -> 35; memory unmeasured -> requests 0 + 2Gi -> 25 -> 30 -> 70
@@ -132,7 +134,8 @@ def test_envelope_and_defaults_accepted():
     p = LowestLoad(
         {"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "LowestLoadArgs", "mode": "Requested"}
     )
-    assert [r.name for r in p.resources] == ["cpu", "memory"] and p.row_local
+    assert [r.name for r in p.resources] == ["cpu", "memory"]
+    assert p.sign_pod(Pod.parse(make_pod("p")), build_snapshot([])) == ROW_LOCAL
 
 
 def _config(tmp_path, args: dict) -> str:

@@ -15,6 +15,7 @@ import pytest
 from kubesched.api.objects import Pod, PodDisruptionBudget
 from kubesched.cluster.memory import MemoryCluster
 from kubesched.config import default_config
+from kubesched.framework.interfaces import SignPlugin
 from kubesched.framework.preemption.evaluator import Evaluator
 from kubesched.plugins import in_tree_registry
 from kubesched.scheduler import Scheduler
@@ -66,7 +67,9 @@ def _run(seed: int, batched: bool, monkeypatch: pytest.MonkeyPatch, row_local: b
             m.setattr(Evaluator, "_batchable", lambda self, pod, snap: False)
         if not row_local:  # every shortcut off: node-by-node nominated-pod checks, no cache reuse
             for name in reg_names():
-                m.setattr(in_tree_registry(entry_points=False).resolve(name), "row_local", False)
+                cls = in_tree_registry(entry_points=False).resolve(name)
+                if issubclass(cls, SignPlugin):
+                    m.setattr(cls, "sign_pod", lambda self, pod, snap: None)
         reg = in_tree_registry(entry_points=False)
         snap = build_snapshot(nodes, bound)
         snap.pdbs.extend(pdbs)

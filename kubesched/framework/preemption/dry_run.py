@@ -12,6 +12,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from kubesched.framework import cycle
+from kubesched.framework.cycle import PreFiltered
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.diagnosis import Diagnosis, NodeFailures
 from kubesched.framework.preemption.candidates import (
@@ -23,6 +25,7 @@ from kubesched.framework.preemption.candidates import (
 )
 from kubesched.framework.runtime import PluginFailure, reword_error
 from kubesched.framework.status import Code, Status
+from kubesched.state.memo import NAMESPACES, NODES
 
 if TYPE_CHECKING:
     from kubesched.api.objects import Pod
@@ -96,51 +99,38 @@ class DryRun:
             )
         return fw
 
-    def _pre_filter(
-        self, pod: Pod, snap: Snapshot, ext: str = "RemovePod"
-    ) -> tuple[CycleState, set[str] | None, Status, set[str]]:
+    def _pre_filter(self, pod: Pod, snap: Snapshot, ext: str = "RemovePod") -> tuple[CycleState, PreFiltered]:
         """The profile's PreFilter on the current snapshot; a PreFilter error raises PreFilterError,
         worded as upstream words the extension this re-run stands for (``ext``: RemovePod after
         victims were taken away, AddPod after one was given back)."""
         fw = self._framework()
-        # When every PreFilter plugin either reads only the pod (row_local) or certainly skips,
-        # removing victims cannot change the PreFilter state: compute it once per preemptor.
-        reusable = all(pl.row_local or pl.skips(pod, snap) for pl in fw.pre_filter)
-        key = (pod.uid, id(snap), snap.structure)
-        cached = getattr(self, "_pre_filter_cache", None)
-        if reusable and cached is not None and cached[0] == key:
-            return cached[1]
-        state = CycleState()
-        try:
-            names, st, with_nodes, _ = fw.run_pre_filter(state, pod, snap)
-        except PluginFailure as e:
-            raise PreFilterError(reword_error(e.status, "PreFilter", ext)) from e
-        if st.code == Code.Error:
-            raise PreFilterError(reword_error(st, "PreFilter", ext))
-        out = (state, names, st, with_nodes)
-        if reusable:
-            self._pre_filter_cache = (key, out)
-        return out
 
-    @staticmethod
-    def _not_in_pre_filter_result(with_nodes: set[str]) -> Status:
-        msg = f"node(s) didn't satisfy plugin(s) [{' '.join(sorted(with_nodes))}]"
-        return Status(Code.UnschedulableAndUnresolvable, (msg,))
+        def run() -> tuple[CycleState, PreFiltered]:
+            state = CycleState()
+            try:
+                pre = cycle.pre_filter(fw, state, pod, snap)
+            except PluginFailure as e:
+                raise PreFilterError(reword_error(e.status, "PreFilter", ext)) from e
+            if pre.status.code == Code.Error:
+                raise PreFilterError(reword_error(pre.status, "PreFilter", ext))
+            return state, pre
+
+        # When every PreFilter plugin reads only the pod (or takes no part), removing victims
+        # cannot change its state: computed once per preemptor, while nodes stay put.
+        if fw.row_local(pod, snap, fw.pre_filter):
+            return snap.memo.get(("preemption/pre-filter", fw, pod), run, on=NODES | NAMESPACES)
+        return run()
 
     def _run_filters(self, pod: Pod, snap: Snapshot, row: int, ext: str = "RemovePod") -> Status:
         """RunFilterPlugins on one node of the current snapshot (PreFilter re-run first).
 
         A PreFilter error raises PreFilterError; a Filter error is returned as an Error status.
         """
-        state, names, st, with_nodes = self._pre_filter(pod, snap, ext)
-        if not st.ok:
-            return st
-        fw = self._framework()
+        state, pre = self._pre_filter(pod, snap, ext)
+        if not pre.status.ok:
+            return pre.status
         try:
-            if names is not None and snap.nodes[row].name not in names:
-                return self._not_in_pre_filter_result(with_nodes)
-            diag = Diagnosis()
-            ok = fw.filter_rows(state, pod, snap, np.asarray([row], np.int32), diag)
+            ok, diag = cycle.filter_nodes(self._framework(), state, pod, snap, np.asarray([row], np.intp), pre)
         except PluginFailure as e:
             return Status(Code.Error, e.status.reasons, e.status.plugin)
         if bool(ok[0]):
@@ -262,14 +252,14 @@ class DryRun:
         fw = self.handle.framework if self.handle is not None else None
         if fw is None:
             return False
-        return all(pl.row_local or pl.skips(pod, snap) for pl in (*fw.pre_filter, *fw.filter))
+        return fw.row_local(pod, snap, (*fw.pre_filter, *fw.filter))
 
     def _victims_batched(
         self, pod: Pod, snap: Snapshot, rows: np.ndarray, pdbs: Sequence[PodDisruptionBudget]
     ) -> list[tuple[list[Pod], int, Status]] | None:
         """select_victims_on_node for every row, with the same results; None on a Filter error."""
         try:
-            state, names, pst, with_nodes = self._pre_filter(pod, snap)
+            state, pre = self._pre_filter(pod, snap)
         except PreFilterError as e:
             return [([], 0, e.status)] * len(rows)
         fw = self._framework()
@@ -284,10 +274,10 @@ class DryRun:
                 ]
                 if not potential:
                     out[i] = ([], 0, Status(Code.UnschedulableAndUnresolvable, (NO_VICTIMS,)))
-                elif not pst.ok:
-                    out[i] = ([], 0, pst)
-                elif names is not None and snap.nodes[row].name not in names:
-                    out[i] = ([], 0, self._not_in_pre_filter_result(with_nodes))
+                elif not pre.status.ok:
+                    out[i] = ([], 0, pre.status)
+                elif pre.names is not None and snap.nodes[row].name not in pre.names:
+                    out[i] = ([], 0, pre.outside)
                 else:
                     saved[i] = node_pods
                     ordered = sort_by_importance(potential, self.more_important_pod)
@@ -297,8 +287,7 @@ class DryRun:
                         snap.remove_pod(p.uid)
             idx = np.fromiter(lists, np.int64, len(lists))
             if idx.size:
-                diag = Diagnosis()
-                ok = fw.filter_rows(state, pod, snap, rows[idx].astype(np.intp), diag)
+                ok, diag = cycle.filter_nodes(fw, state, pod, snap, rows[idx].astype(np.intp), pre)
                 failed = diag.statuses()
                 for i in idx[~ok].tolist():
                     out[i] = ([], 0, failed.get(int(rows[i])) or Status(Code.Unschedulable))

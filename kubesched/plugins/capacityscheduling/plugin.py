@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from kubesched.errors import InputError
 from kubesched.framework.cycle_state import CycleState
-from kubesched.framework.interfaces import PreFilterPlugin, ReservePlugin
+from kubesched.framework.interfaces import NOT_INVOLVED, PreFilterPlugin, ReservePlugin, Signature, SignPlugin
 from kubesched.framework.plugin_args import args_body
 from kubesched.framework.preemption.candidates import filter_pods_with_pdb_violation, sort_by_importance
 from kubesched.framework.status import Code, Status
@@ -55,7 +55,7 @@ class PreFilterState:
         return self
 
 
-class CapacityScheduling(DefaultPreemption, PreFilterPlugin, ReservePlugin):
+class CapacityScheduling(DefaultPreemption, PreFilterPlugin, ReservePlugin, SignPlugin):
     """PreFilter: quota checks; PostFilter: quota-aware preemption; Reserve/Unreserve: usage."""
 
     name = NAME
@@ -68,8 +68,10 @@ class CapacityScheduling(DefaultPreemption, PreFilterPlugin, ReservePlugin):
         self._dry_run = False  # inside our own victim search: quotas are checked by hand there
         self._pf_state: PreFilterState | None = None
 
-    def skips(self, pod: Pod, snap: Snapshot) -> bool:
-        return pod.namespace not in snap.elastic_quotas
+    def sign_pod(self, pod: Pod, snap: Snapshot) -> Signature | None:
+        """Not involved with pods of namespaces without an ElasticQuota; the others read the
+        quota use of the whole cluster."""
+        return None if pod.namespace in snap.elastic_quotas else NOT_INVOLVED
 
     def infos(self, snap: Snapshot) -> ElasticQuotaInfos:
         return QuotaTracker.of(snap).infos

@@ -14,11 +14,14 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from kubesched.framework.interfaces import (
+    NOT_INVOLVED,
     PermitPlugin,
     PostFilterPlugin,
     PreFilterPlugin,
     QueueSortPlugin,
     ReservePlugin,
+    Signature,
+    SignPlugin,
 )
 from kubesched.framework.status import Code, Status
 from kubesched.framework.waiting import request_activation
@@ -47,7 +50,7 @@ REJECT_IN_UNRESERVE = "rejection in Unreserve"
 QUORUM_GAP = np.float32(0.1)
 
 
-class Coscheduling(QueueSortPlugin, PreFilterPlugin, PostFilterPlugin, PermitPlugin, ReservePlugin):
+class Coscheduling(QueueSortPlugin, PreFilterPlugin, PostFilterPlugin, PermitPlugin, ReservePlugin, SignPlugin):
     """QueueSort keeps a group's pods together; PreFilter turns away groups that cannot start;
     Permit holds members until the quorum; PostFilter and Unreserve release a failing group."""
 
@@ -80,8 +83,9 @@ class Coscheduling(QueueSortPlugin, PreFilterPlugin, PostFilterPlugin, PermitPlu
     def _waiting(self) -> Any:
         return getattr(self.handle, "waiting_pods", None)
 
-    def skips(self, pod: Pod, snap: Snapshot) -> bool:
-        return not pod_group_label(pod)
+    def sign_pod(self, pod: Pod, snap: Snapshot) -> Signature | None:
+        """Not involved with pods of no PodGroup; a gang member reads its whole group."""
+        return None if pod_group_label(pod) else NOT_INVOLVED
 
     # ---- QueueSort -------------------------------------------------------------------
     def less(self, a: QueuedPodInfo, b: QueuedPodInfo) -> bool:

@@ -35,7 +35,6 @@ def min_max_normalize(scores: np.ndarray) -> np.ndarray:
 
 class BestFitScore(ReadsGpuAsk, ScorePlugin):
     name = NAME
-    normalized_in_range = True  # min-max scaling onto 0..100
 
     def score(self, state: CycleState, pod: Pod, snap: Snapshot, rows: np.ndarray) -> np.ndarray:
         ask = cycle_ask(state, pod)

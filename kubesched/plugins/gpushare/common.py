@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from kubesched.api.resources import CPU
+from kubesched.framework.interfaces import ROW, Signature, SignPlugin
 from kubesched.gpu.model import ASK_ANNOTATIONS, GpuAsk, pod_gpu_ask
 
 if TYPE_CHECKING:
@@ -17,12 +18,12 @@ if TYPE_CHECKING:
 ASK_KEY = "gpushare/ask"
 
 
-class ReadsGpuAsk:
+class ReadsGpuAsk(SignPlugin):
     """Mixin of the GPU plugins: they judge a node from its own row (GPUs, CPU left) and read the
-    pod's GPU ask from annotations, which the equivalence cache then adds to its key."""
+    pod's GPU ask from annotations, which their signature then carries."""
 
-    row_local = True
-    pod_annotations = ASK_ANNOTATIONS
+    def sign_pod(self, pod: Pod, snap: Snapshot) -> Signature | None:
+        return Signature(ROW, tuple(map(pod.annotations.get, ASK_ANNOTATIONS)))
 _NONE = object()
 
 

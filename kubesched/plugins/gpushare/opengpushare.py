@@ -17,7 +17,13 @@ import numpy as np
 
 from kubesched.api.resources import CPU
 from kubesched.errors import InputError
-from kubesched.framework.interfaces import FilterPlugin, PreFilterPlugin, ReservePlugin
+from kubesched.framework.interfaces import (
+    NOT_INVOLVED,
+    FilterPlugin,
+    PreFilterPlugin,
+    ReservePlugin,
+    Signature,
+)
 from kubesched.framework.plugin_args import args_body
 from kubesched.framework.status import Code, FilterResult, Status
 from kubesched.gpu.model import GPU_INDEX, GpuAsk, format_index, pod_gpu_ask
@@ -67,12 +73,14 @@ class OpenGpuShare(ReadsGpuAsk, PreFilterPlugin, FilterPlugin, ReservePlugin):
             )
         self.method: str = method
 
-    def skips(self, pod: Pod, snap: Snapshot) -> bool:
-        """PreFilter skips exactly the pods asking for no GPU (a malformed ask is not skipped)."""
+    def sign_pod(self, pod: Pod, snap: Snapshot) -> Signature | None:
+        """Not involved with the pods asking for no GPU (its PreFilter skips them; a malformed
+        ask is no skip)."""
         try:
-            return pod_gpu_ask(pod) is None
+            no_gpu = pod_gpu_ask(pod) is None
         except ValueError:
-            return False
+            no_gpu = False
+        return NOT_INVOLVED if no_gpu else super().sign_pod(pod, snap)
 
     def pre_filter(self, state: CycleState, pod: Pod, snap: Snapshot) -> Status | None:
         try:

@@ -7,7 +7,16 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from kubesched.framework.interfaces import FilterPlugin, PreFilterPlugin, PreScorePlugin, ScorePlugin
+from kubesched.framework.interfaces import (
+    NOT_INVOLVED,
+    ROW,
+    FilterPlugin,
+    PreFilterPlugin,
+    PreScorePlugin,
+    ScorePlugin,
+    Signature,
+    SignPlugin,
+)
 from kubesched.framework.status import Code, FilterResult, PreFilterResult, Status
 from kubesched.plugins.interpodaffinity.existing import ExistingAntiAffinity
 from kubesched.plugins.interpodaffinity.filtering import (
@@ -44,6 +53,7 @@ NAME = "InterPodAffinity"
 PRE_FILTER_STATE_KEY = "PreFilter" + NAME
 PRE_SCORE_STATE_KEY = "PreScore" + NAME
 DEFAULT_HARD_POD_AFFINITY_WEIGHT = 1
+_ROW_LOCAL_EACH_CYCLE = Signature(ROW, (), pre_filter_each_cycle=True)
 #: What row_local_for's answer reads besides the pod (see there)
 _HINT_READS = NODES | NAMESPACES | AFFINITY_PODS
 
@@ -76,7 +86,7 @@ class ExistingTerms:
         )
 
 
-class InterPodAffinity(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin):
+class InterPodAffinity(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin, SignPlugin):
     """kube-scheduler's InterPodAffinity (v1.36), vectorised over nodes and existing pods."""
 
     name = NAME
@@ -95,9 +105,12 @@ class InterPodAffinity(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugi
 
     # ---- PreFilter / Filter -----------------------------------------------------------
 
-    def skips(self, pod: Pod, snap: Snapshot) -> bool:
-        """A pod without terms in a cluster without pods that have terms."""
-        return not pod.has_affinity_terms and not snap.affinity_pods
+    def sign_pod(self, pod: Pod, snap: Snapshot) -> Signature | None:
+        """Not involved with a pod without terms in a cluster without pods that have terms;
+        row-local (its PreFilter run every cycle) when ``row_local_for`` holds; else not signable."""
+        if not pod.has_affinity_terms and not snap.affinity_pods:
+            return NOT_INVOLVED
+        return _ROW_LOCAL_EACH_CYCLE if self.row_local_for(pod, snap) else None
 
     def row_local_for(self, pod: Pod, snap: Snapshot) -> bool:
         """Filter reads a node's own pods only, and PreScore skips, when every term that can

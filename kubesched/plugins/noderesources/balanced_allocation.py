@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from kubesched.api.fields import as_map
-from kubesched.framework.interfaces import PreScorePlugin, ScorePlugin
+from kubesched.framework.interfaces import PreScorePlugin, RowLocal, ScorePlugin
 from kubesched.framework.status import Code, Status
 from kubesched.plugins.noderesources.strategies import (
     allocation_matrices,
@@ -41,13 +41,12 @@ class _PreScoreState:
         return self
 
 
-class BalancedAllocation(PreScorePlugin, ScorePlugin):
+class BalancedAllocation(PreScorePlugin, ScorePlugin, RowLocal):
     """Score in [50, 100]: 75 = balance unchanged, higher when the pod evens the node out."""
 
     name = NAME
     events_to_register = frozenset({"NodeAdd"})
 
-    row_local = True
 
     def __init__(self, args: dict[str, Any] | None = None, handle: Handle | None = None) -> None:
         super().__init__(args, handle)

@@ -17,7 +17,13 @@ import numpy as np
 from kubesched.api.fields import as_list, as_map, as_str
 from kubesched.api.resources import CPU, EPHEMERAL_STORAGE, MEMORY, PODS
 from kubesched.errors import InputError, join_path
-from kubesched.framework.interfaces import FilterPlugin, PreFilterPlugin, PreScorePlugin, ScorePlugin
+from kubesched.framework.interfaces import (
+    FilterPlugin,
+    PreFilterPlugin,
+    PreScorePlugin,
+    RowLocal,
+    ScorePlugin,
+)
 from kubesched.framework.status import Code, FilterResult, PreFilterResult, Status
 from kubesched.plugins.noderesources import (
     is_extended_resource_name,
@@ -169,13 +175,12 @@ def compute_pod_resource_request(pod: Pod) -> _PreFilterState:
     return _PreFilterState(tuple(items), len(scalars))
 
 
-class NodeResourcesFit(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin):
+class NodeResourcesFit(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin, RowLocal):
     """Filter on requests vs free allocatable; score with LeastAllocated / MostAllocated / RTCR."""
 
     name = NAME
     events_to_register = frozenset({"NodeAdd", "NodeUpdate", "AssignedPodUpdate", "AssignedPodDelete"})
 
-    row_local = True
 
     def __init__(self, args: dict[str, Any] | None = None, handle: Handle | None = None) -> None:
         super().__init__(args, handle)

@@ -6,7 +6,15 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
-from kubesched.framework.interfaces import FilterPlugin, PreFilterPlugin, PreScorePlugin, ScorePlugin
+from kubesched.framework.interfaces import (
+    NOT_INVOLVED,
+    FilterPlugin,
+    PreFilterPlugin,
+    PreScorePlugin,
+    ScorePlugin,
+    Signature,
+    SignPlugin,
+)
 from kubesched.framework.status import Code, FilterResult, PluginError, PreFilterResult, Status
 from kubesched.plugins.podtopologyspread.common import (
     NAME,
@@ -43,7 +51,7 @@ if TYPE_CHECKING:
 _NOT_FOUND = 'reading "{key}" from cycleState: not found'
 
 
-class PodTopologySpread(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin):
+class PodTopologySpread(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin, SignPlugin):
     """kube-scheduler's PodTopologySpread (v1.36): PreFilter, Filter, PreScore, Score."""
 
     name: ClassVar[str] = NAME
@@ -57,9 +65,12 @@ class PodTopologySpread(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlug
         self.default_constraints = parsed.default_constraints
         self.system_defaulted = parsed.system_defaulted
 
-    def skips(self, pod: Pod, snap: Snapshot) -> bool:
-        """No own constraints, and no workload that could give the pod default ones."""
-        return not pod.spread_constraints and not (self.default_constraints and snap.workload_selectors)
+    def sign_pod(self, pod: Pod, snap: Snapshot) -> Signature | None:
+        """Not involved with a pod without constraints of its own and no workload that could
+        give it default ones; the others' domains count pods on every node (not signable)."""
+        if pod.spread_constraints or (self.default_constraints and snap.workload_selectors):
+            return None
+        return NOT_INVOLVED
 
     # ---- shared -----------------------------------------------------------------------
     @staticmethod

@@ -17,6 +17,7 @@ from kubesched.api.objects import Pod, PodGroup
 from kubesched.errors import InputError
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.handle import Handle
+from kubesched.framework.interfaces import NOT_INVOLVED
 from kubesched.framework.status import Code
 from kubesched.framework.waiting import PODS_TO_ACTIVATE, WaitingPod, WaitingPods, attach_waiting
 from kubesched.plugins.coscheduling import Coscheduling, CoschedulingArgs, parse_args
@@ -240,7 +241,8 @@ def test_pod_group_backoff_time() -> None:
 def test_pre_filter_skips_pods_outside_groups() -> None:
     pl, snap, _ = plugin(groups=[pod_group("pg1", min_member=3)], lister=[member("a", "pg1")])
     free = Pod.parse(make_pod("free", namespace="ns"))
-    assert pl.skips(free, snap) and pl.pre_filter(CycleState(), free, snap).code == Code.Skip
+    assert pl.sign_pod(free, snap) == NOT_INVOLVED and pl.pre_filter(CycleState(), free, snap).code == Code.Skip
+    assert pl.sign_pod(Pod.parse(member("a", "pg1")), snap) is None  # a gang member reads its group
     st = pl.pre_filter(CycleState(), Pod.parse(member("a", "pg1")), snap)
     assert st.code == Code.UnschedulableAndUnresolvable
     assert st.message == "pre-filter pod a cannot find enough sibling pods, current pods number: 1, minMember of group: 3"
