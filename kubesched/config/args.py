@@ -470,6 +470,18 @@ def decode_args(ctx: Ctx, name: str, raw: Any, path: str, *, version: str | None
     return decoder(ctx, body, path, version or ctx.version)
 
 
+def plugin_args(name: str, args: Any) -> dict:
+    """The args an in-tree plugin is built with, decoded, defaulted and validated by the same
+    code as a configuration's (kube-scheduler's defaulting and wording; paths from the args'
+    root, as upstream's plugins validate them). A plugin built from a loaded configuration gets
+    args that already went through it; one built directly (tests, tools) is checked the same way."""
+    ctx = Ctx(source=None, version=V1, points_of=lambda _n: None)
+    body = strip_envelope(ctx, name, {} if args is None else args, "", known=True)
+    out = decode_args(ctx, name, body, "")
+    ctx.check()
+    return out
+
+
 def default_args(name: str) -> dict:
     """Defaulted args of in-tree plugin ``name`` as if no pluginConfig were given."""
     ctx = Ctx(source=None, version=V1, points_of=lambda _n: None)

@@ -97,7 +97,6 @@ def copy_pod(pod: Pod, name: str | None = None) -> Pod:
     p.annotations = dict(pod.annotations)
     p.node_name = ""
     p.nominated_node_name = ""
-    p._sig = None
     return p
 
 

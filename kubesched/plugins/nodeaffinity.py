@@ -20,6 +20,7 @@ from kubesched.api.selectors import (
     PreferredSchedulingTerm,
     Requirement,
 )
+from kubesched.config.args import plugin_args
 from kubesched.errors import join_path
 from kubesched.framework.interfaces import (
     FilterPlugin,
@@ -88,11 +89,11 @@ class RequiredNodeAffinity:
 def parse_added_affinity(
     raw: Any, path: str
 ) -> tuple[NodeSelector | None, tuple[PreferredSchedulingTerm, ...]]:
-    """NodeAffinityArgs.addedAffinity, accepted as ValidateNodeAffinityArgs accepts it.
+    """NodeAffinityArgs.addedAffinity (as ``plugin_args`` validated it) as selectors.
 
-    Terms are parsed (and their requirements validated) like the pod's, but unlike a pod spec
-    an empty ``nodeSelectorTerms`` list (matches no node) and any preferred weight are allowed;
-    weight-0 and empty terms are dropped, as NewPreferredSchedulingTerms does.
+    Terms are parsed like the pod's, but unlike a pod spec an empty ``nodeSelectorTerms`` list
+    (matches no node) and any preferred weight are allowed; weight-0 and empty terms are
+    dropped, as NewPreferredSchedulingTerms does.
     """
     if raw is None:
         return None, ()
@@ -158,7 +159,8 @@ class NodeAffinity(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin, N
 
     def __init__(self, args: dict[str, Any] | None = None, handle: Handle | None = None) -> None:
         super().__init__(args, handle)
-        required, preferred = parse_added_affinity(self.args.get("addedAffinity"), "addedAffinity")
+        added = plugin_args(NAME, self.args).get("addedAffinity")  # decoded and validated as configured
+        required, preferred = parse_added_affinity(added, "addedAffinity")
         #: Scheduler-enforced required selector (None: nothing enforced).
         self.added_node_selector: NodeSelector | None = required
         #: Scheduler-added preferred terms, scored for every pod.

@@ -207,7 +207,7 @@ def _pod_like(template: Pod, name: str, namespace: str, annotations: dict[str, s
     pods with equal requests share their parsed, never mutated, fields)."""
     p = template.copy()
     p.name, p.namespace, p.uid = name, namespace, f"{namespace}/{name}"
-    p.labels, p.annotations, p.raw, p._sig = {}, annotations, raw, None
+    p.labels, p.annotations, p.raw = {}, annotations, raw  # copy() left the signature to be computed
     return p
 
 

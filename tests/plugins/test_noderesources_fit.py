@@ -378,7 +378,7 @@ def test_default_args() -> None:
          "scoringStrategy.resources[1].weight"),
         ({"scoringStrategy": {"type": "Fastest"}}, "scoringStrategy.type"),
         ({"scoringStrategy": {"resources": [{"name": "cpu"}]}}, "scoringStrategy.type"),
-        ({"scoringStrategy": {"type": "RequestedToCapacityRatio"}}, "scoringStrategy.requestedToCapacityRatio.shape"),
+        ({"scoringStrategy": {"type": "RequestedToCapacityRatio"}}, "scoringStrategy.requestedToCapacityRatio"),
         ({"scoringStrategy": {"type": "RequestedToCapacityRatio", "requestedToCapacityRatio": {"shape": [
             {"utilization": 50, "score": 1}, {"utilization": 10, "score": 2}]}}},
          "scoringStrategy.requestedToCapacityRatio.shape[1].utilization"),

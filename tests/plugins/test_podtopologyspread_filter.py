@@ -957,7 +957,7 @@ def test_list_defaulting_without_constraints_disables_defaults() -> None:
                     {"maxSkew": 1, "topologyKey": "zone", "whenUnsatisfiable": "DoNotSchedule"}
                 ]
             },
-            'when .defaultingType is "System", .defaultConstraints must be empty',
+            'defaultingType: Invalid value: "System": when .defaultConstraints are not empty',
         ),
         (
             {
@@ -990,7 +990,7 @@ def test_list_defaulting_without_constraints_disables_defaults() -> None:
                     {"maxSkew": 0, "topologyKey": "zone", "whenUnsatisfiable": "DoNotSchedule"}
                 ],
             },
-            "must be greater than zero",
+            r"maxSkew: Invalid value: 0: not in valid range \(0, inf\)",
         ),
     ],
 )

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from kubesched.config.args import plugin_args
 from kubesched.framework.diagnosis import Diagnosis
 from kubesched.framework.interfaces import PostFilterPlugin
 from kubesched.framework.preemption.candidates import (
@@ -29,8 +30,6 @@ if TYPE_CHECKING:
     from kubesched.state.snapshot import Snapshot
 
 NAME = "DefaultPreemption"
-DEFAULT_MIN_CANDIDATE_NODES_PERCENTAGE = 10
-DEFAULT_MIN_CANDIDATE_NODES_ABSOLUTE = 100
 MSG_PREFIX = "preemption: "
 NOT_ELIGIBLE_NEVER = "not eligible due to preemptionPolicy=Never."
 NOT_ELIGIBLE_TERMINATING = "not eligible due to a terminating pod on the nominated node."
@@ -66,12 +65,9 @@ class DefaultPreemption(PostFilterPlugin, Evaluator):
 
     def __init__(self, args: dict[str, Any] | None = None, handle: Handle | None = None) -> None:
         super().__init__(args, handle)
-        self.min_candidate_nodes_percentage = int(
-            self.args.get("minCandidateNodesPercentage", DEFAULT_MIN_CANDIDATE_NODES_PERCENTAGE)
-        )
-        self.min_candidate_nodes_absolute = int(
-            self.args.get("minCandidateNodesAbsolute", DEFAULT_MIN_CANDIDATE_NODES_ABSOLUTE)
-        )
+        a = plugin_args(NAME, self.args)
+        self.min_candidate_nodes_percentage: int = a["minCandidateNodesPercentage"]
+        self.min_candidate_nodes_absolute: int = a["minCandidateNodesAbsolute"]
         self.is_eligible_pod = _always_eligible
         self.more_important_pod = more_important_pod
         self.pdb_lister: Callable[[], list[PodDisruptionBudget]] | None = None

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from kubesched.config.args import plugin_args
 from kubesched.framework.interfaces import (
     NOT_INVOLVED,
     ROW,
@@ -52,7 +53,6 @@ if TYPE_CHECKING:
 NAME = "InterPodAffinity"
 PRE_FILTER_STATE_KEY = "PreFilter" + NAME
 PRE_SCORE_STATE_KEY = "PreScore" + NAME
-DEFAULT_HARD_POD_AFFINITY_WEIGHT = 1
 _ROW_LOCAL_EACH_CYCLE = Signature(ROW, (), pre_filter_each_cycle=True)
 #: What row_local_for's answer reads besides the pod (see there)
 _HINT_READS = NODES | NAMESPACES | AFFINITY_PODS
@@ -96,12 +96,9 @@ class InterPodAffinity(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugi
 
     def __init__(self, args: dict[str, Any] | None = None, handle: Handle | None = None) -> None:
         super().__init__(args, handle)
-        weight = self.args.get("hardPodAffinityWeight")
-        # Defaulting applies only to an unset field: an explicit 0 turns the symmetric weight off.
-        self.hard_pod_affinity_weight = DEFAULT_HARD_POD_AFFINITY_WEIGHT if weight is None else int(weight)
-        self.ignore_preferred_terms_of_existing_pods = bool(
-            self.args.get("ignorePreferredTermsOfExistingPods", False)
-        )
+        a = plugin_args(NAME, self.args)  # an explicit hardPodAffinityWeight 0 turns the symmetric weight off
+        self.hard_pod_affinity_weight: int = a["hardPodAffinityWeight"]
+        self.ignore_preferred_terms_of_existing_pods: bool = a["ignorePreferredTermsOfExistingPods"]
 
     # ---- PreFilter / Filter -----------------------------------------------------------
 

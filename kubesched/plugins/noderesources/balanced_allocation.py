@@ -13,14 +13,14 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from kubesched.api.fields import as_map
+from kubesched.config.args import plugin_args
 from kubesched.framework.interfaces import PreScorePlugin, RowLocal, ScorePlugin
 from kubesched.framework.status import Code, Status
 from kubesched.plugins.noderesources.strategies import (
     allocation_matrices,
     balanced_resource_scorer,
-    parse_resource_specs,
     pod_request_list,
+    resource_specs,
 )
 
 if TYPE_CHECKING:
@@ -50,8 +50,7 @@ class BalancedAllocation(PreScorePlugin, ScorePlugin, RowLocal):
 
     def __init__(self, args: dict[str, Any] | None = None, handle: Handle | None = None) -> None:
         super().__init__(args, handle)
-        a = as_map(self.args, "")
-        self.resources = parse_resource_specs(a.get("resources"), "resources", weight_must_be_one=True)
+        self.resources = resource_specs(plugin_args(NAME, self.args)["resources"])
 
     def _pod_requests(self, pod: Pod) -> np.ndarray:
         return pod_request_list(pod, self.resources, non_zero=False)

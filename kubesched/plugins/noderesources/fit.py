@@ -14,9 +14,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from kubesched.api.fields import as_list, as_map, as_str
 from kubesched.api.resources import CPU, EPHEMERAL_STORAGE, MEMORY, PODS
-from kubesched.errors import InputError, join_path
+from kubesched.config.args import plugin_args
 from kubesched.framework.interfaces import (
     FilterPlugin,
     PreFilterPlugin,
@@ -27,7 +26,6 @@ from kubesched.framework.interfaces import (
 from kubesched.framework.status import Code, FilterResult, PreFilterResult, Status
 from kubesched.plugins.noderesources import (
     is_extended_resource_name,
-    is_qualified_name,
     is_scalar_resource_name,
 )
 from kubesched.plugins.noderesources.strategies import (
@@ -36,10 +34,10 @@ from kubesched.plugins.noderesources.strategies import (
     allocation_matrices,
     least_allocated_scorer,
     most_allocated_scorer,
-    parse_resource_specs,
-    parse_shape,
     pod_request_list,
     requested_to_capacity_ratio_scorer,
+    resource_specs,
+    shape_points,
 )
 from kubesched.state.memo import NODES
 
@@ -82,53 +80,19 @@ class FitArgs:
 
     @classmethod
     def parse(cls, args: dict[str, Any] | None) -> FitArgs:
-        """Wire-form args (camelCase); absent fields get kube-scheduler's defaults."""
-        a = as_map(args, "")
-        ignored = [
-            as_str(v, join_path("ignoredResources", i))
-            for i, v in enumerate(as_list(a.get("ignoredResources"), "ignoredResources"))
-        ]
-        for i, name in enumerate(ignored):
-            if not is_qualified_name(name):
-                raise InputError(
-                    f'Invalid value: "{name}": must be a qualified name',
-                    path=join_path("ignoredResources", i),
-                )
-        groups = [
-            as_str(v, join_path("ignoredResourceGroups", i))
-            for i, v in enumerate(as_list(a.get("ignoredResourceGroups"), "ignoredResourceGroups"))
-        ]
-        for i, group in enumerate(groups):
-            if "/" in group:
-                raise InputError(
-                    f"Invalid value: \"{group}\": resource group name can't contain '/'",
-                    path=join_path("ignoredResourceGroups", i),
-                )
-            if not is_qualified_name(group):
-                raise InputError(
-                    f'Invalid value: "{group}": must be a qualified name',
-                    path=join_path("ignoredResourceGroups", i),
-                )
-        raw_strategy = a.get("scoringStrategy")
-        sp = "scoringStrategy"
-        strategy = as_map(raw_strategy, sp)
-        kind = as_str(
-            strategy.get("type"), join_path(sp, "type"), LEAST_ALLOCATED if raw_strategy is None else ""
-        )
-        if kind not in SCORING_STRATEGIES:
-            allowed = ", ".join(f'"{s}"' for s in SCORING_STRATEGIES)
-            raise InputError(
-                f'Unsupported value: "{kind}": supported values: {allowed}', path=join_path(sp, "type")
-            )
-        resources = parse_resource_specs(strategy.get("resources"), join_path(sp, "resources"))
+        """The args decoded, defaulted and validated as a configuration's are (``plugin_args``)."""
+        a = plugin_args(NAME, args)
+        strategy = a["scoringStrategy"]
         shape = None
-        rtcr = strategy.get("requestedToCapacityRatio")
-        if rtcr is not None or kind == REQUESTED_TO_CAPACITY_RATIO:
-            shape_path = join_path(join_path(sp, "requestedToCapacityRatio"), "shape")
-            shape = parse_shape(
-                as_map(rtcr, join_path(sp, "requestedToCapacityRatio")).get("shape"), shape_path
-            )
-        return cls(frozenset(ignored), frozenset(groups), kind, resources, shape)
+        if strategy["type"] == REQUESTED_TO_CAPACITY_RATIO:
+            shape = shape_points(strategy["requestedToCapacityRatio"]["shape"])
+        return cls(
+            frozenset(a["ignoredResources"]),
+            frozenset(a["ignoredResourceGroups"]),
+            strategy["type"],
+            resource_specs(strategy["resources"]),
+            shape,
+        )
 
     def scorer(self) -> Scorer:
         if self.strategy == MOST_ALLOCATED:

@@ -15,7 +15,6 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from kubesched.api.fields import as_int, as_list, as_map, as_str
 from kubesched.api.resources import (
     CPU,
     DEFAULT_MEMORY_REQUEST,
@@ -26,7 +25,6 @@ from kubesched.api.resources import (
     pod_requests,
 )
 from kubesched.config import defaults as config_defaults
-from kubesched.errors import InputError, join_path
 from kubesched.framework.interfaces import MAX_NODE_SCORE, go_div
 from kubesched.plugins.noderesources import is_scalar_resource_name
 
@@ -34,7 +32,6 @@ if TYPE_CHECKING:
     from kubesched.api.objects import Pod
     from kubesched.state.snapshot import Snapshot
 
-MAX_CUSTOM_PRIORITY_SCORE = 10  # shape scores are 0..10, scaled x10 to 0..100
 MAX_UTILIZATION = 100
 
 Scorer = Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray]
@@ -49,73 +46,21 @@ class ResourceSpec:
 
 
 DEFAULT_RESOURCES: tuple[ResourceSpec, ...] = tuple(ResourceSpec(n, w) for n, w in config_defaults.DEFAULT_RESOURCES)
+MAX_CUSTOM_PRIORITY_SCORE = config_defaults.MAX_CUSTOM_PRIORITY_SCORE  # shape scores 0..10, scaled x10
 
 
 # ---- args ------------------------------------------------------------------------------------
 
 
-def parse_resource_specs(
-    raw: Any, path: str, *, weight_must_be_one: bool = False
-) -> tuple[ResourceSpec, ...]:
-    """``resources[{name, weight}]`` with v1 defaulting (empty -> cpu:1, memory:1; weight 0 -> 1).
-
-    ``weight_must_be_one`` applies BalancedAllocation's validation (weight 1, no duplicates);
-    otherwise NodeResourcesFit's (weight in (0, 100]).
-    """
-    items = as_list(raw, path)
-    if not items:
-        return DEFAULT_RESOURCES
-    out: list[ResourceSpec] = []
-    seen: set[str] = set()
-    for i, item in enumerate(items):
-        ip = join_path(path, i)
-        m = as_map(item, ip)
-        name = as_str(m.get("name"), join_path(ip, "name"))
-        weight = as_int(m.get("weight"), join_path(ip, "weight")) or 1
-        if weight_must_be_one:
-            if name in seen:
-                raise InputError(f'Duplicate value: "{name}"', path=join_path(ip, "name"))
-            if weight != 1:
-                raise InputError(f"Invalid value: {weight}: must be 1", path=join_path(ip, "weight"))
-        elif not 0 < weight <= 100:
-            raise InputError(
-                f"Invalid value: {weight}: resource weight of {name} not in valid range (0, 100]",
-                path=join_path(ip, "weight"),
-            )
-        seen.add(name)
-        out.append(ResourceSpec(name, weight))
-    return tuple(out)
+def resource_specs(items: list[dict[str, Any]]) -> tuple[ResourceSpec, ...]:
+    """``resources`` of defaulted args (``kubesched.config.args.plugin_args``) as ResourceSpecs."""
+    return tuple(ResourceSpec(item["name"], int(item["weight"])) for item in items) or DEFAULT_RESOURCES
 
 
-def parse_shape(raw: Any, path: str) -> tuple[tuple[int, int], ...]:
-    """``requestedToCapacityRatio.shape`` validated as upstream; scores scaled to 0..100."""
-    items = as_list(raw, path)
-    if not items:
-        raise InputError("Required value: at least one point must be specified", path=path)
-    points: list[tuple[int, int]] = []
-    for i, item in enumerate(items):
-        ip = join_path(path, i)
-        m = as_map(item, ip)
-        points.append((as_int(m.get("utilization"), join_path(ip, "utilization")) or 0,
-                       as_int(m.get("score"), join_path(ip, "score")) or 0))  # fmt: skip
-    for i in range(1, len(points)):
-        if points[i - 1][0] >= points[i][0]:
-            raise InputError(
-                f"Invalid value: {points[i][0]}: values must be sorted in increasing order",
-                path=join_path(join_path(path, i), "utilization"),
-            )
-    for i, (u, s) in enumerate(points):
-        if not 0 <= u <= MAX_UTILIZATION:
-            raise InputError(
-                f"Invalid value: {u}: not in valid range [0, 100]",
-                path=join_path(join_path(path, i), "utilization"),
-            )
-        if not 0 <= s <= MAX_CUSTOM_PRIORITY_SCORE:
-            raise InputError(
-                f"Invalid value: {s}: not in valid range [0, 10]", path=join_path(join_path(path, i), "score")
-            )
+def shape_points(items: list[dict[str, Any]]) -> tuple[tuple[int, int], ...]:
+    """``requestedToCapacityRatio.shape`` of validated args, scores scaled from 0..10 to 0..100."""
     scale = MAX_NODE_SCORE // MAX_CUSTOM_PRIORITY_SCORE
-    return tuple((u, s * scale) for u, s in points)
+    return tuple((int(p["utilization"]), int(p["score"]) * scale) for p in items)
 
 
 # ---- pod and node quantities -------------------------------------------------------------------

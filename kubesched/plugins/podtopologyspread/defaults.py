@@ -12,10 +12,10 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from kubesched.api.affinity import TopologySpreadConstraint
-from kubesched.api.fields import as_list, as_map, as_str
 from kubesched.api.selectors import LabelSelector, Requirement
+from kubesched.config.args import plugin_args
 from kubesched.config.defaults import system_default_constraints
-from kubesched.errors import InputError, join_path
+from kubesched.plugins.podtopologyspread.common import NAME
 
 if TYPE_CHECKING:
     from kubesched.api.objects import Pod
@@ -42,35 +42,13 @@ class SpreadArgs:
     system_defaulted: bool
 
 
-def parse_args(args: Mapping[str, Any] | None, path: str = "") -> SpreadArgs:
-    """Defaults (defaultingType System) and ValidatePodTopologySpreadArgs, from wire form."""
-    m = as_map(args, path)
-    dpath = join_path(path, "defaultingType")
-    defaulting = as_str(m.get("defaultingType"), dpath) or SYSTEM_DEFAULTING
-    if defaulting not in (SYSTEM_DEFAULTING, LIST_DEFAULTING):
-        raise InputError(f'Unsupported value: "{defaulting}": supported values: "System", "List"', path=dpath)
-    cpath = join_path(path, "defaultConstraints")
-    raw = as_list(m.get("defaultConstraints"), cpath)
-    if defaulting == SYSTEM_DEFAULTING and raw:
-        raise InputError('when .defaultingType is "System", .defaultConstraints must be empty', path=dpath)
-    parsed = []
-    seen: set[tuple[str, str]] = set()
-    for i, d in enumerate(raw):
-        ipath = join_path(cpath, i)
-        if isinstance(d, Mapping) and d.get("labelSelector") is not None:
-            raise InputError(
-                "constraint must not define a selector, as they deduced for each pod",
-                path=join_path(ipath, "labelSelector"),
-            )
-        c = TopologySpreadConstraint.parse_default(d, ipath)
-        pair = (c.topology_key, c.when_unsatisfiable)
-        if pair in seen:
-            raise InputError(f'Duplicate value: "{c.topology_key}, {c.when_unsatisfiable}"', path=ipath)
-        seen.add(pair)
-        parsed.append(c)
-    if defaulting == SYSTEM_DEFAULTING:
-        parsed = [TopologySpreadConstraint.parse_default(d, "") for d in system_default_constraints()]
-    return SpreadArgs(tuple(parsed), defaulting == SYSTEM_DEFAULTING)
+def parse_args(args: Mapping[str, Any] | None) -> SpreadArgs:
+    """PodTopologySpreadArgs decoded, defaulted (defaultingType System) and validated as a
+    configuration's are (``plugin_args``), with the constraints they give pods."""
+    a = plugin_args(NAME, args)
+    system = a["defaultingType"] == SYSTEM_DEFAULTING
+    raw = system_default_constraints() if system else a["defaultConstraints"]
+    return SpreadArgs(tuple(TopologySpreadConstraint.parse_default(d, "") for d in raw), system)
 
 
 def _controller_ref(pod: Pod) -> tuple[str, str] | None:
