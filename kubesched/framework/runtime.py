@@ -20,9 +20,12 @@ from kubesched.framework.diagnosis import Diagnosis, NodeFailures
 from kubesched.framework.interfaces import (
     MAX_NODE_SCORE,
     MIN_NODE_SCORE,
+    NODE_LOCAL,
     NOTHING,
+    ROW_LOCAL,
     BindPlugin,
     FilterPlugin,
+    NodeLocal,
     PermitPlugin,
     Plugin,
     PostBindPlugin,
@@ -33,6 +36,7 @@ from kubesched.framework.interfaces import (
     PreScorePlugin,
     QueueSortPlugin,
     ReservePlugin,
+    RowLocal,
     ScorePlugin,
     Signature,
     SignPlugin,
@@ -126,6 +130,10 @@ def _args_error(profile: Profile, name: str, e: InputError) -> InputError:
     return InputError(e.reason, source=source or e.source, path=path or None)
 
 
+#: SignPlugin mixins whose sign_pod answers a constant
+_FIXED: dict[Callable[..., Any], Signature] = {NodeLocal.sign_pod: NODE_LOCAL, RowLocal.sign_pod: ROW_LOCAL}
+
+
 def _code_of(out: Any) -> str:
     """The status code name a plugin call returned, for the observer: a Status, or one inside a
     tuple (Permit's (status, timeout), PostFilter's (node, status)); anything else is Success."""
@@ -190,6 +198,8 @@ class Framework:
         self.signers: tuple[SignPlugin, ...] = tuple(
             pl for pl in instances.values() if pl in cycle and isinstance(pl, SignPlugin)
         )
+        # a signer whose answer is its mixin's constant (NodeLocal, RowLocal) is not asked each cycle
+        self._fixed: tuple[Signature | None, ...] = tuple(_FIXED.get(type(pl).sign_pod) for pl in self.signers)
         from kubesched.framework.equivalence import EquivalenceCache  # it calls back into this module
 
         self.cache = EquivalenceCache()
@@ -221,7 +231,12 @@ class Framework:
 
     def sign(self, pod: Pod, snap: Snapshot) -> tuple[Signature | None, ...]:
         """Each signer's Signature of ``pod`` now (``signers`` order; None: not signable)."""
-        return tuple([self.call(pl, "Sign", pl.sign_pod, pod, snap) for pl in self.signers])
+        return tuple(
+            [
+                self.call(pl, "Sign", pl.sign_pod, pod, snap) if fixed is None else fixed
+                for pl, fixed in zip(self.signers, self._fixed, strict=True)
+            ]
+        )
 
     def row_local(self, pod: Pod, snap: Snapshot, plugins: Iterable[Plugin]) -> bool:
         """Whether every one of ``plugins`` judges a node by the pod and that node's row alone,
@@ -230,7 +245,7 @@ class Framework:
         for pl in plugins:
             if not isinstance(pl, SignPlugin):
                 return False
-            sig = self.call(pl, "Sign", pl.sign_pod, pod, snap)
+            sig = _FIXED.get(type(pl).sign_pod) or self.call(pl, "Sign", pl.sign_pod, pod, snap)
             if sig is None or (sig.reads != NOTHING and sig.pre_filter_each_cycle):
                 return False
         return True

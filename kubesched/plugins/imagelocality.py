@@ -73,7 +73,6 @@ class ImageLocality(ScorePlugin, NodeLocal):
     name = NAME
     events_to_register = frozenset({"NodeAdd"})
 
-
     def score(self, state: CycleState, pod: Pod, snap: Snapshot, rows: np.ndarray) -> np.ndarray:
         rows = np.asarray(rows, dtype=np.intp)
         table = snap.memo.get(NAME, lambda: build_image_table(snap), on=NODES)  # images live on nodes

@@ -156,7 +156,6 @@ class NodeAffinity(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin, N
     name = NAME
     events_to_register = frozenset({"NodeAdd", "NodeUpdate"})
 
-
     def __init__(self, args: dict[str, Any] | None = None, handle: Handle | None = None) -> None:
         super().__init__(args, handle)
         added = plugin_args(NAME, self.args).get("addedAffinity")  # decoded and validated as configured

@@ -24,7 +24,6 @@ class NodeName(FilterPlugin, NodeLocal):
     name = NAME
     events_to_register = frozenset({"NodeAdd"})
 
-
     def filter(self, state: CycleState, pod: Pod, snap: Snapshot, rows: np.ndarray) -> FilterResult:
         """Unresolvable: no preemption makes another node carry the requested name."""
         if not pod.node_name:

@@ -66,7 +66,6 @@ class NodePorts(PreFilterPlugin, FilterPlugin, RowLocal):
     name = NAME
     events_to_register = frozenset({"NodeAdd", "AssignedPodDelete"})
 
-
     def pre_filter(self, state: CycleState, pod: Pod, snap: Snapshot) -> PreFilterResult | Status | None:
         """util.GetHostPorts: containers plus restartable (sidecar) init containers."""
         if not pod.host_ports:

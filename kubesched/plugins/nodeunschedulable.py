@@ -30,7 +30,6 @@ class NodeUnschedulable(FilterPlugin, NodeLocal):
     name = NAME
     events_to_register = frozenset({"NodeAdd", "NodeUpdate"})
 
-
     def filter(self, state: CycleState, pod: Pod, snap: Snapshot, rows: np.ndarray) -> FilterResult:
         """Unresolvable: preempting pods never uncordons a node."""
         if tolerated(_UNSCHEDULABLE_TAINT, pod.tolerations):

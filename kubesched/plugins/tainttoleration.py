@@ -70,7 +70,6 @@ class TaintToleration(FilterPlugin, PreScorePlugin, ScorePlugin, NodeLocal):
     name = NAME
     events_to_register = frozenset({"NodeAdd", "NodeUpdate"})
 
-
     def filter(self, state: CycleState, pod: Pod, snap: Snapshot, rows: np.ndarray) -> FilterResult:
         """Unresolvable: evicting pods never removes a taint."""
         tolerations = pod.tolerations

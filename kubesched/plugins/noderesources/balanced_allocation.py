@@ -47,7 +47,6 @@ class BalancedAllocation(PreScorePlugin, ScorePlugin, RowLocal):
     name = NAME
     events_to_register = frozenset({"NodeAdd"})
 
-
     def __init__(self, args: dict[str, Any] | None = None, handle: Handle | None = None) -> None:
         super().__init__(args, handle)
         self.resources = resource_specs(plugin_args(NAME, self.args)["resources"])

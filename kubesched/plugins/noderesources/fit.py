@@ -145,7 +145,6 @@ class NodeResourcesFit(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugi
     name = NAME
     events_to_register = frozenset({"NodeAdd", "NodeUpdate", "AssignedPodUpdate", "AssignedPodDelete"})
 
-
     def __init__(self, args: dict[str, Any] | None = None, handle: Handle | None = None) -> None:
         super().__init__(args, handle)
         self.fit_args = FitArgs.parse(self.args)
