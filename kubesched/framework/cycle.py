@@ -16,6 +16,7 @@ the same nodes examined, verdicts, scores and FitError.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -61,6 +62,12 @@ class CycleContext:
     # message counts the nodes only, and no plugin is named for requeueing), which saves filtering
     # again with reasons; profiles with PostFilter keep them
     failure_detail: bool = True
+    # the owner's host selection (Scheduler.select_host, which a subclass may override); None:
+    # ``select_host``
+    select: Callable[[Scores], int] | None = None
+
+    def select_host(self, scores: Scores, snap: Snapshot) -> int:
+        return select_host(scores, snap, self) if self.select is None else self.select(scores)
 
 
 @dataclass
@@ -147,7 +154,7 @@ def _schedule_pod(
             ctx.start = start
             return None
         res.scores = scores
-        res.node = snap.nodes[select_host(scores, snap, ctx)].name
+        res.node = snap.nodes[ctx.select_host(scores, snap)].name
     if fit.batch is not None:
         # the cache's state is shared read-only: a copy for the points that may write to it
         writers = fw.post_filter if res.node is None else (fw.reserve or fw.permit or fw.pre_bind)
@@ -375,7 +382,7 @@ def evaluate_every_plugin(fw: Framework, pod: Pod, snap: Snapshot, ctx: CycleCon
         except PluginFailure as e:
             out.error = e
             return out
-        out.selected = int(feasible_rows[0]) if feasible_rows.size == 1 else select_host(out.scores, snap, ctx)
+        out.selected = int(feasible_rows[0]) if feasible_rows.size == 1 else ctx.select_host(out.scores, snap)
     return out
 
 
