@@ -84,6 +84,31 @@ def make_pod(
     return d
 
 
+
+def spread_constraint(
+    max_skew: int,
+    key: str,
+    when: str,
+    selector: dict | None = None,
+    min_domains: int | None = None,
+    node_affinity_policy: str | None = None,
+    node_taints_policy: str | None = None,
+    match_label_keys: list[str] | None = None,
+) -> dict:
+    """A topologySpreadConstraint, with the arguments of upstream's ``st.SpreadConstraint``
+    (maxSkew, key, whenUnsatisfiable, selector, minDomains, nodeAffinityPolicy, nodeTaintsPolicy,
+    matchLabelKeys); None leaves a field out."""
+    d: dict[str, Any] = {"maxSkew": max_skew, "topologyKey": key, "whenUnsatisfiable": when}
+    optional = {
+        "labelSelector": selector,
+        "minDomains": min_domains,
+        "nodeAffinityPolicy": node_affinity_policy,
+        "nodeTaintsPolicy": node_taints_policy,
+        "matchLabelKeys": match_label_keys,
+    }
+    d.update({k: v for k, v in optional.items() if v is not None})
+    return d
+
 def build_snapshot(
     nodes: Iterable[dict | Node], pods: Iterable[dict | Pod] = (), namespaces: Iterable[dict] = ()
 ) -> Snapshot:

@@ -24,7 +24,7 @@ from kubesched.framework.status import Code, PluginError
 from kubesched.plugins.podtopologyspread import PodTopologySpread
 from kubesched.plugins.podtopologyspread.common import PRE_FILTER_STATE_KEY
 from kubesched.plugins.podtopologyspread.filtering import PreFilterState
-from kubesched.testing import build_snapshot, make_node, make_pod, run_filter
+from kubesched.testing import build_snapshot, make_node, make_pod, run_filter, spread_constraint
 
 OK = Code.Success
 UNSCHED = Code.Unschedulable
@@ -67,18 +67,7 @@ def sc(
     match_label_keys: list[str] | None = None,
 ) -> dict:
     """st.SpreadConstraint(maxSkew, key, when, selector, minDomains, affinityPolicy, taintsPolicy, mlk)."""
-    d: dict[str, Any] = {"maxSkew": skew, "topologyKey": key, "whenUnsatisfiable": when}
-    if selector is not None:
-        d["labelSelector"] = selector
-    if min_domains is not None:
-        d["minDomains"] = min_domains
-    if affinity_policy is not None:
-        d["nodeAffinityPolicy"] = affinity_policy
-    if taints_policy is not None:
-        d["nodeTaintsPolicy"] = taints_policy
-    if match_label_keys is not None:
-        d["matchLabelKeys"] = match_label_keys
-    return d
+    return spread_constraint(skew, key, when, selector, min_domains, affinity_policy, taints_policy, match_label_keys)
 
 
 def pod(

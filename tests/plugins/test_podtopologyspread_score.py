@@ -25,7 +25,7 @@ from kubesched.plugins.podtopologyspread import PodTopologySpread
 from kubesched.plugins.podtopologyspread.common import PRE_SCORE_STATE_KEY
 from kubesched.plugins.podtopologyspread.defaults import constraints_for, default_selector
 from kubesched.plugins.podtopologyspread.scoring import PreScoreState
-from kubesched.testing import build_snapshot, make_node, make_pod, run_score
+from kubesched.testing import build_snapshot, make_node, make_pod, run_score, spread_constraint
 
 HOST = "kubernetes.io/hostname"
 ZONE = "topology.kubernetes.io/zone"
@@ -60,16 +60,7 @@ def sc(
     taints_policy: str | None = None,
     match_label_keys: list[str] | None = None,
 ) -> dict:
-    d: dict[str, Any] = {"maxSkew": skew, "topologyKey": key, "whenUnsatisfiable": when}
-    if selector is not None:
-        d["labelSelector"] = selector
-    if affinity_policy is not None:
-        d["nodeAffinityPolicy"] = affinity_policy
-    if taints_policy is not None:
-        d["nodeTaintsPolicy"] = taints_policy
-    if match_label_keys is not None:
-        d["matchLabelKeys"] = match_label_keys
-    return d
+    return spread_constraint(skew, key, when, selector, None, affinity_policy, taints_policy, match_label_keys)
 
 
 def pod(
