@@ -10,8 +10,9 @@
   kubectl's ``--validate=strict``); a scalar its tag cannot hold (``!!float x``, an unquoted date
   that is no date) is reported at its line instead of raising a Python error. A document with
   merge keys (``<<``) or a duplicate or unhashable key goes through ``StrictLoader`` (the
-  constructor-based loader with the same rules), which reports the problem. libyaml refuses
-  nesting deeper than 1000 levels; aliases may not expand a document past a bound.
+  constructor-based loader with the same rules), which reports the problem. Nesting deeper than
+  ``MAX_DEPTH`` levels is refused here (not every libyaml build bounds it, and the pure-Python
+  parser would recurse); aliases may not expand a document past a bound.
 """
 
 from __future__ import annotations
@@ -194,6 +195,10 @@ class _Fallback(Exception):
     unhashable key: rare, and reported there with the constructor's detail)."""
 
 
+#: Collections nested deeper than this are refused (libyaml 0.2.5's own bound, applied whatever
+#: parser or libyaml build reads the file).
+MAX_DEPTH = 1000
+
 _STR_TAG = "tag:yaml.org,2002:str"
 _IMPLICIT = yaml.resolver.Resolver.yaml_implicit_resolvers
 _CONSTRUCTORS = StrictLoader.yaml_constructors
@@ -255,6 +260,10 @@ def _from_events(text: str) -> tuple[list[Any], bool]:
         elif cls is MappingStartEvent or cls is SequenceStartEvent:
             if ev.tag not in (None, "!", "tag:yaml.org,2002:map", "tag:yaml.org,2002:seq"):
                 raise _Fallback  # !!omap, !!set, custom tags: the constructor's rules and errors
+            if len(stack) >= MAX_DEPTH:
+                raise yaml.parser.ParserError(
+                    None, None, f"exceeded maximum nesting depth ({MAX_DEPTH})", ev.start_mark
+                )
             value = {} if cls is MappingStartEvent else []
             if ev.anchor is not None:
                 anchors[ev.anchor] = value

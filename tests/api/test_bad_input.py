@@ -263,6 +263,20 @@ def test_unreadable_input_is_one_line_exit_2(
     assert expected in err
 
 
+@pytest.mark.parametrize("parser", ["libyaml", "pure-Python"])
+def test_nesting_is_bounded_whatever_parser_reads_the_file(parser: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Not every libyaml build bounds nesting (CI's did not); the loader's own bound must hold.
+    from kubesched import documents
+    from kubesched.errors import InputError
+
+    if parser == "pure-Python":
+        monkeypatch.setattr(documents, "_BaseLoader", yaml.SafeLoader)
+    n = documents.MAX_DEPTH
+    assert documents.load_documents("a: " + "[" * (n - 1) + "]" * (n - 1), "ok.yaml")
+    with pytest.raises(InputError, match=r"line 1 column 1003: exceeded maximum nesting depth"):
+        documents.load_documents("a: " + "[" * 5000 + "]" * 5000, "deep.yaml")
+
+
 def test_seed_must_be_a_whole_number(capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit) as e:
         main(["schedule", "--seed", "-1"])
