@@ -23,7 +23,9 @@ import numpy as np
 
 from kubesched.api.objects import Pod
 from kubesched.experiment.protocol import POLICY_WEIGHT, Prepared, RunResult, build_scheduler
-from kubesched.framework.runtime import Scores
+from kubesched.framework.cycle import ScheduleResult
+from kubesched.framework.cycle_state import CycleState
+from kubesched.framework.runtime import Framework, Scores
 from kubesched.gpu.metrics import GpuMetricsTracker
 from kubesched.gpu.model import pod_gpu_ask
 from kubesched.learn.features import CandidateFeatures
@@ -31,13 +33,19 @@ from kubesched.scheduler import Scheduler
 
 
 class DecisionScheduler(Scheduler):
-    """A Scheduler whose host selection asks ``chooser`` first (None: the usual choice)."""
+    """A Scheduler whose host selection asks ``chooser(pod, scores)`` first (None: the usual
+    choice)."""
 
-    chooser: Callable[[Scores], int | None] | None = None
+    chooser: Callable[[Pod, Scores], int | None] | None = None
+    _pod: Pod | None = None  # the pod of the cycle in progress
+
+    def schedule_pod(self, fw: Framework, state: CycleState, pod: Pod) -> ScheduleResult:
+        self._pod = pod
+        return super().schedule_pod(fw, state, pod)
 
     def select_host(self, scores: Scores) -> int:
-        if self.chooser is not None:
-            row = self.chooser(scores)
+        if self.chooser is not None and self._pod is not None:
+            row = self.chooser(self._pod, scores)
             if row is not None:
                 return row
         return super().select_host(scores)
@@ -84,7 +92,6 @@ class Episode:
         self.failed_milli = 0
         self.decisions = 0
         self.pending: Decision | None = None
-        self._pod: Pod | None = None
         self._annotations: dict[str, str] = {}
         self._forced: int | None = None
         self._weight = POLICY_WEIGHT if config is None else 1
@@ -95,12 +102,11 @@ class Episode:
             self.i >= len(self.pods) or self.arrived * 100 > self.horizon * self.capacity
         )
 
-    def _choose(self, scores: Scores) -> int | None:
+    def _choose(self, pod: Pod, scores: Scores) -> int | None:
         if self._forced is not None:
             return self._forced
-        assert self._pod is not None
-        obs, mask, rows = self.features.observe(self._pod, self.snap, scores.rows, scores.total / self._weight)
-        self.pending = Decision(self._pod, obs, mask, rows, self._annotations)
+        obs, mask, rows = self.features.observe(pod, self.snap, scores.rows, scores.total / self._weight)
+        self.pending = Decision(pod, obs, mask, rows, self._annotations)
         return int(rows[0])
 
     def _record(self, placed: bool) -> None:
@@ -115,7 +121,7 @@ class Episode:
             self.i += 1
             ask = pod_gpu_ask(pod)
             self.arrived += ask.total_milli if ask else 0
-            self._pod, self._annotations = pod, pod.annotations
+            self._annotations = pod.annotations
             self.sched.add_pending(pod)
             res = self.sched.schedule_one()
             if res is None or res.node is None:

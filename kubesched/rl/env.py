@@ -1,17 +1,21 @@
-"""``NodeSelectEnv``: pick the node for each pod of an FGD-protocol run among the base policy's
-top-K feasible candidates (``kubesched.learn.episode``).
+"""``NodeSelectEnv``: pick the node for each pod among the base policy's top-K feasible
+candidates, in an FGD-protocol run (``mode="protocol"``, ``kubesched.learn.episode``) or a
+time-mode replay of the trace (``mode="time"``, ``kubesched.learn.replay``).
 
 Observation: a float32 vector, the pod's features then K candidate rows
 (``kubesched.learn.features``). Action: a candidate index; ``action_masks()`` marks the feasible
 ones, and an index outside them means candidate 0, the base policy's choice (so random agents and
-``check_env`` are safe). Reward: minus the GPUs requested by pods that fail before the next
-decision, minus ``shaping`` x the chosen candidate's base-score gap to candidate 0 (FGD score
-points / 100; 0 by default: the exact objective). An episode is one run up
-to ``horizon`` % arrived on one of ``seeds`` (drawn with the reset seed, or ``options["run_seed"]``).
+``check_env`` are safe). Reward: in protocol mode minus the GPUs requested by pods that fail
+before the next decision, in time mode minus the GPU-hours pods spend pending until the next
+decision; then minus ``shaping`` x the chosen candidate's base-score gap to candidate 0 (FGD score
+points / 100; 0 by default: the exact objective). The cost incurred before the first decision is
+charged to the first step. An episode is one protocol run up to ``horizon`` % arrived, or one
+whole replay, on one of ``seeds`` (drawn with the reset seed, or ``options["run_seed"]``).
 """
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Sequence
 from typing import Any
 
@@ -21,8 +25,10 @@ import numpy as np
 from kubesched.learn.data import Instance
 from kubesched.learn.episode import Episode
 from kubesched.learn.features import CANDIDATE_FEATURES, DEFAULT_K, CandidateFeatures
+from kubesched.learn.replay import ReplayEpisode, prepare_replay
 
 ENV_ID = "kubesched/NodeSelect-v0"
+MODES = ("protocol", "time")
 OBS_BOUND = 16.0  # features are fractions of node / spec maxima; clipped to this for the Box
 
 
@@ -36,14 +42,22 @@ class NodeSelectEnv(gym.Env):
         seeds: Sequence[int] = (0,),
         k: int = DEFAULT_K,
         *,
+        mode: str = "protocol",
         horizon: float = 100.5,
         tune: float = 1.3,
+        speedup: float = 1.0,
         max_nodes: int | None = None,
         max_pods: int | None = None,
         shaping: float = 0.0,
     ) -> None:
         if not seeds:
             raise ValueError("at least one run seed is needed")
+        if mode not in MODES:
+            raise ValueError(f"mode must be one of {', '.join(MODES)}, not {mode!r}")
+        if not speedup > 0:
+            raise ValueError("speedup must be greater than 0")
+        self.mode = mode
+        self.speedup = speedup
         self.instance = Instance(trace, nodes, max_nodes, max_pods, tune)
         self.seeds = [int(s) for s in seeds]
         self.features = CandidateFeatures(k)
@@ -52,7 +66,9 @@ class NodeSelectEnv(gym.Env):
         self.shaping = shaping
         self.observation_space = gym.spaces.Box(-OBS_BOUND, OBS_BOUND, (self.features.size,), np.float32)
         self.action_space = gym.spaces.Discrete(k)
-        self.episode: Episode | None = None
+        self.episode: Episode | ReplayEpisode | None = None
+        self._carry = 0.0  # the cost incurred before the first decision, charged to the first step
+        self._finalizer: weakref.finalize | None = None
 
     def _obs(self) -> np.ndarray:
         ep = self.episode
@@ -71,25 +87,47 @@ class NodeSelectEnv(gym.Env):
     def _info(self) -> dict[str, Any]:
         ep = self.episode
         assert ep is not None
-        info: dict[str, Any] = {"run_seed": ep.seed, "decisions": ep.decisions, "failed_gpus": ep.failed_milli / 1000}
+        info: dict[str, Any] = {"run_seed": ep.seed, "decisions": ep.decisions}
+        if isinstance(ep, ReplayEpisode):
+            info["pending_gpu_hours"] = ep.waited
+            if ep.done:
+                info.update(ep.summary())
+            return info
+        info["failed_gpus"] = ep.failed_milli / 1000
         if ep.done:
             info["unallocated_at_100"] = ep.result().unallocated_at(100)
         return info
+
+    def _advance(self) -> float:
+        """Run the episode to the next decision; the cost on the way (GPUs failed or GPU-hours
+        pending)."""
+        ep = self.episode
+        assert ep is not None
+        if isinstance(ep, ReplayEpisode):
+            return ep.advance()
+        return ep.advance() / 1000
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
         super().reset(seed=seed)
         run_seed = (options or {}).get("run_seed")
         if run_seed is None:
             run_seed = self.seeds[int(self.np_random.integers(len(self.seeds)))]
-        self.episode = Episode(self.instance.prepare(int(run_seed)), self.features, horizon=self.horizon)
-        self.episode.advance()
+        self.close()
+        if self.mode == "time":
+            ep = ReplayEpisode(prepare_replay(self.instance, int(run_seed), self.speedup), self.features)
+            # its worker thread ends when the episode is closed, at the latest when this env goes
+            self._finalizer = weakref.finalize(self, ep.close)
+            self.episode = ep
+        else:
+            self.episode = Episode(self.instance.prepare(int(run_seed)), self.features, horizon=self.horizon)
+        self._carry = self._advance()
         return self._obs(), self._info()
 
     def step(self, action):
         ep = self.episode
         if ep is None:
             raise RuntimeError("call reset() first")
-        reward = 0.0
+        reward, self._carry = -self._carry, 0.0
         if ep.pending is not None:
             a = int(action)
             if not (0 <= a < self.k and ep.pending.mask[a]):
@@ -97,8 +135,14 @@ class NodeSelectEnv(gym.Env):
             if self.shaping:
                 reward += self.shaping * self._shaping(a)
             ep.act(a)
-            reward -= ep.advance() / 1000
+            reward -= self._advance()
         return self._obs(), float(reward), ep.done, False, self._info()
+
+    def close(self) -> None:
+        """Ends an unfinished time-mode replay's worker thread."""
+        if self._finalizer is not None:
+            self._finalizer()
+            self._finalizer = None
 
     def _shaping(self, a: int) -> float:
         """Minus the chosen candidate's base-score gap to candidate 0 (FGD score points / 100)."""

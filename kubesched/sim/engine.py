@@ -86,6 +86,8 @@ class Engine:
         registry: Registry,
         options: SimOptions,
         progress: Progress | None = None,
+        *,
+        scheduler_cls: type[Scheduler] = Scheduler,
     ) -> None:
         if options.mode not in MODES:
             raise ValueError(f"mode must be one of {MODES}, not {options.mode!r}")
@@ -102,7 +104,7 @@ class Engine:
         self.snap.pod_groups.update(((pg.namespace, pg.name), pg) for pg in objs.pod_groups)
         self.snap.elastic_quotas.update((eq.namespace, eq) for eq in objs.elastic_quotas)
         self.cluster = SimCluster(self._noop_bind, self._on_evict)
-        self.sched = Scheduler(
+        self.sched = scheduler_cls(
             config, self.snap, self.cluster, registry, seed=options.seed, clock=self.clock, tie_break=options.tie_break
         )
         # one stream for the engine's own draws, independent of the scheduler's tie-breaks
