@@ -437,11 +437,21 @@ def _checked_quantity(name: str, raw: str) -> Fraction:
     return _quantity(name, Fraction(parse_quantity(raw)), "")
 
 
-def resource_list(rl: Mapping[str, Any] | None, path: str, *, container: bool = True) -> dict[str, Fraction]:
+#: What pod-level resources may name (supportedPodLevelResources; hugepages-* are admitted too).
+POD_LEVEL_RESOURCES = ("cpu", "memory")
+
+
+def resource_list(
+    rl: Mapping[str, Any] | None, path: str, *, container: bool = True, pod_level: bool = False
+) -> dict[str, Fraction]:
+    """Each entry's name (validateContainerResourceName, or validatePodResourceName when
+    ``pod_level``), then its quantity."""
     out: dict[str, Fraction] = {}
     for name, raw in (rl or {}).items():
         rpath = join_path(path, name)
-        _resource_name(name, rpath, container=container)
+        _resource_name(name, rpath, container=container and not pod_level)
+        if pod_level and name not in POD_LEVEL_RESOURCES and not name.startswith(HUGEPAGES_PREFIX):
+            raise not_supported(rpath, name, POD_LEVEL_RESOURCES)
         out[name] = _quantity(name, raw if raw is not None else 0, rpath)  # null is a zero quantity
     return out
 
@@ -453,13 +463,8 @@ def resource_requirements(res: Mapping[str, Any] | None, path: str, *, pod_level
     lpath, rpath = join_path(path, "limits"), join_path(path, "requests")
     raw_limits = res.get("limits") or {}
     raw_requests = res.get("requests") or {}
-    limits = resource_list(raw_limits, lpath, container=not pod_level)
-    requests = resource_list(raw_requests, rpath, container=not pod_level)
-    if pod_level:
-        for name in (*limits, *requests):
-            if name not in ("cpu", "memory") and not name.startswith(HUGEPAGES_PREFIX):
-                where = lpath if name in limits else rpath
-                raise not_supported(join_path(where, name), name, ("cpu", "memory"))
+    limits = resource_list(raw_limits, lpath, pod_level=pod_level)
+    requests = resource_list(raw_requests, rpath, pod_level=pod_level)
     for name, q in requests.items():
         if name in limits:
             lim = limits[name]
@@ -475,6 +480,9 @@ def resource_requirements(res: Mapping[str, Any] | None, path: str, *, pod_level
                 )
         elif not overcommit_allowed(name):
             raise required(lpath, "Limit must be set for non overcommitable resources")
+    names = {*limits, *requests}
+    if any(n.startswith(HUGEPAGES_PREFIX) for n in names) and not names & {"cpu", "memory"}:
+        raise forbidden(path, "HugePages require cpu or memory")
     return {**limits, **requests}
 
 
