@@ -3,6 +3,20 @@
 Every request is bounded (body size, one what-if at a time) and every user mistake is an HTTP 400
 with one line naming the field: ``{"error": "...", "field": "..."}``. The server only reads: it
 never writes a file (exports are downloads), so it cannot write outside any folder.
+
+Work that takes longer than a glance (scheduling, explaining, moving the timeline, reading a
+folder, encoding a large answer) runs in Starlette's thread pool, never on the event loop, so a
+small request (``/api/meta``, the page's files) is answered while a heavy one runs. Two kinds of
+heavy request:
+
+- *runs* (what-if, open, import) build new workspaces: one at a time, and another while one is in
+  progress is refused with HTTP 409 (queuing a second what-if or a second open would answer for a
+  state the user already left);
+- *reads* of the workspace (cluster at a step, decision, exports) share its one moving snapshot:
+  they wait for each other on the timeline's lock and are all answered, in turn.
+
+A handler reads ``st.ws`` once, so a read that began before an open finishes on the workspace it
+started with.
 """
 
 from __future__ import annotations
@@ -15,6 +29,7 @@ from typing import Any
 
 import orjson
 from starlette.applications import Starlette
+from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import FileResponse, Response
 from starlette.routing import Mount, Route
@@ -26,6 +41,7 @@ from kubesched.ui.sources import CLUSTER, EXPERIMENT, SIMULATION, Workspace, ope
 from kubesched.ui.timeline import BIND, DELETE
 
 DEFAULT_MAX_BODY = 8 << 20
+BUSY = 409  # a run (what-if, open, import) is already in progress
 
 
 def static_dir() -> Path:
@@ -49,7 +65,7 @@ class State:
     def __init__(self, ws: Workspace, max_body: int, on_swap: Callable[[], None] | None = None) -> None:
         self._ws = ws
         self.max_body = max_body
-        self.busy = threading.Lock()  # one heavy job (what-if, open, import) at a time
+        self.busy = threading.Lock()  # one run (what-if, open, import) at a time
         self.on_swap = on_swap  # called after each replacement (the CLI freezes the new heap)
 
     @property
@@ -61,6 +77,20 @@ class State:
         self._ws = new
         if self.on_swap is not None:
             self.on_swap()
+
+    async def run(self, field: str, job: Callable[[], Response]) -> Response:
+        """``job`` in the thread pool if no other run is in progress, else a 409 naming ``field``."""
+        if not self.busy.acquire(blocking=False):
+            return error("another run (what-if, open or import) is in progress; try again when it ends", field, BUSY)
+        try:
+            return await run_in_threadpool(job)
+        finally:
+            self.busy.release()
+
+
+async def off_loop(job: Callable[[], Any], status: int = 200) -> Response:
+    """``job()``'s answer as JSON, computed and encoded in the thread pool (off the event loop)."""
+    return await run_in_threadpool(lambda: _json(job(), status))
 
 
 async def _body(request: Request, st: State) -> bytes:
@@ -114,59 +144,46 @@ def build_app(
                 "note": w.note,
                 "steps": len(w.timeline) if w.timeline is not None else 0,
                 "config_yaml": w.config_text,
-                "profiles": list(w.timeline.scheduler.frameworks) if w.timeline is not None else [],
+                # from the configuration: the timeline's scheduler is busy while a read explains
+                "profiles": [p.scheduler_name for p in w.timeline.config.profiles] if w.timeline is not None else [],
                 "views": _views(w),
             }
         )
 
     async def cluster(request: Request) -> Response:
-        return _json(views.cluster_view(st.ws, _int_param(request, "step")))
+        w, step = st.ws, _int_param(request, "step")
+        return await off_loop(lambda: views.cluster_view(w, step))
 
     async def decision(request: Request) -> Response:
-        key = request.query_params.get("pod", "")
-        return _json(views.decision_view(st.ws, key, _int_param(request, "attempt")))
+        w, key, attempt = st.ws, request.query_params.get("pod", ""), _int_param(request, "attempt")
+        return await off_loop(lambda: views.decision_view(w, key, attempt))
 
     async def run_whatif(request: Request) -> Response:
         body = await _json_body(request, st)
-        if not st.busy.acquire(blocking=False):
-            return error("another what-if run is in progress; try again when it ends", "body", 429)
-        try:
-            from starlette.concurrency import run_in_threadpool
-
-            return _json(await run_in_threadpool(whatif.compare, st.ws, body))
-        finally:
-            st.busy.release()
+        w = st.ws
+        return await st.run("body", lambda: _json(whatif.compare(w, body)))
 
     async def sim_dashboard(_: Request) -> Response:
-        return _json(dashboards.simulation_dashboard(st.ws))
+        w = st.ws
+        return await off_loop(lambda: dashboards.simulation_dashboard(w))
 
     async def exp_dashboard(request: Request) -> Response:
-        return _json(dashboards.experiment_dashboard(st.ws, request.query_params.get("baseline") or None))
+        w, baseline = st.ws, request.query_params.get("baseline") or None
+        return await off_loop(lambda: dashboards.experiment_dashboard(w, baseline))
 
     async def schedule_json(_: Request) -> Response:
-        if st.ws.run is None:
+        run = st.ws.run
+        if run is None:
             raise InputError("a schedule run exists for cluster sources only", path="source")
-        return _json({"placements": st.ws.run.placements, "skipped": st.ws.run.skipped})
+        return await off_loop(lambda: {"placements": run.placements, "skipped": run.skipped})
 
     async def export_snapshot(request: Request) -> Response:
-        w = st.ws
+        w, step = st.ws, _int_param(request, "step")
         if w.timeline is None:
             raise InputError("nothing to export: this source has no cluster", path="source")
-        step = _int_param(request, "step")
-        with w.timeline.lock:
-            total = len(w.timeline)
-            step = total if step is None else step
-            if not 0 <= step <= total:
-                raise InputError(f"must be between 0 and {total}", path="step")
-            snap = w.timeline.seek(step)
-            on_nodes = {p.uid for pods in snap.pods_on[: snap.n] for p in pods.values()}
-            gone = _deleted_by(w, step)
-            pending = [
-                p for p in w.pods.values() if p.uid not in on_nodes and p.key not in gone and _exists_at(w, p.key, step)
-            ]
-            items = interop.snapshot_objects(snap, w.objects, pending)
+        text, step = await run_in_threadpool(_snapshot_at, w, step)
         return Response(
-            interop.dump_list(items), media_type="application/yaml",
+            text, media_type="application/yaml",
             headers={"Content-Disposition": f'attachment; filename="snapshot-step-{step}.yaml"'},
         )
 
@@ -176,18 +193,9 @@ def build_app(
         if w.timeline is None:
             raise InputError("nothing to export: this source has no pods", path="source")
         limit = _int_param(request, "limit") or 200
-        items = []
-        for key in list(w.attempts)[: max(1, min(limit, 5000))]:
-            d = views.decision_view(w, key)
-            pod = w.pods[key]
-            raw = interop.as_object(pod, "v1", "Pod")
-            md = raw.setdefault("metadata", {})
-            md["annotations"] = {**(md.get("annotations") or {}), **interop.simulator_annotations(d["explain"], d["selected"])}
-            if d["selected"]:
-                raw.setdefault("spec", {})["nodeName"] = d["selected"]
-            items.append(raw)
+        text = await run_in_threadpool(_annotated_pods, w, max(1, min(limit, 5000)))
         return Response(
-            interop.dump_list(items), media_type="application/yaml",
+            text, media_type="application/yaml",
             headers={"Content-Disposition": 'attachment; filename="pods-with-simulator-annotations.yaml"'},
         )
 
@@ -197,39 +205,30 @@ def build_app(
             text = raw.decode()
         except UnicodeDecodeError:
             raise InputError("not UTF-8 text", path="body") from None
-        objs = interop.parse_snapshot(text, "uploaded snapshot")
-        if not st.busy.acquire(blocking=False):
-            return error("another run is in progress; try again when it ends", "body", 429)
-        try:
-            from starlette.concurrency import run_in_threadpool
+        w = st.ws
 
-            w = st.ws
-            new = await run_in_threadpool(
-                lambda: open_cluster(
-                    [], w.config_text if w.kind == CLUSTER else "", seed=w.seed, objects=objs, title="uploaded snapshot"
-                )
+        def job() -> Response:
+            objs = interop.parse_snapshot(text, "uploaded snapshot")
+            st.ws = open_cluster(
+                [], w.config_text if w.kind == CLUSTER else "", seed=w.seed, objects=objs, title="uploaded snapshot"
             )
-            st.ws = new
-        finally:
-            st.busy.release()
-        return _json({"ok": True, "title": st.ws.title, "pods": len(objs.pods), "nodes": len(objs.nodes)})
+            return _json({"ok": True, "title": st.ws.title, "pods": len(objs.pods), "nodes": len(objs.nodes)})
+
+        return await st.run("body", job)
 
     async def open_path(request: Request) -> Response:
         body = await _json_body(request, st)
         if not isinstance(body, dict) or not isinstance(body.get("path"), str) or not body["path"]:
             raise InputError("expected {\"path\": FILE or FOLDER}", path="path")
-        if not st.busy.acquire(blocking=False):
-            return error("another run is in progress; try again when it ends", "path", 429)
-        try:
-            from starlette.concurrency import run_in_threadpool
 
+        def job() -> Response:
             try:
-                st.ws = await run_in_threadpool(lambda: open_source(body["path"]))
+                st.ws = open_source(body["path"])
             except InputError as e:
                 return error(str(e), "path")  # the message names the file; the field is the request's
-        finally:
-            st.busy.release()
-        return _json({"ok": True, "title": st.ws.title, "kind": st.ws.kind})
+            return _json({"ok": True, "title": st.ws.title, "kind": st.ws.kind})
+
+        return await st.run("path", job)
 
     routes = [
         Route("/", index),
@@ -258,6 +257,35 @@ def build_app(
     app = Starlette(routes=routes, exception_handlers={InputError: on_input_error, Exception: on_crash})
     app.state.ui = st
     return app
+
+
+def _snapshot_at(w: Workspace, step: int | None) -> tuple[str, int]:
+    """The cluster after ``step`` steps (default: the end) as a YAML List, and the step."""
+    tl = w.timeline
+    assert tl is not None
+    with tl.lock:
+        snap, step = tl.at(step)
+        on_nodes = {p.uid for pods in snap.pods_on[: snap.n] for p in pods.values()}
+        gone = _deleted_by(w, step)
+        pending = [
+            p for p in w.pods.values() if p.uid not in on_nodes and p.key not in gone and _exists_at(w, p.key, step)
+        ]
+        items = interop.snapshot_objects(snap, w.objects, pending)
+    return interop.dump_list(items), step
+
+
+def _annotated_pods(w: Workspace, limit: int) -> str:
+    """The first ``limit`` pods tried, with the simulator's annotations of their decisions."""
+    items = []
+    for key in list(w.attempts)[:limit]:
+        d = views.decision_view(w, key)
+        raw = interop.as_object(w.pods[key], "v1", "Pod")
+        md = raw.setdefault("metadata", {})
+        md["annotations"] = {**(md.get("annotations") or {}), **interop.simulator_annotations(d["explain"], d["selected"])}
+        if d["selected"]:
+            raw.setdefault("spec", {})["nodeName"] = d["selected"]
+        items.append(raw)
+    return interop.dump_list(items)
 
 
 def _deleted_by(w: Workspace, step: int) -> set[str]:

@@ -17,6 +17,7 @@ from typing import Any
 
 from kubesched.api.objects import Node, Pod
 from kubesched.config import SchedulerConfig
+from kubesched.errors import InputError
 from kubesched.framework.registry import Registry
 from kubesched.scheduler import Scheduler
 from kubesched.state.snapshot import Snapshot
@@ -55,6 +56,7 @@ class Timeline:
         self.lock = threading.RLock()
         self._snap: Snapshot | None = None
         self._sched: Scheduler | None = None
+        self._rng_start: dict[str, Any] = {}  # the scheduler's random state as built (see explain)
         self.pos = 0
 
     def __len__(self) -> int:
@@ -82,15 +84,18 @@ class Timeline:
     @property
     def scheduler(self) -> Scheduler:
         """A scheduler over the moving snapshot (built once per rebuild: plugins may load data)."""
-        if self._snap is None:
-            self._rebuild()
-        if self._sched is None:
-            assert self._snap is not None
-            self._sched = Scheduler(self.config, self._snap, None, self.registry, seed=self.seed)
-        return self._sched
+        with self.lock:
+            if self._snap is None:
+                self._rebuild()
+            if self._sched is None:
+                assert self._snap is not None
+                self._sched = Scheduler(self.config, self._snap, None, self.registry, seed=self.seed)
+                self._rng_start = self._sched.rng.bit_generator.state
+            return self._sched
 
     def seek(self, step: int) -> Snapshot:
-        """The snapshot after ``step`` steps (clamped to the run)."""
+        """The snapshot after ``step`` steps (clamped to the run). Callers hold ``lock`` while
+        they read it: another thread's seek moves the same snapshot."""
         step = max(0, min(step, len(self.steps)))
         if self._snap is None:
             self._rebuild()
@@ -105,6 +110,15 @@ class Timeline:
             self.pos -= 1
             self._apply(snap, self.steps[self.pos], forward=False)
         return snap
+
+    def at(self, step: int | None) -> tuple[Snapshot, int]:
+        """The snapshot after ``step`` steps (None: the end of the run) and that step; a step
+        outside the run is the request's mistake. Callers hold ``lock``, as for ``seek``."""
+        total = len(self.steps)
+        step = total if step is None else step
+        if not 0 <= step <= total:
+            raise InputError(f"must be between 0 and {total}", path="step")
+        return self.seek(step), step
 
     def _apply(self, snap: Snapshot, s: Step, *, forward: bool) -> None:
         kind = s.kind
@@ -138,6 +152,9 @@ class Timeline:
         with self.lock:
             snap = self.seek(step)
             sched = self.scheduler
+            # every explain breaks ties with the draws `kubesched explain --seed` makes, not with
+            # what earlier explains left: a pod's decision does not depend on the pods opened before
+            sched.rng.bit_generator.state = self._rng_start
             bound = snap.remove_pod(pod.uid)  # a pod already on a node is explained as if pending
             timing: dict[str, dict[str, float]] = {}
 

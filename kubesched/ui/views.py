@@ -79,11 +79,8 @@ def cluster_view(ws: Workspace, step: int | None = None) -> dict[str, Any]:
         raise InputError("this source has no cluster to show (an experiment folder has dashboards only)", path="step")
     tl = ws.timeline
     with tl.lock:
+        snap, step = tl.at(step)
         total = len(tl)
-        step = total if step is None else step
-        if not 0 <= step <= total:
-            raise InputError(f"must be between 0 and {total}", path="step")
-        snap = tl.seek(step)
         res = resources_of(snap)
         idx = [snap.res_index[r] for r in res]
         alloc = snap.alloc[:, idx]
@@ -224,21 +221,24 @@ DECISIONS_KEPT = 64
 def decision_view(ws: Workspace, key: str, attempt: int | None = None) -> dict[str, Any]:
     """One pod: every attempt, and the explain tables against the cluster as an attempt saw it
     (default: its last attempt; a pod never tried is judged against the end of the run). The
-    last few are kept: going back to a pod or an attempt costs nothing."""
-    kept = ws.decisions.get((key, attempt))
-    if kept is not None:
-        ws.decisions.move_to_end((key, attempt))
-        return kept
-    out = _decision(ws, key, attempt)
-    ws.decisions[key, attempt] = out
-    while len(ws.decisions) > DECISIONS_KEPT:
-        ws.decisions.popitem(last=False)
-    return out
+    last few are kept: going back to a pod or an attempt costs nothing. Concurrent callers take
+    turns on the timeline's lock (the explain moves its one snapshot; the cache is shared)."""
+    if ws.timeline is None:
+        raise InputError("this source has no per-pod decisions (an experiment folder has dashboards only)", path="pod")
+    with ws.timeline.lock:
+        kept = ws.decisions.get((key, attempt))
+        if kept is not None:
+            ws.decisions.move_to_end((key, attempt))
+            return kept
+        out = _decision(ws, key, attempt)
+        ws.decisions[key, attempt] = out
+        while len(ws.decisions) > DECISIONS_KEPT:
+            ws.decisions.popitem(last=False)
+        return out
 
 
 def _decision(ws: Workspace, key: str, attempt: int | None) -> dict[str, Any]:
-    if ws.timeline is None:
-        raise InputError("this source has no per-pod decisions (an experiment folder has dashboards only)", path="pod")
+    assert ws.timeline is not None
     pod = ws.pods.get(key)
     if pod is None:
         raise InputError(f"no pod {key!r} in this source", path="pod")

@@ -1,0 +1,44 @@
+"""A filter plugin the concurrency tests hold shut: while armed, every call waits until the test
+opens it, so a request that schedules or explains is provably still running when the test sends
+its next request. Enabled by its module path, ``tests.ui.gate:Gate``."""
+
+from __future__ import annotations
+
+import threading
+
+from kubesched.framework.simple import NodeFilterPlugin
+
+
+class Gate(NodeFilterPlugin):
+    name = "Gate"
+    armed = False
+    entered = threading.Event()  # set by the first call made while armed
+    opened = threading.Event()
+
+    @classmethod
+    def arm(cls) -> None:
+        cls.entered.clear()
+        cls.opened.clear()
+        cls.armed = True
+
+    @classmethod
+    def open(cls) -> None:
+        cls.armed = False
+        cls.opened.set()
+
+    def filter_node(self, pod, node) -> bool:  # noqa: ANN001
+        if type(self).armed:
+            type(self).entered.set()
+            type(self).opened.wait(60)
+        return True
+
+
+CONFIG = """\
+apiVersion: kubescheduler.config.k8s.io/v1
+kind: KubeSchedulerConfiguration
+profiles:
+- schedulerName: default-scheduler
+  plugins:
+    filter:
+      enabled: [{name: "tests.ui.gate:Gate"}]
+"""
