@@ -28,9 +28,35 @@ class BatchResult:
     skipped: list[dict[str, Any]] = field(default_factory=list)
     nodes: int = 0
     profiles: list[str] = field(default_factory=list)
+    # set by ``in_namespace``: the run is the whole cluster's, the entries shown one namespace's
+    namespace: str | None = None
+    numbers: list[int] = field(default_factory=list)  # each placement's place (1-based) in the whole run
+    pending_all: int = 0  # pods with no node in every namespace
+    preempted_by_others: list[dict[str, str]] = field(default_factory=list)  # {pod, node, by}
 
     def to_json(self) -> dict[str, Any]:
         return {"placements": self.placements, "skipped": self.skipped}
+
+    def in_namespace(self, namespace: str) -> BatchResult:
+        """The entries of the pods in ``namespace`` (``schedule -n``), and that namespace's pods
+        preempted for pods of other namespaces (shown in no entry of its own)."""
+
+        def mine(key: str) -> bool:
+            return key.partition("/")[0] == namespace
+
+        kept = [(i, p) for i, p in enumerate(self.placements, 1) if mine(p["pod"])]
+        return BatchResult(
+            placements=[p for _, p in kept],
+            skipped=[e for e in self.skipped if mine(e["pod"])],
+            nodes=self.nodes,
+            profiles=self.profiles,
+            namespace=namespace,
+            numbers=[i for i, _ in kept],
+            pending_all=len(self.placements) + len(self.skipped),
+            preempted_by_others=[
+                {**v, "by": p["pod"]} for p in self.placements if not mine(p["pod"]) for v in p["victims"] if mine(v["pod"])
+            ],
+        )
 
     def entry(self, key: str) -> dict[str, Any] | None:
         """The pod's placement or skipped entry, by ``namespace/name``."""

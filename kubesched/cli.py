@@ -63,7 +63,11 @@ def cmd_schedule(args: argparse.Namespace) -> int:
         from kubesched.debug import PluginTracebacks
 
         PluginTracebacks().attach(s.scheduler)
-    result = schedule_all(s)
+    result = schedule_all(s)  # every pending pod: they compete for the same nodes, whatever -n shows
+    if args.namespace is not None:
+        result = result.in_namespace(args.namespace)
+        if not result.placements and not result.skipped:  # as kubectl's "No resources found in NS namespace."
+            sys.stderr.write(f'kubesched: no pending pod in namespace "{args.namespace}" ({result.pending_all} in all)\n')
     if args.output == "table":
         from kubesched.render import schedule_table
 
@@ -245,6 +249,11 @@ def build_parser() -> argparse.ArgumentParser:
         "priorityclasses -A -o yaml` dump) in queue order, one at a time, with preemption, and print where each "
         "went, the pods it preempted, kube-scheduler's FailedScheduling message for those that fit nowhere, and "
         "why the pods left out were not tried (scheduling gates, another scheduler, finished, being deleted).",
+    )
+    p.add_argument(
+        "-n", "--namespace",
+        help="show only this namespace's pods (every pending pod is still scheduled: they compete for the "
+        "same nodes); default: every namespace",
     )
     _common(p)
     p.set_defaults(func=cmd_schedule)

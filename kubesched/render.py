@@ -86,9 +86,11 @@ def schedule_table(result: BatchResult, console: Console | None = None) -> None:
     multi = len(result.profiles) > 1
     profile = "" if multi or not result.profiles else f", profile {result.profiles[0]}"
     n = len(result.placements) + len(result.skipped)
-    title = f"kubesched schedule — {n} pending pod(s){profile}"
+    where = f" in namespace {result.namespace} (of {result.pending_all})" if result.namespace is not None else ""
+    title = f"kubesched schedule — {n} pending pod(s){where}{profile}"
+    numbers = result.numbers or range(1, len(result.placements) + 1)
     rows: list[tuple[str, str, str, Text]] = [
-        (str(i), p["pod"], p["profile"], _outcome(p)) for i, p in enumerate(result.placements, 1)
+        (str(i), p["pod"], p["profile"], _outcome(p)) for i, p in zip(numbers, result.placements, strict=True)
     ]
     rows += [("–", e["pod"], "", _skipped_outcome(e)) for e in result.skipped]
 
@@ -133,6 +135,9 @@ def _schedule_footer(result: BatchResult) -> Text:
     if victims:
         text.append(f", {victims} pod(s) preempted")
     text.append(f" on {result.nodes} node(s)")
+    if result.preempted_by_others:
+        text.append(f"; {len(result.preempted_by_others)} pod(s) of {result.namespace} preempted for pods of other namespaces: ")
+        text.append(", ".join(f"{v['pod']} (by {v['by']})" for v in result.preempted_by_others))
     return text
 
 

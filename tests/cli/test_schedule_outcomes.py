@@ -109,6 +109,41 @@ def test_table_shows_victims_and_skipped(capsys, cluster):
     assert "1 pod(s) preempted" in text
 
 
+def test_namespace_flag_shows_one_namespace_of_the_whole_run(capsys, cluster):
+    every = schedule_json(capsys, cluster)
+    for ns in ("batch", "critical", "ml", "web"):
+        shown = schedule_json(capsys, cluster, "-n", ns)
+        assert shown == {
+            "placements": [p for p in every["placements"] if p["pod"].startswith(f"{ns}/")],
+            "skipped": [e for e in every["skipped"] if e["pod"].startswith(f"{ns}/")],
+        }
+        assert shown["placements"] or shown["skipped"]
+    # a shown pod's victims are shown whatever their namespace
+    critical = schedule_json(capsys, cluster, "--namespace", "critical")["placements"]
+    assert [v["pod"] for p in critical for v in p["victims"]] == ["batch/batch-etl-28391234-3"]
+
+
+def test_namespace_flag_table_numbers_and_preemptions_from_elsewhere(capsys, cluster):
+    every = schedule_json(capsys, cluster)
+    order = [p["pod"] for p in every["placements"]]
+    code, out, err = run(capsys, "schedule", "-f", cluster, "--seed", "1", "-n", "batch")
+    assert code == 0 and err == ""
+    text = " ".join(out.split())
+    assert "5 pending pod(s) in namespace batch (of 24)" in text
+    for pod in ("batch/cron-cleanup-29000000-00", "batch/cron-cleanup-29000000-03"):
+        # numbered by its place in the whole run, where the other namespaces' pods came first
+        assert f"│ {order.index(pod) + 1} │ {pod}" in out
+    assert "web/" not in out and "critical/" not in text.split("namespaces:")[0]
+    assert "4 placed, 0 unschedulable, 1 not scheduled (1 Terminal)" in text
+    assert "1 pod(s) of batch preempted for pods of other namespaces: batch/batch-etl-28391234-3 (by critical/ingest-priority-0)" in text
+
+
+def test_namespace_flag_with_no_pending_pod(capsys, cluster):
+    code, out, err = run(capsys, "schedule", "-f", cluster, "-n", "kube-system", "-o", "json")
+    assert code == 0 and json.loads(out) == {"placements": [], "skipped": []}
+    assert err == 'kubesched: no pending pod in namespace "kube-system" (24 in all)\n'
+
+
 def _batch(data: dict):  # noqa: ANN202
     from kubesched.batch import BatchResult
 
