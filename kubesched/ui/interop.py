@@ -64,9 +64,12 @@ def simulator_annotations(explain: dict[str, Any], bound_to: str | None) -> dict
     return out
 
 
-def snapshot_objects(snap: Snapshot, objs: ClusterObjects | None, pending: list[Any]) -> list[dict[str, Any]]:
+def snapshot_objects(
+    snap: Snapshot, objs: ClusterObjects | None, pending: list[Any], order: dict[str, int]
+) -> list[dict[str, Any]]:
     """Kubernetes objects of the cluster at a step: namespaces and priority classes as loaded,
-    nodes, pods on nodes (spec.nodeName set) and the pods still without a node."""
+    nodes, pods on nodes (spec.nodeName set; on each node in ``order``, by pod key: the order in
+    which the timeline moved there would otherwise show) and the pods still without a node."""
     items: list[dict[str, Any]] = []
     if objs is not None:
         items += [
@@ -82,7 +85,7 @@ def snapshot_objects(snap: Snapshot, objs: ClusterObjects | None, pending: list[
         ]
     items += [as_object(n, "v1", "Node") for n in snap.nodes]
     for row in range(snap.n):
-        for pod in snap.pods_on[row].values():
+        for pod in sorted(snap.pods_on[row].values(), key=lambda p: order.get(p.key, len(order))):
             d = as_object(pod, "v1", "Pod")
             d.setdefault("spec", {})["nodeName"] = snap.nodes[row].name
             if pod.annotations:

@@ -270,7 +270,7 @@ def _snapshot_at(w: Workspace, step: int | None) -> tuple[str, int]:
         pending = [
             p for p in w.pods.values() if p.uid not in on_nodes and p.key not in gone and _exists_at(w, p.key, step)
         ]
-        items = interop.snapshot_objects(snap, w.objects, pending)
+        items = interop.snapshot_objects(snap, w.objects, pending, {k: i for i, k in enumerate(w.pods)})
     return interop.dump_list(items), step
 
 
