@@ -15,10 +15,20 @@ Four phases, each bounded in requests and time, against the shipped example clus
   million names, ~46 MB); the status codes, and the server's peak memory (VmHWM from /proc).
 
     python bench/http_load.py [--connect 600] [--clients 8] [--requests 500] [--big 4]
-                              [--big-names 4000000] [--tls] [--json out.json] [-- EXTRA EXTENDER ARGS]
+                              [--big-names 4000000] [--modes http,https,mtls] [--json out.json]
+                              [-- EXTRA EXTENDER ARGS]
 
-`--tls` serves HTTPS with a throwaway certificate (made with the `cryptography` package) and
-clients that verify it. Run from the repository root. A benchmark measures; nothing asserts.
+`--modes` runs the phases once per mode, each against a fresh extender, and ends with a table of
+the modes side by side (requests/s, p99, the server's peak memory):
+
+* http: plain HTTP (the default);
+* https: HTTPS with a self-signed certificate made at run time (the `cryptography` package, a
+  test dependency), which the clients verify (`--tls` is `--modes https`);
+* mtls: HTTPS with `--client-ca-file`: each client also presents a certificate signed by a CA
+  made at run time, as kube-scheduler does with `tlsConfig.certFile`.
+
+Run from the repository root. Everything is on 127.0.0.1; every phase is bounded in requests and
+time. A benchmark measures; nothing asserts.
 """
 
 from __future__ import annotations
@@ -38,6 +48,7 @@ import tempfile
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -91,23 +102,29 @@ def phase_connect(t: Target, clients: int, timeout: float = 30.0) -> dict[str, o
         s.setblocking(False)
         s.connect_ex((t.host, t.port))
         socks.append(s)
-    if t.ctx is not None:  # TLS: finish each handshake (blocking) before the request
-        ready = []
+    request = b"GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"
+    pending: dict[socket.socket, bytes] = {}
+    if t.ctx is not None:
+        # TLS: each handshake in turn (blocking), its request sent at once: a connection that
+        # waited for all the others' handshakes before sending would meet the server's header
+        # deadline, which is not what this phase measures
         for s in socks:
             try:
                 s.setblocking(True)
                 s.settimeout(timeout)
-                ready.append(t.ctx.wrap_socket(s, server_hostname=t.host))
+                tls = t.ctx.wrap_socket(s, server_hostname=t.host)
+                tls.sendall(request)
             except OSError as e:
                 key = "reset" if isinstance(e, ConnectionResetError) else type(e).__name__
                 outcomes[key] = outcomes.get(key, 0) + 1
-        socks = ready
-    request = b"GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"
-    pending: dict[socket.socket, bytes] = {}
-    for s in socks:
-        s.setblocking(False)
-        sel.register(s, selectors.EVENT_WRITE)
-        pending[s] = b""
+                continue
+            tls.setblocking(False)
+            sel.register(tls, selectors.EVENT_READ)
+            pending[tls] = b""
+    else:
+        for s in socks:
+            sel.register(s, selectors.EVENT_WRITE)
+            pending[s] = b""
 
     def done(s: socket.socket, outcome: str) -> None:
         outcomes[outcome] = outcomes.get(outcome, 0) + 1
@@ -283,36 +300,133 @@ def phase_big(t: Target, clients: int, names: int, pid: int) -> dict[str, object
     }
 
 
-def make_cert(d: Path) -> tuple[Path, Path]:
-    """A self-signed certificate for 127.0.0.1 (the bench's client trusts exactly it)."""
+def _pem(d: Path, stem: str, cert: object, key: object) -> tuple[Path, Path]:
+    from cryptography.hazmat.primitives import serialization
+
+    crt, pem = d / f"{stem}.crt", d / f"{stem}.key"
+    crt.write_bytes(cert.public_bytes(serialization.Encoding.PEM))  # type: ignore[attr-defined]
+    pem.write_bytes(
+        key.private_bytes(  # type: ignore[attr-defined]
+            serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
+        )
+    )
+    return crt, pem
+
+
+def _certificate(subject: str, issuer: tuple[str, object] | None, *, ca: bool, server: bool = False):  # noqa: ANN202
+    """(certificate, key): self-signed when ``issuer`` is None, else signed by (its name, its key)."""
     import datetime
+    import ipaddress
 
     from cryptography import x509
-    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives import hashes
     from cryptography.hazmat.primitives.asymmetric import ec
-    from cryptography.x509.oid import NameOID
+    from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
     key = ec.generate_private_key(ec.SECP256R1())
-    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "kubesched-bench")])
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, subject)])
+    issuer_name = name if issuer is None else x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, issuer[0])])
     now = datetime.datetime.now(datetime.UTC)
-    cert = (
+    b = (
         x509.CertificateBuilder()
         .subject_name(name)
-        .issuer_name(name)
+        .issuer_name(issuer_name)
         .public_key(key.public_key())
         .serial_number(x509.random_serial_number())
         .not_valid_before(now - datetime.timedelta(minutes=5))
         .not_valid_after(now + datetime.timedelta(hours=1))
-        .add_extension(x509.SubjectAlternativeName([x509.IPAddress(__import__("ipaddress").ip_address("127.0.0.1"))]), False)
-        .add_extension(x509.BasicConstraints(ca=True, path_length=None), True)
-        .sign(key, hashes.SHA256())
+        .add_extension(x509.BasicConstraints(ca=ca, path_length=None), True)
     )
-    crt, pem = d / "tls.crt", d / "tls.key"
-    crt.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
-    pem.write_bytes(
-        key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption())
-    )
-    return crt, pem
+    if server:
+        b = b.add_extension(x509.SubjectAlternativeName([x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]), False)
+    elif not ca:
+        b = b.add_extension(x509.ExtendedKeyUsage([ExtendedKeyUsageOID.CLIENT_AUTH]), False)
+    return b.sign(key if issuer is None else issuer[1], hashes.SHA256()), key  # type: ignore[arg-type]
+
+
+def make_cert(d: Path) -> tuple[Path, Path]:
+    """A self-signed certificate for 127.0.0.1 (the bench's client trusts exactly it)."""
+    return _pem(d, "tls", *_certificate("kubesched-bench", None, ca=True, server=True))
+
+
+def make_client_cert(d: Path) -> tuple[Path, Path, Path]:
+    """A client CA (for --client-ca-file) and a client certificate and key it signed."""
+    ca, ca_key = _certificate("kubesched-bench-client-ca", None, ca=True)
+    ca_crt, _ = _pem(d, "client-ca", ca, ca_key)
+    crt, key = _pem(d, "client", *_certificate("kube-scheduler", ("kubesched-bench-client-ca", ca_key), ca=False))
+    return ca_crt, crt, key
+
+
+MODES = ("http", "https", "mtls")
+
+
+def run_mode(mode: str, a: argparse.Namespace, tmp: Path) -> dict[str, object]:
+    """Start a fresh extender for ``mode``, run the phases against it, stop it."""
+    cmd = [sys.executable, "-m", "kubesched.cli", "extender", "-f", str(EXAMPLE), "--listen", "127.0.0.1:0", "--seed", "1"]
+    ctx = None
+    if mode in ("https", "mtls"):
+        crt, key = make_cert(tmp)
+        cmd += ["--tls-cert-file", str(crt), "--tls-private-key-file", str(key)]
+        ctx = ssl.create_default_context(cafile=str(crt))
+    if mode == "mtls":
+        assert ctx is not None
+        ca, client_crt, client_key = make_client_cert(tmp)
+        cmd += ["--client-ca-file", str(ca)]
+        ctx.load_cert_chain(client_crt, client_key)
+    cmd += a.extra
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    proc = subprocess.Popen(cmd, stderr=subprocess.PIPE, text=True, cwd=ROOT, env=env)
+    report: dict[str, object] = {"mode": mode}
+    try:
+        assert proc.stderr is not None
+        line = proc.stderr.readline()
+        m = re.search(r"on (https?)://([\d.]+):(\d+)", line)
+        if not m:
+            raise RuntimeError(f"the extender did not start: {line}{proc.stderr.read()}")
+        threading.Thread(target=proc.stderr.read, daemon=True).start()  # drain its log
+        report["scheme"] = m.group(1)
+        t = Target(m.group(2), int(m.group(3)), ctx)
+        report["rss_mib_at_start"] = round(vm_kib(proc.pid, "VmRSS") / 1024)
+        phases = a.phases.split(",")
+        for name, run in (
+            ("connect", lambda: phase_connect(t, a.connect)),
+            ("probes", lambda: phase_probe_throughput(t, a.clients, a.requests)),
+            ("throughput", lambda: phase_throughput(t, a.clients, a.requests)),
+            ("hold", lambda: phase_hold(t, a.hold, a.hold_watch)),
+            ("big", lambda: phase_big(t, a.big, a.big_names, proc.pid)),
+        ):
+            if name in phases:
+                report[name] = run()
+                print(f"{mode:5} {name:10}", report[name], flush=True)
+            if name == "throughput":  # the peak of the small requests, before any big body
+                report["peak_mib_small"] = round(vm_kib(proc.pid, "VmHWM") / 1024)
+        report["peak_mib"] = round(vm_kib(proc.pid, "VmHWM") / 1024)
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        try:
+            proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+    return report
+
+
+def comparison(reports: list[dict[str, Any]]) -> str:
+    """The modes side by side: requests/s and p99 of the keep-alive phases, and peak memory."""
+    rows = [("", *(r["mode"] for r in reports))]
+    for phase, label in (("probes", "GET /healthz"), ("throughput", "POST /filter")):
+        if all(phase in r for r in reports):
+            rows.append((f"{label}: requests/s", *(f"{r[phase]['requests_per_s']:.0f}" for r in reports)))
+            rows.append((f"{label}: p50 / p99 ms", *(f"{r[phase]['p50_ms']} / {r[phase]['p99_ms']}" for r in reports)))
+            rows.append((f"{label}: errors", *(str(r[phase]["errors"]) for r in reports)))
+    if all("connect" in r for r in reports):
+        rows.append(("connect: answered", *(f"{r['connect']['outcomes'].get('ok', 0)} of {r['connect']['clients']}" for r in reports)))
+    if all("peak_mib_small" in r for r in reports):
+        rows.append(("server MiB: RSS at start → peak after small requests", *(f"{r['rss_mib_at_start']} → {r['peak_mib_small']}" for r in reports)))
+    if all("big" in r for r in reports):
+        rows.append(("big bodies: peak MiB", *(str(r["big"]["peak_mib_after"]) for r in reports)))
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    return "\n".join("  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip() for row in rows)
 
 
 def main() -> int:
@@ -324,60 +438,33 @@ def main() -> int:
     ap.add_argument("--hold-watch", type=float, default=15.0, help="seconds to watch the silent clients")
     ap.add_argument("--big", type=int, default=4)
     ap.add_argument("--big-names", type=int, default=4_000_000)
-    ap.add_argument("--tls", action="store_true", help="serve HTTPS with a throwaway certificate")
+    ap.add_argument("--modes", default="http", help=f"comma-separated, in order: {', '.join(MODES)} (default http)")
+    ap.add_argument("--tls", action="store_true", help="the same as --modes https")
     ap.add_argument("--phases", default="connect,probes,throughput,hold,big")
     ap.add_argument("--json", metavar="FILE")
     ap.add_argument("extra", nargs="*", help="more `kubesched extender` arguments (after --)")
     a = ap.parse_args()
+    modes = ["https"] if a.tls else [m.strip() for m in a.modes.split(",") if m.strip()]
+    bad = [m for m in modes if m not in MODES]
+    if bad or not modes:
+        ap.error(f"--modes: expected some of {', '.join(MODES)}, got {a.modes!r}")
+    for bounded in ("connect", "clients", "requests", "hold", "big", "big_names"):
+        if not 0 <= getattr(a, bounded) <= 10_000_000:
+            ap.error(f"--{bounded.replace('_', '-')}: expected 0 to 10,000,000")
 
-    tmp = Path(tempfile.mkdtemp(prefix="kubesched-http-load-"))
-    cmd = [sys.executable, "-m", "kubesched.cli", "extender", "-f", str(EXAMPLE), "--listen", "127.0.0.1:0", "--seed", "1"]
-    ctx = None
-    if a.tls:
-        crt, key = make_cert(tmp)
-        cmd += ["--tls-cert-file", str(crt), "--tls-private-key-file", str(key)]
-        ctx = ssl.create_default_context(cafile=str(crt))
-    cmd += a.extra
-    env = dict(os.environ, PYTHONPATH=str(ROOT))
-    proc = subprocess.Popen(cmd, stderr=subprocess.PIPE, text=True, cwd=ROOT, env=env)
-    try:
-        assert proc.stderr is not None
-        line = proc.stderr.readline()
-        m = re.search(r"on https?://([\d.]+):(\d+)", line)
-        if not m:
-            sys.stderr.write(f"the extender did not start: {line}{proc.stderr.read()}")
-            return 1
-        threading.Thread(target=proc.stderr.read, daemon=True).start()  # drain its log
-        t = Target(m.group(1), int(m.group(2)), ctx)
-        report: dict[str, object] = {
-            "machine": {"nproc": os.cpu_count(), "python": platform.python_version()},
-            "tls": a.tls,
-            "rss_mib_at_start": round(vm_kib(proc.pid, "VmRSS") / 1024),
-        }
-        phases = a.phases.split(",")
-        if "connect" in phases:
-            report["connect"] = phase_connect(t, a.connect)
-            print("connect   ", report["connect"], flush=True)
-        if "probes" in phases:
-            report["probes"] = phase_probe_throughput(t, a.clients, a.requests)
-            print("probes    ", report["probes"], flush=True)
-        if "throughput" in phases:
-            report["throughput"] = phase_throughput(t, a.clients, a.requests)
-            print("throughput", report["throughput"], flush=True)
-        if "hold" in phases:
-            report["hold"] = phase_hold(t, a.hold, a.hold_watch)
-            print("hold      ", report["hold"], flush=True)
-        if "big" in phases:
-            report["big"] = phase_big(t, a.big, a.big_names, proc.pid)
-            print("big       ", report["big"], flush=True)
-    finally:
-        proc.send_signal(signal.SIGTERM)
-        try:
-            proc.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+    reports = []
+    with tempfile.TemporaryDirectory(prefix="kubesched-http-load-") as d:
+        for mode in modes:
+            (Path(d) / mode).mkdir()
+            try:
+                reports.append(run_mode(mode, a, Path(d) / mode))
+            except RuntimeError as e:
+                sys.stderr.write(f"{e}\n")
+                return 1
+    if len(reports) > 1:
+        print(comparison(reports))
     if a.json:
+        report = {"machine": {"nproc": os.cpu_count(), "python": platform.python_version()}, "modes": reports}
         Path(a.json).write_text(json.dumps(report, indent=2) + "\n")
     return 0
 
