@@ -1,43 +1,58 @@
-"""An offline bound: how much GPU the pods that arrived by a level could occupy at best.
+"""Offline bounds: how much GPU the pods that arrived by a level could occupy at best.
 
 Any placement of those pods, in any order and knowing them all in advance, allocates at most
 ``max_allocated_milli``, so no policy can leave less than ``min_unallocated_pct`` of the GPUs
-unallocated at that level. The bound is the optimum of a relaxation, solved as a MILP with
-HiGHS (``scipy.optimize.milp``), time-limited:
+unallocated at that level. Two relaxations, both solved with HiGHS (scipy), time-limited; the
+bound reported is always a proven one (a dual bound), never the value of a solution found.
 
-* pods are grouped by shape (CPU, memory, GPU milli, GPU count, allowed models) and nodes by type
-  (CPU, memory, GPUs, model); y[s, t] = pods of shape s on nodes of type t, an integer;
-* per shape, at most the pods that arrived; a shape only on types it may use (model, GPU count
-  up to the node's);
-* per node type, summed over its nodes: CPU, memory and GPU milli within the type's total, and
-  for j = 1..4 at most j shares above 1000/(j+1) milli per GPU (j + 1 of them overfill it), a
-  whole GPU counting as j;
-* maximise the GPU milli placed.
+``configuration_bound`` (the default) keeps per-node packing. Pods with GPUs are grouped by shape
+(CPU, memory, GPU milli, GPU count, allowed models), nodes by type; a *configuration* is what one
+node of a type can hold at once: CPU, memory and pod count within its allocatable, whole-GPU
+pods on whole GPUs, shares packed onto single GPUs of 1000 milli (as GPU fill patterns). The
+configuration LP (how many nodes of each type use each configuration, pods of a shape at most
+those that arrived, nodes of a type at most those there are) is solved by column generation,
+starting from FGD's own placement of the same pods (one configuration per node). For any prices
+pi >= 0 on the shapes, ``sum(pi * arrived) + sum over types of nodes x max(0, best configuration's
+GPU milli - pi x its pods)`` bounds every real placement (a Lagrangian bound; the best
+configuration is a small MILP whose dual bound is used), so the bound is valid wherever the
+column generation stops; when it converges the bound is the LP's optimum. Then an integer program
+over the configurations found gives a real packing of the same pods (never worse than FGD's, whose
+configurations are among them): the best possible lies between the two, and when they meet (to a
+relative 10^-4) the packing is reported as optimal. Pods without GPUs are left out (they add
+nothing to the objective, so leaving them out only relaxes).
 
-Every real placement satisfies these constraints (they are sums of per-node ones), so the
-optimum bounds the real best from above; how tight it is is not known (per-node packing of CPU
-against GPUs, and of shares onto single GPUs beyond the 500-milli rule, is relaxed). When the
-bound is always HiGHS's dual bound (it stops at a small relative gap, or at the time limit: then
-the bound is still valid, reported with its gap to the best integer solution found and marked as
-not optimal); never the value of a solution it found.
+``offline_bound`` (``--method aggregate``) sums over each node type instead: y[s, t] pods of shape
+s on nodes of type t (integer); per type, summed over its nodes, CPU, memory and GPU milli fit,
+and at most j shares above 1000/(j+1) milli fit per GPU (j = 1..4, a whole GPU counting as j).
+Every real placement satisfies these sums, but they relax per-node packing, so this bound is far
+looser.
 """
 
 from __future__ import annotations
 
+import math
 import time
 from collections import Counter
 from dataclasses import asdict, dataclass
+from functools import lru_cache
 
 import numpy as np
 
+from kubesched.api.objects import Node, Pod
 from kubesched.api.resources import CPU, MEMORY
-from kubesched.experiment.protocol import Prepared, gpu_capacity_milli
+from kubesched.experiment.protocol import Prepared, gpu_capacity_milli, run
 from kubesched.gpu.model import MILLI, node_gpu_count, node_gpu_model, pod_gpu_ask
+from kubesched.learn.data import Instance
 
 SLOTS = 4
+METHODS = ("configurations", "aggregate")
 FORMULATION = (
     "pods by shape on node types; per type: CPU, memory, GPU milli, at most j shares above 1000/(j+1) "
     "milli per GPU for j = 1..4 (a relaxation of per-node packing)"
+)
+CONFIG_FORMULATION = (
+    "configuration LP: one column per packing of one node of a type (CPU, memory, pod count, whole GPUs, "
+    "shares onto single GPUs); Lagrangian bound from column generation's duals"
 )
 
 
@@ -55,9 +70,33 @@ class Bound:
     shapes: int
     node_types: int
     formulation: str = FORMULATION
+    method: str = "aggregate"
+    # the configuration bound only: the LP value where column generation stopped, and the best
+    # packing found (GPU milli it places; the unallocated % it leaves: what is achievable)
+    lp_value: float | None = None
+    placement_milli: float | None = None
+    max_unallocated_pct: float | None = None
+    converged: bool | None = None  # column generation proved the configuration LP optimal
+    iterations: int | None = None
+    columns: int | None = None
+    fgd_milli: float | None = None  # FGD's own placement of the same pods (the starting columns)
 
     def to_json(self) -> dict:
         return asdict(self)
+
+
+def bound_of(prep: Prepared, level: float = 100.0, time_limit: float = 60.0, method: str = "configurations") -> Bound:
+    """The bound of ``method`` (one of ``METHODS``)."""
+    if method == "aggregate":
+        return offline_bound(prep, level, time_limit)
+    if method == "configurations":
+        return configuration_bound(prep, level, time_limit)
+    raise ValueError(f"method must be one of {', '.join(METHODS)}, not {method!r}")
+
+
+def seed_bound(inst: Instance, seed: int, level: float, time_limit: float, method: str) -> dict:
+    """One seed's bound as a JSON object (top-level, so that it runs in a worker process)."""
+    return {"seed": seed, **bound_of(inst.prepare(seed), level, time_limit, method).to_json()}
 
 
 def arrived_by(prep: Prepared, level: float) -> list:
@@ -145,3 +184,250 @@ def offline_bound(prep: Prepared, level: float = 100.0, time_limit: float = 60.0
     best = min(best, float(requested), float(cap))
     return Bound(level, len(pods), requested, cap, best, 100.0 - 100.0 * best / cap, optimal, gap,
                  time.perf_counter() - t0, len(S), len(T))
+
+
+# ---- the configuration bound: per-node packing kept --------------------------------------------
+SMOOTHING = 0.7  # weight of the best bound's duals in the prices (then halved on a mispricing)
+TOLERANCE = 1e-3  # milli-GPU
+PRICING_LIMIT = 20.0  # seconds for one node type's pricing MILP (its dual bound counts if it stops)
+
+
+@dataclass(frozen=True)
+class _Shape:
+    cpu: int  # milli-CPU
+    mem: int  # in the memory unit (exact)
+    milli: int  # per GPU
+    count: int
+    models: tuple[str, ...]
+
+    @property
+    def gain(self) -> int:
+        return self.milli * self.count
+
+    @property
+    def share(self) -> bool:
+        return self.milli < MILLI
+
+
+@dataclass(frozen=True)
+class _NodeType:
+    cpu: int
+    mem: int  # in the memory unit (exact)
+    gpus: int
+    model: str
+    pods: int
+
+    def admits(self, s: _Shape) -> bool:
+        return (s.cpu <= self.cpu and s.mem <= self.mem and s.count <= self.gpus
+                and (not s.models or self.model in s.models))
+
+
+def _shape_of(pod: Pod, unit: int) -> _Shape | None:
+    """None for a pod without GPUs: it adds nothing to the objective, so leaving it out relaxes."""
+    ask = pod_gpu_ask(pod)
+    if ask is None or not ask.total_milli:
+        return None
+    mem = int(pod.requests.get(MEMORY, 0)) // unit
+    return _Shape(int(pod.requests.get(CPU, 0)), mem, ask.milli, ask.count, tuple(ask.models or ()))
+
+
+def _memory_unit(pods: list[Pod], nodes: list[Node]) -> int:
+    """The largest unit every memory amount is a whole number of (exact arithmetic, small numbers)."""
+    unit = 0
+    for amount in [p.requests.get(MEMORY, 0) for p in pods] + [n.allocatable.get(MEMORY, 0) for n in nodes]:
+        unit = math.gcd(unit, int(amount))
+    return unit or 1
+
+
+def _gpu_shapes(pods: list[Pod], unit: int) -> Counter:
+    return Counter(sh for p in pods if (sh := _shape_of(p, unit)) is not None)
+
+
+def _node_types_each(nodes: list[Node], unit: int) -> list[_NodeType]:
+    return [
+        _NodeType(int(n.allocatable.get(CPU, 0)), int(n.allocatable.get(MEMORY, 0)) // unit, node_gpu_count(n),
+                  node_gpu_model(n), int(n.allocatable.get("pods", 1 << 30)))
+        for n in nodes
+    ]
+
+
+def _node_types(nodes: list[Node], unit: int) -> Counter:
+    return Counter(_node_types_each(nodes, unit))
+
+
+@lru_cache(maxsize=256)
+def _patterns(values: tuple[int, ...]) -> np.ndarray:
+    """The maximal ways to fill one GPU with shares of these milli values (one row per pattern:
+    how many of each value); any filling of a GPU is part of one of them."""
+    out: list[list[int]] = []
+    cur: list[int] = []
+
+    def fill(i: int, left: int) -> None:
+        if i == len(values):
+            if all(v > left for v in values):
+                out.append(list(cur))
+            return
+        for k in range(left // values[i], -1, -1):
+            cur.append(k)
+            fill(i + 1, left - k * values[i])
+            cur.pop()
+
+    fill(0, MILLI)
+    return np.array(out, np.float64).reshape(len(out), len(values))
+
+
+def _price(t: _NodeType, shapes: list[_Shape], profit: np.ndarray, limit: np.ndarray, time_limit: float):
+    """The best single node of type ``t``: max sum(profit[s] * x[s]) over the packings of one
+    node (CPU, memory, pod count; whole GPUs; shares onto single GPUs of 1000 milli, as GPU
+    patterns), at most ``limit[s]`` of each shape. Returns (an upper bound on the best value, the
+    packing found or None)."""
+    from scipy.optimize import Bounds, LinearConstraint, milp
+
+    idx = [i for i, sh in enumerate(shapes) if profit[i] > 1e-9 and t.admits(sh)]
+    if not idx or t.gpus == 0:
+        return 0.0, None
+    g = t.gpus
+    values = tuple(sorted({shapes[i].milli for i in idx if shapes[i].share}))
+    pats = _patterns(values) if values else np.zeros((0, 0))
+    nx, npat = len(idx), len(pats)
+    # variables: x (per shape), y (GPUs filled with each share pattern), h (GPUs taken whole)
+    n = nx + npat + 1
+    a_mat = np.zeros((5 + len(values), n))
+    ub_rows = np.zeros(5 + len(values))
+    for k, i in enumerate(idx):
+        sh = shapes[i]
+        a_mat[0, k], a_mat[1, k], a_mat[2, k] = sh.cpu, sh.mem, 1.0
+        if sh.share:
+            a_mat[5 + values.index(sh.milli), k] = 1.0
+        else:
+            a_mat[3, k] = sh.count
+    ub_rows[:3] = t.cpu, t.mem, t.pods
+    a_mat[3, n - 1] = -1.0  # whole GPUs asked <= GPUs taken whole
+    a_mat[4, nx:] = 1.0  # GPUs with a pattern + GPUs taken whole <= the node's GPUs
+    ub_rows[4] = g
+    a_mat[5:, nx : nx + npat] = -pats.T  # shares of a value placed <= the patterns' room for it
+    cost = np.zeros(n)
+    cost[:nx] = -profit[idx]
+    res = milp(cost, constraints=LinearConstraint(a_mat, -np.inf, ub_rows), integrality=np.ones(n),
+               bounds=Bounds(0, np.concatenate([limit[idx], np.full(npat + 1, g)])),
+               options={"time_limit": time_limit, "disp": False})
+    dual = getattr(res, "mip_dual_bound", None)
+    upper = float(-dual) if dual is not None and np.isfinite(dual) else float(profit[idx] @ limit[idx])
+    if res.x is None:
+        return upper, None
+    x = np.zeros(len(shapes))
+    x[idx] = np.round(res.x[:nx])
+    return max(upper, float(profit @ x)), x
+
+
+def _master(cols: list[tuple[int, np.ndarray]], gain: np.ndarray, ntypes: int) -> tuple[np.ndarray, np.ndarray]:
+    """The master problem's rows (pods of each shape, then nodes of each type) and gains."""
+    a_mat = np.zeros((len(gain) + ntypes, len(cols)))
+    for c, (j, x) in enumerate(cols):
+        a_mat[: len(gain), c] = x
+        a_mat[len(gain) + j, c] = 1.0
+    return a_mat, np.array([gain @ x for _, x in cols])
+
+
+def configuration_bound(prep: Prepared, level: float = 100.0, time_limit: float = 60.0) -> Bound:
+    """The bound with per-node packing kept: the configuration LP (one column per packing of one
+    node of a type), by column generation; see the module docstring."""
+    from scipy.optimize import Bounds, LinearConstraint, linprog, milp
+
+    t0 = time.perf_counter()
+    pods = arrived_by(prep, level)
+    unit = _memory_unit(pods, prep.nodes)
+    counts = _gpu_shapes(pods, unit)
+    shapes = list(counts)
+    avail = np.array([counts[s] for s in shapes], np.float64)
+    gain = np.array([s.gain for s in shapes], np.float64)
+    tcount = _node_types(prep.nodes, unit)
+    types = list(tcount)
+    nodes_of = np.array([tcount[t] for t in types], np.float64)
+    cap = gpu_capacity_milli(prep.nodes)
+    requested = sum(a.total_milli for p in pods if (a := pod_gpu_ask(p)) is not None)
+    # columns: (type, packing). Start with FGD's own placement of the same pods (one column per
+    # node), so the packing found is never worse than FGD's, and with one pod of each shape on
+    # each type that admits it
+    shape_of = {s: i for i, s in enumerate(shapes)}
+    type_of = {n.name: types.index(t) for n, t in zip(prep.nodes, _node_types_each(prep.nodes, unit), strict=True)}
+    fgd = run(prep.nodes, prep.pods, "FGD", prep.seed, prep.typical, keep_snapshot=False, until_percent=level)
+    per_node: dict[str, np.ndarray] = {}
+    for pod, node in zip(pods, fgd.nodes, strict=False):
+        sh = _shape_of(pod, unit)
+        if node is not None and sh is not None:
+            per_node.setdefault(node, np.zeros(len(shapes)))[shape_of[sh]] += 1
+    cols: list[tuple[int, np.ndarray]] = [(type_of[nd], x) for nd, x in per_node.items()]
+    fgd_milli = float(sum(gain @ x for x in per_node.values()))
+    for j, t in enumerate(types):
+        for i, sh in enumerate(shapes):
+            if t.admits(sh):
+                x = np.zeros(len(shapes))
+                x[i] = 1
+                cols.append((j, x))
+    # the time limit covers the column generation and the integer program (not FGD's run)
+    started = time.perf_counter()
+    deadline = started + time_limit
+    best_upper = min(float(cap), float(requested))
+    lp_value, iterations, converged = 0.0, 0, False
+    center: np.ndarray | None = None  # the duals of the best bound so far (stabilisation)
+    alpha = SMOOTHING
+    cg_deadline = started + 0.8 * time_limit  # the rest for the integer program over the columns
+    while time.perf_counter() < cg_deadline:
+        iterations += 1
+        a_mat, c_gain = _master(cols, gain, len(types))
+        lp = linprog(-c_gain, A_ub=a_mat, b_ub=np.concatenate([avail, nodes_of]), bounds=(0, None), method="highs")
+        if lp.status != 0:
+            break
+        lp_value = -float(lp.fun)
+        duals = np.maximum(-np.asarray(lp.ineqlin.marginals), 0.0)  # a maximisation's <= rows
+        pi_lp, mu = duals[: len(shapes)], duals[len(shapes):]
+        if best_upper - lp_value <= TOLERANCE:
+            converged = True  # the bound meets the LP: the configuration LP's optimum
+            break
+        # prices between the best bound's duals and the LP's (Wentges smoothing: the LP's duals
+        # jump between extreme points and tail off)
+        pi = pi_lp if center is None else alpha * center + (1 - alpha) * pi_lp
+        # any pi >= 0 bounds the integer optimum: sum(pi * avail) plus, per type, its nodes x
+        # max(0, the best single node's gain - pi x its pods) (shape limits relaxed)
+        upper, added, exact = float(pi @ avail), 0, True
+        for j, t in enumerate(types):
+            left = cg_deadline - time.perf_counter()
+            if left <= 0:
+                upper, exact = np.inf, False
+                break
+            val, x = _price(t, shapes, gain - pi, avail, min(left, PRICING_LIMIT))
+            upper += nodes_of[j] * max(0.0, val)
+            if x is None:
+                exact = False
+            elif float((gain - pi_lp) @ x) - mu[j] > TOLERANCE:
+                cols.append((j, x))
+                added += 1
+        if upper < best_upper:
+            best_upper, center = upper, pi
+        if added == 0:
+            if alpha == 0.0 and exact:
+                converged = True  # no column prices out at the LP's duals: the LP is optimal
+                break
+            alpha = 0.0 if alpha < 0.2 else alpha / 2  # mispriced: move towards the LP's duals
+    # a real packing: the integer program over the columns found (what is achievable)
+    placed = float("nan")
+    left = deadline - time.perf_counter()
+    if cols and left > 0:
+        a_mat, c_gain = _master(cols, gain, len(types))
+        # (HiGHS takes no starting solution: FGD's placement is kept below if it finds worse)
+        ip = milp(-c_gain, constraints=LinearConstraint(a_mat, -np.inf, np.concatenate([avail, nodes_of])),
+                  integrality=np.ones(len(cols)), bounds=Bounds(0, np.inf),
+                  options={"time_limit": max(left, 1.0), "disp": False})
+        z = None if ip.x is None else np.round(ip.x)
+        if z is not None and np.all(a_mat @ z <= np.concatenate([avail, nodes_of]) + 1e-9):
+            placed = float(c_gain @ z)
+    placed = max(placed, fgd_milli) if np.isfinite(placed) else fgd_milli
+    best = min(best_upper, float(requested), float(cap))
+    gap = (best - placed) / best if best > 0 and np.isfinite(placed) else float("nan")
+    optimal = bool(np.isfinite(placed) and best - placed <= 1e-4 * best)  # the packing meets the bound
+    return Bound(level, len(pods), requested, cap, best, 100.0 - 100.0 * best / cap, optimal, gap,
+                 time.perf_counter() - t0, len(shapes), len(types), formulation=CONFIG_FORMULATION,
+                 method="configurations", lp_value=lp_value, placement_milli=placed,
+                 max_unallocated_pct=100.0 - 100.0 * placed / cap if np.isfinite(placed) else float("nan"),
+                 converged=converged, iterations=iterations, columns=len(cols), fgd_milli=fgd_milli)

@@ -173,13 +173,14 @@ class ReplayEpisode:
         return float((self.gpu[arrived] * (left[arrived] - arrival[arrived])).sum()) / HOUR
 
     def summary(self) -> dict[str, float]:
-        """The replay's time-mode figures: mean GPU allocation %, pods that never got a node."""
+        """The replay's time-mode figures: mean and peak GPU allocation %, pods that never got a node."""
         eng = self.engine
         state = np.asarray(eng.state, np.int8)
         arrived = state != WAITING
         never = arrived & np.isnan(np.asarray(eng.bind_time, np.float64))
         return {
             "gpu_allocation_mean_pct": eng.acc[2] / eng.span if eng.span else 0.0,
+            "gpu_allocation_peak_pct": eng.peak[2],
             "pending_gpu_hours": self.pending_gpu_hours(),
             "unplaced_pods": int(never.sum()),
             "sim_time_s": eng.clock.now - eng.t_start,

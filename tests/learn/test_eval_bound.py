@@ -9,9 +9,11 @@ import numpy as np
 import pytest
 from scipy.stats import wilcoxon
 
+from kubesched.api.resources import CPU, MEMORY
 from kubesched.cli import main
 from kubesched.experiment.protocol import gpu_capacity_milli
-from kubesched.learn.bound import arrived_by, offline_bound
+from kubesched.gpu.model import node_gpu_count, pod_gpu_ask
+from kubesched.learn.bound import METHODS, arrived_by, bound_of, configuration_bound, offline_bound
 from kubesched.learn.data import Instance
 from kubesched.learn.evaluate import goal, paired
 from kubesched.learn.search import FGD_PARAMS, evaluate
@@ -46,15 +48,87 @@ def test_goal_needs_every_part() -> None:
     assert not g["met"] and g["verdict"].startswith("parity")
 
 
-def test_bound_is_below_what_fgd_reaches() -> None:
+@pytest.mark.parametrize("method", METHODS)
+def test_bound_is_below_what_fgd_reaches(method: str) -> None:
     inst = Instance("default", "gpu", max_nodes=40, max_pods=300)
     for seed in (0, 1):
         prep = inst.prepare(seed)
-        b = offline_bound(prep, 100.0, time_limit=20)
+        b = bound_of(prep, 100.0, time_limit=5, method=method)
         pods = arrived_by(prep, 100.0)
         assert b.pods == len(pods) and b.requested_milli <= gpu_capacity_milli(prep.nodes)
         assert 0.0 <= b.min_unallocated_pct <= evaluate(inst, FGD_PARAMS, seed)[0]
         assert b.max_allocated_milli <= b.requested_milli
+
+
+def _exact_packing(prep, level: float, time_limit: float):
+    """An independent model of the same question: every pod with GPUs on at most one node, shares
+    on single GPUs, whole pods on whole GPUs, CPU and memory per node (HiGHS, time-limited)."""
+    from scipy.optimize import Bounds, LinearConstraint, milp
+    from scipy.sparse import lil_matrix
+
+    pods = [(p, a) for p in arrived_by(prep, level) if (a := pod_gpu_ask(p)) is not None]
+    nodes = prep.nodes
+    var: dict[tuple, int] = {}
+    for i, (_, a) in enumerate(pods):
+        for n, nd in enumerate(nodes):
+            var[("x", i, n)] = len(var)
+            if a.milli < 1000:
+                var.update({("s", i, n, g): len(var) + g for g in range(node_gpu_count(nd))})
+    for n, nd in enumerate(nodes):
+        var.update({("u", n, g): len(var) + g for g in range(node_gpu_count(nd))})  # GPU g taken whole
+    rows: list[tuple[dict[int, float], float]] = []
+    for i in range(len(pods)):
+        rows.append(({var["x", i, n]: 1 for n in range(len(nodes))}, 1))
+    for n, nd in enumerate(nodes):
+        gpus = range(node_gpu_count(nd))
+        for res in (CPU, MEMORY):
+            rows.append(({var["x", i, n]: p.requests.get(res, 0) for i, (p, _) in enumerate(pods)}, nd.allocatable[res]))
+        whole = {var["x", i, n]: a.count for i, (_, a) in enumerate(pods) if a.milli == 1000}
+        rows.append(({**whole, **{var["u", n, g]: -1 for g in gpus}}, 0))
+        for i, (_, a) in enumerate(pods):
+            if a.milli < 1000:  # a share is on one of the node's GPUs iff the pod is on the node
+                rows.append(({**{var["s", i, n, g]: 1 for g in gpus}, var["x", i, n]: -1}, 0))
+                rows.append(({**{var["s", i, n, g]: -1 for g in gpus}, var["x", i, n]: 1}, 0))
+        for g in gpus:
+            share = {var["s", i, n, g]: a.milli for i, (_, a) in enumerate(pods) if a.milli < 1000}
+            rows.append(({**share, var["u", n, g]: 1000}, 1000))
+    a_mat = lil_matrix((len(rows), len(var)))
+    for r, (coef, _) in enumerate(rows):
+        for c, v in coef.items():
+            a_mat[r, c] = v
+    gain = np.zeros(len(var))
+    for i, (_, a) in enumerate(pods):
+        for n in range(len(nodes)):
+            gain[var["x", i, n]] = a.total_milli
+    res = milp(-gain, constraints=LinearConstraint(a_mat.tocsr(), -np.inf, [r[1] for r in rows]),
+               integrality=np.ones(len(var)), bounds=Bounds(0, 1), options={"time_limit": time_limit})
+    return -res.fun, -res.mip_dual_bound, res.status == 0
+
+
+@pytest.mark.parametrize("nodes, pods, seed", [(5, 120, 1), (8, 200, 0)])
+def test_configuration_bound_against_an_exact_model(nodes: int, pods: int, seed: int) -> None:
+    """No packing the exact per-GPU model finds beats the bound; its proven optimum (when HiGHS
+    proves one) lies between the packing found and the bound."""
+    inst = Instance("default", "gpu", max_nodes=nodes, max_pods=pods)
+    b = configuration_bound(inst.prepare(seed), 100.0, time_limit=10)
+    found, dual, proved = _exact_packing(inst.prepare(seed), 100.0, time_limit=5)
+    assert b.converged
+    assert found <= b.max_allocated_milli + 1e-6 * b.max_allocated_milli
+    assert b.fgd_milli <= b.placement_milli <= b.max_allocated_milli + 1e-6
+    assert b.max_allocated_milli <= b.requested_milli
+    if proved:
+        assert b.placement_milli <= dual * (1 + 1e-4)
+
+
+def test_configuration_bound_binds_where_the_aggregate_does_not() -> None:
+    """On 5 nodes the pods that arrived by 100 % cannot all be packed: the configuration bound says
+    so (the exact model finds 27,670 of the 27,940 milli asked), the per-type sums do not."""
+    prep = Instance("default", "gpu", max_nodes=5, max_pods=120).prepare(1)
+    conf = configuration_bound(prep, 100.0, time_limit=20)
+    agg = offline_bound(prep, 100.0, time_limit=20)
+    assert conf.max_allocated_milli < conf.requested_milli - 100
+    assert agg.max_allocated_milli == agg.requested_milli
+    assert conf.min_unallocated_pct > agg.min_unallocated_pct
 
 
 def test_eval_cli(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -63,14 +137,18 @@ def test_eval_cli(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
                                                           "tie_break": "order"}}, "cpu_seconds": 12.0}))
     out = tmp_path / "e"
     rc = main(["learn", "eval", "--max-nodes", "40", "--max-pods", "300", "--seeds", "100-101", "--workers", "1",
-               "--search", str(search), "-d", str(out)])
+               "--search", str(search), "--bound", "2", "-d", str(out)])
     assert rc == 0
     assert {p.name for p in out.iterdir()} == {"result.json", "runs.csv", "summary.md", "eval.png"}
     res = json.loads((out / "result.json").read_text())
     pol = res["traces"]["default"]["policies"]
     assert set(pol) == {"FGD", "BestFit", "search"} and len(pol["FGD"]["values"]) == 2
     assert res["candidates"]["search"]["cpu_seconds"] == 12.0
-    assert "search" in res["goal"] and "| FGD |" in capsys.readouterr().out
+    bound = res["traces"]["default"]["bound"]
+    assert len(bound["per_seed"]) == 2 and bound["per_seed"][0]["method"] == "configurations"
+    assert bound["min_unallocated_mean"] <= bound["packing_unallocated_mean"] <= pol["FGD"]["mean"] + 0.5
+    out_text = capsys.readouterr().out
+    assert "search" in res["goal"] and "| FGD |" in out_text and "Offline bound (configuration LP)" in out_text
 
 
 @pytest.mark.parametrize(
