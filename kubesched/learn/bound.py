@@ -33,6 +33,7 @@ from __future__ import annotations
 import math
 import time
 from collections import Counter
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass
 from functools import lru_cache
 
@@ -40,6 +41,7 @@ import numpy as np
 
 from kubesched.api.objects import Node, Pod
 from kubesched.api.resources import CPU, MEMORY
+from kubesched.errors import InputError
 from kubesched.experiment.protocol import Prepared, gpu_capacity_milli, run
 from kubesched.gpu.model import MILLI, node_gpu_count, node_gpu_model, pod_gpu_ask
 from kubesched.learn.data import Instance
@@ -189,6 +191,8 @@ def offline_bound(prep: Prepared, level: float = 100.0, time_limit: float = 60.0
 # ---- the configuration bound: per-node packing kept --------------------------------------------
 SMOOTHING = 0.7  # weight of the best bound's duals in the prices (then halved on a mispricing)
 TOLERANCE = 1e-3  # milli-GPU
+MAX_SHARE_SIZES = 100
+MAX_PATTERNS = 50_000  # the shipped traces need at most 1,871
 PRICING_LIMIT = 20.0  # seconds for one node type's pricing MILP (its dual bound counts if it stops)
 
 
@@ -255,10 +259,17 @@ def _node_types(nodes: list[Node], unit: int) -> Counter:
     return Counter(_node_types_each(nodes, unit))
 
 
+class TooManyPatterns(ValueError):
+    pass
+
+
 @lru_cache(maxsize=256)
 def _patterns(values: tuple[int, ...]) -> np.ndarray:
     """The maximal ways to fill one GPU with shares of these milli values (one row per pattern:
-    how many of each value); any filling of a GPU is part of one of them."""
+    how many of each value); any filling of a GPU is part of one of them. Refused beyond
+    ``MAX_PATTERNS`` (many distinct small shares make them explode)."""
+    if len(values) > MAX_SHARE_SIZES:
+        raise TooManyPatterns(f"{len(values)} distinct GPU share sizes (at most {MAX_SHARE_SIZES})")
     out: list[list[int]] = []
     cur: list[int] = []
 
@@ -266,6 +277,8 @@ def _patterns(values: tuple[int, ...]) -> np.ndarray:
         if i == len(values):
             if all(v > left for v in values):
                 out.append(list(cur))
+                if len(out) > MAX_PATTERNS:
+                    raise TooManyPatterns(f"more than {MAX_PATTERNS} ways to fill one GPU with the trace's shares")
             return
         for k in range(left // values[i], -1, -1):
             cur.append(k)
@@ -274,6 +287,16 @@ def _patterns(values: tuple[int, ...]) -> np.ndarray:
 
     fill(0, MILLI)
     return np.array(out, np.float64).reshape(len(out), len(values))
+
+
+def check_configurable(pods: Iterable[Pod], source: str) -> None:
+    """The configuration bound enumerates how shares fill one GPU: refuse, before anything runs, a
+    trace whose share sizes would make that explode."""
+    values = sorted({a.milli for p in pods if (a := pod_gpu_ask(p)) is not None and 0 < a.milli < MILLI})
+    try:
+        _patterns(tuple(values))
+    except TooManyPatterns as e:
+        raise InputError(f"{e}: too many for the configuration bound; --method aggregate works", source=source) from None
 
 
 def _price(t: _NodeType, shapes: list[_Shape], profit: np.ndarray, limit: np.ndarray, time_limit: float):

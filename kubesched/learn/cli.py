@@ -14,7 +14,7 @@ from typing import Any
 from kubesched.errors import InputError
 from kubesched.experiment.grid import parse_seeds
 from kubesched.flags import add_no_plots, add_out_dir
-from kubesched.learn.bound import METHODS
+from kubesched.learn.bound import METHODS, check_configurable
 from kubesched.learn.data import Instance, check_training_seeds, load
 from kubesched.sim.report import prepare_out_dir
 
@@ -310,9 +310,11 @@ def cmd_eval(args: argparse.Namespace) -> int:
     for name in names:
         inst = Instance(name, args.nodes, args.max_nodes, args.max_pods)
         try:
-            load(inst)
+            _, trace = load(inst)
         except InputError as e:
             raise InputError(e.reason, source="--traces") from None
+        if args.bound is not None:
+            check_configurable(trace.pods, f"trace {inst.trace}")
         insts.append(inst)
     out = prepare_out_dir(args.out_dir, source="--out-dir")
     with worker_pool(args.workers) as pool:
@@ -333,6 +335,8 @@ def cmd_bound(args: argparse.Namespace) -> int:
     if not args.time_limit > 0:
         raise InputError(f"must be positive, got {args.time_limit}", source="--time-limit")
     inst = instance_of(args)
+    if args.method == "configurations":
+        check_configurable(load(inst)[1].pods, f"trace {inst.trace}")
     n = len(seeds)
     with worker_pool(min(args.workers or os.cpu_count() or 1, n)) as pool:
         results = (pool.map if pool else map)(seed_bound, [inst] * n, seeds, [args.level] * n,

@@ -169,6 +169,25 @@ def test_eval_bad_input(flags: list[str], msg: str, tmp_path: Path, capsys: pyte
     assert not (tmp_path / "o").exists()
 
 
+def _many_shares(path: Path) -> Path:
+    """A pod list whose shares come in 300 sizes: too many GPU fillings to enumerate."""
+    head = "name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,qos,pod_phase,creation_time,deletion_time,scheduled_time"
+    rows = [f"p-{i:04d},1000,1024,1,{10 + i},,LS,Running,{i},{i + 100},{i}" for i in range(300)]
+    path.write_text("\n".join([head, *rows]) + "\n")
+    return path
+
+
+def test_configuration_bound_refuses_a_trace_of_many_share_sizes(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    trace = _many_shares(tmp_path / "shares.csv")
+    msg = f"kubesched: error: trace {trace}: 300 distinct GPU share sizes (at most 100)"
+    assert main(["learn", "bound", "--trace", str(trace), "--seeds", "0"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(msg) and err.count("\n") == 1 and "--method aggregate" in err
+    assert main(["learn", "eval", "--traces", str(trace), "--seeds", "0", "--bound", "1", "-d", str(tmp_path / "o")]) == 2
+    assert capsys.readouterr().err.startswith(msg)
+    assert not (tmp_path / "o").exists()
+
+
 def test_eval_refuses_a_corrupt_model(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     bad = tmp_path / "m.npz"
     bad.write_bytes(b"not a zip")
