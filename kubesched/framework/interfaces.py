@@ -59,12 +59,17 @@ class PreFilterPlugin(Plugin):
         """None/Success: go on. Skip: this plugin's Filter is skipped for the cycle."""
         raise NotImplementedError
 
-    def add_pod(self, state: CycleState, pod: Pod, added: Pod, row: int, snap: Snapshot) -> None:
-        """PreFilterExtensions.AddPod (preemption dry runs, nominated pods). Default: recompute."""
+    def add_pod(self, state: CycleState, pod: Pod, added: Pod, row: int, snap: Snapshot) -> Status | None:
+        """PreFilterExtensions.AddPod (preemption dry runs, nominated pods): ``added`` was put on
+        node ``row``. Default: recompute. A status other than Success fails the preemption dry
+        run with an Error, as upstream."""
         self._recompute(state, pod, snap)
+        return None
 
-    def remove_pod(self, state: CycleState, pod: Pod, removed: Pod, row: int, snap: Snapshot) -> None:
+    def remove_pod(self, state: CycleState, pod: Pod, removed: Pod, row: int, snap: Snapshot) -> Status | None:
+        """PreFilterExtensions.RemovePod: ``removed`` was taken off node ``row``."""
         self._recompute(state, pod, snap)
+        return None
 
     def _recompute(self, state: CycleState, pod: Pod, snap: Snapshot) -> None:
         self.pre_filter(state, pod, snap)

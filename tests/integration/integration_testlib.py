@@ -14,6 +14,7 @@ gives them (there is no kubelet to add ``kubernetes.io/hostname``).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -116,50 +117,72 @@ def term(topology_key: str, *exprs: dict, **fields: Any) -> dict:
     return {"labelSelector": {"matchExpressions": list(exprs)}, "topologyKey": topology_key, **fields}
 
 
+def profile_config(plugins: dict | None = None, plugin_config: list[dict] | None = None) -> dict:
+    """A KubeSchedulerConfiguration with the one profile "default-scheduler"."""
+    profile: dict[str, Any] = {"schedulerName": "default-scheduler"}
+    if plugins:
+        profile["plugins"] = plugins
+    if plugin_config:
+        profile["pluginConfig"] = plugin_config
+    return {"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration", "profiles": [profile]}
+
+
 def scoring_config(pre_score: str | None, score: str) -> dict:
     """``initTestSchedulerForScoringTests``: every PreScore and Score plugin disabled but ``score``
     (weight 1) and ``pre_score``; the filters stay the default ones."""
     pre: dict[str, Any] = {"disabled": [{"name": "*"}]}
     if pre_score:
         pre["enabled"] = [{"name": pre_score}]
-    return {
-        "apiVersion": "kubescheduler.config.k8s.io/v1",
-        "kind": "KubeSchedulerConfiguration",
-        "profiles": [
-            {
-                "schedulerName": "default-scheduler",
-                "plugins": {
-                    "preScore": pre,
-                    "score": {"enabled": [{"name": score, "weight": 1}], "disabled": [{"name": "*"}]},
-                },
-            }
-        ],
-    }
+    return profile_config({"preScore": pre, "score": {"enabled": [{"name": score, "weight": 1}], "disabled": [{"name": "*"}]}})
 
 
-def schedule(tmp_path: Path, objects: list[dict], *, config: dict | None = None, seed: int = 1) -> BatchResult:
-    """Write ``objects`` (and ``config``) to files, load them as ``kubesched schedule`` does and
-    place every pending pod, in the order the objects are listed."""
+def schedule(
+    tmp_path: Path,
+    objects: list[dict],
+    *,
+    then: Sequence[list[dict]] = (),
+    config: dict | None = None,
+    seed: int = 1,
+    plugin_paths: Sequence[str] = (),
+) -> BatchResult:
+    """Write ``objects`` and the pods of ``then`` (and ``config``) to files, load them as
+    ``kubesched schedule`` does and place every pending pod of ``objects``, in the order they are
+    listed; then, one list of ``then`` at a time, the pods created once the earlier ones were
+    placed (or found unschedulable). Returns every pod's outcome."""
     tmp_path.mkdir(parents=True, exist_ok=True)
     cluster = tmp_path / "cluster.yaml"
-    cluster.write_text(yaml.safe_dump_all(objects, sort_keys=False))
+    cluster.write_text(yaml.safe_dump_all([*objects, *(p for step in then for p in step)], sort_keys=False))
     config_path = None
     if config is not None:
         config_path = tmp_path / "config.yaml"
         config_path.write_text(yaml.safe_dump(config, sort_keys=False))
-    return schedule_all(build_session([str(cluster)], str(config_path) if config_path else None, seed=seed))
+    session = build_session([str(cluster)], str(config_path) if config_path else None, seed, list(plugin_paths))
+    loaded = session.objects.pods
+    out = BatchResult()
+    for step in ([o for o in objects if o["kind"] == "Pod"], *then):
+        keys = {_key(p) for p in step}
+        session.objects.pods = [p for p in loaded if p.key in keys]
+        result = schedule_all(session)
+        # a pod still queued from an earlier step may be tried again: its last outcome counts
+        again = {e["pod"] for e in result.placements}
+        out.placements = [e for e in out.placements if e["pod"] not in again] + result.placements
+        out.skipped += result.skipped
+    return out
+
+
+def _key(obj: dict) -> str:
+    md = obj["metadata"]
+    return f"{md['namespace']}/{md['name']}"
 
 
 def placed(result: BatchResult, pod_obj: dict) -> str | None:
     """The node the pod was bound to (None: unschedulable)."""
-    md = pod_obj["metadata"]
-    entry = result.entry(f"{md['namespace']}/{md['name']}")
-    assert entry is not None, f"{md['name']} was never tried"
+    entry = result.entry(_key(pod_obj))
+    assert entry is not None, f"{_key(pod_obj)} was never tried"
     return entry.get("node")
 
 
 def unschedulable_message(result: BatchResult, pod_obj: dict) -> str:
-    md = pod_obj["metadata"]
-    entry = result.entry(f"{md['namespace']}/{md['name']}")
+    entry = result.entry(_key(pod_obj))
     assert entry is not None and entry.get("node") is None, entry
     return entry["message"]

@@ -32,6 +32,7 @@ from integration_testlib import (
     on,
     placed,
     pod,
+    profile_config,
     schedule,
     scoring_config,
     term,
@@ -49,21 +50,7 @@ def fit_config(strategy: str) -> dict:
     """``initTestSchedulerForNodeResourcesTest``: the default profile, NodeResourcesFit scoring
     cpu and memory at weight 1 and example.com/gpu at weight 2."""
     resources = [{"name": "cpu", "weight": 1}, {"name": "memory", "weight": 1}, {"name": GPU, "weight": 2}]
-    return {
-        "apiVersion": "kubescheduler.config.k8s.io/v1",
-        "kind": "KubeSchedulerConfiguration",
-        "profiles": [
-            {
-                "schedulerName": "default-scheduler",
-                "pluginConfig": [
-                    {
-                        "name": "NodeResourcesFit",
-                        "args": {"scoringStrategy": {"type": strategy, "resources": resources}},
-                    }
-                ],
-            }
-        ],
-    }
+    return profile_config(plugin_config=[{"name": "NodeResourcesFit", "args": {"scoringStrategy": {"type": strategy, "resources": resources}}}])
 
 
 def res_pod(name: str, node_name: str | None = None, sidecar: dict[str, str] | None = None) -> dict:

@@ -112,14 +112,19 @@ class FakeFilter(FilterPlugin):
 
 
 class ErrorOnRemove(PreFilterPlugin):
-    """The Go TestPlugin: errors while a node labelled error=true has its pods taken away."""
+    """The Go TestPlugin: its RemovePod fails on a node labelled error=true."""
 
     name = "test-plugin"
 
     def pre_filter(self, state: CycleState, pod: Pod, snap: Snapshot) -> Status | None:
-        for row, n in enumerate(snap.nodes):
-            if n.labels.get("error") == "true" and not snap.pods_on[row]:
-                return Status.error(f"failed to remove pod: {pod.name}")
+        return None
+
+    def add_pod(self, state: CycleState, pod: Pod, added: Pod, row: int, snap: Snapshot) -> Status | None:
+        return None
+
+    def remove_pod(self, state: CycleState, pod: Pod, removed: Pod, row: int, snap: Snapshot) -> Status | None:
+        if snap.nodes[row].labels.get("error") == "true":
+            return Status.error(f"failed to remove pod: {pod.name}")
         return None
 
 
@@ -353,9 +358,16 @@ def test_post_filter(
     snap = build_snapshot(nodes, pods)
     cluster = MemoryCluster()
     nominator = FakeNominator(snap)
-    pl, _ = build(snap, (FIT, "test-plugin"), nominator=nominator, cluster=cluster)
-    got = pl.post_filter(CycleState(), preemptor, snap, diagnosis(snap, statuses, absent))
+    pl, fw = build(snap, (FIT, "test-plugin"), nominator=nominator, cluster=cluster)
+    got = pl.post_filter(pre_filtered(fw, preemptor, snap), preemptor, snap, diagnosis(snap, statuses, absent))
     assert got == want
+
+
+def pre_filtered(fw: Framework, p: Pod, snap: Snapshot) -> CycleState:
+    """A CycleState populated by the profile's PreFilter, as upstream's TestPostFilter makes it."""
+    state = CycleState()
+    fw.run_pre_filter(state, p, snap)
+    return state
 
 
 def test_post_filter_pdb_min_highest_priority() -> None:
@@ -381,14 +393,12 @@ def test_post_filter_pdb_min_highest_priority() -> None:
 def test_post_filter_only_node_errors() -> None:
     """'only one node but failed with TestPlugin': the PreFilter error is the plugin's Error status.
 
-    kubesched re-runs PreFilter where upstream runs the RemovePod extension; the error is worded
-    as upstream's.
+    The dry run runs the plugin's RemovePod extension on a copy of the cycle's state.
     """
     snap = build_snapshot([node("node1", LARGE, {"error": "true"})], [pod("p1", node="node1")])
-    pl, _ = build(snap, (FIT, "test-plugin"), nominator=FakeNominator(snap))
-    nominated, st = pl.post_filter(
-        CycleState(), pod("p", prio=HIGH, req=LARGE), snap, all_unschedulable(snap)
-    )
+    pl, fw = build(snap, (FIT, "test-plugin"), nominator=FakeNominator(snap))
+    preemptor = pod("p", prio=HIGH, req=LARGE)
+    nominated, st = pl.post_filter(pre_filtered(fw, preemptor, snap), preemptor, snap, all_unschedulable(snap))
     assert nominated is None
     assert st.code == Code.Error
     assert st.message == 'preemption: running RemovePod on PreFilter plugin "test-plugin": failed to remove pod: p'

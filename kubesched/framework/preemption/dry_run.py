@@ -1,8 +1,15 @@
 """The preemption dry run: which nodes could take the pod, and whom it would evict there.
 
 Ports preemption.Evaluator's DryRunPreemption and DefaultPreemption.SelectVictimsOnNode. kube-scheduler copies NodeInfo and CycleState per
-node; here victims are taken out of the live snapshot for the check and always put back,
-and the profile's PreFilter is re-run on a fresh CycleState for every check.
+node; here victims are taken out of the live snapshot for the check and always put back. Given
+the scheduling cycle's CycleState (the PostFilter's), each node's check works on a copy of it
+that the PreFilter plugins' RemovePod/AddPod extensions keep up to date as victims are taken away
+and given back, and Filter runs on that copy whatever PreFilter said, as upstream. Without one
+(the extender's preemption verb), the profile's PreFilter is re-run on a fresh CycleState for
+every check. When every PreFilter and Filter plugin reads only its own row, nodes are dry-run
+together, with PreFilter re-run once (``_victims_batched``): the in-tree plugins that do keep
+their state up to date through the extensions (InterPodAffinity, PodTopologySpread) read other
+rows, so they are never batched.
 """
 
 from __future__ import annotations
@@ -23,7 +30,7 @@ from kubesched.framework.preemption.candidates import (
     filter_pods_with_pdb_violation,
     sort_by_importance,
 )
-from kubesched.framework.runtime import PluginFailure, reword_error
+from kubesched.framework.runtime import PluginFailure, plugin_error, reword_error
 from kubesched.framework.status import Code, Status
 from kubesched.state.memo import NAMESPACES, NODES
 
@@ -80,6 +87,37 @@ class PreFilterError(Exception):
     def __init__(self, status: Status) -> None:
         super().__init__(status.message)
         self.status = status
+
+
+class NodeCheck:
+    """One node's check in SelectVictimsOnNode: a copy of the cycle's CycleState, updated by the
+    PreFilter plugins' AddPod/RemovePod extensions (those that did not Skip) as pods are taken off
+    and put back, and RunFilterPluginsWithNominatedPods on it."""
+
+    def __init__(self, fw: Framework, state: CycleState, pod: Pod, snap: Snapshot, row: int) -> None:
+        self.fw, self.state, self.pod, self.snap, self.row = fw, state, pod, snap, row
+        self.plugins = [pl for pl in fw.pre_filter if pl.name not in state.skip_filter]
+
+    def extensions(self, point: str, other: Pod) -> None:
+        """RunPreFilterExtensionRemovePod / AddPod for ``other``; an error raises PreFilterError."""
+        for pl in self.plugins:
+            fn = pl.remove_pod if point == "RemovePod" else pl.add_pod
+            try:
+                out = self.fw.call(pl, point, fn, self.state, self.pod, other, self.row, self.snap)
+            except PluginFailure as e:
+                raise PreFilterError(e.status) from e
+            if isinstance(out, Status) and not out.ok:  # any other status is an error, as upstream
+                raise PreFilterError(plugin_error(point, pl.name, out.message).status)
+
+    def fits(self) -> Status:
+        diag = Diagnosis()
+        try:
+            ok = self.fw.filter_rows(self.state, self.pod, self.snap, np.asarray([self.row], np.intp), diag)
+        except PluginFailure as e:
+            return Status(Code.Error, e.status.reasons, e.status.plugin)
+        if bool(ok[0]):
+            return Status()
+        return diag.status_of(self.row) or Status(Code.Unschedulable)
 
 
 class DryRun:
@@ -144,9 +182,15 @@ class DryRun:
 
     # ---- one node --------------------------------------------------------------------
     def select_victims_on_node(
-        self, pod: Pod, snap: Snapshot, row: int, pdbs: Sequence[PodDisruptionBudget]
+        self,
+        pod: Pod,
+        snap: Snapshot,
+        row: int,
+        pdbs: Sequence[PodDisruptionBudget],
+        state: CycleState | None = None,
     ) -> tuple[list[Pod], int, Status]:
-        """The fewest lower-priority pods to evict from ``row``; the snapshot is left unchanged."""
+        """The fewest lower-priority pods to evict from ``row``; the snapshot is left unchanged.
+        ``state``: the scheduling cycle's CycleState (see the module's docstring)."""
         node_pods = list(snap.pods_on[row].values())
         potential = [
             p for p in node_pods if p.priority < pod.priority and self.is_eligible_pod(snap, row, p, pod)
@@ -155,9 +199,16 @@ class DryRun:
             # The node is unchanged by preemption, so there is no point re-running filters.
             return [], 0, Status(Code.UnschedulableAndUnresolvable, (NO_VICTIMS,))
         try:
-            for p in potential:
+            node = None if state is None else NodeCheck(self._framework(), state.clone(), pod, snap, row)
+
+            def take(p: Pod) -> None:
                 snap.remove_pod(p.uid)
-            st = self.fits(pod, snap, row)
+                if node is not None:
+                    node.extensions("RemovePod", p)
+
+            for p in potential:
+                take(p)
+            st = self.fits(pod, snap, row) if node is None else node.fits()
             if not st.ok:
                 # Affinity of the preemptor to a victim is deliberately not considered.
                 return [], 0, st
@@ -167,9 +218,11 @@ class DryRun:
 
             def reprieve(p: Pod) -> bool:
                 snap.add_pod(p)
-                fits = self.fits(pod, snap, row, "AddPod").ok  # a Filter error counts as not fitting
-                if not fits:
-                    snap.remove_pod(p.uid)
+                if node is not None:
+                    node.extensions("AddPod", p)
+                fits = (self.fits(pod, snap, row, "AddPod") if node is None else node.fits()).ok
+                if not fits:  # a Filter error counts as not fitting
+                    take(p)
                     victims.append(p)
                 return fits
 
@@ -207,8 +260,10 @@ class DryRun:
         pdbs: Sequence[PodDisruptionBudget],
         offset: int,
         num_candidates: int,
+        state: CycleState | None = None,
     ) -> tuple[list[Candidate], dict[int, Status], list[str]]:
         """DryRunPreemption from ``offset`` (wrapping), stopping at ``num_candidates`` with one non-violating.
+        ``state``: the scheduling cycle's CycleState, copied for each node.
 
         Returns (non-violating then violating candidates, per-row statuses of failed nodes, errors).
         """
@@ -226,7 +281,7 @@ class DryRun:
             if batched:
                 results = self._victims_batched(pod, snap, part, pdbs)
             if results is None:  # not batchable, or a Filter error: node by node (lazily), as upstream
-                results = (self.select_victims_on_node(pod, snap, int(r), pdbs) for r in part)
+                results = (self.select_victims_on_node(pod, snap, int(r), pdbs, state) for r in part)
             for row, (victims, num_pdb, st) in zip(part.tolist(), results, strict=False):
                 name = snap.nodes[row].name
                 if st.ok and victims:

@@ -24,6 +24,7 @@ from kubesched.framework.status import Code, Status
 
 if TYPE_CHECKING:
     from kubesched.api.objects import Pod
+    from kubesched.framework.cycle_state import CycleState
     from kubesched.framework.diagnosis import Diagnosis
     from kubesched.state.snapshot import Snapshot
 
@@ -49,8 +50,11 @@ class Evaluator(DryRun):
         return []
 
     # ---- the flow -----------------------------------------------------------------------
-    def preempt(self, pod: Pod, snap: Snapshot, diagnosis: Diagnosis) -> tuple[str | None, Status]:
-        """Evaluator.Preempt without extenders: eligibility, dry run, pick, evict."""
+    def preempt(
+        self, pod: Pod, snap: Snapshot, diagnosis: Diagnosis, state: CycleState | None = None
+    ) -> tuple[str | None, Status]:
+        """Evaluator.Preempt without extenders: eligibility, dry run, pick, evict. ``state``: the
+        scheduling cycle's CycleState, which the dry run copies for each node."""
         codes = node_codes(diagnosis, snap.n)
         nominated_code = self._nominated_node_code(pod, snap, diagnosis, codes)
         ok, msg = self.pod_eligible_to_preempt_others(pod, snap, nominated_code)
@@ -58,7 +62,7 @@ class Evaluator(DryRun):
             return None, Status(Code.Unschedulable, (msg,))
         if snap.n == 0:
             return None, Status.error("no nodes available")
-        candidates, statuses, errors = self.find_candidates(pod, snap, diagnosis)
+        candidates, statuses, errors = self.find_candidates(pod, snap, diagnosis, state)
         if errors and not candidates:
             return None, Status.error(aggregate_errors(errors))
         if not candidates:
@@ -81,14 +85,14 @@ class Evaluator(DryRun):
         return Code.UnschedulableAndUnresolvable if absent is None else absent.code
 
     def find_candidates(
-        self, pod: Pod, snap: Snapshot, diagnosis: Diagnosis
+        self, pod: Pod, snap: Snapshot, diagnosis: Diagnosis, state: CycleState | None = None
     ) -> tuple[list[Candidate], dict[int, Status], list[str]]:
         """findCandidates: dry-run preemption on the nodes filters rejected as Unschedulable."""
         rows = potential_rows(diagnosis, snap)
         if rows.size == 0:
             return [], {}, []
         offset, num = self.get_offset_and_num_candidates(int(rows.size))
-        return self.dry_run_preemption(pod, snap, rows, self.pod_disruption_budgets(), offset, num)
+        return self.dry_run_preemption(pod, snap, rows, self.pod_disruption_budgets(), offset, num, state)
 
     def select_candidate(self, candidates: list[Candidate]) -> Candidate | None:
         return select_candidate(candidates)

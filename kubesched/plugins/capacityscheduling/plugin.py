@@ -198,9 +198,10 @@ class CapacityScheduling(DefaultPreemption, PreFilterPlugin, ReservePlugin, Sign
         return True, ""
 
     def select_victims_on_node(
-        self, pod: Pod, snap: Snapshot, row: int, pdbs: list[PodDisruptionBudget]
+        self, pod: Pod, snap: Snapshot, row: int, pdbs: list[PodDisruptionBudget], state: CycleState | None = None
     ) -> tuple[list[Pod], int, Status]:
-        """The quota-aware SelectVictimsOnNode; the snapshot is left as it was."""
+        """The quota-aware SelectVictimsOnNode; the snapshot is left as it was. Its checks re-run
+        the profile's PreFilter (``state`` is not read: its PostFilter passes none)."""
         pf = self._state(pod, snap)
         node_pods = list(snap.pods_on[row].values())
         infos = self.infos(snap)

@@ -78,7 +78,7 @@ class DefaultPreemption(PostFilterPlugin, Evaluator):
         self, state: CycleState, pod: Pod, snap: Snapshot, diagnosis: Diagnosis
     ) -> tuple[str | None, Status]:
         """(node to nominate, "" to clear the nomination, or None to leave it; status)."""
-        node, st = self.preempt(pod, snap, diagnosis)
+        node, st = self.preempt(pod, snap, diagnosis, state)
         if st.message:
             return node, Status(st.code, (MSG_PREFIX + st.message,))
         return node, st
