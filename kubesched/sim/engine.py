@@ -104,6 +104,7 @@ class Engine:
         self.snap.pod_groups.update(((pg.namespace, pg.name), pg) for pg in objs.pod_groups)
         self.snap.elastic_quotas.update((eq.namespace, eq) for eq in objs.elastic_quotas)
         self.cluster = SimCluster(self._noop_bind, self._on_evict)
+        # a Scheduler subclass may choose hosts itself (the learning environment's time mode)
         self.sched = scheduler_cls(
             config, self.snap, self.cluster, registry, seed=options.seed, clock=self.clock, tie_break=options.tie_break
         )
