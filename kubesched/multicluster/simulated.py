@@ -28,6 +28,7 @@ from kubesched.gpu.model import ASK_ANNOTATIONS, MILLI, pod_gpu_ask
 from kubesched.gpu.state import GpuState
 from kubesched.multicluster.api import Binding, Cluster
 from kubesched.multicluster.estimate import UNAUTHENTIC_REPLICA
+from kubesched.state.memo import AFFINITY_PODS, EVERYTHING, NODES
 
 if TYPE_CHECKING:
     from kubesched.api.objects import Pod
@@ -77,8 +78,6 @@ class SimulatedEstimator:
     def __init__(self, members: dict[str, MemberCluster], cap: int = DEFAULT_CAP) -> None:
         self.members = members
         self.cap = cap
-        self._probe: dict[tuple, tuple[tuple, np.ndarray]] = {}  # (member, probe key) -> (version, mask)
-        self._counts: dict[tuple, tuple[int, int]] = {}  # (member, signature) -> (generation, count)
         self.sequential_runs = 0
 
     def max_available_replicas(self, clusters: list[Cluster], binding: Binding) -> list[int]:
@@ -96,20 +95,16 @@ class SimulatedEstimator:
         assert sched is not None
         snap = sched.snapshot
         sig = (pod.signature(), tuple(pod.annotations.get(a) for a in ASK_ANNOTATIONS))
-        key = (member.name, sig)
-        hit = self._counts.get(key)
-        if hit is not None and hit[0] == snap.generation:
-            return hit[1]
-        if pod.scheduler_name not in sched.frameworks:
-            n = 0
-        elif needs_sequential(pod):
-            n = self.sequential(member, pod)
-        else:
-            n = int(self.per_node(member, pod).sum())
-        if len(self._counts) > 65536:
-            self._counts.clear()
-        self._counts[key] = (snap.generation, n)
-        return n
+
+        def count() -> int:
+            if pod.scheduler_name not in sched.frameworks:
+                return 0
+            if needs_sequential(pod):
+                return self.sequential(member, pod)
+            return int(self.per_node(member, pod).sum())
+
+        # kept in the member's snapshot until anything there changes
+        return snap.memo.get((self, "replicas", sig), count, on=EVERYTHING)
 
     # ---- vectorised ------------------------------------------------------------------------------
     def admitted(self, member: MemberCluster, pod: Pod) -> np.ndarray:
@@ -117,28 +112,24 @@ class SimulatedEstimator:
         sched = member.scheduler
         assert sched is not None
         snap = sched.snapshot
-        key = (member.name, _probe_key(pod))
-        # the probe's verdicts follow the nodes, and existing pods' (anti-)affinity terms
-        version = (snap.node_generation, snap.affinity_log_epoch, len(snap.affinity_log))
-        hit = self._probe.get(key)
-        if hit is not None and hit[0] == version and hit[1].size == snap.n:
-            return hit[1]
         fw = sched.frameworks[pod.scheduler_name]
-        probe = probe_of(pod)
-        state = CycleState()
-        rows = np.arange(snap.n, dtype=np.int32)
-        pre, verdicts = cycle.filter_every_plugin(fw, state, probe, snap, rows)
-        if not pre.status.ok:
-            mask = np.zeros(snap.n, bool)
-        else:
+
+        def probe_mask() -> np.ndarray:
+            state = CycleState()
+            rows = np.arange(snap.n, dtype=np.int32)
+            pre, verdicts = cycle.filter_every_plugin(fw, state, probe_of(pod), snap, rows)
+            if not pre.status.ok:
+                return np.zeros(snap.n, bool)
             mask = np.ones(snap.n, bool)
             if pre.names is not None:
                 mask &= np.isin(rows, snap.rows_of(pre.names))
             for plugin, res in verdicts.items():
                 if res is not None and plugin not in RESOURCE_FILTERS:
                     mask &= res.code == 0
-        self._probe[key] = (version, mask)
-        return mask
+            return mask
+
+        # the probe's verdicts follow the nodes, and existing pods' (anti-)affinity terms
+        return snap.memo.get((self, "probe", _probe_key(pod)), probe_mask, on=NODES | AFFINITY_PODS)
 
     def per_node(self, member: MemberCluster, pod: Pod) -> np.ndarray:
         """Replicas each node can still take."""
