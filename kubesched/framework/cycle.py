@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from kubesched.framework.cycle_state import CycleState
-from kubesched.framework.diagnosis import NO_NODES, Diagnosis, NodeFailures
+from kubesched.framework.diagnosis import NO_NODES, Diagnosis, NodeFailures, unsatisfied_plugins
 from kubesched.framework.runtime import PluginFailure, Scores
 from kubesched.framework.status import Code, FilterResult, Status
 
@@ -103,8 +103,7 @@ class PreFiltered:
     @property
     def outside(self) -> Status:
         """The status of a node the PreFilterResult left out."""
-        msg = f"node(s) didn't satisfy plugin(s) [{' '.join(sorted(self.narrowed_by))}]"
-        return Status(Code.UnschedulableAndUnresolvable, (msg,))
+        return Status(Code.UnschedulableAndUnresolvable, (unsatisfied_plugins(self.narrowed_by),))
 
 
 @dataclass

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -13,6 +13,14 @@ from kubesched.framework.status import Code, FilterResult, Status
 NO_NODE_AVAILABLE = "0/{n} nodes are available:"
 NO_NODES = "no nodes available to schedule pods"
 MAX_MESSAGE_LEN = 1024
+
+
+def unsatisfied_plugins(plugins: Sequence[str], *, simultaneously: bool = False) -> str:
+    """The reason of nodes that PreFilterResults ruled out: findNodesThatFitPod's for the nodes
+    outside them, or (``simultaneously``) RunPreFilterPlugins' when their node sets do not meet."""
+    if simultaneously and len(plugins) == 1:
+        return f"node(s) didn't satisfy plugin {plugins[0]}"
+    return f"node(s) didn't satisfy plugin(s) [{' '.join(sorted(plugins))}]" + (" simultaneously" if simultaneously else "")
 
 
 @dataclass

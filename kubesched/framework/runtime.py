@@ -16,7 +16,7 @@ import numpy as np
 
 from kubesched.errors import InputError
 from kubesched.framework.cycle_state import CycleState
-from kubesched.framework.diagnosis import Diagnosis, NodeFailures
+from kubesched.framework.diagnosis import Diagnosis, NodeFailures, unsatisfied_plugins
 from kubesched.framework.interfaces import (
     MAX_NODE_SCORE,
     MIN_NODE_SCORE,
@@ -301,10 +301,7 @@ class Framework:
                 with_nodes.append(pl.name)
                 names = res.node_names if names is None else names & res.node_names
                 if not names and ret.ok:
-                    if len(with_nodes) == 1:
-                        msg = f"node(s) didn't satisfy plugin {with_nodes[0]}"
-                    else:
-                        msg = f"node(s) didn't satisfy plugin(s) [{' '.join(sorted(with_nodes))}] simultaneously"
+                    msg = unsatisfied_plugins(with_nodes, simultaneously=True)
                     st2 = Status(Code.UnschedulableAndUnresolvable, (msg,))
                     if not run_all:
                         return names, st2, with_nodes, per_plugin

@@ -34,7 +34,6 @@ BASE_PLUGINS = {"FGD": "FGDScore"}
 
 class LearnedScore(ScorePlugin):
     name = NAME
-    has_args = True
 
     def __init__(self, args: dict[str, Any] | None = None, handle: Handle | None = None) -> None:
         super().__init__(args, handle)
