@@ -78,7 +78,8 @@ class Scheduler:
         self.rng = np.random.default_rng(seed)
         # the rotating start index, the tie-break and the equivalence cache's use: see CycleContext
         self.cycle = CycleContext(self.rng, config.percentage_of_nodes_to_score, tie_break)
-        self.cycle.select = self.select_host  # a subclass's override picks the host of every cycle
+        if type(self).select_host is not Scheduler.select_host:
+            self.cycle.select = self.select_host  # a subclass's override picks every cycle's host
         self.clock = clock
         self.frameworks: dict[str, Framework] = {}
         self.waiting = WaitingPods()  # pods parked at Permit, shared by every profile

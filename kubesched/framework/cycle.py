@@ -62,12 +62,8 @@ class CycleContext:
     # message counts the nodes only, and no plugin is named for requeueing), which saves filtering
     # again with reasons; profiles with PostFilter keep them
     failure_detail: bool = True
-    # the owner's host selection (Scheduler.select_host, which a subclass may override); None:
-    # ``select_host``
+    # the owner's own host selection (a Scheduler subclass's select_host); None: ``select_host``
     select: Callable[[Scores], int] | None = None
-
-    def select_host(self, scores: Scores, snap: Snapshot) -> int:
-        return select_host(scores, snap, self) if self.select is None else self.select(scores)
 
 
 @dataclass
@@ -153,7 +149,8 @@ def _schedule_pod(
             ctx.start = start
             return None
         res.scores = scores
-        res.node = snap.nodes[ctx.select_host(scores, snap)].name
+        row = select_host(scores, snap, ctx) if ctx.select is None else ctx.select(scores)
+        res.node = snap.nodes[row].name
     if fit.batch is not None:
         # the cache's state is shared read-only: a copy for the points that may write to it
         writers = fw.post_filter if res.node is None else (fw.reserve or fw.permit or fw.pre_bind)
@@ -381,7 +378,10 @@ def evaluate_every_plugin(fw: Framework, pod: Pod, snap: Snapshot, ctx: CycleCon
         except PluginFailure as e:
             out.error = e
             return out
-        out.selected = int(feasible_rows[0]) if feasible_rows.size == 1 else ctx.select_host(out.scores, snap)
+        if feasible_rows.size == 1:
+            out.selected = int(feasible_rows[0])
+        else:
+            out.selected = select_host(out.scores, snap, ctx) if ctx.select is None else ctx.select(out.scores)
     return out
 
 

@@ -56,7 +56,7 @@ class Memo:
     def __init__(self, snap: Snapshot) -> None:
         self._snap = snap
         self._values: dict[Hashable, tuple[Any, Hashable, Any, int]] = {}  # key -> (stamp, version, value, on)
-        self._follows: dict[Hashable, list[Any]] = {}  # key -> [stamp, epoch, position, value]
+        self._follows: dict[Hashable, list[Any]] = {}  # key -> [stamp, epoch, position, value, generation]
 
     def get(self, key: Hashable, build: Callable[[], T], *, on: int, version: Hashable = None) -> T:
         """The value of ``key``, built by ``build()`` unless kept since before the last change of
@@ -85,19 +85,22 @@ class Memo:
         ``build(old)`` when ``on`` changed or the log restarted since (``old``: the value being
         replaced, None the first time, for state that outlives a rebuild)."""
         snap = self._snap
+        f = self._follows.get(key)
+        if f is not None and f[4] == snap.generation:  # nothing changed since the last read
+            return f[3]
         stamp = _STAMP[on](snap)
         entries, epoch = (snap.changed_rows, snap.structure) if log == ROWS else (snap.affinity_log, snap.affinity_log_epoch)
-        f = self._follows.get(key)
         if f is None or f[0] != stamp or f[1] != epoch or f[2] > len(entries):
             value = build(None if f is None else f[3])
             if f is None and len(self._follows) >= LIMIT:
                 self._follows.clear()
-            self._follows[key] = [stamp, epoch, len(entries), value]
+            self._follows[key] = [stamp, epoch, len(entries), value, snap.generation]
             return value
         if f[2] < len(entries):
             changes = entries[f[2] :]
             f[2] = len(entries)
             update(f[3], changes)
+        f[4] = snap.generation
         return f[3]
 
     def _trim(self) -> None:

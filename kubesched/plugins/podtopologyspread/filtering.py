@@ -143,7 +143,6 @@ class PreFilterState:
         self.verdict_stamp = snap.node_generation
         return tables
 
-
     def passes_everywhere(self, pod: Pod, snap: Snapshot) -> bool:
         """True when Filter passes every node: all carry every key (``all_keys``) and no value
         code's table entry fails (codes no node uses count too: exact, if sometimes cautious)."""
