@@ -11,6 +11,14 @@ PreFilter and Filter. TestNonPreemption: 2 of 2. TestDisablePreemption: 1 of 1.
 TestPodPriorityResolution: 3 of 3; where the API server refuses a pod naming a PriorityClass that
 does not exist, kubesched loads it with a warning naming the class (cluster dumps often leave
 PriorityClasses out; documented in docs/cli.md). TestPreemptionStarvation: 1 of 1.
+TestPDBInPreemption: 3 of 3; the PDBs carry the status the disruption controller would give them
+(``disruptionsAllowed`` = healthy pods - minAvailable), which is what kube-scheduler reads.
+TestPreferNominatedNode: 2 of 2; upstream sets the preemptor's status.nominatedNodeName when it
+is popped, here the file gives it.
+Left out: TestPreemptionRaces and TestAsyncPreemption (goroutine races and the asynchronous
+preemption's API calls; kubesched preempts synchronously), TestNominatedNodeCleanUp (victims that
+stay while their graceful termination runs; offline, a deleted pod is gone at once) and
+TestReadWriteOncePodPreemption (volumes).
 """
 
 from __future__ import annotations
@@ -203,3 +211,109 @@ def test_preemption_starvation(tmp_path: Path) -> None:
     assert len(entry["victims"]) == 3  # 300m cpu on a 500m node filled by five 100m pods
     for p in pending:
         assert placed(result, p) is None  # no pending pod took the room made for the preemptor
+
+
+# -- TestPDBInPreemption --------------------------------------------------------------------------
+
+
+def min_available_pdb(name: str, min_available: int, labels: dict[str, str], healthy: int) -> dict:
+    """mkMinAvailablePDB, with the status the disruption controller sets for ``healthy`` pods."""
+    return {
+        "apiVersion": "policy/v1",
+        "kind": "PodDisruptionBudget",
+        "metadata": {"name": name, "namespace": NS},
+        "spec": {"minAvailable": min_available, "selector": {"matchLabels": labels}},
+        "status": {
+            "currentHealthy": healthy,
+            "desiredHealthy": min_available,
+            "expectedPods": healthy,
+            "disruptionsAllowed": max(healthy - min_available, 0),
+        },
+    }
+
+
+def pdb_node(i: int) -> dict:
+    return node(f"node-{i}", capacity={"cpu": "500m", "memory": "500"})
+
+
+def on_node(p: dict, node_name: str) -> dict:
+    p["spec"]["nodeName"] = node_name
+    return p
+
+
+PDB_CASES = [
+    (
+        "A non-PDB violating pod is preempted despite its higher priority",
+        1,
+        [min_available_pdb("pdb-1", 2, {"foo": "bar"}, 2)],
+        [
+            pause("low-pod1", LOW, labels={"foo": "bar"}),
+            pause("low-pod2", LOW, labels={"foo": "bar"}),
+            pause("mid-pod3", MEDIUM),
+        ],
+        pause("preemptor-pod", HIGH, "300m", "200"),
+        {2},
+    ),
+    (
+        "A node without any PDB violating pods is preferred for preemption",
+        2,
+        [min_available_pdb("pdb-1", 2, {"foo": "bar"}, 1)],
+        [
+            on_node(pause("low-pod1", LOW, labels={"foo": "bar"}), "node-1"),
+            on_node(pause("mid-pod2", MEDIUM), "node-2"),
+        ],
+        pause("preemptor-pod", HIGH, "500m", "200"),
+        {1},
+    ),
+    (
+        "A node with fewer PDB violating pods is preferred for preemption",
+        3,
+        [min_available_pdb("pdb-1", 2, {"foo1": "bar"}, 1), min_available_pdb("pdb-2", 2, {"foo2": "bar"}, 5)],
+        [
+            on_node(pause("low-pod1", LOW, labels={"foo1": "bar"}), "node-1"),
+            on_node(pause("mid-pod1", MEDIUM), "node-1"),
+            on_node(pause("low-pod2", LOW, labels={"foo2": "bar"}), "node-2"),
+            on_node(pause("mid-pod2", MEDIUM, labels={"foo2": "bar"}), "node-2"),
+            on_node(pause("low-pod4", LOW, labels={"foo2": "bar"}), "node-3"),
+            on_node(pause("low-pod5", LOW, labels={"foo2": "bar"}), "node-3"),
+            on_node(pause("low-pod6", LOW, labels={"foo2": "bar"}), "node-3"),
+        ],
+        pause("preemptor-pod", HIGH, "500m", "400"),
+        # node-3: no PDB violated, and its victims have lower priority than node-2's
+        {4, 5, 6},
+    ),
+]
+
+
+@pytest.mark.parametrize(("nodes", "pdbs", "existing", "preemptor", "preempted"), [c[1:] for c in PDB_CASES], ids=[c[0] for c in PDB_CASES])
+def test_pdb_in_preemption(
+    nodes: int, pdbs: list[dict], existing: list[dict], preemptor: dict, preempted: set[int], tmp_path: Path
+) -> None:
+    result = schedule(tmp_path, [*(pdb_node(i) for i in range(1, nodes + 1)), *existing, *pdbs], then=[[preemptor]])
+    entry = result.entry(f"{NS}/preemptor-pod")
+    assert entry is not None
+    assert {v["pod"] for v in entry["victims"]} == {f"{NS}/{existing[i]['metadata']['name']}" for i in preempted}
+    assert entry["nominated_node"] is not None and entry["node"] == entry["nominated_node"]
+
+
+# -- TestPreferNominatedNode ----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("existing_on", "running_node"),
+    [("node-2", "node-1"), ("node-1", "node-2")],
+    ids=[
+        "nominated node released all resource, preemptor is scheduled to the nominated node",
+        "nominated node cannot pass all the filters, preemptor should find a different node",
+    ],
+)
+def test_prefer_nominated_node(existing_on: str, running_node: str, tmp_path: Path) -> None:
+    """The preemptor comes nominated to node-1: it lands there when node-1 passes every filter,
+    else on another node that does."""
+    low = on_node(pause("low-pod", LOW), existing_on)
+    preemptor = pause("preemptor-pod", HIGH, "500m", "200")
+    preemptor["status"] = {"nominatedNodeName": "node-1"}
+    result = schedule(tmp_path, [pdb_node(1), pdb_node(2), low], then=[[preemptor]])
+    assert placed(result, preemptor) == running_node
+    entry = result.entry(f"{NS}/preemptor-pod")
+    assert entry is not None and not entry["victims"]
