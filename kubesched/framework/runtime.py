@@ -200,6 +200,8 @@ class Framework:
         )
         # a signer whose answer is its mixin's constant (NodeLocal, RowLocal) is not asked each cycle
         self._fixed: tuple[Signature | None, ...] = tuple(_FIXED.get(type(pl).sign_pod) for pl in self.signers)
+        # the signers whose answer is asked each cycle, with their place in ``signers``
+        self._asked = [(i, pl) for i, (pl, fixed) in enumerate(zip(self.signers, self._fixed, strict=True)) if fixed is None]
         from kubesched.framework.equivalence import EquivalenceCache  # it calls back into this module
 
         self.cache = EquivalenceCache()
@@ -231,12 +233,24 @@ class Framework:
 
     def sign(self, pod: Pod, snap: Snapshot) -> tuple[Signature | None, ...]:
         """Each signer's Signature of ``pod`` now (``signers`` order; None: not signable)."""
-        return tuple(
-            [
-                self.call(pl, "Sign", pl.sign_pod, pod, snap) if fixed is None else fixed
-                for pl, fixed in zip(self.signers, self._fixed, strict=True)
-            ]
-        )
+        if self.observer is not None:
+            return tuple(
+                [
+                    self.call(pl, "Sign", pl.sign_pod, pod, snap) if fixed is None else fixed
+                    for pl, fixed in zip(self.signers, self._fixed, strict=True)
+                ]
+            )
+        # unobserved, ``call``'s guard around the loop (asked every cycle: a frame less per signer)
+        out = list(self._fixed)
+        pl = None
+        try:
+            for i, pl in self._asked:
+                out[i] = pl.sign_pod(pod, snap)
+        except PluginFailure:
+            raise
+        except Exception as e:  # noqa: BLE001 - as in ``call``
+            raise _failure(pl, "Sign", e) from e
+        return tuple(out)
 
     def row_local(self, pod: Pod, snap: Snapshot, plugins: Iterable[Plugin]) -> bool:
         """Whether every one of ``plugins`` judges a node by the pod and that node's row alone,
@@ -592,11 +606,15 @@ class Framework:
                 pass
 
 
+_UMAX = np.maximum.reduce
+
+
 def check_score_range(pl: ScorePlugin, norm: np.ndarray) -> None:
     """NormalizeScore must leave every score within [MIN_NODE_SCORE, MAX_NODE_SCORE]: an Error
     naming the plugin, with upstream's text and the first offending node's score, otherwise."""
-    # one reduction: a negative int64 reads as a huge uint64
-    if not norm.size or norm.view(np.uint64).max() <= MAX_NODE_SCORE:
+    # one reduction: a negative int64 reads as a huge uint64 (the ufunc's own reduce: ``max()``
+    # goes through a Python wrapper, and this runs for every scoring plugin every cycle)
+    if not norm.size or _UMAX(norm.view(np.uint64)) <= MAX_NODE_SCORE:
         return
     bad = int(norm[(norm > MAX_NODE_SCORE) | (norm < MIN_NODE_SCORE)][0])
     raise PluginFailure(

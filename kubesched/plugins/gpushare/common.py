@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, ClassVar
 
 import numpy as np
 
 from kubesched.api.resources import CPU
-from kubesched.framework.interfaces import ROW, Signature, SignPlugin
+from kubesched.framework.interfaces import NOT_INVOLVED, ROW, Signature, SignPlugin
 from kubesched.gpu.model import ASK_ANNOTATIONS, GpuAsk, pod_gpu_ask
 
 if TYPE_CHECKING:
@@ -22,8 +22,35 @@ class ReadsGpuAsk(SignPlugin):
     """Mixin of the GPU plugins: they judge a node from its own row (GPUs, CPU left) and read the
     pod's GPU ask from annotations, which their signature then carries."""
 
+    #: which of a pod's GPU signatures the plugin answers: 0 the ask's, 1 the same but NOT_INVOLVED
+    #: for a pod that asks for no GPU (OpenGpuShare, whose PreFilter skips such pods)
+    signature_slot: ClassVar[int] = 0
+
     def sign_pod(self, pod: Pod, snap: Snapshot) -> Signature | None:
-        return Signature(ROW, tuple(map(pod.annotations.get, ASK_ANNOTATIONS)))
+        key = tuple(map(pod.annotations.get, ASK_ANNOTATIONS))
+        sigs = _SIGNATURES.get(key)
+        if sigs is None:
+            sigs = _signatures(key, pod)
+        return sigs[self.signature_slot]
+
+
+#: A pod's two GPU signatures per distinct ask (immutable values, as ``gpu.model``'s parsed
+#: asks): asked for every pod by every GPU plugin, where building them costs Python calls
+_SIGNATURES: dict[tuple[str | None, ...], tuple[Signature, Signature]] = {}
+
+
+def _signatures(key: tuple[str | None, ...], pod: Pod) -> tuple[Signature, Signature]:
+    try:
+        no_gpu = pod_gpu_ask(pod) is None
+    except ValueError:  # a malformed ask is no skip
+        no_gpu = False
+    sig = Signature(ROW, key)
+    if len(_SIGNATURES) > 4096:
+        _SIGNATURES.clear()
+    out = _SIGNATURES[key] = (sig, NOT_INVOLVED if no_gpu else sig)
+    return out
+
+
 _NONE = object()
 
 

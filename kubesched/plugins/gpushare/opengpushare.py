@@ -18,15 +18,13 @@ import numpy as np
 from kubesched.api.resources import CPU
 from kubesched.errors import InputError
 from kubesched.framework.interfaces import (
-    NOT_INVOLVED,
     FilterPlugin,
     PreFilterPlugin,
     ReservePlugin,
-    Signature,
 )
 from kubesched.framework.plugin_args import args_body
 from kubesched.framework.status import Code, FilterResult, Status
-from kubesched.gpu.model import GPU_INDEX, GpuAsk, format_index, pod_gpu_ask
+from kubesched.gpu.model import GPU_INDEX, GpuAsk, format_index
 from kubesched.gpu.state import GpuState, best_fit_pick, exclusive_pick
 from kubesched.plugins.gpushare.common import ReadsGpuAsk, cpu_left, cycle_ask
 
@@ -61,6 +59,7 @@ class OpenGpuShare(ReadsGpuAsk, PreFilterPlugin, FilterPlugin, ReservePlugin):
     name = NAME
     # GPUs come with nodes and free up when pods leave them
     events_to_register = frozenset({"NodeAdd", "NodeUpdate", "AssignedPodDelete"})
+    signature_slot = 1  # not involved with the pods asking for no GPU: its PreFilter skips them
 
     def __init__(self, args: dict[str, Any] | None = None, handle: Handle | None = None) -> None:
         super().__init__(args, handle)
@@ -72,15 +71,6 @@ class OpenGpuShare(ReadsGpuAsk, PreFilterPlugin, FilterPlugin, ReservePlugin):
                 path=f"{NAME}Args.gpuSelMethod",
             )
         self.method: str = method
-
-    def sign_pod(self, pod: Pod, snap: Snapshot) -> Signature | None:
-        """Not involved with the pods asking for no GPU (its PreFilter skips them; a malformed
-        ask is no skip)."""
-        try:
-            no_gpu = pod_gpu_ask(pod) is None
-        except ValueError:
-            no_gpu = False
-        return NOT_INVOLVED if no_gpu else super().sign_pod(pod, snap)
 
     def pre_filter(self, state: CycleState, pod: Pod, snap: Snapshot) -> Status | None:
         try:
