@@ -15,12 +15,13 @@ gives them (there is no kubelet to add ``kubernetes.io/hostname``).
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import yaml
 
-from kubesched.app import build_session
+from kubesched.app import Session, build_session
 from kubesched.batch import BatchResult, schedule_all
 
 PAUSE = "registry.k8s.io/pause:3.10.1"
@@ -136,6 +137,13 @@ def scoring_config(pre_score: str | None, score: str) -> dict:
     return profile_config({"preScore": pre, "score": {"enabled": [{"name": score, "weight": 1}], "disabled": [{"name": "*"}]}})
 
 
+@dataclass
+class Outcome(BatchResult):
+    """Every pod's outcome, and the session that scheduled them (its plugins, its cluster)."""
+
+    session: Session | None = None
+
+
 def schedule(
     tmp_path: Path,
     objects: list[dict],
@@ -144,7 +152,7 @@ def schedule(
     config: dict | None = None,
     seed: int = 1,
     plugin_paths: Sequence[str] = (),
-) -> BatchResult:
+) -> Outcome:
     """Write ``objects`` and the pods of ``then`` (and ``config``) to files, load them as
     ``kubesched schedule`` does and place every pending pod of ``objects``, in the order they are
     listed; then, one list of ``then`` at a time, the pods created once the earlier ones were
@@ -158,7 +166,7 @@ def schedule(
         config_path.write_text(yaml.safe_dump(config, sort_keys=False))
     session = build_session([str(cluster)], str(config_path) if config_path else None, seed, list(plugin_paths))
     loaded = session.objects.pods
-    out = BatchResult()
+    out = Outcome(session=session)
     for step in ([o for o in objects if o["kind"] == "Pod"], *then):
         keys = {_key(p) for p in step}
         session.objects.pods = [p for p in loaded if p.key in keys]

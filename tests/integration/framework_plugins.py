@@ -1,0 +1,120 @@
+"""The fake plugins of test/integration/scheduler/plugins/plugins_test.go, loaded with
+``--plugin-path``; each counts its calls (a node checked or scored counts once) and takes its
+switches from its args."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from kubesched.api.objects import Pod
+from kubesched.framework.cycle_state import CycleState
+from kubesched.framework.interfaces import (
+    MAX_NODE_SCORE,
+    FilterPlugin,
+    PostFilterPlugin,
+    PreFilterPlugin,
+    ReservePlugin,
+    ScorePlugin,
+)
+from kubesched.framework.runtime import PluginFailure
+from kubesched.framework.status import Code, FilterResult, PluginError, PreFilterResult, Status
+from kubesched.state.snapshot import Snapshot
+
+
+class PreFilter(PreFilterPlugin):
+    name = "prefilter-plugin"
+    calls = 0
+
+    def pre_filter(self, state: CycleState, pod: Pod, snap: Snapshot) -> PreFilterResult | Status | None:
+        self.calls += 1
+        if self.args.get("fail"):
+            raise PluginError(f"injecting failure for pod {pod.name}")
+        if self.args.get("reject"):
+            return Status(Code.Unschedulable, (f"reject pod {pod.name}",))
+        nodes = self.args.get("nodes")
+        return PreFilterResult(node_names=frozenset(nodes)) if nodes else None
+
+
+class Filter(FilterPlugin):
+    name = "filter-plugin"
+    calls = 0
+
+    def filter(self, state: CycleState, pod: Pod, snap: Snapshot, rows: np.ndarray) -> FilterResult:
+        self.calls += len(rows)
+        if self.args.get("reject"):
+            return FilterResult.from_mask(np.ones(len(rows), bool), f"reject pod {pod.name}")
+        return FilterResult.all_pass(len(rows))
+
+
+class Score(ScorePlugin):
+    """The first node ever scored gets the highest score, every other node 1."""
+
+    name = "score-plugin"
+    calls = 0
+    high_score_node = ""
+
+    def score(self, state: CycleState, pod: Pod, snap: Snapshot, rows: np.ndarray) -> np.ndarray:
+        if self.args.get("fail"):
+            self.calls += 1
+            raise PluginError(f"injecting failure for pod {pod.name}")
+        out = np.ones(len(rows), np.int64)
+        if self.calls == 0 and len(rows):
+            out[0] = MAX_NODE_SCORE
+            self.high_score_node = snap.nodes[int(rows[0])].name
+        self.calls += len(rows)
+        return out
+
+
+class ScoreWithNormalize(ScorePlugin):
+    name = "score-with-normalize-plugin"
+    calls = 0
+    normalize_calls = 0
+
+    def score(self, state: CycleState, pod: Pod, snap: Snapshot, rows: np.ndarray) -> np.ndarray:
+        self.calls += len(rows)
+        return np.full(len(rows), 10, np.int64)
+
+    def normalize(self, state: CycleState, pod: Pod, scores: np.ndarray) -> np.ndarray | None:
+        self.normalize_calls += 1
+        return scores
+
+
+class PostFilter(PostFilterPlugin):
+    """Runs the Filter plugins on every node and the Score plugins, then answers as its args say:
+    reject (Unschedulable), break (UnschedulableAndUnresolvable) or make room (Success)."""
+
+    name = "postfilter-plugin"
+    calls = 0
+
+    def post_filter(self, state: CycleState, pod: Pod, snap: Snapshot, diagnosis: Any) -> tuple[str | None, Status]:
+        self.calls += 1
+        fw = self.handle.framework
+        rows = np.arange(snap.n, dtype=np.intp)
+        try:
+            fw.filter_rows(state, pod, snap, rows, None, nominated=False)  # RunFilterPlugins, node by node
+            fw.run_score(state, pod, snap, rows)  # RunScorePlugins; its status is not looked at
+        except PluginFailure:
+            pass
+        if self.args.get("reject"):
+            return None, Status(Code.Unschedulable, (f"injecting unschedulable for pod {pod.name}",))
+        if self.args.get("break"):
+            return None, Status(Code.UnschedulableAndUnresolvable, (f"injecting unresolvable for pod {pod.name}",))
+        return None, Status(Code.Success, (f"make room for pod {pod.name} to be schedulable",))
+
+
+class PostFilter2(PostFilter):
+    name = "postfilter-plugin2"
+    calls = 0
+
+
+class Reserve(ReservePlugin):
+    name = "reserve-plugin"
+    calls = 0
+
+    def reserve(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
+        self.calls += 1
+        if self.args.get("fail"):
+            return Status.error(f"injecting failure for pod {pod.name}")
+        return None

@@ -1,0 +1,174 @@
+"""kube-scheduler v1.36 test/integration/scheduler/plugins/plugins_test.go, through the whole cycle
+(see integration_testlib), with its fake plugins (tests/integration/framework_plugins.py).
+
+As upstream's ``initRegistryAndConfig``, a plugin is enabled at its extension points on top of the
+default plugins; the cluster is ``InitTestSchedulerForFrameworkTest``'s nodes test-node-0...
+(32 pods of capacity). Where upstream waits for a "scheduling error" (PodScheduled False, reason
+SchedulerError), the pod's outcome here is the Error's message, worded as kube-scheduler words it.
+
+TestPreFilterPlugin: 5 of 5. TestPostFilterPlugin: 6 of 6. TestScorePlugin: 2 of 2.
+TestNormalizeScorePlugin: 1 of 1. TestReservePluginReserve: 2 of 2. The other tables of the file
+(PreEnqueue, QueueSort, PreBind, Unreserve, Bind, PostBind, Permit and their cancellations,
+activation, preemption with Permit) are not ported yet.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from integration_testlib import Outcome, node, placed, pod, profile_config, schedule
+
+PLUGINS = str(Path(__file__).with_name("framework_plugins.py"))
+TEST_POD = pod("test-pod", "plugins")
+
+
+def nodes(n: int) -> list[dict]:
+    return [node(f"test-node-{i}") for i in range(n)]
+
+
+def run(tmp_path: Path, n_nodes: int, plugins: dict, plugin_args: dict[str, dict] | None = None) -> Outcome:
+    config = profile_config(plugins, [{"name": k, "args": v} for k, v in (plugin_args or {}).items()])
+    return schedule(tmp_path, [*nodes(n_nodes), TEST_POD], config=config, plugin_paths=[PLUGINS])
+
+
+def plugin(result: Outcome, name: str) -> Any:
+    """The profile's instance of plugin ``name``."""
+    assert result.session is not None
+    fw = result.session.scheduler.frameworks["default-scheduler"]
+    for pl in (*fw.pre_filter, *fw.filter, *fw.post_filter, *fw.score, *fw.reserve):
+        if pl.name == name:
+            return pl
+    raise AssertionError(f"{name} is not enabled")
+
+
+def message(result: Outcome) -> str:
+    entry = result.entry("plugins/test-pod")
+    assert entry is not None and entry["node"] is None, entry
+    return entry["message"]
+
+
+def enabled(point: str, name: str) -> dict:
+    return {point: {"enabled": [{"name": name}]}}
+
+
+# -- TestPreFilterPlugin ----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("args", "outcome"),
+    [
+        ({}, {"test-node-0", "test-node-1"}),
+        ({"fail": True}, 'running PreFilter plugin "prefilter-plugin": injecting failure for pod test-pod'),
+        (
+            {"reject": True},
+            "0/2 nodes are available: reject pod test-pod. "
+            "preemption: 0/2 nodes are available: 2 No preemption victims found for incoming pod.",
+        ),
+        ({"nodes": ["test-node-0", "test-node-1"]}, {"test-node-0", "test-node-1"}),
+        ({"nodes": ["test-node-0", "non-existent-node"]}, {"test-node-0"}),
+    ],
+    ids=[
+        "disable fail and reject flags",
+        "enable fail and disable reject flags",
+        "disable fail and enable reject flags",
+        "inject legal node names in PreFilterResult",
+        "inject legal and illegal node names in PreFilterResult",
+    ],
+)
+def test_pre_filter_plugin(args: dict, outcome: set[str] | str, tmp_path: Path) -> None:
+    result = run(tmp_path, 2, enabled("preFilter", "prefilter-plugin"), {"prefilter-plugin": args})
+    if isinstance(outcome, str):
+        assert message(result) == outcome
+    else:
+        assert placed(result, TEST_POD) in outcome
+    assert plugin(result, "prefilter-plugin").calls > 0
+
+
+# -- TestPostFilterPlugin ---------------------------------------------------------------------------
+
+POST_FILTER = [
+    # name, nodes, reject filter, fail score, postfilter-plugin args, postfilter-plugin2 args,
+    # filter calls (exact when the pod is scheduled, else at least), score calls (likewise),
+    # PostFilter calls (exact)
+    ("Filter passed and Score success", 30, False, False, {}, {}, 30, 30, 0),
+    ("Filter failed and PostFilter passed", 1, True, False, {}, {}, 2, 1, 1),
+    ("Filter failed and PostFilter failed", 1, True, False, {"reject": True}, {}, 2, 1, 2),
+    ("Score failed and PostFilter failed", 1, True, True, {"reject": True}, {}, 2, 1, 2),
+    ("Filter failed and first PostFilter broken", 1, True, False, {"break": True}, {}, 2, 0, 1),
+    ("Filter failed and second PostFilter broken", 1, True, False, {"reject": True}, {"reject": True, "break": True}, 2, 0, 2),
+]
+
+
+@pytest.mark.parametrize(
+    ("n_nodes", "reject_filter", "fail_score", "pf1", "pf2", "filter_calls", "score_calls", "post_filter_calls"),
+    [c[1:] for c in POST_FILTER],
+    ids=[c[0] for c in POST_FILTER],
+)
+def test_post_filter_plugin(
+    n_nodes: int,
+    reject_filter: bool,
+    fail_score: bool,
+    pf1: dict,
+    pf2: dict,
+    filter_calls: int,
+    score_calls: int,
+    post_filter_calls: int,
+    tmp_path: Path,
+) -> None:
+    plugins = {
+        "filter": {"enabled": [{"name": "filter-plugin"}]},
+        "preScore": {"disabled": [{"name": "*"}]},
+        "score": {"enabled": [{"name": "score-plugin"}], "disabled": [{"name": "*"}]},
+        "postFilter": {"enabled": [{"name": "postfilter-plugin"}, {"name": "postfilter-plugin2"}], "disabled": [{"name": "*"}]},
+    }
+    args = {
+        "filter-plugin": {"reject": reject_filter},
+        "score-plugin": {"fail": fail_score},
+        "postfilter-plugin": pf1,
+        "postfilter-plugin2": pf2,
+    }
+    result = run(tmp_path, n_nodes, plugins, args)
+    filtered, scored = plugin(result, "filter-plugin").calls, plugin(result, "score-plugin").calls
+    if reject_filter:
+        assert message(result).startswith(f"0/{n_nodes} nodes are available: ")
+        assert filtered >= filter_calls and scored >= score_calls
+    else:
+        assert placed(result, TEST_POD) is not None
+        assert (filtered, scored) == (filter_calls, score_calls)
+    assert plugin(result, "postfilter-plugin").calls + plugin(result, "postfilter-plugin2").calls == post_filter_calls
+
+
+# -- TestScorePlugin, TestNormalizeScorePlugin ------------------------------------------------------
+
+
+@pytest.mark.parametrize("fail", [True, False], ids=["fail score plugin", "do not fail score plugin"])
+def test_score_plugin(fail: bool, tmp_path: Path) -> None:
+    result = run(tmp_path, 10, enabled("score", "score-plugin"), {"score-plugin": {"fail": fail}})
+    score = plugin(result, "score-plugin")
+    if fail:
+        assert message(result) == 'running Score plugins: plugin "score-plugin" failed with: injecting failure for pod test-pod'
+    else:
+        assert placed(result, TEST_POD) == score.high_score_node != ""
+    assert score.calls > 0
+
+
+def test_normalize_score_plugin(tmp_path: Path) -> None:
+    result = run(tmp_path, 10, enabled("score", "score-with-normalize-plugin"))
+    assert placed(result, TEST_POD) is not None
+    pl = plugin(result, "score-with-normalize-plugin")
+    assert pl.calls > 0 and pl.normalize_calls > 0
+
+
+# -- TestReservePluginReserve -----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("fail", [True, False], ids=["fail reserve plugin", "do not fail reserve plugin"])
+def test_reserve_plugin_reserve(fail: bool, tmp_path: Path) -> None:
+    result = run(tmp_path, 2, enabled("reserve", "reserve-plugin"), {"reserve-plugin": {"fail": fail}})
+    if fail:
+        assert message(result) == 'running Reserve plugin "reserve-plugin": injecting failure for pod test-pod'
+    else:
+        assert placed(result, TEST_POD) in {"test-node-0", "test-node-1"}
+    assert plugin(result, "reserve-plugin").calls > 0
