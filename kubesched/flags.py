@@ -59,3 +59,31 @@ def add_output(p: argparse.ArgumentParser | Any, choices: Sequence[str], help: s
 
 def add_no_plots(p: argparse.ArgumentParser | Any, help: str) -> None:
     p.add_argument("--no-plots", "--no-plot", dest="no_plots", action="store_true", help=help)
+
+
+def add_workload_source(p: argparse.ArgumentParser, title: str) -> argparse._ArgumentGroup:
+    """The workload flags of ``simulate`` and ``tune`` (exactly one of ``--trace``, ``-f``,
+    ``--synthetic``), in a group titled ``title`` that the caller may extend."""
+    src = p.add_argument_group(title)
+    src.add_argument(
+        "--trace", metavar="NAME|FILE", help="openb pod list: a CSV, or a shipped trace by name (default, gpushare40, ...)"
+    )
+    src.add_argument(
+        "--nodes", metavar="NAME|FILE", help="openb node list for --trace: a CSV, or shipped 'all' (default) or 'gpu'"
+    )
+    src.add_argument(
+        "-f", "--file", action="append", metavar="FILE", help="Kubernetes manifests: nodes and pods (repeatable)"
+    )
+    src.add_argument(
+        "--synthetic",
+        nargs="?",
+        const="default",
+        metavar="SPEC",
+        help="generate a seeded workload from a YAML spec (no SPEC: the built-in default)",
+    )
+    src.add_argument(
+        "--synth", action="append", default=[], metavar="KEY=VALUE", help="override a synthetic spec field (pods.count=500)"
+    )
+    src.add_argument("--skip-invalid", action="store_true", help="skip bad trace rows (counted and reported)")
+    src.add_argument("--limit", type=int, metavar="N", help="replay only the first N pods by arrival")
+    return src

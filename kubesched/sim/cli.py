@@ -11,7 +11,7 @@ from typing import Any
 from kubesched import argtypes
 from kubesched.debug import add_debug
 from kubesched.errors import InputError
-from kubesched.flags import add_no_plots, add_out_dir, add_output
+from kubesched.flags import add_no_plots, add_out_dir, add_output, add_workload_source
 
 MAX_BINS = 100_000  # time bins: one state sample each
 
@@ -23,28 +23,7 @@ def add_parser(sub: Any) -> None:
         description="Discrete-event simulation of the scheduler on a workload; writes CSV, JSON, PNG plots and "
         "an HTML report to -d/--out-dir and prints a summary (-o).",
     )
-    src = p.add_argument_group("workload (exactly one)")
-    src.add_argument(
-        "--trace", metavar="NAME|FILE", help="openb pod list: a CSV, or a shipped trace by name (default, gpushare40, ...)"
-    )
-    src.add_argument(
-        "--nodes", metavar="NAME|FILE", help="openb node list for --trace: a CSV, or shipped 'all' (default) or 'gpu'"
-    )
-    src.add_argument(
-        "-f", "--file", action="append", metavar="FILE", help="Kubernetes manifests: nodes and pods (repeatable)"
-    )
-    src.add_argument(
-        "--synthetic",
-        nargs="?",
-        const="default",
-        metavar="SPEC",
-        help="generate a seeded workload from a YAML spec (no SPEC: the built-in default)",
-    )
-    src.add_argument(
-        "--synth", action="append", default=[], metavar="KEY=VALUE", help="override a synthetic spec field (pods.count=500)"
-    )
-    src.add_argument("--skip-invalid", action="store_true", help="skip bad trace rows (counted and reported)")
-    src.add_argument("--limit", type=int, metavar="N", help="replay only the first N pods by arrival")
+    add_workload_source(p, "workload (exactly one)")
     p.add_argument("--mode", choices=("time", "arrival"), default="time", help="replay by time (default) or arrival order")
     p.add_argument("--config", help="KubeSchedulerConfiguration file (v1, v1beta3, v1beta2, v1beta1)")
     p.add_argument("--plugin-path", action="append", default=[], help="Python file defining plugins (repeatable)")

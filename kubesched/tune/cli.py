@@ -9,7 +9,7 @@ from typing import Any
 
 from kubesched import argtypes
 from kubesched.errors import InputError
-from kubesched.flags import add_no_plots, add_out_dir
+from kubesched.flags import add_no_plots, add_out_dir, add_workload_source
 from kubesched.tune.metrics import METRICS
 
 INSTALL_HINT = "kubesched tune needs optuna: pip install 'kubesched[tune]'"
@@ -34,24 +34,7 @@ def add_parser(sub: Any) -> None:
         epilog=_epilog(),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    src = p.add_argument_group("workload (exactly one, as in `kubesched simulate`)")
-    src.add_argument(
-        "--trace", metavar="NAME|FILE", help="openb pod list: a CSV, or a shipped trace by name (default, gpushare40, ...)"
-    )
-    src.add_argument(
-        "--nodes", metavar="NAME|FILE", help="openb node list for --trace: a CSV, or shipped 'all' (default) or 'gpu'"
-    )
-    src.add_argument(
-        "-f", "--file", action="append", metavar="FILE", help="Kubernetes manifests (repeatable)"
-    )
-    src.add_argument(
-        "--synthetic", nargs="?", const="default", metavar="SPEC", help="seeded synthetic workload"
-    )
-    src.add_argument(
-        "--synth", action="append", default=[], metavar="KEY=VALUE", help="override a synthetic spec field"
-    )
-    src.add_argument("--skip-invalid", action="store_true", help="skip bad trace rows")
-    src.add_argument("--limit", type=int, metavar="N", help="only the first N pods by arrival")
+    src = add_workload_source(p, "workload (exactly one, as in `kubesched simulate`)")
     src.add_argument(
         "--node-sample", type=int, metavar="N", help="a seeded random subset of N nodes (--seed)"
     )
