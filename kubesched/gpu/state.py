@@ -3,10 +3,12 @@
 One ``GpuState`` per Snapshot (``GpuState.of(snap)``), shared by every GPU plugin and the metrics.
 It lives in the snapshot's memo and follows it (``Memo.follow``): rows whose pods were added or
 removed are synced again, and it rebuilds itself when the nodes (or namespaces) change.
-A pod's GPUs are, in order of preference: those it was given earlier on the same node (kept
-across rebuilds), those in its ``alibabacloud.com/gpu-index`` annotation, else the default
-choice (lowest-index free GPUs for whole-GPU pods, best fit for sharing pods). A bound pod whose
-GPUs do not fit any more (an over-committed node) is recorded without GPUs.
+A pod's GPUs are, in order of preference: those ``fixed`` for it by whoever moves the snapshot
+(the UI, which replays a run, puts each pod back on the GPUs it had there), those it was given
+earlier on the same node (kept across rebuilds), those in its ``alibabacloud.com/gpu-index``
+annotation, else the default choice (lowest-index free GPUs for whole-GPU pods, best fit for
+sharing pods). A bound pod whose GPUs do not fit any more (an over-committed node) is recorded
+without GPUs.
 """
 
 from __future__ import annotations
@@ -93,6 +95,9 @@ class GpuState:
         self.allocs: list[dict[str, Alloc]] = []
         self.node_names: list[str] = []
         self._placed: dict[str, tuple[str, tuple[int, ...]]] = {}  # uid -> (node, GPUs), kept on rebuild
+        # uid -> (node, GPUs) to give the pod whenever it is added there (no GPUs: none), if they fit;
+        # written by the snapshot's owner, never by this class
+        self.fixed: dict[str, tuple[str, tuple[int, ...]]] = {}
         self._no_gpu: set[str] = set()  # uids known to ask for no GPU (skip re-parsing)
         self.version = 0  # bumps on every change (caches key on it)
         # Rows whose GPUs or pods changed, in order, for caches that follow this state row by row;
@@ -141,7 +146,8 @@ class GpuState:
             self._add_bound(row, pods[uid])
 
     def _add_bound(self, row: int, pod: Pod) -> None:
-        """Account a pod found on a row: its earlier GPUs, its gpu-index annotation, or a default."""
+        """Account a pod found on a row: its fixed GPUs, its earlier ones, its gpu-index
+        annotation, or a default."""
         try:
             ask = pod_gpu_ask(pod)
         except ValueError:
@@ -152,8 +158,11 @@ class GpuState:
         left = self.left[row]
         node = self.node_names[row]
         indices: tuple[int, ...] | None = None
+        fixed = self.fixed.get(pod.uid)
+        if fixed is not None and fixed[0] == node and (not fixed[1] or self._fits(row, fixed[1], ask)):
+            indices = fixed[1]
         prior = self._placed.get(pod.uid)
-        if prior is not None and prior[0] == node and self._fits(row, prior[1], ask):
+        if indices is None and prior is not None and prior[0] == node and self._fits(row, prior[1], ask):
             indices = prior[1]
         if indices is None and GPU_INDEX in pod.annotations:
             try:

@@ -5,6 +5,12 @@ state plus ``steps``: pods bound and deleted, nodes added, removed, cordoned and
 UI shows the cluster after any number of steps (a slider over the run) and explains a pod against
 the cluster as its attempt saw it. Moving forward applies steps; moving back undoes pod steps, and
 rebuilds from the start when a node step is in the way (node steps are rare).
+
+On nodes with GPUs, which GPUs a pod holds depends on what else was there when it came (the
+default choice is the best fit, or the lowest free GPUs), so moving back and forth could seat a
+re-added pod elsewhere. The first time a step is reached, it is reached one step at a time and
+the GPUs its pod got are noted (``_plan``); every later visit gives each pod those GPUs back, so
+the cluster at a step is the same whatever path led to it.
 """
 
 from __future__ import annotations
@@ -19,6 +25,8 @@ from kubesched.api.objects import Node, Pod
 from kubesched.config import SchedulerConfig
 from kubesched.errors import InputError
 from kubesched.framework.registry import Registry
+from kubesched.gpu.model import node_gpu_count
+from kubesched.gpu.state import GpuState
 from kubesched.scheduler import Scheduler
 from kubesched.state.snapshot import Snapshot
 
@@ -58,6 +66,11 @@ class Timeline:
         self._sched: Scheduler | None = None
         self._rng_start: dict[str, Any] = {}  # the scheduler's random state as built (see explain)
         self.pos = 0
+        self._gpus = False  # does the run have nodes with GPUs (decided when first built)
+        # per step reached so far: (node, GPUs) of the pod it binds or deletes, None for other
+        # steps and pods without GPUs; and per pod uid, what its GpuState gives it (``fixed``)
+        self._plan: list[tuple[str, tuple[int, ...]] | None] = []
+        self._fixed: dict[str, tuple[str, tuple[int, ...]]] = {}
 
     def __len__(self) -> int:
         return len(self.steps)
@@ -68,18 +81,27 @@ class Timeline:
 
     def adopt(self, snap: Snapshot, step: int) -> None:
         """Start from a snapshot already at ``step`` (a finished run's own), instead of rebuilding
-        from the start and replaying: opening a large cluster pays for one populate, not two."""
+        from the start and replaying: opening a large cluster pays for one populate, not two.
+        Not on GPU nodes: the run's GPUs of each pod are only known by replaying it step by step."""
+        if any(node_gpu_count(n) for n in snap.nodes):
+            return
         with self.lock:
             self._snap, self._sched, self.pos = snap, None, step
             for n in snap.nodes:
                 self.nodes.setdefault(n.name, n)
 
     def _rebuild(self) -> None:
-        self._snap = self._start()
-        for n in self._snap.nodes:
+        self._snap = snap = self._start()
+        for n in snap.nodes:
             self.nodes.setdefault(n.name, n)
         self._sched = None
         self.pos = 0
+        self._gpus = any(node_gpu_count(n) for n in self.nodes.values())
+        if self._gpus:  # the pods already on nodes take their GPUs in input order, as on every rebuild
+            st = GpuState.of(snap)
+            st.fixed = self._fixed
+            for pod in snap.pod_by_uid.values():
+                self._note_gpus(st, pod)
 
     @property
     def scheduler(self) -> Scheduler:
@@ -104,11 +126,10 @@ class Timeline:
         snap = self._snap
         assert snap is not None
         while self.pos < step:
-            self._apply(snap, self.steps[self.pos], forward=True)
-            self.pos += 1
+            self._forward(snap)
         while self.pos > step:
             self.pos -= 1
-            self._apply(snap, self.steps[self.pos], forward=False)
+            self._apply(snap, self.pos, forward=False)
         return snap
 
     def at(self, step: int | None) -> tuple[Snapshot, int]:
@@ -120,12 +141,43 @@ class Timeline:
             raise InputError(f"must be between 0 and {total}", path="step")
         return self.seek(step), step
 
-    def _apply(self, snap: Snapshot, s: Step, *, forward: bool) -> None:
+    def _forward(self, snap: Snapshot) -> None:
+        """Apply the next step. Reached for the first time on a GPU cluster, the step's pod is
+        noted in the plan: as it leaves, the GPUs it had; as it comes, the GPUs it gets then (the
+        state caught up right after it, so each pod's choice sees the pods of that step)."""
+        i = self.pos
+        s = self.steps[i]
+        first = self._gpus and i == len(self._plan)
+        if first and s.kind == DELETE:
+            assert isinstance(s.obj, Pod)
+            self._plan.append(self._fixed.get(s.obj.uid))
+        self._apply(snap, i, forward=True)
+        if first and s.kind != DELETE:
+            self._plan.append(self._note_gpus(GpuState.of(snap), s.obj) if s.kind == BIND else None)
+        self.pos += 1
+
+    def _note_gpus(self, st: GpuState, pod: Pod | Node | None) -> tuple[str, tuple[int, ...]] | None:
+        """The pod's node and GPUs in ``st`` (None without GPUs), kept as the ones it gets back."""
+        assert isinstance(pod, Pod)
+        idx = st.indices_of(pod.uid)
+        if idx is None:
+            return None
+        self._fixed[pod.uid] = got = (pod.node_name, idx)
+        return got
+
+    def _apply(self, snap: Snapshot, i: int, *, forward: bool) -> None:
+        s = self.steps[i]
         kind = s.kind
         if not forward:
             kind = {BIND: DELETE, DELETE: BIND}.get(kind, kind)
         if kind == BIND:
             assert isinstance(s.obj, Pod)
+            if self._gpus:  # the GPUs noted for this step's pod; none yet: the usual choice
+                got = self._plan[i] if i < len(self._plan) else None
+                if got is None:
+                    self._fixed.pop(s.obj.uid, None)
+                else:
+                    self._fixed[s.obj.uid] = got
             snap.add_pod(s.obj)
         elif kind == DELETE:
             assert isinstance(s.obj, Pod)

@@ -16,6 +16,7 @@ import pytest
 import yaml
 from starlette.testclient import TestClient
 
+from kubesched.gpu.model import GPU_COUNT, GPU_MILLI
 from kubesched.ui.server import build_app
 from kubesched.ui.sources import open_source
 from tests.ui.conftest import PREEMPT
@@ -104,8 +105,9 @@ def _stable(d: dict[str, Any]) -> dict[str, Any]:
 
 
 def _cluster_with_preemptions(path: Path) -> Path:
-    """10 nodes, 30 pods bound, 60 pending (half of them high priority): a run of about fifty
-    steps, with preemptions (deletes) among the binds and pods tried twice."""
+    """10 nodes of 4 GPUs, 30 pods bound, 60 pending (half of them high priority): a run of about
+    fifty steps, with preemptions (deletes) among the binds and pods tried twice. Two pods in three
+    share a GPU, with no GPU indices: which GPU each one holds is the UI's own choice."""
     items: list[dict[str, Any]] = [
         {"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": "high"}, "value": 1000}
     ]
@@ -113,7 +115,7 @@ def _cluster_with_preemptions(path: Path) -> Path:
         items.append({
             "apiVersion": "v1", "kind": "Node",
             "metadata": {"name": f"node-{n}", "labels": {"kubernetes.io/hostname": f"node-{n}"}},
-            "status": {"allocatable": {"cpu": "4", "memory": "8Gi", "pods": "110"}},
+            "status": {"allocatable": {"cpu": "4", "memory": "8Gi", "pods": "110", GPU_COUNT: "4", GPU_MILLI: "4000"}},
         })
     for p in range(90):
         spec: dict[str, Any] = {
@@ -123,10 +125,10 @@ def _cluster_with_preemptions(path: Path) -> Path:
             spec["nodeName"] = f"node-{p % 10}"
         elif p % 2 == 0:
             spec["priorityClassName"] = "high"
-        items.append({
-            "apiVersion": "v1", "kind": "Pod", "metadata": {"name": f"pod-{p:02d}", "namespace": "default", "uid": f"u{p}"},
-            "spec": spec,
-        })
+        meta: dict[str, Any] = {"name": f"pod-{p:02d}", "namespace": "default", "uid": f"u{p}"}
+        if p % 3:
+            meta["annotations"] = {GPU_MILLI: str(150 + 100 * (p % 8))}
+        items.append({"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": spec})
     path.write_text(yaml.safe_dump({"apiVersion": "v1", "kind": "List", "items": items}))
     return path
 
@@ -137,6 +139,7 @@ def test_concurrent_reads_answer_as_they_do_one_at_a_time(serve, tmp_path: Path)
     steps = alone.get("/api/meta").json()["steps"]
     run = alone.get("/api/schedule").json()["placements"]
     assert steps > 40 and sum(len(p["victims"]) for p in run) > 10  # deletes to undo when seeking back
+    assert any(u > 0 for row in alone.get("/api/cluster").json()["nodes"]["gpu_used"] for u in row)
     table = alone.get("/api/cluster").json()["pods"]
     tried = [k for k, n in zip(table["pod"], table["attempts"], strict=True) if n]
     twice = [k for k, n in zip(table["pod"], table["attempts"], strict=True) if n == 2]
