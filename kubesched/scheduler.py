@@ -56,6 +56,7 @@ class _Parked:
     res: ScheduleResult
     t0: float
     nominated: bool = False  # the binding cycle nominated the pod to its node (cleared on failure)
+    generation: int = -1  # the snapshot's generation before the pod was assumed
 
 
 class Scheduler:
@@ -257,9 +258,9 @@ class Scheduler:
         assert node is not None
         assumed = pod.with_node(node)
         assumed.nominated_node_name = ""
+        parked = _Parked(fw, state, qpi, res, t0, generation=self.snapshot.generation)
         self.snapshot.add_pod(assumed)
         self.nominated.pop(pod.uid, None)
-        parked = _Parked(fw, state, qpi, res, t0)
         try:
             st = fw.run_reserve(state, pod, node)
         except PluginFailure as e:
@@ -343,7 +344,14 @@ class Scheduler:
         assert node is not None
         fw.run_unreserve(state, pod, node)
         self.snapshot.remove_pod(pod.uid)
-        qpi.failed_generation = self.snapshot.generation  # assume + forget is no progress
+        if self.snapshot.generation == p.generation + 2:
+            # Assume + forget and nothing else is no progress: pods that failed on the cluster as
+            # it was see it so again (or an offline run waits on them for ever when a binding
+            # cycle fails each time, since every failure moves them back).
+            for q in self.queue.pending_pods():
+                if q.failed_generation == p.generation:
+                    q.failed_generation = self.snapshot.generation
+        qpi.failed_generation = self.snapshot.generation
         self._nominate(pod, "")  # clearNominatedNode
         if p.nominated and self.cluster is not None:
             self.cluster.set_nominated_node(pod, "")

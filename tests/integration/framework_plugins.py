@@ -14,6 +14,7 @@ from kubesched.framework.interfaces import (
     MAX_NODE_SCORE,
     FilterPlugin,
     PostFilterPlugin,
+    PreBindPlugin,
     PreFilterPlugin,
     ReservePlugin,
     ScorePlugin,
@@ -110,11 +111,48 @@ class PostFilter2(PostFilter):
 
 
 class Reserve(ReservePlugin):
+    """Counts Reserve and Unreserve calls; Reserve fails with ``fail``."""
+
     name = "reserve-plugin"
     calls = 0
+    unreserve_calls = 0
 
     def reserve(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
         self.calls += 1
         if self.args.get("fail"):
             return Status.error(f"injecting failure for pod {pod.name}")
+        return None
+
+    def unreserve(self, state: CycleState, pod: Pod, node_name: str) -> None:
+        self.unreserve_calls += 1
+
+
+# the Reserve plugins TestUnReserve* configure, by name
+for _name in (
+    "failedReservePlugin1", "failedReservePlugin2", "succeedReservePlugin", "succeedReservePlugin1",
+    "succeedReservePlugin2", "succeedReservePlugin3", "reservePlugin",
+):  # fmt: skip
+    globals()[_name] = type(_name, (Reserve,), {"name": _name, "__module__": __name__})
+
+
+class PreBind(PreBindPlugin):
+    """Fails (Error) with ``fail``, rejects (Unschedulable) with ``reject``; with
+    ``succeedOnRetry`` a pod tried before always passes."""
+
+    name = "prebind-plugin"
+    calls = 0
+
+    def __init__(self, args: dict[str, Any] | None = None, handle: Any = None) -> None:
+        super().__init__(args, handle)
+        self.tried: set[str] = set()
+
+    def pre_bind(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
+        self.calls += 1
+        if pod.uid in self.tried and self.args.get("succeedOnRetry"):
+            return None
+        self.tried.add(pod.uid)
+        if self.args.get("fail"):
+            return Status.error(f"injecting failure for pod {pod.name}")
+        if self.args.get("reject"):
+            return Status(Code.Unschedulable, (f"reject pod {pod.name}",))
         return None

@@ -7,9 +7,11 @@ default plugins; the cluster is ``InitTestSchedulerForFrameworkTest``'s nodes te
 SchedulerError), the pod's outcome here is the Error's message, worded as kube-scheduler words it.
 
 TestPreFilterPlugin: 5 of 5. TestPostFilterPlugin: 6 of 6. TestScorePlugin: 2 of 2.
-TestNormalizeScorePlugin: 1 of 1. TestReservePluginReserve: 2 of 2. The other tables of the file
-(PreEnqueue, QueueSort, PreBind, Unreserve, Bind, PostBind, Permit and their cancellations,
-activation, preemption with Permit) are not ported yet.
+TestNormalizeScorePlugin: 1 of 1. TestReservePluginReserve: 2 of 2. TestPrebindPlugin: 6 of 6 (the retry after
+ a change, see its test).
+TestUnReserveReservePlugins: 4 of 4. TestUnReservePreBindPlugins: 2 of 2. The other tables of the
+file (PreEnqueue, QueueSort, Permit and its cancellations, Bind, PostBind, activation, preemption
+with Permit) are not ported yet.
 """
 
 from __future__ import annotations
@@ -37,7 +39,7 @@ def plugin(result: Outcome, name: str) -> Any:
     """The profile's instance of plugin ``name``."""
     assert result.session is not None
     fw = result.session.scheduler.frameworks["default-scheduler"]
-    for pl in (*fw.pre_filter, *fw.filter, *fw.post_filter, *fw.score, *fw.reserve):
+    for pl in (*fw.pre_filter, *fw.filter, *fw.post_filter, *fw.score, *fw.reserve, *fw.pre_bind):
         if pl.name == name:
             return pl
     raise AssertionError(f"{name} is not enabled")
@@ -172,3 +174,117 @@ def test_reserve_plugin_reserve(fail: bool, tmp_path: Path) -> None:
     else:
         assert placed(result, TEST_POD) in {"test-node-0", "test-node-1"}
     assert plugin(result, "reserve-plugin").calls > 0
+
+
+# -- TestPrebindPlugin --------------------------------------------------------------------------------
+
+PRE_BIND = [
+    # name, args, outcome (nodes it may land on, or the Error's message, or None: unschedulable)
+    ("disable fail and reject flags", {}, {"test-node-0", "test-node-1"}),
+    ("enable fail and disable reject flags", {"fail": True}, 'running PreBind plugin "prebind-plugin": injecting failure for pod test-pod'),
+    ("disable fail and enable reject flags", {"reject": True}, None),
+    ("enable fail and reject flags", {"fail": True, "reject": True}, 'running PreBind plugin "prebind-plugin": injecting failure for pod test-pod'),
+]
+
+
+def pre_bind_config(args: dict) -> dict:
+    """The PreBind plugin in the default profile; the filter plugin alone in "2nd-scheduler"."""
+    config = profile_config({"preBind": {"enabled": [{"name": "prebind-plugin"}]}}, [{"name": "prebind-plugin", "args": args}])
+    config["profiles"].append(
+        {
+            "schedulerName": "2nd-scheduler",
+            "plugins": {"filter": {"enabled": [{"name": "filter-plugin"}]}},
+            "pluginConfig": [{"name": "filter-plugin", "args": {"reject": True}}],
+        }
+    )
+    return config
+
+
+@pytest.mark.parametrize(("args", "outcome"), [c[1:] for c in PRE_BIND], ids=[c[0] for c in PRE_BIND])
+def test_prebind_plugin(args: dict, outcome: set[str] | str | None, tmp_path: Path) -> None:
+    result = schedule(tmp_path, [*nodes(2), TEST_POD], config=pre_bind_config(args), plugin_paths=[PLUGINS])
+    if isinstance(outcome, set):
+        assert placed(result, TEST_POD) in outcome
+    elif isinstance(outcome, str):
+        assert message(result) == outcome
+    else:
+        # v1.36's binding cycle: Permit is the last point that makes a pod unschedulable; a PreBind
+        # rejection is the plugin's own status, not a FitError
+        entry = result.entry("plugins/test-pod")
+        assert message(result) == "reject pod test-pod" and entry is not None
+    assert plugin(result, "prebind-plugin").calls > 0
+
+
+def test_prebind_plugin_fail_on_first_try_but_succeed_on_retry(tmp_path: Path) -> None:
+    """"fail on 1st try but succeed on retry". kube-scheduler retries a pod after an Error once its
+    backoff expires; an offline run stops instead when nothing changed since the pod failed (it
+    cannot tell a transient error from a lasting one), so the retry comes with the next change
+    here: a pod created and bound after the failure."""
+    other = pod("other-pod", "plugins", schedulerName="2nd-scheduler")
+    config = pre_bind_config({"fail": True, "succeedOnRetry": True})
+    config["profiles"][1]["pluginConfig"][0]["args"] = {}
+    first = schedule(tmp_path / "a", [*nodes(2), TEST_POD], config=config, plugin_paths=[PLUGINS])
+    assert message(first) == 'running PreBind plugin "prebind-plugin": injecting failure for pod test-pod'
+    result = schedule(tmp_path / "b", [*nodes(2), TEST_POD], then=[[other]], config=config, plugin_paths=[PLUGINS])
+    assert placed(result, other) in {"test-node-0", "test-node-1"}
+    assert placed(result, TEST_POD) in {"test-node-0", "test-node-1"}
+    assert plugin(result, "prebind-plugin").calls == 2
+
+
+def test_prebind_plugin_failure_moves_unschedulable_pods(tmp_path: Path) -> None:
+    """"failure on preBind moves unschedulable pods": forgetting the pod PreBind failed moves the
+    pod the other profile's filter rejected out of the unschedulable pods. kube-scheduler then
+    tries it again; an offline run does not, since the cluster is as it was when it failed (the
+    assumed pod came and went), and it would otherwise retry both pods for ever (it did)."""
+    stuck = pod("unschedulable-pod", "plugins", schedulerName="2nd-scheduler")
+    config = pre_bind_config({"fail": True})
+    result = schedule(tmp_path, [*nodes(2), stuck], then=[[TEST_POD]], config=config, plugin_paths=[PLUGINS])
+    assert message(result) == 'running PreBind plugin "prebind-plugin": injecting failure for pod test-pod'
+    assert placed(result, stuck) is None
+    assert result.session is not None
+    queue = result.session.scheduler.queue
+    (stuck_info,) = [q for q in queue.pending_pods() if q.pod.name == "unschedulable-pod"]
+    assert stuck_info.pod.uid not in queue.unschedulable
+    assert stuck_info in queue.backoff_pods()
+
+
+# -- TestUnReserveReservePlugins, TestUnReservePreBindPlugins -----------------------------------------
+
+UNRESERVE = [
+    ("The first Reserve plugin fails", ["failedReservePlugin1", "succeedReservePlugin", "failedReservePlugin2"], 0),
+    ("The middle Reserve plugin fails", ["succeedReservePlugin1", "failedReservePlugin1", "succeedReservePlugin2"], 1),
+    ("The last Reserve plugin fails", ["succeedReservePlugin1", "succeedReservePlugin2", "failedReservePlugin1"], 2),
+    ("The Reserve plugins succeed", ["succeedReservePlugin1", "succeedReservePlugin2", "succeedReservePlugin3"], -1),
+]
+
+
+@pytest.mark.parametrize(("names", "fail_at"), [c[1:] for c in UNRESERVE], ids=[c[0] for c in UNRESERVE])
+def test_unreserve_reserve_plugins(names: list[str], fail_at: int, tmp_path: Path) -> None:
+    """Reserve stops at the first failure; Unreserve then reaches every Reserve plugin, once."""
+    plugins = {"reserve": {"enabled": [{"name": n} for n in names]}}
+    args = {n: {"fail": n.startswith("failed")} for n in names}
+    result = run(tmp_path, 2, plugins, args)
+    reserve = [plugin(result, n) for n in names]
+    if fail_at >= 0:
+        assert message(result) == f'running Reserve plugin "{names[fail_at]}": injecting failure for pod test-pod'
+        assert [pl.calls for pl in reserve] == [1 if i <= fail_at else 0 for i in range(len(names))]
+        assert [pl.unreserve_calls for pl in reserve] == [1] * len(names)
+    else:
+        assert placed(result, TEST_POD) in {"test-node-0", "test-node-1"}
+        assert [(pl.calls, pl.unreserve_calls) for pl in reserve] == [(1, 0)] * len(names)
+
+
+@pytest.mark.parametrize(
+    "reject",
+    [True, False],
+    ids=["All Reserve plugins passed, but a PreBind plugin failed", "All Reserve plugins passed, and PreBind plugin succeed"],
+)
+def test_unreserve_prebind_plugins(reject: bool, tmp_path: Path) -> None:
+    plugins = {"reserve": {"enabled": [{"name": "reservePlugin"}]}, "preBind": {"enabled": [{"name": "prebind-plugin"}]}}
+    result = run(tmp_path, 2, plugins, {"prebind-plugin": {"reject": reject}})
+    if reject:
+        assert message(result) == "reject pod test-pod"
+    else:
+        assert placed(result, TEST_POD) in {"test-node-0", "test-node-1"}
+    assert plugin(result, "reservePlugin").unreserve_calls == (1 if reject else 0)
+    assert plugin(result, "prebind-plugin").calls == 1
