@@ -7,9 +7,9 @@ default plugins; the cluster is ``InitTestSchedulerForFrameworkTest``'s nodes te
 SchedulerError), the pod's outcome here is the Error's message, worded as kube-scheduler words it.
 
 TestPreFilterPlugin: 5 of 5. TestPostFilterPlugin: 6 of 6. TestScorePlugin: 2 of 2.
-TestNormalizeScorePlugin: 1 of 1. TestReservePluginReserve: 2 of 2. TestPrebindPlugin: 6 of 6 (the retry after
- a change, see its test).
-TestUnReserveReservePlugins: 4 of 4. TestUnReservePreBindPlugins: 2 of 2. The other tables of the
+TestNormalizeScorePlugin: 1 of 1. TestReservePluginReserve: 2 of 2. TestPrebindPlugin: 6 of 7 ("succeed on
+retry" retries after the next change, as an offline run stops when nothing changed; "reject on 1st
+try but succeed on retry" likewise, not ported). TestUnReserveReservePlugins: 4 of 4. TestUnReservePreBindPlugins: 2 of 2. The other tables of the
 file (PreEnqueue, QueueSort, Permit and its cancellations, Bind, PostBind, activation, preemption
 with Permit) are not ported yet.
 """
