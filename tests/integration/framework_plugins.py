@@ -1,6 +1,7 @@
 """The fake plugins of test/integration/scheduler/plugins/plugins_test.go, loaded with
 ``--plugin-path``; each counts its calls (a node checked or scored counts once) and takes its
-switches from its args."""
+switches from its args. ``EVENTS`` is upstream's pluginInvokeEventChan: (plugin, its count) for
+each Bind, Unreserve and PostBind call, in order (every load of this file has its own)."""
 
 from __future__ import annotations
 
@@ -12,7 +13,10 @@ from kubesched.api.objects import Pod
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.interfaces import (
     MAX_NODE_SCORE,
+    BindPlugin,
     FilterPlugin,
+    PermitPlugin,
+    PostBindPlugin,
     PostFilterPlugin,
     PreBindPlugin,
     PreFilterPlugin,
@@ -22,6 +26,8 @@ from kubesched.framework.interfaces import (
 from kubesched.framework.runtime import PluginFailure
 from kubesched.framework.status import Code, FilterResult, PluginError, PreFilterResult, Status
 from kubesched.state.snapshot import Snapshot
+
+EVENTS: list[tuple[str, int]] = []
 
 
 class PreFilter(PreFilterPlugin):
@@ -125,12 +131,13 @@ class Reserve(ReservePlugin):
 
     def unreserve(self, state: CycleState, pod: Pod, node_name: str) -> None:
         self.unreserve_calls += 1
+        EVENTS.append((self.name, self.unreserve_calls))
 
 
 # the Reserve plugins TestUnReserve* configure, by name
 for _name in (
     "failedReservePlugin1", "failedReservePlugin2", "succeedReservePlugin", "succeedReservePlugin1",
-    "succeedReservePlugin2", "succeedReservePlugin3", "reservePlugin",
+    "succeedReservePlugin2", "succeedReservePlugin3", "reservePlugin", "mock-reserve-plugin",
 ):  # fmt: skip
     globals()[_name] = type(_name, (Reserve,), {"name": _name, "__module__": __name__})
 
@@ -156,3 +163,85 @@ class PreBind(PreBindPlugin):
         if self.args.get("reject"):
             return Status(Code.Unschedulable, (f"reject pod {pod.name}",))
         return None
+
+
+class Permit(PermitPlugin):
+    """Fails (Error) with ``fail``, rejects with ``reject``, waits 3s with ``timeout``. With
+    ``waitAndReject`` or ``waitAndAllow`` the first pod it sees waits 30s and every other pod
+    rejects (and rejects every waiting pod) or allows every waiting pod."""
+
+    name = "permit-plugin"
+    calls = 0
+    waiting_pod = rejecting_pod = allowing_pod = ""
+
+    def permit(self, state: CycleState, pod: Pod, node_name: str) -> tuple[Status, float]:
+        self.calls += 1
+        if self.args.get("fail"):
+            return Status.error(f"injecting failure for pod {pod.name}"), 0
+        if self.args.get("reject"):
+            return Status(Code.Unschedulable, (f"reject pod {pod.name}",)), 0
+        if self.args.get("timeout"):
+            return Status(Code.Wait), 3
+        if self.args.get("waitAndReject") or self.args.get("waitAndAllow"):
+            if self.waiting_pod in ("", pod.name):
+                self.waiting_pod = pod.name
+                return Status(Code.Wait), 30
+            if self.args.get("waitAndReject"):
+                self.rejecting_pod = pod.name
+                self.handle.iterate_over_waiting_pods(lambda wp: wp.reject(self.name, f"reject pod {wp.get_pod().name}"))
+                return Status(Code.Unschedulable, (f"reject pod {pod.name}",)), 0
+            self.allowing_pod = pod.name
+            self.allow_all_pods()
+        return Status(), 0
+
+    def allow_all_pods(self) -> None:
+        self.handle.iterate_over_waiting_pods(lambda wp: wp.allow(self.name))
+
+    def reject_all_pods(self) -> None:
+        self.handle.iterate_over_waiting_pods(lambda wp: wp.reject(self.name, "rejectAllPods"))
+
+    events_to_register = frozenset()  # EventsToRegister: nil, nil
+
+
+for _name in ("rejectedPermitPlugin", "timeoutPermitPlugin", "succeedPermitPlugin", "permit-plugin-1", "permit-plugin-2"):
+    globals()[_name] = type(_name, (Permit,), {"name": _name, "__module__": __name__})
+
+
+class Bind(BindPlugin):
+    """Returns the status its args name (``status``: Success, Skip or Error, ``message``); on
+    Success it binds the pod first and notes it in ``bound`` (upstream's bindPluginName
+    annotation). Default: Success."""
+
+    name = "bind-plugin-1"
+    calls = 0
+
+    def __init__(self, args: dict[str, Any] | None = None, handle: Any = None) -> None:
+        super().__init__(args, handle)
+        self.bound: list[str] = []
+
+    def bind(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
+        self.calls += 1
+        EVENTS.append((self.name, self.calls))
+        code = Code[self.args.get("status", "Success")]
+        if code == Code.Success:
+            self.handle.cluster.bind(pod, node_name)
+            self.bound.append(pod.key)
+        return Status(code, (self.args.get("message", ""),))
+
+
+for _name in ("bind-plugin-2", "SucceedBindPlugin", "FailedBindPlugin"):
+    globals()[_name] = type(_name, (Bind,), {"name": _name, "__module__": __name__})
+
+
+class PostBind(PostBindPlugin):
+    name = "postbind-plugin"
+    calls = 0
+
+    def post_bind(self, state: CycleState, pod: Pod, node_name: str) -> None:
+        self.calls += 1
+        EVENTS.append((self.name, self.calls))
+
+
+class MockPostBind(PostBind):
+    name = "mock-post-bind-plugin"
+    calls = 0

@@ -9,9 +9,9 @@ SchedulerError), the pod's outcome here is the Error's message, worded as kube-s
 TestPreFilterPlugin: 5 of 5. TestPostFilterPlugin: 6 of 6. TestScorePlugin: 2 of 2.
 TestNormalizeScorePlugin: 1 of 1. TestReservePluginReserve: 2 of 2. TestPrebindPlugin: 6 of 7 ("succeed on
 retry" retries after the next change, as an offline run stops when nothing changed; "reject on 1st
-try but succeed on retry" likewise, not ported). TestUnReserveReservePlugins: 4 of 4. TestUnReservePreBindPlugins: 2 of 2. The other tables of the
-file (PreEnqueue, QueueSort, Permit and its cancellations, Bind, PostBind, activation, preemption
-with Permit) are not ported yet.
+try but succeed on retry" likewise, not ported). TestUnReserveReservePlugins: 4 of 4. TestUnReservePreBindPlugins: 2 of 2.
+TestUnReservePermitPlugins: 3 of 3. The other tables of the file (PreEnqueue, QueueSort, Permit
+and its cancellations, Bind, PostBind, activation, preemption with Permit) are not ported yet.
 """
 
 from __future__ import annotations
@@ -39,7 +39,7 @@ def plugin(result: Outcome, name: str) -> Any:
     """The profile's instance of plugin ``name``."""
     assert result.session is not None
     fw = result.session.scheduler.frameworks["default-scheduler"]
-    for pl in (*fw.pre_filter, *fw.filter, *fw.post_filter, *fw.score, *fw.reserve, *fw.pre_bind):
+    for pl in fw.plugins.values():
         if pl.name == name:
             return pl
     raise AssertionError(f"{name} is not enabled")
@@ -288,3 +288,36 @@ def test_unreserve_prebind_plugins(reject: bool, tmp_path: Path) -> None:
         assert placed(result, TEST_POD) in {"test-node-0", "test-node-1"}
     assert plugin(result, "reservePlugin").unreserve_calls == (1 if reject else 0)
     assert plugin(result, "prebind-plugin").calls == 1
+
+
+# -- TestUnReservePermitPlugins -----------------------------------------------------------------------
+
+UNRESERVE_PERMIT = [
+    (
+        "All Reserve plugins passed, but a Permit plugin was rejected",
+        "rejectedPermitPlugin",
+        {"reject": True},
+        "0/1 nodes are available: 1 reject pod test-pod.",
+    ),
+    (
+        "All Reserve plugins passed, but a Permit plugin timeout in waiting",
+        "timeoutPermitPlugin",
+        {"timeout": True},
+        "0/1 nodes are available: 1 rejected due to timeout after waiting 3s at plugin timeoutPermitPlugin.",
+    ),
+    ("The Permit plugin succeed", "succeedPermitPlugin", {}, None),
+]
+
+
+@pytest.mark.parametrize(("name", "args", "outcome"), [c[1:] for c in UNRESERVE_PERMIT], ids=[c[0] for c in UNRESERVE_PERMIT])
+def test_unreserve_permit_plugins(name: str, args: dict, outcome: str | None, tmp_path: Path) -> None:
+    """A rejection at Permit, or in its wait, is a FitError over the one node the pod was
+    assumed on (schedule_one.go); Unreserve runs once."""
+    plugins = {"permit": {"enabled": [{"name": name}]}, "reserve": {"enabled": [{"name": "reservePlugin"}]}}
+    result = run(tmp_path, 2, plugins, {name: args})
+    if outcome is not None:
+        assert message(result) == outcome
+    else:
+        assert placed(result, TEST_POD) in {"test-node-0", "test-node-1"}
+    assert plugin(result, "reservePlugin").unreserve_calls == (1 if outcome else 0)
+    assert plugin(result, name).calls == 1
