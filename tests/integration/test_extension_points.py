@@ -321,3 +321,45 @@ def test_unreserve_permit_plugins(name: str, args: dict, outcome: str | None, tm
         assert placed(result, TEST_POD) in {"test-node-0", "test-node-1"}
     assert plugin(result, "reservePlugin").unreserve_calls == (1 if outcome else 0)
     assert plugin(result, name).calls == 1
+
+
+# -- TestPermitPlugin ---------------------------------------------------------------------------------
+
+PERMIT = [
+    # upstream's fifth case says "disable ... timeout" but sets timeout, as the sixth
+    ("disable fail, reject and timeout flags", {}, None),
+    (
+        "enable fail, disable reject and timeout flags",
+        {"fail": True},
+        'running Permit plugin "permit-plugin": injecting failure for pod test-pod',
+    ),
+    ("disable fail and timeout, enable reject flags", {"reject": True}, "0/1 nodes are available: 1 reject pod test-pod."),
+    (
+        "enable fail and reject, disable timeout flags",
+        {"fail": True, "reject": True},
+        'running Permit plugin "permit-plugin": injecting failure for pod test-pod',
+    ),
+    (
+        "disable fail and reject, disable timeout flags",
+        {"timeout": True},
+        "0/1 nodes are available: 1 rejected due to timeout after waiting 3s at plugin permit-plugin.",
+    ),
+    (
+        "disable fail and reject, enable timeout flags",
+        {"timeout": True},
+        "0/1 nodes are available: 1 rejected due to timeout after waiting 3s at plugin permit-plugin.",
+    ),
+]
+
+
+@pytest.mark.parametrize(("args", "outcome"), [c[1:] for c in PERMIT], ids=[c[0] for c in PERMIT])
+def test_permit_plugin(args: dict, outcome: str | None, tmp_path: Path) -> None:
+    """An Error at Permit is the pod's scheduling error; a rejection, or the 3s wait running out
+    (on the run's virtual clock), is a FitError over the node the pod was assumed on."""
+    result = run(tmp_path, 2, enabled("permit", "permit-plugin"), {"permit-plugin": args})
+    if outcome is None:
+        assert placed(result, TEST_POD) in {"test-node-0", "test-node-1"}
+    else:
+        assert message(result) == outcome
+    assert plugin(result, "permit-plugin").calls > 0
+    assert result.session is not None and not len(result.session.scheduler.waiting)
