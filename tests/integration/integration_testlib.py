@@ -157,14 +157,7 @@ def schedule(
     ``kubesched schedule`` does and place every pending pod of ``objects``, in the order they are
     listed; then, one list of ``then`` at a time, the pods created once the earlier ones were
     placed (or found unschedulable). Returns every pod's outcome."""
-    tmp_path.mkdir(parents=True, exist_ok=True)
-    cluster = tmp_path / "cluster.yaml"
-    cluster.write_text(yaml.safe_dump_all([*objects, *(p for step in then for p in step)], sort_keys=False))
-    config_path = None
-    if config is not None:
-        config_path = tmp_path / "config.yaml"
-        config_path.write_text(yaml.safe_dump(config, sort_keys=False))
-    session = build_session([str(cluster)], str(config_path) if config_path else None, seed, list(plugin_paths))
+    session = load(tmp_path, [*objects, *(p for step in then for p in step)], config, seed, plugin_paths)
     loaded = session.objects.pods
     out = Outcome(session=session)
     for step in ([o for o in objects if o["kind"] == "Pod"], *then):
@@ -176,6 +169,21 @@ def schedule(
         out.placements = [e for e in out.placements if e["pod"] not in again] + result.placements
         out.skipped += result.skipped
     return out
+
+
+def load(
+    tmp_path: Path, objects: list[dict], config: dict | None = None, seed: int = 1, plugin_paths: Sequence[str] = ()
+) -> Session:
+    """Write ``objects`` (and ``config``) to files and load them as ``kubesched schedule`` does,
+    scheduling nothing: for tests that drive the scheduler a step at a time."""
+    tmp_path.mkdir(parents=True, exist_ok=True)
+    cluster = tmp_path / "cluster.yaml"
+    cluster.write_text(yaml.safe_dump_all(objects, sort_keys=False))
+    config_path = None
+    if config is not None:
+        config_path = tmp_path / "config.yaml"
+        config_path.write_text(yaml.safe_dump(config, sort_keys=False))
+    return build_session([str(cluster)], str(config_path) if config_path else None, seed, list(plugin_paths))
 
 
 def _key(obj: dict) -> str:

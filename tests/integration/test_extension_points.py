@@ -10,8 +10,10 @@ TestPreFilterPlugin: 5 of 5. TestPostFilterPlugin: 6 of 6. TestScorePlugin: 2 of
 TestNormalizeScorePlugin: 1 of 1. TestReservePluginReserve: 2 of 2. TestPrebindPlugin: 6 of 7 ("succeed on
 retry" retries after the next change, as an offline run stops when nothing changed; "reject on 1st
 try but succeed on retry" likewise, not ported). TestUnReserveReservePlugins: 4 of 4. TestUnReservePreBindPlugins: 2 of 2.
-TestUnReservePermitPlugins: 3 of 3. The other tables of the file (PreEnqueue, QueueSort, Permit
-and its cancellations, Bind, PostBind, activation, preemption with Permit) are not ported yet.
+TestUnReservePermitPlugins: 3 of 3. TestPermitPlugin: 6 of 6. TestMultiplePermitPlugins and
+TestPermitPluginsCancelled (driven a step at a time, as upstream allows or rejects the waiting pod
+from the test; cancellation is asserted as its outcome). The other tables of the file
+(PreEnqueue, QueueSort, Bind, PostBind, activation, preemption with Permit) are not ported yet.
 """
 
 from __future__ import annotations
@@ -20,7 +22,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from integration_testlib import Outcome, node, placed, pod, profile_config, schedule
+from integration_testlib import Outcome, load, node, placed, pod, profile_config, schedule
+
+from kubesched.app import Session
+from kubesched.framework.cycle import ScheduleResult
+from kubesched.framework.status import Code
 
 PLUGINS = str(Path(__file__).with_name("framework_plugins.py"))
 TEST_POD = pod("test-pod", "plugins")
@@ -363,3 +369,54 @@ def test_permit_plugin(args: dict, outcome: str | None, tmp_path: Path) -> None:
         assert message(result) == outcome
     assert plugin(result, "permit-plugin").calls > 0
     assert result.session is not None and not len(result.session.scheduler.waiting)
+
+
+# -- TestMultiplePermitPlugins, TestPermitPluginsCancelled ----------------------------------------------
+
+
+def waiting_at_both_permit_plugins(tmp_path: Path) -> tuple[Session, list[ScheduleResult], Any, Any]:
+    """The test pod, created with permit-plugin-1 and permit-plugin-2 both answering Wait (3s):
+    the session after its scheduling cycle, the outcomes recorded from then on, the two plugins."""
+    plugins = {"permit": {"enabled": [{"name": "permit-plugin-1"}, {"name": "permit-plugin-2"}]}}
+    args = [{"name": n, "args": {"timeout": True}} for n in ("permit-plugin-1", "permit-plugin-2")]
+    session = load(tmp_path, [*nodes(2), TEST_POD], profile_config(plugins, args), plugin_paths=[PLUGINS])
+    sched = session.scheduler
+    outcomes: list[ScheduleResult] = []
+    sched.hooks.on_scheduled.append(outcomes.append)
+    sched.hooks.on_failed.append(outcomes.append)
+    for p in session.pending:
+        sched.add_pending(p)
+    res = sched.schedule_one()
+    assert res is not None and res.code == Code.Wait
+    fw = sched.frameworks["default-scheduler"]
+    return session, outcomes, fw.plugins["permit-plugin-1"], fw.plugins["permit-plugin-2"]
+
+
+def test_multiple_permit_plugins(tmp_path: Path) -> None:
+    """Both plugins wait; the pod binds once each has allowed it (before the 3s run out)."""
+    session, outcomes, pl1, pl2 = waiting_at_both_permit_plugins(tmp_path)
+    (wp,) = session.scheduler.waiting
+    assert len(wp.get_pending_plugins()) == 2
+    pl1.allow_all_pods()
+    assert len(wp.get_pending_plugins()) == 1
+    pl2.allow_all_pods()
+    session.scheduler.run_until_idle(advance=session.clock.advance)
+    assert [(r.pod.name, r.node) for r in outcomes] == [("test-pod", session.cluster.bindings[wp.pod.uid])]
+    assert session.clock() == 0  # allowed, not timed out
+    assert pl1.calls == pl2.calls == 1
+
+
+def test_permit_plugins_cancelled(tmp_path: Path) -> None:
+    """Upstream checks that both plugins' contexts are cancelled once permit-plugin-1 rejects the
+    waiting pod; kubesched's plugins have no context. The equivalent: the pod waits on neither
+    plugin any more (its wait ends at once, not at the 3s timeout) and is unschedulable with the
+    rejection."""
+    session, outcomes, pl1, _ = waiting_at_both_permit_plugins(tmp_path)
+    pl1.reject_all_pods()
+    session.scheduler.run_until_idle(advance=session.clock.advance)
+    assert not len(session.scheduler.waiting)
+    assert [(r.pod.name, r.node, r.message) for r in outcomes] == [
+        ("test-pod", None, "0/1 nodes are available: 1 rejectAllPods.")
+    ]
+    assert session.clock() == 0
+    assert not session.cluster.bindings
