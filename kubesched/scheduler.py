@@ -317,9 +317,9 @@ class Scheduler:
         try:
             st = fw.run_pre_bind(state, pod, node)
             if st.ok:
+                # Skip (every Bind plugin skipped) is no binding: bindingCycle fails on any status
+                # but Success, so the pod is unreserved, forgotten and retried, without PostBind
                 st = fw.run_bind(state, pod, node)
-                if st.code == Code.Skip:
-                    st = Status()
         except PluginFailure as e:
             st, res.error = e.status, e.cause
         if not st.ok:

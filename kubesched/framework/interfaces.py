@@ -128,7 +128,7 @@ class PreBindPlugin(Plugin):
 
 class BindPlugin(Plugin):
     def bind(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
-        """Skip: let the next bind plugin handle it."""
+        """Skip: let the next bind plugin handle it (when all skip, the binding fails)."""
         raise NotImplementedError
 
 

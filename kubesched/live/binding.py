@@ -107,8 +107,7 @@ class LiveScheduler(Scheduler):
         if self.in_flight.get(uid) is b:
             del self.in_flight[uid]
         pod, node, res = b.pod, b.node, b.res
-        if st.code == Code.Skip:
-            st = Status()  # no Bind plugin took it: the assumption stands, as offline
+        # Skip (no Bind plugin took it) fails the binding as any status but Success does, as offline
         if st.ok and not b.deleted:
             res.code, res.message = Code.Success, None
             self.progress += 1

@@ -218,6 +218,7 @@ class Bind(BindPlugin):
     def __init__(self, args: dict[str, Any] | None = None, handle: Any = None) -> None:
         super().__init__(args, handle)
         self.bound: list[str] = []
+        self.events = EVENTS  # this load's
 
     def bind(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
         self.calls += 1

@@ -12,8 +12,9 @@ retry" retries after the next change, as an offline run stops when nothing chang
 try but succeed on retry" likewise, not ported). TestUnReserveReservePlugins: 4 of 4. TestUnReservePreBindPlugins: 2 of 2.
 TestUnReservePermitPlugins: 3 of 3. TestPermitPlugin: 6 of 6. TestMultiplePermitPlugins and
 TestPermitPluginsCancelled (driven a step at a time, as upstream allows or rejects the waiting pod
-from the test; cancellation is asserted as its outcome). The other tables of the file
-(PreEnqueue, QueueSort, Bind, PostBind, activation, preemption with Permit) are not ported yet.
+from the test; cancellation is asserted as its outcome). TestBindPlugin: 5 of 5. The other tables
+of the file (PreEnqueue, QueueSort, PostBind, activation, preemption with Permit) are not ported
+yet.
 """
 
 from __future__ import annotations
@@ -420,3 +421,75 @@ def test_permit_plugins_cancelled(tmp_path: Path) -> None:
     ]
     assert session.clock() == 0
     assert not session.cluster.bindings
+
+
+# -- TestBindPlugin -----------------------------------------------------------------------------------
+
+B1, B2, RESERVE, POST_BIND = "bind-plugin-1", "bind-plugin-2", "mock-reserve-plugin", "mock-post-bind-plugin"
+BIND = [
+    # name, bind plugins, their statuses, outcome ("scheduler", the plugin that binds, or the
+    # Error's message), the Bind, Unreserve and PostBind calls in order
+    (
+        "bind plugins skipped to bind the pod and scheduler bond the pod",
+        [B1, B2, "DefaultBinder"],
+        ["Skip", "Skip"],
+        "scheduler",
+        [(B1, 1), (B2, 1), (POST_BIND, 1)],
+    ),
+    (
+        "bindplugin2 succeeded to bind the pod",
+        [B1, B2, "DefaultBinder"],
+        ["Skip", "Success"],
+        B2,
+        [(B1, 1), (B2, 1), (POST_BIND, 1)],
+    ),
+    (
+        "bindplugin1 succeeded to bind the pod",
+        [B1, B2, "DefaultBinder"],
+        ["Success", "Success"],
+        B1,
+        [(B1, 1), (POST_BIND, 1)],
+    ),
+    (
+        "bind plugin fails to bind the pod",
+        [B1, B2, "DefaultBinder"],
+        ["Error", "Success"],
+        'running Bind plugin "bind-plugin-1": failed to bind',
+        [(B1, 1), (RESERVE, 1)],
+    ),
+    (
+        "all bind plugins will be skipped(this should not happen for most of the cases)",
+        [B1, B2],
+        ["Skip", "Skip"],
+        "",
+        [(B1, 1), (B2, 1), (RESERVE, 1)],
+    ),
+]
+
+
+@pytest.mark.parametrize(("binders", "statuses", "outcome", "events"), [c[1:] for c in BIND], ids=[c[0] for c in BIND])
+def test_bind_plugin(binders: list[str], statuses: list[str], outcome: str, events: list, tmp_path: Path) -> None:
+    """When every Bind plugin skips, the binding cycle fails (RunBindPlugins returns Skip, which
+    bindingCycle takes as a failure): no PostBind, Unreserve runs, and the pod's scheduling error
+    has Skip's empty message. Upstream reads the first events off its channel; here every call is
+    noted, in order, so the lists are whole."""
+    plugins = {
+        "multiPoint": {"disabled": [{"name": "DefaultBinder"}]},
+        "reserve": {"enabled": [{"name": RESERVE}]},
+        "bind": {"enabled": [{"name": n} for n in binders], "disabled": [{"name": "DefaultBinder"}]},
+        "postBind": {"enabled": [{"name": POST_BIND}]},
+    }
+    args = {B1: {"status": statuses[0], "message": "failed to bind"}, B2: {"status": statuses[1]}}
+    result = run(tmp_path, 2, plugins, args)
+    p1, p2 = plugin(result, B1), plugin(result, B2)
+    if outcome == "scheduler" or outcome in (B1, B2):
+        assert placed(result, TEST_POD) in {"test-node-0", "test-node-1"}
+        assert p1.bound + p2.bound == ([] if outcome == "scheduler" else ["plugins/test-pod"])
+        assert (p1.bound if outcome == B1 else p2.bound) == ([] if outcome == "scheduler" else ["plugins/test-pod"])
+        assert (p1.calls, p2.calls) == ((1, 0) if outcome == B1 else (1, 1))
+        assert plugin(result, RESERVE).unreserve_calls == 0
+    else:
+        assert message(result) == outcome
+        assert plugin(result, POST_BIND).calls == 0
+        assert result.session is not None and not result.session.cluster.bindings
+    assert p1.events == events
