@@ -12,9 +12,9 @@ retry" retries after the next change, as an offline run stops when nothing chang
 try but succeed on retry" likewise, not ported). TestUnReserveReservePlugins: 4 of 4. TestUnReservePreBindPlugins: 2 of 2.
 TestUnReservePermitPlugins: 3 of 3. TestPermitPlugin: 6 of 6. TestMultiplePermitPlugins and
 TestPermitPluginsCancelled (driven a step at a time, as upstream allows or rejects the waiting pod
-from the test; cancellation is asserted as its outcome). TestBindPlugin: 5 of 5. The other tables
-of the file (PreEnqueue, QueueSort, PostBind, activation, preemption with Permit) are not ported
-yet.
+from the test; cancellation is asserted as its outcome). TestBindPlugin: 5 of 5. TestUnReserveBindPlugins:
+2 of 2. TestPostBindPlugin: 2 of 2. The other tables of the file (PreEnqueue, QueueSort,
+activation, preemption with Permit) are not ported yet.
 """
 
 from __future__ import annotations
@@ -493,3 +493,42 @@ def test_bind_plugin(binders: list[str], statuses: list[str], outcome: str, even
         assert plugin(result, POST_BIND).calls == 0
         assert result.session is not None and not result.session.cluster.bindings
     assert p1.events == events
+
+
+# -- TestUnReserveBindPlugins ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "name",
+    ["SucceedBindPlugin", "FailedBindPlugin"],
+    ids=["All Reserve plugins passed, and Bind plugin succeed", "All Reserve plugins passed, but a Bind plugin failed"],
+)
+def test_unreserve_bind_plugins(name: str, tmp_path: Path) -> None:
+    """Upstream's second case names a failing plugin but sets no failure (fail: false, no bind
+    status): both plugins bind the pod, and Unreserve is not called. As initRegistryAndConfig does,
+    the Bind plugin replaces DefaultBinder."""
+    plugins = {
+        "reserve": {"enabled": [{"name": "reservePlugin"}]},
+        "bind": {"enabled": [{"name": name}], "disabled": [{"name": "DefaultBinder"}]},
+    }
+    result = run(tmp_path, 2, plugins)
+    assert placed(result, TEST_POD) in {"test-node-0", "test-node-1"}
+    assert plugin(result, name).bound == ["plugins/test-pod"]
+    assert plugin(result, "reservePlugin").unreserve_calls == 0
+    assert plugin(result, name).calls == 1
+
+
+# -- TestPostBindPlugin ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("fail", [True, False], ids=["plugin preBind fail", "plugin preBind do not fail"])
+def test_post_bind_plugin(fail: bool, tmp_path: Path) -> None:
+    plugins = {"preBind": {"enabled": [{"name": "prebind-plugin"}]}, "postBind": {"enabled": [{"name": "postbind-plugin"}]}}
+    result = run(tmp_path, 2, plugins, {"prebind-plugin": {"fail": fail}})
+    post_bind = plugin(result, "postbind-plugin")
+    if fail:
+        assert message(result) == 'running PreBind plugin "prebind-plugin": injecting failure for pod test-pod'
+        assert post_bind.calls == 0
+    else:
+        assert placed(result, TEST_POD) in {"test-node-0", "test-node-1"}
+        assert post_bind.calls == 1
