@@ -98,7 +98,8 @@ class Scheduler:
             pre_enqueue=self._pre_enqueue,
             initial_backoff=config.pod_initial_backoff_seconds,
             max_backoff=config.pod_max_backoff_seconds,
-            event_plugins=merge_event_plugins(self._declared_events()),
+            event_plugins=merge_event_plugins(declared := self._declared_events()),
+            declared=declared,
         )
         self.nominated: dict[str, Pod] = {}  # uid -> pod with a nominated node
         self.hooks = SchedulerHooks()
@@ -266,14 +267,14 @@ class Scheduler:
         except PluginFailure as e:
             st, res.error = e.status, e.cause
         if not st.ok:
-            return self._forget(parked, st, fit_error=True)
+            return self._forget(parked, st, fit_error=True, scheduling_cycle=True)
         try:
             st, waits = fw.run_permit(state, pod, node)
         except PluginFailure as e:
             st, waits, res.error = e.status, {}, e.cause
         self._activate(state)
         if st.code != Code.Wait and not st.ok:
-            return self._forget(parked, st, fit_error=True)
+            return self._forget(parked, st, fit_error=True, scheduling_cycle=True)
         # the binding cycle's start: PreBindPreFlight, then (NominatedNodeNameForExpectation) the
         # pod is nominated to its node while Permit's wait or PreBind's work keeps it from binding
         try:
@@ -335,10 +336,12 @@ class Scheduler:
             cb(res)
         return None
 
-    def _forget(self, p: _Parked, st: Status, *, fit_error: bool = False) -> None:
+    def _forget(self, p: _Parked, st: Status, *, fit_error: bool = False, scheduling_cycle: bool = False) -> None:
         """Unreserve and forget an assumed pod, clear its nomination; requeue it with the failure
         unless it was deleted. ``fit_error``: a rejection at Reserve or Permit (also while
-        waiting) is a FitError over the one suggested node, as schedule_one.go builds it."""
+        waiting) is a FitError over the one suggested node, as schedule_one.go builds it.
+        ``scheduling_cycle``: Reserve or Permit failed in the scheduling cycle, where v1.36
+        forgets the pod without an AssignedPodDelete event (handleBindingCycleError sends one)."""
         fw, state, qpi, res = p.fw, p.state, p.qpi, p.res
         pod, node = qpi.pod, res.node
         assert node is not None
@@ -366,8 +369,9 @@ class Scheduler:
             self.queue.move_for_event("AssignedPodDelete")
             return None
         self._failed(qpi, res)
-        # Forgetting the assumed pod frees its resources: move the others (never the pod itself).
-        self.queue.move_for_event("AssignedPodDelete", except_uid=pod.uid)
+        if not scheduling_cycle:
+            # Forgetting the assumed pod frees its resources: move the others (never the pod itself).
+            self.queue.move_for_event("AssignedPodDelete", except_uid=pod.uid)
         return None
 
     def _process_waiting(self) -> None:

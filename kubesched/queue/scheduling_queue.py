@@ -74,14 +74,16 @@ class SchedulingQueue:
         initial_backoff: float = 1.0,
         max_backoff: float = 10.0,
         event_plugins: Mapping[str, frozenset[str]] | None = None,
+        declared: Iterable[str] = (),
     ) -> None:
         self.clock = clock
         # event -> plugins whose rejections it may resolve (``merge_event_plugins``); a pod rejected
-        # by a plugin named in none of them moves on any event
+        # by a plugin named in none of them moves on any event, unless the plugin is in
+        # ``declared`` (it registered its events, maybe none: then no event moves its pods)
         self.event_plugins: Mapping[str, frozenset[str]] = (
             merge_event_plugins({}) if event_plugins is None else event_plugins
         )
-        self._registered: frozenset[str] = frozenset().union(*self.event_plugins.values())
+        self._registered: frozenset[str] = frozenset().union(*self.event_plugins.values(), declared)
         self.less = less
         self.pre_enqueue = pre_enqueue
         self.initial_backoff = initial_backoff
@@ -93,7 +95,9 @@ class SchedulingQueue:
         self._where: dict[str, str] = {}  # uid -> "active" | "backoff" | "unschedulable" | "gated" | "inflight"
         self._info: dict[str, QueuedPodInfo] = {}
         self._seq = itertools.count()
-        self.moved_during_cycle = False
+        # uid -> the events since the pod was popped (it is in flight: in its cycle, waiting at
+        # Permit): upstream's in-flight events, which decide where a failed pod goes
+        self._inflight_events: dict[str, list[str]] = {}
         self.on_incoming: Callable[[str, str], None] | None = None  # (queue, event) for metrics
 
     # ---- bookkeeping -----------------------------------------------------------------
@@ -182,6 +186,7 @@ class SchedulingQueue:
 
     def delete(self, uid: str) -> None:
         self._info.pop(uid, None)
+        self._inflight_events.pop(uid, None)
         where = self._where.pop(uid, None)
         if where == "unschedulable":
             self.unschedulable.pop(uid, None)
@@ -207,7 +212,7 @@ class SchedulingQueue:
             qpi.attempts += 1
             if qpi.initial_attempt is None:
                 qpi.initial_attempt = self.clock()
-            self.moved_during_cycle = False
+            self._inflight_events[uid] = []
             return qpi
         return None
 
@@ -215,12 +220,14 @@ class SchedulingQueue:
         """The pod was scheduled (assumed): it leaves the queue."""
         self._info.pop(uid, None)
         self._where.pop(uid, None)
+        self._inflight_events.pop(uid, None)
 
     def restore(self, qpi: QueuedPodInfo) -> None:
         """A pod taken off the books by ``done`` is in flight again: its binding failed, and
         ``add_unschedulable`` follows with the failure."""
         self._info[qpi.pod.uid] = qpi
         self._where[qpi.pod.uid] = "inflight"
+        self._inflight_events.setdefault(qpi.pod.uid, [])
 
     def activate(self, uids: Iterable[str]) -> int:
         """framework.PodsToActivate: the pods among ``uids`` waiting in backoff or as unschedulable
@@ -246,7 +253,10 @@ class SchedulingQueue:
         qpi.timestamp = now
         qpi.unschedulable_plugins = set(plugins)
         qpi.backoff_expiry = now + self.backoff_duration(qpi.attempts)
-        if error or not plugins or self.moved_during_cycle:
+        # v1.36 (queueing hints): the pod retries after its backoff when an event it saw in flight
+        # may help what rejected it, as that event would have moved it (not any event at all)
+        events = self._inflight_events.pop(uid, [])
+        if error or not plugins or any(self._may_help(event, qpi.unschedulable_plugins) for event in events):
             self._push_backoff(qpi, "ScheduleAttemptFailure")
         else:
             self.unschedulable[uid] = qpi
@@ -276,21 +286,24 @@ class SchedulingQueue:
     def move_for_event(self, event: str, *, except_uid: str | None = None) -> int:
         """MoveAllToActiveOrBackoffQueue, limited to pods a plugin says the event may help;
         ``except_uid`` stays where it is (a forgotten pod is not moved by its own forgetting)."""
-        self.moved_during_cycle = True
+        for uid, events in self._inflight_events.items():
+            if uid != except_uid:
+                events.append(event)
         if not self.unschedulable:  # the common case: every bind sends AssignedPodAdd
             return 0
-        helped = self.event_plugins.get(event)
-        registered = self._registered
         moved = 0
         for uid, qpi in list(self.unschedulable.items()):
-            if uid == except_uid:
-                continue
-            plugins = qpi.unschedulable_plugins
-            if helped is None or not plugins or plugins & helped or not plugins <= registered:
+            if uid != except_uid and self._may_help(event, qpi.unschedulable_plugins):
                 del self.unschedulable[uid]
                 self._requeue(qpi, event)
                 moved += 1
         return moved
+
+    def _may_help(self, event: str, plugins: set[str]) -> bool:
+        """Whether ``event`` may make a pod ``plugins`` rejected schedulable: one of them registered
+        it, or one registered nothing at all (undeclared), or the event is none a plugin declares."""
+        helped = self.event_plugins.get(event)
+        return helped is None or not plugins or bool(plugins & helped) or not plugins <= self._registered
 
     def next_backoff_expiry(self) -> float | None:
         while self._backoff:

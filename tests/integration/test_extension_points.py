@@ -13,8 +13,8 @@ try but succeed on retry" likewise, not ported). TestUnReserveReservePlugins: 4 
 TestUnReservePermitPlugins: 3 of 3. TestPermitPlugin: 6 of 6. TestMultiplePermitPlugins and
 TestPermitPluginsCancelled (driven a step at a time, as upstream allows or rejects the waiting pod
 from the test; cancellation is asserted as its outcome). TestBindPlugin: 5 of 5. TestUnReserveBindPlugins:
-2 of 2. TestPostBindPlugin: 2 of 2. The other tables of the file (PreEnqueue, QueueSort,
-activation, preemption with Permit) are not ported yet.
+2 of 2. TestPostBindPlugin: 2 of 2. TestCoSchedulingWithPermitPlugin: 2 of 2. The other tables of
+the file (PreEnqueue, QueueSort, activation, preemption with Permit) are not ported yet.
 """
 
 from __future__ import annotations
@@ -23,7 +23,16 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from integration_testlib import Outcome, load, node, placed, pod, profile_config, schedule
+from integration_testlib import (
+    Outcome,
+    load,
+    node,
+    placed,
+    pod,
+    profile_config,
+    schedule,
+    unschedulable_message,
+)
 
 from kubesched.app import Session
 from kubesched.framework.cycle import ScheduleResult
@@ -532,3 +541,34 @@ def test_post_bind_plugin(fail: bool, tmp_path: Path) -> None:
     else:
         assert placed(result, TEST_POD) in {"test-node-0", "test-node-1"}
         assert post_bind.calls == 1
+
+
+# -- TestCoSchedulingWithPermitPlugin -------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "wait_reject",
+    [True, False],
+    ids=["having wait reject true and wait allow false", "having wait reject false and wait allow true"],
+)
+def test_co_scheduling_with_permit_plugin(wait_reject: bool, tmp_path: Path) -> None:
+    """The first pod waits at Permit; the second rejects it and itself, or allows it and binds.
+    Upstream creates both pods at once, so either may wait: here pod-a is tried first."""
+    pods = [pod("pod-a", "plugins"), pod("pod-b", "plugins")]
+    args = {"waitAndReject": True} if wait_reject else {"waitAndAllow": True}
+    config = profile_config(enabled("permit", "permit-plugin"), [{"name": "permit-plugin", "args": args}])
+    result = schedule(tmp_path, [*nodes(2), *pods], config=config, plugin_paths=[PLUGINS])
+    permit = plugin(result, "permit-plugin")
+    assert permit.waiting_pod == "pod-a"
+    if wait_reject:
+        assert permit.rejecting_pod == "pod-b"
+        assert [unschedulable_message(result, p) for p in pods] == [
+            "0/1 nodes are available: 1 reject pod pod-a.",
+            "0/1 nodes are available: 1 reject pod pod-b.",
+        ]
+    else:
+        assert permit.allowing_pod == "pod-b"
+        assert {placed(result, p) for p in pods} <= {"test-node-0", "test-node-1"}
+        assert all(placed(result, p) for p in pods)
+    assert permit.calls == 2
+    assert result.session is not None and not len(result.session.scheduler.waiting)

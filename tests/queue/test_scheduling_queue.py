@@ -52,6 +52,43 @@ def test_unschedulable_pod_waits_for_a_relevant_event_then_backoff():
     assert q.pop().pod.name == "a"
 
 
+def test_an_event_in_flight_requeues_only_pods_it_may_help():
+    """v1.36 (queueing hints): a pod that fails after events arrived during its attempt goes to
+    backoff when one of them may help what rejected it, else to the unschedulable pods."""
+    clock = Clock()
+    events = merge_event_plugins({"NodeResourcesFit": NodeResourcesFit.events_to_register})
+    q = SchedulingQueue(clock, event_plugins=events)
+    q.add(pod("a"))
+    q.add(pod("b"))
+    a, b = q.pop(), q.pop()
+    q.move_for_event("AssignedPodAdd")  # does not help NodeResourcesFit
+    q.add_unschedulable(a, {"NodeResourcesFit"})
+    assert q._where[a.pod.uid] == "unschedulable"
+    q.move_for_event("AssignedPodDelete")  # moves a; b, in flight, sees it
+    q.add_unschedulable(b, {"NodeResourcesFit"})
+    assert q._where[a.pod.uid] == q._where[b.pod.uid] == "backoff"
+    q.add(pod("c"))
+    q.add_unschedulable(q.pop(), {"NodeResourcesFit"})  # no event since it was popped
+    assert q.counts()["unschedulable"] == 1
+
+
+def test_a_plugin_that_registers_no_event_is_helped_by_none():
+    """EventsToRegister returning nothing: no event moves the pods the plugin rejected (an
+    undeclared plugin's pods move on every event)."""
+    clock = Clock()
+    q = SchedulingQueue(clock, event_plugins=merge_event_plugins({"Quiet": ()}), declared=["Quiet"])
+    q.add(pod("a"))
+    q.add(pod("b"))
+    a, b = q.pop(), q.pop()
+    q.add_unschedulable(a, {"Quiet"})
+    q.move_for_event("AssignedPodDelete")
+    q.add_unschedulable(b, {"Quiet"})
+    assert q.counts()["unschedulable"] == 2
+    q.add(pod("c"))
+    q.add_unschedulable(q.pop(), {"Undeclared"})
+    assert q.move_for_event("NodeAdd") == 1 and q.counts()["unschedulable"] == 2
+
+
 def test_unschedulable_timeout_requeues_after_five_minutes():
     clock = Clock()
     q = SchedulingQueue(clock)
