@@ -19,7 +19,10 @@ from kubesched.framework.interfaces import (
     PostBindPlugin,
     PostFilterPlugin,
     PreBindPlugin,
+    PreEnqueuePlugin,
     PreFilterPlugin,
+    PreScorePlugin,
+    QueueSortPlugin,
     ReservePlugin,
     ScorePlugin,
 )
@@ -50,6 +53,8 @@ class Filter(FilterPlugin):
 
     def filter(self, state: CycleState, pod: Pod, snap: Snapshot, rows: np.ndarray) -> FilterResult:
         self.calls += len(rows)
+        if self.args.get("fail"):
+            raise PluginError(f"injecting failure for pod {pod.name}")
         if self.args.get("reject"):
             return FilterResult.from_mask(np.ones(len(rows), bool), f"reject pod {pod.name}")
         return FilterResult.all_pass(len(rows))
@@ -246,3 +251,39 @@ class PostBind(PostBindPlugin):
 class MockPostBind(PostBind):
     name = "mock-post-bind-plugin"
     calls = 0
+
+
+class PreScore(PreScorePlugin):
+    name = "prescore-plugin"
+    calls = 0
+
+    def pre_score(self, state: CycleState, pod: Pod, snap: Snapshot, rows: np.ndarray) -> Status | None:
+        self.calls += 1
+        if self.args.get("fail"):
+            return Status.error(f"injecting failure for pod {pod.name}")
+        return None
+
+
+class PreEnqueue(PreEnqueuePlugin):
+    """Admits every pod with ``admit``, else none."""
+
+    name = "enqueue-plugin"
+    calls = 0
+
+    def pre_enqueue(self, pod: Pod) -> Status | None:
+        self.calls += 1
+        if self.args.get("admit"):
+            return None
+        return Status(Code.UnschedulableAndUnresolvable, ("not ready for scheduling",))
+
+
+class QueueSort(QueueSortPlugin):
+    """``order``: "timestamp" (earlier first) or "priority" (higher first, then earlier)."""
+
+    name = "queuesort-plugin"
+
+    def less(self, a: Any, b: Any) -> bool:
+        if self.args.get("order") == "priority":
+            pa, pb = a.pod.priority, b.pod.priority
+            return pa > pb or (pa == pb and a.timestamp < b.timestamp)
+        return a.timestamp < b.timestamp

@@ -13,8 +13,10 @@ try but succeed on retry" likewise, not ported). TestUnReserveReservePlugins: 4 
 TestUnReservePermitPlugins: 3 of 3. TestPermitPlugin: 6 of 6. TestMultiplePermitPlugins and
 TestPermitPluginsCancelled (driven a step at a time, as upstream allows or rejects the waiting pod
 from the test; cancellation is asserted as its outcome). TestBindPlugin: 5 of 5. TestUnReserveBindPlugins:
-2 of 2. TestPostBindPlugin: 2 of 2. TestCoSchedulingWithPermitPlugin: 2 of 2. The other tables of
-the file (PreEnqueue, QueueSort, activation, preemption with Permit) are not ported yet.
+2 of 2. TestPostBindPlugin: 2 of 2. TestCoSchedulingWithPermitPlugin: 2 of 2. TestFilterPlugin: 2 of 2.
+TestPreScorePlugin: 2 of 2. TestPreEnqueuePlugin: 2 of 2. TestQueueSortPlugin: 2 of 2 (popped
+from the queue, as upstream, without scheduling). The other tables of the file (activation,
+preemption with Permit, PreEnqueue events) are not ported yet.
 """
 
 from __future__ import annotations
@@ -572,3 +574,72 @@ def test_co_scheduling_with_permit_plugin(wait_reject: bool, tmp_path: Path) -> 
         assert all(placed(result, p) for p in pods)
     assert permit.calls == 2
     assert result.session is not None and not len(result.session.scheduler.waiting)
+
+
+# -- TestFilterPlugin, TestPreScorePlugin ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize("fail", [True, False], ids=["fail filter plugin", "do not fail filter plugin"])
+def test_filter_plugin(fail: bool, tmp_path: Path) -> None:
+    result = run(tmp_path, 1, enabled("filter", "filter-plugin"), {"filter-plugin": {"fail": fail}})
+    calls = plugin(result, "filter-plugin").calls
+    if fail:
+        assert message(result) == 'running "filter-plugin" filter plugin: injecting failure for pod test-pod'
+        assert calls >= 1
+    else:
+        assert placed(result, TEST_POD) == "test-node-0"
+        assert calls == 1
+
+
+@pytest.mark.parametrize("fail", [True, False], ids=["fail preScore plugin", "do not fail preScore plugin"])
+def test_pre_score_plugin(fail: bool, tmp_path: Path) -> None:
+    result = run(tmp_path, 2, enabled("preScore", "prescore-plugin"), {"prescore-plugin": {"fail": fail}})
+    if fail:
+        assert message(result) == 'running PreScore plugin "prescore-plugin": injecting failure for pod test-pod'
+    else:
+        assert placed(result, TEST_POD) in {"test-node-0", "test-node-1"}
+    assert plugin(result, "prescore-plugin").calls > 0
+
+
+# -- TestPreEnqueuePlugin -------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("admit", [True, False], ids=["pod is admitted to enqueue", "pod is not admitted to enqueue"])
+def test_pre_enqueue_plugin(admit: bool, tmp_path: Path) -> None:
+    """The pod not admitted also has a scheduling gate: SchedulingGates, the default PreEnqueue
+    plugin that comes first, holds it."""
+    p = pod("p", "plugins") if admit else pod("p", "plugins", schedulingGates=[{"name": "foo"}])
+    plugins = {**enabled("preEnqueue", "enqueue-plugin"), **enabled("preFilter", "prefilter-plugin")}
+    config = profile_config(plugins, [{"name": "enqueue-plugin", "args": {"admit": admit}}])
+    result = schedule(tmp_path, [*nodes(1), p], config=config, plugin_paths=[PLUGINS])
+    if admit:
+        assert placed(result, p) == "test-node-0"
+        assert plugin(result, "enqueue-plugin").calls > 0
+    else:
+        entry = result.entry("plugins/p")
+        assert entry is not None and entry["reason"] == "SchedulingGated" and entry["plugin"] == "SchedulingGates"
+        assert plugin(result, "prefilter-plugin").calls == 0
+
+
+# -- TestQueueSortPlugin --------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("order", "expected"),
+    [("timestamp", ["pod-1", "pod-2", "pod-3"]), ("priority", ["pod-3", "pod-2", "pod-1"])],
+    ids=["timestamp_sort_order", "priority_sort_order"],
+)
+def test_queue_sort_plugin(order: str, expected: list[str], tmp_path: Path) -> None:
+    """Pods pod-1..3 of priority 1..3, created in that order (a second apart), popped from the
+    queue without scheduling them."""
+    pods = [pod(f"pod-{i}", "plugins", priority=i) for i in (1, 2, 3)]
+    plugins = {"queueSort": {"enabled": [{"name": "queuesort-plugin"}], "disabled": [{"name": "*"}]}}
+    config = profile_config(plugins, [{"name": "queuesort-plugin", "args": {"order": order}}])
+    session = load(tmp_path, [*nodes(2), *pods], config, plugin_paths=[PLUGINS])
+    for i, p in enumerate(session.pending):
+        session.clock.advance(float(i))
+        session.scheduler.add_pending(p)
+    queue = session.scheduler.queue
+    assert len(queue.pending_pods()) == 3
+    popped = [queue.pop() for _ in expected]
+    assert [q.pod.name for q in popped if q is not None] == expected
