@@ -51,8 +51,13 @@ class Filter(FilterPlugin):
     name = "filter-plugin"
     calls = 0
 
+    def __init__(self, args: dict[str, Any] | None = None, handle: Any = None) -> None:
+        super().__init__(args, handle)
+        self.calls_per_pod: dict[str, int] = {}  # numCalledPerPod
+
     def filter(self, state: CycleState, pod: Pod, snap: Snapshot, rows: np.ndarray) -> FilterResult:
         self.calls += len(rows)
+        self.calls_per_pod[pod.key] = self.calls_per_pod.get(pod.key, 0) + len(rows)
         if self.args.get("fail"):
             raise PluginError(f"injecting failure for pod {pod.name}")
         if self.args.get("reject"):
@@ -172,12 +177,16 @@ class PreBind(PreBindPlugin):
 
 class Permit(PermitPlugin):
     """Fails (Error) with ``fail``, rejects with ``reject``, waits 3s with ``timeout``. With
-    ``waitAndReject`` or ``waitAndAllow`` the first pod it sees waits 30s and every other pod
+    ``waitAndReject`` or ``waitAndAllow`` the first pod it sees (or ``waitingPod``) waits 30s and every other pod
     rejects (and rejects every waiting pod) or allows every waiting pod."""
 
     name = "permit-plugin"
     calls = 0
-    waiting_pod = rejecting_pod = allowing_pod = ""
+    rejecting_pod = allowing_pod = ""
+
+    def __init__(self, args: dict[str, Any] | None = None, handle: Any = None) -> None:
+        super().__init__(args, handle)
+        self.waiting_pod: str = self.args.get("waitingPod", "")  # the pod that waits, if set
 
     def permit(self, state: CycleState, pod: Pod, node_name: str) -> tuple[Status, float]:
         self.calls += 1

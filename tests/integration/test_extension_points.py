@@ -15,8 +15,9 @@ TestPermitPluginsCancelled (driven a step at a time, as upstream allows or rejec
 from the test; cancellation is asserted as its outcome). TestBindPlugin: 5 of 5. TestUnReserveBindPlugins:
 2 of 2. TestPostBindPlugin: 2 of 2. TestCoSchedulingWithPermitPlugin: 2 of 2. TestFilterPlugin: 2 of 2.
 TestPreScorePlugin: 2 of 2. TestPreEnqueuePlugin: 2 of 2. TestQueueSortPlugin: 2 of 2 (popped
-from the queue, as upstream, without scheduling). The other tables of the file (activation,
-preemption with Permit, PreEnqueue events) are not ported yet.
+from the queue, as upstream, without scheduling). TestPreemptWithPermitPlugin: 3 of 3 (driven a
+step at a time). The other tables of the file (TestActivatePods, TestPreEnqueuePluginEventsToRegister)
+are not ported yet.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from typing import Any
 import pytest
 from integration_testlib import (
     Outcome,
+    container,
     load,
     node,
     placed,
@@ -643,3 +645,81 @@ def test_queue_sort_plugin(order: str, expected: list[str], tmp_path: Path) -> N
     assert len(queue.pending_pods()) == 3
     popped = [queue.pop() for _ in expected]
     assert [q.pod.name for q in popped if q is not None] == expected
+
+
+# -- TestPreemptWithPermitPlugin ------------------------------------------------------------------------
+
+LOW, HIGH = 100, 300
+
+
+def res_pod(name: str, priority: int, amount: str) -> dict:
+    """``st.MakePod().Priority(p).Req({cpu: <amount>m, memory: <amount>}).ZeroTerminationGracePeriod()``."""
+    requests = {"cpu": f"{amount}m", "memory": amount}
+    return pod(name, "plugins", containers=[container(requests=requests)], priority=priority, terminationGracePeriodSeconds=0)
+
+
+PREEMPT_WITH_PERMIT = [
+    # name, running pod, preemptor priority, delete the waiting pod, most Filter calls for the waiting pod
+    ("waiting pod is not physically deleted upon preemption", True, HIGH, False, 2),
+    (
+        "rejecting a waiting pod to trigger retrying unschedulable pods immediately, and the waiting pod itself will be retried",
+        False,
+        HIGH,
+        False,
+        2,
+    ),
+    ("deleting a waiting pod to trigger retrying unschedulable pods immediately", False, LOW, True, 1),
+]
+
+
+@pytest.mark.parametrize(
+    ("running", "preemptor_priority", "delete_waiting", "max_waiting_calls"),
+    [c[1:] for c in PREEMPT_WITH_PERMIT],
+    ids=[c[0] for c in PREEMPT_WITH_PERMIT],
+)
+def test_preempt_with_permit_plugin(
+    running: bool, preemptor_priority: int, delete_waiting: bool, max_waiting_calls: int, tmp_path: Path
+) -> None:
+    """One node (500m CPU, 500 memory). "waiting-pod" waits at Permit (30s), every other pod
+    allows the waiting pods. The preemptor (400m) is created while it waits: it preempts the
+    running pod (deleted) and the waiting one (rejected, "preempted", not deleted), or, as low as
+    they are, binds once the waiting pod is deleted. Driven a step at a time, as upstream acts
+    while the pod waits; the run ends well before the 30s."""
+    test_node = node("test-node", capacity={"cpu": "500m", "memory": "500"})
+    running_pod, waiting_pod = res_pod("running-pod", LOW, "200"), res_pod("waiting-pod", LOW, "200")
+    preemptor = res_pod("preemptor-pod", preemptor_priority, "400")
+    plugins = {
+        "permit": {"enabled": [{"name": "permit-plugin"}]},
+        "filter": {"enabled": [{"name": "filter-plugin"}, {"name": "NodeResourcesFit"}], "disabled": [{"name": "NodeResourcesFit"}]},
+    }
+    args = [{"name": "permit-plugin", "args": {"waitAndAllow": True, "waitingPod": "waiting-pod"}}]
+    objects = [test_node, *([running_pod] if running else []), waiting_pod, preemptor]
+    session = load(tmp_path, objects, profile_config(plugins, args), plugin_paths=[PLUGINS])
+    sched = session.scheduler
+    pending = {p.name: p for p in session.pending}
+    fw = sched.frameworks["default-scheduler"]
+    permit, filt = fw.plugins["permit-plugin"], fw.plugins["filter-plugin"]
+    if running:
+        sched.add_pending(pending["running-pod"])
+        res = sched.schedule_one()
+        assert res is not None and res.node == "test-node"
+    sched.add_pending(pending["waiting-pod"])
+    res = sched.schedule_one()
+    assert res is not None and res.code == Code.Wait and len(sched.waiting) == 1
+    sched.add_pending(pending["preemptor-pod"])
+    if delete_waiting:
+        sched.delete_pod(pending["waiting-pod"])
+    sched.run_until_idle(advance=session.clock.advance)
+    uid = {p.name: p.uid for p in session.pending}
+    assert session.cluster.bindings.get(uid["preemptor-pod"]) == "test-node"
+    assert not len(sched.waiting)
+    assert session.clock() < 30
+    assert filt.calls_per_pod.get("plugins/waiting-pod", 0) <= max_waiting_calls
+    deleted = {p.name for p in session.cluster.deleted}  # by preemption
+    if delete_waiting:
+        assert not sched.queue.contains(uid["waiting-pod"]) and not deleted
+    else:
+        assert "waiting-pod" not in deleted and uid["waiting-pod"] in session.cluster.pods
+        assert sched.queue.contains(uid["waiting-pod"])  # retried, then unschedulable (no room)
+        assert permit.calls > 0
+    assert ("running-pod" in deleted) is running
