@@ -272,9 +272,9 @@ class Scheduler:
             st, waits = fw.run_permit(state, pod, node)
         except PluginFailure as e:
             st, waits, res.error = e.status, {}, e.cause
-        self._activate(state)
         if st.code != Code.Wait and not st.ok:
             return self._forget(parked, st, fit_error=True, scheduling_cycle=True)
+        self._activate(state)  # the end of a successful scheduling cycle (not after a rejection)
         # the binding cycle's start: PreBindPreFlight, then (NominatedNodeNameForExpectation) the
         # pod is nominated to its node while Permit's wait or PreBind's work keeps it from binding
         try:
@@ -330,6 +330,7 @@ class Scheduler:
         self.progress += 1
         self._waited_since_progress = False
         fw.run_post_bind(state, pod, node)
+        self._activate(state)  # bindingCycle's end: the pods PreBind/Bind/PostBind asked for
         self.queue.move_for_event("AssignedPodAdd")
         res.duration = time.perf_counter() - p.t0
         for cb in self.hooks.on_scheduled:

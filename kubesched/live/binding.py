@@ -112,6 +112,7 @@ class LiveScheduler(Scheduler):
             res.code, res.message = Code.Success, None
             self.progress += 1
             b.fw.run_post_bind(b.state, pod, node)
+            self._activate(b.state)  # bindingCycle's end: the pods PreBind/Bind/PostBind asked for
             self.queue.move_for_event("AssignedPodAdd")
             res.duration = time.perf_counter() - b.parked.t0
             for cb in self.hooks.on_scheduled:

@@ -28,6 +28,7 @@ from kubesched.framework.interfaces import (
 )
 from kubesched.framework.runtime import PluginFailure
 from kubesched.framework.status import Code, FilterResult, PluginError, PreFilterResult, Status
+from kubesched.framework.waiting import request_activation
 from kubesched.state.snapshot import Snapshot
 
 EVENTS: list[tuple[str, int]] = []
@@ -176,7 +177,8 @@ class PreBind(PreBindPlugin):
 
 
 class Permit(PermitPlugin):
-    """Fails (Error) with ``fail``, rejects with ``reject``, waits 3s with ``timeout``. With
+    """Asks for the pending pods labelled ``activate`` to be activated, then fails (Error) with
+    ``fail``, rejects with ``reject``, waits 3s with ``timeout``. With
     ``waitAndReject`` or ``waitAndAllow`` the first pod it sees (or ``waitingPod``) waits 30s and every other pod
     rejects (and rejects every waiting pod) or allows every waiting pod."""
 
@@ -190,6 +192,9 @@ class Permit(PermitPlugin):
 
     def permit(self, state: CycleState, pod: Pod, node_name: str) -> tuple[Status, float]:
         self.calls += 1
+        if label := self.args.get("activate"):  # ask for the pending pods with this label first
+            assert self.handle is not None and self.handle.nominator is not None
+            request_activation(state, [p for p in self.handle.nominator.pending_pods() if label in p.labels])
         if self.args.get("fail"):
             return Status.error(f"injecting failure for pod {pod.name}"), 0
         if self.args.get("reject"):
@@ -296,3 +301,29 @@ class QueueSort(QueueSortPlugin):
             pa, pb = a.pod.priority, b.pod.priority
             return pa > pb or (pa == pb and a.timestamp < b.timestamp)
         return a.timestamp < b.timestamp
+
+
+class Job(PreFilterPlugin, PostBindPlugin):
+    """A Spark-like job: PreFilter rejects every pod until a "driver"-labelled pod exists in the
+    namespace (pending or bound); binding the driver activates the "executor" pods."""
+
+    name = "job plugin"
+    pods_activated = False
+
+    def _pods(self, namespace: str, label: str) -> list[Pod]:
+        assert self.handle is not None and self.handle.nominator is not None
+        bound = self.handle.snapshot.pod_by_uid.values()
+        return [p for p in (*bound, *self.handle.nominator.pending_pods()) if p.namespace == namespace and label in p.labels]
+
+    def pre_filter(self, state: CycleState, pod: Pod, snap: Snapshot) -> PreFilterResult | Status | None:
+        if not self._pods(pod.namespace, "driver"):
+            return Status(Code.UnschedulableAndUnresolvable, ("unable to find driver pod",))
+        return None
+
+    def post_bind(self, state: CycleState, pod: Pod, node_name: str) -> None:
+        if "driver" not in pod.labels:
+            return
+        executors = self._pods(pod.namespace, "executor")
+        if executors:
+            request_activation(state, executors)
+            self.pods_activated = True

@@ -16,8 +16,8 @@ from the test; cancellation is asserted as its outcome). TestBindPlugin: 5 of 5.
 2 of 2. TestPostBindPlugin: 2 of 2. TestCoSchedulingWithPermitPlugin: 2 of 2. TestFilterPlugin: 2 of 2.
 TestPreScorePlugin: 2 of 2. TestPreEnqueuePlugin: 2 of 2. TestQueueSortPlugin: 2 of 2 (popped
 from the queue, as upstream, without scheduling). TestPreemptWithPermitPlugin: 3 of 3 (driven a
-step at a time). The other tables of the file (TestActivatePods, TestPreEnqueuePluginEventsToRegister)
-are not ported yet.
+step at a time). TestActivatePods: 1 of 1 (a step at a time). The other table of the file,
+TestPreEnqueuePluginEventsToRegister, is not ported yet.
 """
 
 from __future__ import annotations
@@ -723,3 +723,36 @@ def test_preempt_with_permit_plugin(
         assert sched.queue.contains(uid["waiting-pod"])  # retried, then unschedulable (no room)
         assert permit.calls > 0
     assert ("running-pod" in deleted) is running
+
+
+# -- TestActivatePods -----------------------------------------------------------------------------------
+
+
+def test_activate_pods(tmp_path: Path) -> None:
+    """Two executor pods wait, unschedulable, for their driver; once the driver is bound, the job
+    plugin's PostBind activates them (PodsToActivate, at the end of the binding cycle) and they
+    are scheduled. The executors come back by activation: the queue notes ForceActivate for both."""
+    executors = [pod(f"executor-{i}", "plugins", labels={"executor": ""}) for i in (1, 2)]
+    driver = pod("driver", "plugins", labels={"driver": ""})
+    plugins = {**enabled("preFilter", "job plugin"), **enabled("postBind", "job plugin")}
+    session = load(tmp_path, [*nodes(1), *executors, driver], profile_config(plugins), plugin_paths=[PLUGINS])
+    sched = session.scheduler
+    outcomes: list[ScheduleResult] = []
+    sched.hooks.on_scheduled.append(outcomes.append)
+    sched.hooks.on_failed.append(outcomes.append)
+    incoming: list[tuple[str, str]] = []
+    sched.queue.on_incoming = lambda queue, event: incoming.append((queue, event))
+    pending = {p.name: p for p in session.pending}
+    for name in ("executor-1", "executor-2"):
+        sched.add_pending(pending[name])
+    sched.run_until_idle(advance=session.clock.advance)
+    no_driver = (
+        "0/1 nodes are available: unable to find driver pod. "
+        "preemption: 0/1 nodes are available: 1 Preemption is not helpful for scheduling."
+    )
+    assert [(r.pod.name, r.message) for r in outcomes] == [("executor-1", no_driver), ("executor-2", no_driver)]
+    sched.add_pending(pending["driver"])
+    sched.run_until_idle(advance=session.clock.advance)
+    assert {uid: node for uid, node in session.cluster.bindings.items()} == {p.uid: "test-node-0" for p in pending.values()}
+    assert sched.frameworks["default-scheduler"].plugins["job plugin"].pods_activated
+    assert incoming.count(("active", "ForceActivate")) == 2
