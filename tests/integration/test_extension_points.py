@@ -7,17 +7,19 @@ default plugins; the cluster is ``InitTestSchedulerForFrameworkTest``'s nodes te
 SchedulerError), the pod's outcome here is the Error's message, worded as kube-scheduler words it.
 
 TestPreFilterPlugin: 5 of 5. TestPostFilterPlugin: 6 of 6. TestScorePlugin: 2 of 2.
-TestNormalizeScorePlugin: 1 of 1. TestReservePluginReserve: 2 of 2. TestPrebindPlugin: 6 of 7 ("succeed on
-retry" retries after the next change, as an offline run stops when nothing changed; "reject on 1st
-try but succeed on retry" likewise, not ported). TestUnReserveReservePlugins: 4 of 4. TestUnReservePreBindPlugins: 2 of 2.
-TestUnReservePermitPlugins: 3 of 3. TestPermitPlugin: 6 of 6. TestMultiplePermitPlugins and
-TestPermitPluginsCancelled (driven a step at a time, as upstream allows or rejects the waiting pod
-from the test; cancellation is asserted as its outcome). TestBindPlugin: 5 of 5. TestUnReserveBindPlugins:
-2 of 2. TestPostBindPlugin: 2 of 2. TestCoSchedulingWithPermitPlugin: 2 of 2. TestFilterPlugin: 2 of 2.
-TestPreScorePlugin: 2 of 2. TestPreEnqueuePlugin: 2 of 2. TestQueueSortPlugin: 2 of 2 (popped
-from the queue, as upstream, without scheduling). TestPreemptWithPermitPlugin: 3 of 3 (driven a
-step at a time). TestActivatePods: 1 of 1 (a step at a time). The other table of the file,
-TestPreEnqueuePluginEventsToRegister, is not ported yet.
+TestNormalizeScorePlugin: 1 of 1. TestReservePluginReserve: 2 of 2. TestPrebindPlugin: 6 of 7
+("succeed on retry" retries after the next change, as an offline run stops when nothing changed;
+"reject on 1st try but succeed on retry" likewise, not ported). TestUnReserveReservePlugins: 4 of
+4. TestUnReservePreBindPlugins: 2 of 2. TestUnReservePermitPlugins: 3 of 3. TestPermitPlugin: 6 of
+6. TestMultiplePermitPlugins: 1 of 1 and TestPermitPluginsCancelled: 1 of 1 (driven a step at a
+time, as upstream allows or rejects the waiting pod from the test; cancellation is asserted as its
+outcome). TestBindPlugin: 5 of 5. TestUnReserveBindPlugins: 2 of 2. TestPostBindPlugin: 2 of 2.
+TestCoSchedulingWithPermitPlugin: 2 of 2. TestFilterPlugin: 2 of 2. TestPreScorePlugin: 2 of 2.
+TestPreEnqueuePlugin: 2 of 2. TestQueueSortPlugin: 2 of 2 (popped from the queue, as upstream,
+without scheduling). TestPreemptWithPermitPlugin: 3 of 3 and TestActivatePods: 1 of 1 (a step at
+a time). Not ported: TestPreEnqueuePluginEventsToRegister, whose PreEnqueue call counts come from
+updates of the gated pod through the API server (its status written by the scheduler, its gates
+removed), which an offline run does not have.
 """
 
 from __future__ import annotations
