@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     from kubesched.api.objects import Pod
     from kubesched.state.snapshot import Snapshot
 
+_KEY = "gpu/state"  # the state's key in the snapshot's memo
 SHARE_TAG = 0  # affinity column of sharing pods; column k counts pods of k whole GPUs
 
 
@@ -62,6 +63,9 @@ class GpuState:
     @classmethod
     def of(cls, snap: Snapshot, *, skip_uid: str | None = None) -> GpuState:
         """The snapshot's GPU state, caught up (``skip_uid``: a pod being reserved right now)."""
+        st = snap.memo.current(_KEY)  # several reads per cycle: most find the state up to date
+        if st is not None:
+            return st
 
         def build(old: GpuState | None) -> GpuState:
             st = cls() if old is None else old  # a rebuild keeps the GPUs pods were given
@@ -75,7 +79,7 @@ class GpuState:
             st._log(changed)
             st.version += 1
 
-        return snap.memo.follow("gpu/state", build, update, on=NODES)
+        return snap.memo.follow(_KEY, build, update, on=NODES)
 
     def __init__(self) -> None:
         self.left = np.zeros((0, 1), np.int64)  # milli left per GPU; padding columns stay 0

@@ -103,6 +103,13 @@ class Memo:
         f[4] = snap.generation
         return f[3]
 
+    def current(self, key: Hashable) -> Any:
+        """The value ``follow`` keeps for ``key`` while the snapshot has not changed since its last
+        read, else None: a reader asked many times per cycle checks this before building the
+        ``build`` and ``update`` closures ``follow`` needs."""
+        f = self._follows.get(key)
+        return f[3] if f is not None and f[4] == self._snap.generation else None
+
     def _trim(self) -> None:
         """Drop values whose dependencies changed since they were built; all of them if none did."""
         snap = self._snap

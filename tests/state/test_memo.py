@@ -86,6 +86,17 @@ def test_follow_updates_with_changed_rows_and_rebuilds_on_node_changes() -> None
     assert read() == [3] and log[-1] == ("update", [3])
 
 
+def test_current_is_the_followed_value_while_the_snapshot_stays_put() -> None:
+    snap = build_snapshot([make_node("a"), make_node("b")])
+    assert snap.memo.current("rows") is None  # never followed
+    seen = snap.memo.follow("rows", lambda _old: [], lambda v, rows: v.extend(rows))
+    assert snap.memo.current("rows") is seen
+    snap.add_pod(_pod("p", "a"))
+    assert snap.memo.current("rows") is None  # changed since the last read: follow brings it up to date
+    assert snap.memo.follow("rows", lambda _old: [], lambda v, rows: v.extend(rows)) == [0]
+    assert snap.memo.current("rows") is seen
+
+
 def test_follow_the_affinity_log() -> None:
     snap = build_snapshot([make_node("a"), make_node("b")])
     uids: list[str] = []
