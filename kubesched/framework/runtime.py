@@ -369,21 +369,35 @@ class Framework:
         ``passes`` fast path where they have one, else ``filter`` on the rows still alive.
         The mask may be a plugin's own array: callers read it, never write to it."""
         alive: np.ndarray | None = None
-        for pl in only:
-            if pl.name in state.skip_filter:
-                continue
-            ok = self.call(pl, "Filter", pl.passes, state, pod, snap, rows) if isinstance(pl, SignPlugin) else None
-            if ok is not None:
-                alive = ok if alive is None else alive & ok
-                continue
-            # written to below: never a plugin's own array
-            alive = np.ones(len(rows), bool) if alive is None else alive.copy()
-            idx = np.flatnonzero(alive)
-            if idx.size == 0:
-                break
-            _, failed = self.filter_plugin(pl, state, pod, snap, rows[idx])
-            if failed is not None:
-                alive[idx[failed]] = False
+        # unobserved, ``call``'s guard around the loop, as in ``sign`` (the equivalence cache
+        # re-judges rows with it every cycle: a frame less per plugin)
+        unobserved = self.observer is None
+        pl = None
+        try:
+            for pl in only:
+                if pl.name in state.skip_filter:
+                    continue
+                if not isinstance(pl, SignPlugin):
+                    ok = None
+                elif unobserved:
+                    ok = pl.passes(state, pod, snap, rows)
+                else:
+                    ok = self.call(pl, "Filter", pl.passes, state, pod, snap, rows)
+                if ok is not None:
+                    alive = ok if alive is None else alive & ok
+                    continue
+                # written to below: never a plugin's own array
+                alive = np.ones(len(rows), bool) if alive is None else alive.copy()
+                idx = np.flatnonzero(alive)
+                if idx.size == 0:
+                    break
+                _, failed = self.filter_plugin(pl, state, pod, snap, rows[idx])
+                if failed is not None:
+                    alive[idx[failed]] = False
+        except PluginFailure:
+            raise
+        except Exception as e:  # noqa: BLE001 - as in ``call``
+            raise _failure(pl, "Filter", e) from e
         return np.ones(len(rows), bool) if alive is None else alive
 
     def filter_plugin(
