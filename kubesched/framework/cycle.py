@@ -24,12 +24,15 @@ import numpy as np
 
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.diagnosis import NO_NODES, Diagnosis, NodeFailures, unsatisfied_plugins
+
+# loaded with the cycle that asks it, not inside the first scheduling run (Framework, which owns
+# the cache, imports it lazily: the cache imports runtime)
+from kubesched.framework.equivalence import Batch
 from kubesched.framework.runtime import PluginFailure, Scores
 from kubesched.framework.status import Code, FilterResult, Status
 
 if TYPE_CHECKING:
     from kubesched.api.objects import Pod
-    from kubesched.framework.equivalence import Batch
     from kubesched.framework.runtime import Framework
     from kubesched.state.snapshot import Snapshot
 
