@@ -198,10 +198,11 @@ class Framework:
         self.signers: tuple[SignPlugin, ...] = tuple(
             pl for pl in instances.values() if pl in cycle and isinstance(pl, SignPlugin)
         )
-        # a signer whose answer is its mixin's constant (NodeLocal, RowLocal) is not asked each cycle
-        self._fixed: tuple[Signature | None, ...] = tuple(_FIXED.get(type(pl).sign_pod) for pl in self.signers)
-        # the signers whose answer is asked each cycle, with their place in ``signers``
-        self._asked = [(i, pl) for i, (pl, fixed) in enumerate(zip(self.signers, self._fixed, strict=True)) if fixed is None]
+        # a signer whose answer is its mixin's constant (NodeLocal, RowLocal) is not asked each cycle,
+        # nor part of the cache's key (hashed twice a cycle)
+        fixed = {pl: _FIXED.get(type(pl).sign_pod) for pl in self.signers}
+        self._fixed: dict[SignPlugin, Signature] = {pl: sig for pl, sig in fixed.items() if sig is not None}
+        self._asked: tuple[SignPlugin, ...] = tuple(pl for pl, sig in fixed.items() if sig is None)
         from kubesched.framework.equivalence import EquivalenceCache  # it calls back into this module
 
         self.cache = EquivalenceCache()
@@ -232,25 +233,26 @@ class Framework:
         return out
 
     def sign(self, pod: Pod, snap: Snapshot) -> tuple[Signature | None, ...]:
-        """Each signer's Signature of ``pod`` now (``signers`` order; None: not signable)."""
+        """The Signatures of ``pod`` now from the signers whose answer is not a constant, in
+        ``signers`` order (None: not signable); ``signed`` gives every signer's."""
         if self.observer is not None:
-            return tuple(
-                [
-                    self.call(pl, "Sign", pl.sign_pod, pod, snap) if fixed is None else fixed
-                    for pl, fixed in zip(self.signers, self._fixed, strict=True)
-                ]
-            )
+            return tuple([self.call(pl, "Sign", pl.sign_pod, pod, snap) for pl in self._asked])
         # unobserved, ``call``'s guard around the loop (asked every cycle: a frame less per signer)
-        out = list(self._fixed)
+        out = []
         pl = None
         try:
-            for i, pl in self._asked:
-                out[i] = pl.sign_pod(pod, snap)
+            for pl in self._asked:
+                out.append(pl.sign_pod(pod, snap))
         except PluginFailure:
             raise
         except Exception as e:  # noqa: BLE001 - as in ``call``
             raise _failure(pl, "Sign", e) from e
         return tuple(out)
+
+    def signed(self, answers: tuple[Signature | None, ...]) -> dict[SignPlugin, Signature | None]:
+        """Every signer's Signature (``signers`` order), given ``sign``'s ``answers``."""
+        asked = dict(zip(self._asked, answers, strict=True))
+        return {pl: asked[pl] if pl in asked else self._fixed[pl] for pl in self.signers}
 
     def row_local(self, pod: Pod, snap: Snapshot, plugins: Iterable[Plugin]) -> bool:
         """Whether every one of ``plugins`` judges a node by the pod and that node's row alone,

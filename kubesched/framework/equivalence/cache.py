@@ -1,13 +1,14 @@
 """The equivalence cache: ``find_feasible`` and ``score`` for pods the profile's plugins sign.
 
-An entry is kept per (profile, ``Pod.signature()``, the signers' Signatures): the local plugins'
-verdicts and raw scores per node (``entry``). A cycle refreshes the rows whose pods changed when
-its window reaches them, runs the plugins that do not sign the pod fresh (PreFilter on the whole
-snapshot, Filter on the candidates the kept verdicts let through, PreScore/Score on the window),
-and returns what the regular cycle would: the adaptive node count, the rotating start index,
-weights, the FitError of a pod that fits nowhere (``records``). Anything the cache cannot answer
-the same way (a rejection, narrowing by a fresh plugin, a plugin error) returns None, and the
-regular path runs. Every plugin call goes through ``Framework.call``.
+An entry is kept per (profile, ``Pod.signature()``, the Signatures of the signers whose answer
+is not a constant, ``Framework.sign``): the local plugins' verdicts and raw scores per node
+(``entry``). A cycle refreshes the rows whose pods changed when its window reaches them, runs the
+plugins that do not sign the pod fresh (PreFilter on the whole snapshot, Filter on the candidates
+the kept verdicts let through, PreScore/Score on the window), and returns what the regular cycle
+would: the adaptive node count, the rotating start index, weights, the FitError of a pod that
+fits nowhere (``records``). Anything the cache cannot answer the same way (a rejection, narrowing
+by a fresh plugin, a plugin error) returns None, and the regular path runs. Every plugin call
+goes through ``Framework.call`` (or, unobserved, its guard: ``Framework.sign``, ``passes_rows``).
 """
 
 from __future__ import annotations
@@ -109,7 +110,7 @@ class EquivalenceCache:
         failed_last = False
         if e is None:
             self.misses += 1
-            e = build(fw, pod, snap, dict(zip(fw.signers, signatures, strict=True)))
+            e = build(fw, pod, snap, fw.signed(signatures))
             if e is None:
                 return None
             self._entries[key] = e
