@@ -623,6 +623,7 @@ class Framework:
 
 
 _UMAX = np.maximum.reduce
+_U64 = np.dtype(np.uint64)  # a dtype, not the type: ``view`` would convert it on every call
 
 
 def check_score_range(pl: ScorePlugin, norm: np.ndarray) -> None:
@@ -630,7 +631,7 @@ def check_score_range(pl: ScorePlugin, norm: np.ndarray) -> None:
     naming the plugin, with upstream's text and the first offending node's score, otherwise."""
     # one reduction: a negative int64 reads as a huge uint64 (the ufunc's own reduce: ``max()``
     # goes through a Python wrapper, and this runs for every scoring plugin every cycle)
-    if not norm.size or _UMAX(norm.view(np.uint64)) <= MAX_NODE_SCORE:
+    if not norm.size or _UMAX(norm.view(_U64)) <= MAX_NODE_SCORE:
         return
     bad = int(norm[(norm > MAX_NODE_SCORE) | (norm < MIN_NODE_SCORE)][0])
     raise PluginFailure(
