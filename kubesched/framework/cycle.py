@@ -271,7 +271,7 @@ def select_host(scores: Scores, snap: Snapshot, ctx: CycleContext) -> int:
     """selectHost: the row with the highest total; ties broken uniformly at random (seeded) or,
     with tie-break "first", by node order."""
     if scores.in_order and ctx.tie_break == "first":
-        return int(scores.rows[int(np.argmax(scores.total))])  # argmax: the first of the ties
+        return int(scores.rows[int(scores.total.argmax())])  # argmax: the first of the ties
     best = scores.total.max()
     ties = np.nonzero(scores.total == best)[0]
     if ties.size == 1:

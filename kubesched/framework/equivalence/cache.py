@@ -235,7 +235,7 @@ class EquivalenceCache:
                     refresh(fw, pod, snap, e, state, stale)
             if e.feasible is None or e.feasible_start != s:
                 if s == 0 and e.identity:
-                    e.feasible = np.flatnonzero(e.ok)
+                    e.feasible = e.ok.nonzero()[0]  # ok is 1-D: flatnonzero without its Python wrappers
                 else:
                     span = order if s == 0 else np.concatenate((order[s:], order[:s]))
                     e.feasible = span[e.ok[span]]

@@ -27,7 +27,8 @@ def min_max_normalize(scores: np.ndarray) -> np.ndarray:
     """The simulator's NormalizeScore: (s - lowest) * 100 / (highest - lowest), integer."""
     if scores.size == 0:
         return scores
-    lo, hi = int(scores.min()), int(scores.max())
+    # the ufuncs' own reductions: ndarray.min and max go through Python wrappers (every cycle)
+    lo, hi = int(np.minimum.reduce(scores)), int(np.maximum.reduce(scores))
     if hi == lo:
         return np.zeros_like(scores)
     return (scores - lo) * MAX_NODE_SCORE // (hi - lo)
