@@ -24,6 +24,10 @@ import numpy as np
 
 from kubesched.gpu.model import GpuAsk, parse_models, pod_gpu_ask
 
+# the ufunc's own reduction: ndarray.sum goes through a Python wrapper, and the stats are taken
+# for every pod (the metrics after each one, FGDScore on the rows it changed)
+_SUM = np.add.reduce
+
 if TYPE_CHECKING:
     from kubesched.api.objects import Pod
 
@@ -139,9 +143,9 @@ class FragModel:
     def stats(self, left: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Per node state: (#GPUs with L >= k, sum of L < k) per distinct k, and total left R."""
         ge = left[:, :, None] >= self.kvals[None, None, :]
-        cnt = ge.sum(axis=1)
-        small = np.where(ge, 0, left[:, :, None]).sum(axis=1)
-        return cnt, small, left.sum(axis=1)
+        cnt = _SUM(ge, 1)
+        small = _SUM(np.where(ge, 0, left[:, :, None]), 1)
+        return cnt, small, _SUM(left, 1)
 
     def per_pod(
         self, cnt: np.ndarray, small: np.ndarray, total: np.ndarray, cpu_left: np.ndarray, model: np.ndarray
@@ -184,8 +188,8 @@ class FragModel:
             fits_cpu = self.cpu <= self._cpu_steps[band - 1] if band else np.zeros(len(self.cpu), bool)
             base = self._base[(model, band)] = self.gpu & self.acc[:, model] & fits_cpu
         ge = left[:, None] >= self.kvals[None, :]
-        cnt = ge.sum(axis=0)
-        small = np.where(ge, 0, left[:, None]).sum(axis=0)
+        cnt = _SUM(ge, 0)
+        small = _SUM(np.where(ge, 0, left[:, None]), 0)
         fits = base & (cnt[self.kidx] >= self.count)
         vals = np.where(fits, small[self.kidx], left.sum())
         return float((vals[None, :] @ self.p)[0])
@@ -202,10 +206,11 @@ class FragModel:
         """Stats after ``n`` GPUs go from ``old`` to ``new`` milli left (per row arrays)."""
         k = self.kvals[None, :]
         o, w = np.asarray(old)[:, None], np.asarray(new)[:, None]
-        nn = np.asarray(n)[:, None] if np.ndim(n) else n
+        per_row = np.ndim(n) > 0
+        nn = np.asarray(n)[:, None] if per_row else n
         cnt2 = cnt - nn * (o >= k) + nn * (w >= k)
         small2 = small - nn * np.where(o < k, o, 0) + nn * np.where(w < k, w, 0)
-        total2 = total + (np.asarray(new) - np.asarray(old)) * (np.asarray(n) if np.ndim(n) else n)
+        total2 = total + (np.asarray(new) - np.asarray(old)) * (np.asarray(n) if per_row else n)
         return cnt2, small2, total2
 
 

@@ -206,7 +206,7 @@ class FGDScore(ReadsGpuAsk, ScorePlugin):
         g = left.shape[1]
         earlier = _earlier(g)
         dup = ((left[:, :, None] == left[:, None, :]) & earlier[None]).any(axis=2)
-        pr, pj = np.nonzero((left >= ask.milli) & ~dup)
+        pr, pj = ((left >= ask.milli) & ~dup).nonzero()
         model = st.model[rows]
         cnt, small, total, f0 = base if base is not None else _stats(fm, left, before_cpu, model)
         old = left[pr, pj]
@@ -228,7 +228,7 @@ class FGDScore(ReadsGpuAsk, ScorePlugin):
             out = np.zeros(len(rows), np.int64)
             pr, _, s = self._share_scores(st, rows, before_cpu, cpu, ask, base)
             if pr.size:
-                first = np.flatnonzero(np.concatenate(([True], pr[1:] != pr[:-1])))
+                first = np.concatenate(([True], pr[1:] != pr[:-1])).nonzero()[0]
                 out[pr[first]] = np.maximum.reduceat(s, first)
             return out
         fm = self.frag_model(st)
@@ -273,4 +273,4 @@ class FGDScore(ReadsGpuAsk, ScorePlugin):
         _, pj, s = self._share_scores(st, rows, np.asarray([before_cpu]), pod_cpu(pod), ask)
         if s.size == 0:
             return None
-        return int(pj[int(np.argmax(s))])
+        return int(pj[int(s.argmax())])
