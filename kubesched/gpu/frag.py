@@ -191,7 +191,7 @@ class FragModel:
         cnt = _SUM(ge, 0)
         small = _SUM(np.where(ge, 0, left[:, None]), 0)
         fits = base & (cnt[self.kidx] >= self.count)
-        vals = np.where(fits, small[self.kidx], left.sum())
+        vals = np.where(fits, small[self.kidx], _SUM(left))
         return float((vals[None, :] @ self.p)[0])
 
     def moved(

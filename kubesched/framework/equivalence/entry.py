@@ -79,7 +79,7 @@ class Entry:
 
     def set_ok(self, rows: np.ndarray, now: np.ndarray) -> None:
         """New verdicts for ``rows``; what was derived from the old ones is rebuilt when next needed."""
-        if (self.ok[rows] != now).any():
+        if np.logical_or.reduce(self.ok[rows] != now):  # ndarray.any: a Python wrapper, every refresh
             self.csum_stale = True
             self.feasible = None
         self.ok[rows] = now

@@ -199,7 +199,9 @@ class NodeResourcesFit(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugi
         if not isinstance(s, _PreFilterState):
             return None  # filter reports the error
         _, qty, _, free = self._room(s, snap, rows, with_alloc=False)
-        return (free >= qty).all(axis=1)
+        # the ufunc's reduction: ndarray.all goes through a Python wrapper (the equivalence cache
+        # re-judges changed rows with this every cycle)
+        return np.logical_and.reduce(free >= qty, axis=1)
 
     def _room(
         self, s: _PreFilterState, snap: Snapshot, rows: np.ndarray, with_alloc: bool = True
