@@ -15,6 +15,7 @@ from kubesched.api.objects import Pod
 from kubesched.framework.status import Status
 
 UNSCHEDULABLE_TIMEOUT = 300.0  # podMaxInUnschedulablePodsDuration
+_FORCE_ACTIVATE = "ForceActivate"  # the in-flight event of a pod activated while in flight
 
 #: The cluster events plugins register for (EventsToRegister). Another event (a PodGroup or an
 #: ElasticQuota changed) moves every unschedulable pod, unless some plugin declares it.
@@ -177,7 +178,11 @@ class SchedulingQueue:
             self.add(pod)
             return
         qpi.pod = pod
-        if self._where.get(pod.uid) == "gated":
+        if self._where.get(pod.uid) == "inflight":
+            # v1.36 Update -> addEventsIfPodInFlight: the update is an event the pod saw in flight,
+            # so if its attempt fails it backs off (the update may have made it schedulable)
+            self._inflight_events[pod.uid].append("PodUpdate")
+        elif self._where.get(pod.uid) == "gated":
             del self.gated[pod.uid]
             self._enqueue_new(qpi, "PodUpdate")
         elif self._where.get(pod.uid) == "unschedulable":
@@ -236,6 +241,11 @@ class SchedulingQueue:
         for uid in uids:
             qpi = self._info.get(uid)
             where = self._where.get(uid)
+            if where == "inflight":
+                # v1.36 Activate -> addEventsIfPodInFlight(EventForceActivate): a wildcard event for
+                # this pod alone, so it backs off rather than waits as unschedulable if it fails
+                self._inflight_events[uid].append(_FORCE_ACTIVATE)
+                continue
             if qpi is None or where not in ("backoff", "unschedulable"):
                 continue
             if where == "unschedulable":
@@ -279,7 +289,7 @@ class SchedulingQueue:
     def flush_unschedulable_leftover(self) -> None:
         now = self.clock()
         for uid, qpi in list(self.unschedulable.items()):
-            if now - qpi.timestamp >= UNSCHEDULABLE_TIMEOUT:
+            if now - qpi.timestamp > UNSCHEDULABLE_TIMEOUT:  # strictly longer, as flushUnschedulablePodsLeftover
                 del self.unschedulable[uid]
                 self._requeue(qpi, "UnschedulableTimeout")
 
@@ -302,6 +312,8 @@ class SchedulingQueue:
     def _may_help(self, event: str, plugins: set[str]) -> bool:
         """Whether ``event`` may make a pod ``plugins`` rejected schedulable: one of them registered
         it, or one registered nothing at all (undeclared), or the event is none a plugin declares."""
+        if event == _FORCE_ACTIVATE:
+            return True  # recorded only for the activated pod (activate)
         helped = self.event_plugins.get(event)
         return helped is None or not plugins or bool(plugins & helped) or not plugins <= self._registered
 
