@@ -135,6 +135,8 @@ class SchedulingQueue:
             self.on_incoming(queue, event)
 
     def _push_active(self, qpi: QueuedPodInfo, event: str) -> None:
+        if qpi.initial_attempt is None:  # v1.36 moveToActiveQ: InitialAttemptTimestamp, set once
+            qpi.initial_attempt = self.clock()
         if self.less is priority_less:  # plain tuples compare in C: PrioritySort's key
             heapq.heappush(self._active, (-qpi.pod.priority, qpi.timestamp, qpi.seq, qpi))
         else:
@@ -161,15 +163,20 @@ class SchedulingQueue:
         self._enqueue_new(qpi, "PodAdd")
 
     def _enqueue_new(self, qpi: QueuedPodInfo, event: str) -> None:
+        if not self._gate(qpi):
+            self._push_active(qpi, event)
+
+    def _gate(self, qpi: QueuedPodInfo) -> bool:
+        """Run PreEnqueue; a pod it rejects waits with the gated pods (True)."""
+        qpi.gated = None
         if self.pre_enqueue is not None:
             st = self.pre_enqueue(qpi.pod)
             if not st.ok:
                 qpi.gated = st
                 self.gated[qpi.pod.uid] = qpi
                 self._where[qpi.pod.uid] = "gated"
-                return
-        qpi.gated = None
-        self._push_active(qpi, event)
+                return True
+        return False
 
     def update(self, pod: Pod) -> None:
         """A pending pod changed (e.g. its gates were removed)."""
@@ -184,7 +191,7 @@ class SchedulingQueue:
             self._inflight_events[pod.uid].append("PodUpdate")
         elif self._where.get(pod.uid) == "gated":
             del self.gated[pod.uid]
-            self._enqueue_new(qpi, "PodUpdate")
+            self._requeue(qpi, "PodUpdate")  # backs off if it was tried before being gated again
         elif self._where.get(pod.uid) == "unschedulable":
             del self.unschedulable[pod.uid]
             self._requeue(qpi, "PodUpdate")
@@ -215,8 +222,6 @@ class SchedulingQueue:
                 continue
             self._where[uid] = "inflight"
             qpi.attempts += 1
-            if qpi.initial_attempt is None:
-                qpi.initial_attempt = self.clock()
             self._inflight_events[uid] = []
             return qpi
         return None
@@ -250,6 +255,10 @@ class SchedulingQueue:
                 continue
             if where == "unschedulable":
                 del self.unschedulable[uid]
+                # v1.36 moveToActiveQ runs PreEnqueue again, unless the pod comes from backoffQ
+                # (SchedulerPopFromBackoffQ: it passed PreEnqueue on entering backoffQ)
+                if self._gate(qpi):
+                    continue
             self._push_active(qpi, "ForceActivate")  # a backoff heap entry left behind is dropped on pop
             moved += 1
         return moved
@@ -274,6 +283,10 @@ class SchedulingQueue:
             self._incoming("unschedulable", "ScheduleAttemptFailure")
 
     def _requeue(self, qpi: QueuedPodInfo, event: str) -> None:
+        """A pod leaves the unschedulable (or gated) pods: v1.36 moveToActiveQ / moveToBackoffQ run
+        the PreEnqueue plugins first (SchedulerPopFromBackoffQ), and a pod they reject is gated."""
+        if self._gate(qpi):
+            return
         if qpi.backoff_expiry > self.clock():
             self._push_backoff(qpi, event)
         else:

@@ -45,10 +45,12 @@ Ported:
 - TestMoveAllToActiveOrBackoffQueue_PreEnqueueChecks: 2 of 5 (the three others pass a preCheck
   function, which v1.36 passes as nil when queueing hints are on).
 - Test_queuedPodInfo_gatedSetUponCreationAndUnsetUponUpdate: 1 of 1.
+- TestPriorityQueue_moveToActiveQ: 7 of 8 (the SchedulerPopFromBackoffQ-enabled runs; "preEnqueue
+  rejects the pod, even if it is after backoff" runs only with it disabled). Fixed, see below.
+- TestPriorityQueue_moveToBackoffQ: 4 of 6 (the two others run only with PopFromBackoffQ disabled).
 
-Not ported: TestPop (PendingPlugins), TestPriorityQueue_moveToActiveQ / _moveToBackoffQ (PreEnqueue
-run again on every move to activeQ/backoffQ; kubesched runs PreEnqueue when a pod is added or
-updated), TestPriorityQueue_MoveAllToActiveOrBackoffQueueWithQueueingHint (per-object hints),
+Not ported: TestPop (PendingPlugins),
+TestPriorityQueue_MoveAllToActiveOrBackoffQueueWithQueueingHint (per-object hints),
 the nominator tables (NominatedPodsForNode, NominatedPodDeleted, UpdateNominatedPodForNode),
 TestPriorityQueue_NewWithOptions, TestSchedulingQueue_Close, TestPendingPodsMetric,
 TestIncomingPodsMetrics (Go metrics), Test_isPodWorthRequeuing (QueueingHintFn calls),
@@ -66,6 +68,12 @@ Fixed in kubesched (upstream behaviour now matched):
   (TestPriorityQueue_Activate "[QHint] ... but in-flight").
 - flushUnschedulablePodsLeftover moves pods unschedulable for strictly more than 5 minutes
   (``currentTime.Sub(lastScheduleTime) > podMaxInUnschedulablePodsDuration``).
+- PreEnqueue runs again whenever a pod leaves the unschedulable pods, for activeQ or backoffQ
+  (v1.36 moveToActiveQ / moveToBackoffQ with SchedulerPopFromBackoffQ), and a pod it rejects is
+  gated; a pod flushed from backoffQ or activated from backoffQ is not checked again
+  (TestPriorityQueue_moveToActiveQ / _moveToBackoffQ). kubesched ran PreEnqueue only on add/update.
+- InitialAttemptTimestamp is set when the pod first enters activeQ (moveToActiveQ), not at its
+  first pop (test_initial_attempt_is_set_when_the_pod_first_enters_activeQ).
 
 DIFFERENCES left:
 
@@ -713,3 +721,105 @@ def test_Test_queuedPodInfo_gatedSetUponCreationAndUnsetUponUpdate():
     q.update(pod("p", "default", "p"))
     qpi = q.pop()
     assert qpi.pod.uid == "p" and qpi.gated is None
+
+
+class PreEnqueue:
+    """Upstream's preEnqueuePlugin pairs: each passes a pod with a label in its allowlist; the
+    allowlists can change while the pod waits (updatePluginToGateAllPods)."""
+
+    def __init__(self, *allowlists: list[str] | None) -> None:
+        self.allowlists = [a or [] for a in allowlists]
+
+    def __call__(self, p: Pod) -> Status:
+        for allowed in self.allowlists:
+            if not any(label in allowed for label in p.labels):
+                return Status(Code.UnschedulableAndUnresolvable, ("pod name not in allowlists",), plugin="preEnqueuePlugin")
+        return Status()
+
+
+_FAILS_ONE = (["foo", "bar"], ["foo"])
+MOVE_TO_ACTIVE_Q = {
+    # name: (plugins, how the pod reaches activeQ, want gated)
+    "no plugins registered": ((), "add", False),
+    "preEnqueue plugin registered, pod name not in allowlists": ((None, None), "add", True),
+    "preEnqueue plugin registered, pod failed one preEnqueue plugin": (_FAILS_ONE, "add", True),
+    "preEnqueue plugin registered, pod would fail one preEnqueue plugin, but it is moved from backoffQ after "
+    "completing backoff, so preEnqueue is not executed": (_FAILS_ONE, "backoff complete", False),
+    "preEnqueue plugin registered, pod failed one preEnqueue plugin when activated from unschedulablePods": (
+        _FAILS_ONE, "activate from unschedulable", True),
+    "preEnqueue plugin registered, pod would fail one preEnqueue plugin, but was activated from backoffQ, so "
+    "preEnqueue is not executed": (_FAILS_ONE, "activate from backoff", False),
+    "preEnqueue plugin registered, pod passed all preEnqueue plugins": ((["foo", "bar"], ["bar"]), "add", False),
+}
+
+
+@pytest.mark.parametrize("name", MOVE_TO_ACTIVE_Q)
+def test_TestPriorityQueue_moveToActiveQ(name):
+    """The SchedulerPopFromBackoffQ-enabled runs (v1.36's default)."""
+    allowlists, how, want_gated = MOVE_TO_ACTIVE_Q[name]
+    c = Clock()
+    gate = PreEnqueue(*allowlists) if allowlists else None
+    q = SchedulingQueue(c, pre_enqueue=gate, initial_backoff=30, max_backoff=60)
+    p = pod("bar" if allowlists and allowlists[0] else "p", "default", "p", labels={"bar" if allowlists and allowlists[0] else "p": ""})
+    if how == "add":
+        q.add(p)
+    else:
+        passing = PreEnqueue()
+        q.pre_enqueue = lambda _p: Status()  # the pod got in before the plugins changed
+        q.add(p)
+        qpi = q.pop()
+        if how == "activate from unschedulable":
+            q.add_unschedulable(qpi, {"plugin"})
+        else:
+            q.add_unschedulable(qpi, set(), error=True)  # backoffQ, 30 s
+        q.pre_enqueue = gate if gate is not None else passing
+        if how == "backoff complete":
+            c.step(30)
+            q.flush_backoff()
+        else:
+            q.activate(["p"])
+    assert q.counts()["gated"] == int(want_gated)
+    assert where(q, p) == ("gated" if want_gated else "active")
+    # an update does not take a gated pod out of the gated pods
+    q.update(pod(p.name, "default", "p", labels=dict(p.labels)))
+    assert q.counts()["gated"] == int(want_gated)
+
+
+MOVE_TO_BACKOFF_Q = {
+    "no plugins registered": ((), False),
+    "preEnqueue plugin registered, pod name not in allowlists": ((None, None), True),
+    "preEnqueue plugin registered, pod failed one preEnqueue plugin": (_FAILS_ONE, True),
+    "preEnqueue plugin registered, pod passed all preEnqueue plugins": ((["foo", "bar"], ["bar"]), False),
+}
+
+
+@pytest.mark.parametrize("name", MOVE_TO_BACKOFF_Q)
+def test_TestPriorityQueue_moveToBackoffQ(name):
+    """The SchedulerPopFromBackoffQ-enabled runs: PreEnqueue runs when a pod enters backoffQ."""
+    allowlists, want_gated = MOVE_TO_BACKOFF_Q[name]
+    c = Clock()
+    q = SchedulingQueue(c, initial_backoff=30, max_backoff=60)
+    label = "bar" if allowlists and allowlists[0] else "p"
+    p = pod(label, "default", "p", labels={label: ""})
+    fail(q, p, "plugin")  # unschedulable, backing off 30 s
+    if allowlists:
+        q.pre_enqueue = PreEnqueue(*allowlists)
+    q.move_for_event("UnschedulableTimeout")
+    assert where(q, p) == ("gated" if want_gated else "backoff")
+    assert (q.info("p").gated is not None) == want_gated
+
+
+def test_initial_attempt_is_set_when_the_pod_first_enters_activeQ():
+    """v1.36 moveToActiveQ sets InitialAttemptTimestamp once, when the pod first enters activeQ
+    (not when it is popped): the e2e scheduling latency counts the time waiting in activeQ."""
+    c = Clock()
+    q = queue(c)
+    t0 = c.t
+    q.add(pod("a"))
+    c.step(5)
+    qpi = q.pop()
+    assert qpi.initial_attempt == t0
+    q.add_unschedulable(qpi, {"plugin"})
+    c.step(MAX_IN_UNSCHEDULABLE + 1)
+    q.flush_unschedulable_leftover()
+    assert q.pop().initial_attempt == t0
