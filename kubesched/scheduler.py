@@ -326,16 +326,22 @@ class Scheduler:
         if not st.ok:
             self.queue.restore(qpi)  # back in the queue's books for the retry
             return self._forget(p, st)
+        return self._bound(p, node)
+
+    def _bound(self, p: _Parked, node: str) -> None:
+        """The end of a successful binding cycle, however the pod was bound (here or by the live
+        scheduler's binding workers): PostBind, the pods PreBind/Bind/PostBind asked to activate,
+        AssignedPodAdd, the on_scheduled hooks."""
+        res = p.res
         res.code, res.message = Code.Success, None
         self.progress += 1
         self._waited_since_progress = False
-        fw.run_post_bind(state, pod, node)
-        self._activate(state)  # bindingCycle's end: the pods PreBind/Bind/PostBind asked for
+        p.fw.run_post_bind(p.state, p.qpi.pod, node)
+        self._activate(p.state)
         self.queue.move_for_event("AssignedPodAdd")
         res.duration = time.perf_counter() - p.t0
         for cb in self.hooks.on_scheduled:
             cb(res)
-        return None
 
     def _forget(self, p: _Parked, st: Status, *, fit_error: bool = False, scheduling_cycle: bool = False) -> None:
         """Unreserve and forget an assumed pod, clear its nomination; requeue it with the failure

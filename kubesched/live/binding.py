@@ -109,14 +109,7 @@ class LiveScheduler(Scheduler):
         pod, node, res = b.pod, b.node, b.res
         # Skip (no Bind plugin took it) fails the binding as any status but Success does, as offline
         if st.ok and not b.deleted:
-            res.code, res.message = Code.Success, None
-            self.progress += 1
-            b.fw.run_post_bind(b.state, pod, node)
-            self._activate(b.state)  # bindingCycle's end: the pods PreBind/Bind/PostBind asked for
-            self.queue.move_for_event("AssignedPodAdd")
-            res.duration = time.perf_counter() - b.parked.t0
-            for cb in self.hooks.on_scheduled:
-                cb(res)
+            self._bound(b.parked, node)
             return "bound"
         b.fw.run_unreserve(b.state, pod, node)
         if b.deleted:
