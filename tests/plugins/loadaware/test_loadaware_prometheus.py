@@ -124,7 +124,9 @@ class PrometheusServer:
                 last = e
             time.sleep(0.2)
         tail = self.log.read_text(errors="replace")[-2000:] if self.log.exists() else ""
-        pytest.fail(f"Prometheus had no data for {promql!r} within {timeout:.0f} s ({last}); log:\n{tail}")
+        # say whether it waited out the time or the process ended first (its exit code then)
+        how = f"exited with code {self.proc.returncode}" if self.proc is not None and self.proc.poll() is not None else f"within {timeout:.0f} s"
+        pytest.fail(f"Prometheus had no data for {promql!r} ({how}; {last}); log:\n{tail}")
 
 
 # Fast windows for tests: rate over 3 s, avg/stddev over 3 s at 1 s resolution.
