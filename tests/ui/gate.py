@@ -42,3 +42,13 @@ profiles:
     filter:
       enabled: [{name: "tests.ui.gate:Gate"}]
 """
+
+
+def trusted_registry():  # noqa: ANN201
+    """The registry `kubesched ui --config gated.yaml --import-plugins` would have: Gate resolved from
+    the command line's configuration, so the page's what-if may name it (it may not import others)."""
+    from kubesched.app import build_registry
+
+    reg = build_registry()
+    reg.resolve("tests.ui.gate:Gate")
+    return reg
