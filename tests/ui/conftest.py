@@ -67,13 +67,14 @@ def ui_client(ws, **kw):  # noqa: ANN001, ANN201
 class Server:
     """`kubesched ui`'s app under uvicorn on a free loopback port, in a thread."""
 
-    def __init__(self, ws, **kw) -> None:  # noqa: ANN001
+    def __init__(self, ws, wrap=None, **kw) -> None:  # noqa: ANN001
         import uvicorn
 
         self.sock = socket.socket()
         self.sock.bind(("127.0.0.1", 0))
         self.port = self.sock.getsockname()[1]
         app = ui_app(ws, port=self.port, **kw)
+        app = wrap(app) if wrap is not None else app  # e.g. a recorder of what the server answered
         self.server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="off"))
         self.thread = threading.Thread(target=self.server.run, kwargs={"sockets": [self.sock]}, daemon=True)
         self.thread.start()
