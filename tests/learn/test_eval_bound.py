@@ -192,4 +192,4 @@ def test_eval_refuses_a_corrupt_model(tmp_path: Path, capsys: pytest.CaptureFixt
     bad = tmp_path / "m.npz"
     bad.write_bytes(b"not a zip")
     assert main(["learn", "eval", "--model", str(bad), "-d", str(tmp_path / "o")]) == 2
-    assert capsys.readouterr().err == f"kubesched: error: {bad}: not a readable .npz model (ValueError)\n"
+    assert capsys.readouterr().err == f"kubesched: error: {bad}: not a readable .npz model (BadZipFile: File is not a zip file)\n"
