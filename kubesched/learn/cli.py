@@ -114,7 +114,8 @@ def add_parser(sub: Any) -> None:
         "export",
         help="export a stable-baselines3 checkpoint (ppo.zip) to a numpy .npz",
         description="Write the actor of a MaskablePPO checkpoint as the .npz that the LearnedScore plugin runs in "
-        "numpy. See docs/learning.md.",
+        "numpy. The checkpoint is read as data: nothing in it is unpickled (its weights are loaded with torch's "
+        "weights-only loader). See docs/learning.md (trust model).",
     )
     x.add_argument("checkpoint", help="ppo.zip from kubesched learn train")
     x.add_argument("npz", nargs="?", default="policy.npz", help="the .npz to write (default policy.npz)")
@@ -227,30 +228,18 @@ def cmd_train(args: argparse.Namespace) -> int:
 
 
 def cmd_export(args: argparse.Namespace) -> int:
-    src = Path(args.checkpoint)
-    if not src.is_file():
-        raise InputError("no such file", source=args.checkpoint)
-    _needs_rl("export")
-    from sb3_contrib import MaskablePPO
-
-    from kubesched.learn.train import export
-
     try:
-        ppo = MaskablePPO.load(src, device="cpu")
-    except Exception as e:  # noqa: BLE001 - any unreadable checkpoint is the user's input
-        raise InputError(f"not a MaskablePPO checkpoint ({type(e).__name__})", source=args.checkpoint) from None
-    k = int(ppo.action_space.n)
-    from kubesched.learn.features import obs_size
+        import torch  # noqa: F401 - reads policy.pth (weights only)
+    except ImportError:
+        raise InputError("needs torch: pip install 'kubesched[rl]'", source="learn export") from None
+    from kubesched.learn.checkpoint import read_checkpoint
 
-    if ppo.observation_space.shape != (obs_size(k),):
-        raise InputError(f"observation size {ppo.observation_space.shape} is not this feature set's for K={k}",
-                         source=args.checkpoint)
-    model = export(ppo.policy, k, {"exported_from": src.name})
+    model = read_checkpoint(args.checkpoint)  # as data: nothing in it is unpickled
     try:
         model.save(args.npz)
     except OSError as e:
         raise InputError(f"cannot write: {e.strerror}", source=args.npz) from None
-    print(f"wrote {args.npz} (K={k}, {len(model.weights)} layers)")
+    print(f"wrote {args.npz} (K={model.k}, {len(model.weights)} layers)")
     return 0
 
 
