@@ -250,6 +250,10 @@ def _seeds(text: str, flag: str) -> list[int]:
         raise InputError(e.reason, source=flag) from None
 
 
+def _int_list(value: Any) -> list[int] | None:
+    return value if isinstance(value, list) and all(type(v) is int for v in value) else None
+
+
 def _candidates(args: argparse.Namespace) -> list:
     import json
 
@@ -264,11 +268,15 @@ def _candidates(args: argparse.Namespace) -> list:
             params = params_from_json(doc["chosen"]["params"])
         except FileNotFoundError:
             raise InputError("no such file", source=args.search) from None
-        except (OSError, ValueError, KeyError, TypeError) as e:
+        except RecursionError:
+            raise InputError("not a search.json of kubesched learn search (nested too deeply)",
+                             source=args.search) from None
+        except (OSError, ValueError, KeyError, TypeError, OverflowError) as e:
             raise InputError(f"not a search.json of kubesched learn search ({type(e).__name__}: {e})",
                              source=args.search) from None
-        training = {"kind": "search", "policy": params.describe(), "cpu_seconds": doc.get("cpu_seconds"),
-                    "train_seeds": doc.get("train_seeds"), "val_seeds": doc.get("val_seeds")}
+        cpu = doc.get("cpu_seconds")  # shown and written back into result.json: plain values only
+        training = {"kind": "search", "policy": params.describe(), "cpu_seconds": cpu if isinstance(cpu, int | float) else None,
+                    **{k: _int_list(doc.get(k)) for k in ("train_seeds", "val_seeds")}}
         out.append(Candidate("search", params.config, training))
     if args.model:
         from functools import partial
