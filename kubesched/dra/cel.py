@@ -231,13 +231,21 @@ class _DomainMap(celtypes.MapType):
             return celtypes.MapType({})
 
 
+class _String(celtypes.StringType):
+    """A string attribute: not iterable (cel-python would run ``exists`` over its characters;
+    CEL has no such overload)."""
+
+    def __iter__(self) -> Any:
+        raise TypeError("got 'types.String', expected iterable type")
+
+
 def _attribute_value(kind: str, value: Any) -> Any:
     if kind == "int":
         return celtypes.IntType(value)
     if kind == "bool":
         return celtypes.BoolType(value)
     if kind == "string":
-        return celtypes.StringType(value)
+        return _String(value)
     try:
         return Semver(value)
     except ValueError:
@@ -302,9 +310,12 @@ class Selector:
 
 
 def _eval_text(e: celpy.CELEvalError) -> str:
+    """cel-go's wording where cel-python words it otherwise (``no such key: <key>``)."""
     text = str(e.args[0]) if e.args else str(e)
-    if text.startswith("no such member in mapping: "):  # cel-go's wording
+    if text.startswith("no such member in mapping: "):
         return "no such key: " + text.removeprefix("no such member in mapping: ").strip("'")
+    if text == "no such key" and len(e.args) > 2 and e.args[2]:
+        return f"no such key: {e.args[2][0]}"
     return text
 
 
