@@ -80,9 +80,15 @@ def node_matches(node: Node | None, node_name: str, all_nodes: bool, selector: N
 
 @dataclass(slots=True)
 class Pool:
+    """A pool at its newest generation among the slices that target the node: devices come from
+    those slices; completeness and the shared counters count the pool's other slices of that
+    generation too (a pool may span nodes)."""
+
     driver: str
     name: str
-    slices: list[ResourceSlice]
+    generation: int
+    slices: list[ResourceSlice]  # targeting the node
+    others: list[ResourceSlice] = field(default_factory=list)  # same generation, other nodes
     incomplete: bool = False
     invalid: bool = False
 
@@ -91,42 +97,66 @@ class Pool:
         return f"{self.driver}/{self.name}"
 
 
+def _targets(s: ResourceSlice, node: Node | None, features: Features) -> bool | None:
+    """Whether the slice offers devices on the node (None: a node selection kubesched does not know)."""
+    if s.node_name or s.all_nodes or s.node_selector is not None:
+        return node_matches(node, s.node_name, s.all_nodes, s.node_selector)
+    if s.per_device_node_selection:
+        return any(node_matches(node, d.node_name, d.all_nodes, d.node_selector) for d in s.devices)
+    return None
+
+
 def gather_pools(slices: Sequence[ResourceSlice], node: Node | None, features: Features) -> list[Pool]:
-    """GatherPools: the pools with devices the node can reach; out-dated slices dropped."""
+    """GatherPools: the pools with devices the node can reach, at their newest generation among
+    the slices targeting the node; incomplete (fewer slices of that generation than
+    ``resourceSliceCount``) and invalid (a device name twice; with partitionable devices, a counter
+    set defined twice or a consumption naming an unknown set or counter) pools are marked."""
     pools: dict[tuple[str, str], Pool] = {}
+    others: dict[tuple[str, str], list[ResourceSlice]] = {}
     for s in slices:
         if not features.partitionable_devices and s.per_device_node_selection is not None:
             continue
-        if s.node_name or s.all_nodes or s.node_selector is not None:
-            if not node_matches(node, s.node_name, s.all_nodes, s.node_selector):
-                continue
-        elif s.per_device_node_selection:
-            if not any(node_matches(node, d.node_name, d.all_nodes, d.node_selector) for d in s.devices):
-                continue
-        else:
-            continue  # some future way of selecting nodes
+        target = _targets(s, node, features)
+        if target is None:
+            continue
         key = (s.driver, s.pool)
+        if not target:
+            others.setdefault(key, []).append(s)
+            continue
         pool = pools.get(key)
-        if pool is None:
-            pools[key] = Pool(s.driver, s.pool, [s])
-            continue
-        first = pool.slices[0].generation
-        if s.generation < first:
-            continue
-        if s.generation > first:
-            pool.slices = []
-        pool.slices.append(s)
-    out = []
-    for pool in pools.values():
-        pool.incomplete = len(pool.slices) != pool.slices[0].slice_count
-        names: set[str] = set()
-        for s in pool.slices:
+        if pool is None or s.generation > pool.generation:
+            pools[key] = Pool(s.driver, s.pool, s.generation, [s])
+        elif s.generation == pool.generation:
+            pool.slices.append(s)
+    for key, pool in pools.items():
+        pool.others = [s for s in others.get(key, ()) if s.generation == pool.generation]
+        every = [*pool.slices, *pool.others]
+        pool.incomplete = len(every) != pool.slices[0].slice_count
+        pool.invalid = _pool_invalid(every, features)
+    return list(pools.values())
+
+
+def _pool_invalid(slices: list[ResourceSlice], features: Features) -> bool:
+    names: set[str] = set()
+    counter_sets: dict[str, dict[str, Fraction]] = {}
+    for s in slices:
+        for d in s.devices:
+            if d.name in names:
+                return True
+            names.add(d.name)
+        if features.partitionable_devices:
+            for name, counters in s.shared_counters.items():
+                if name in counter_sets:
+                    return True
+                counter_sets[name] = counters
+    if features.partitionable_devices:
+        for s in slices:
             for d in s.devices:
-                if d.name in names:
-                    pool.invalid = True
-                names.add(d.name)
-        out.append(pool)
-    return out
+                for cc in d.consumes_counters:
+                    have = counter_sets.get(cc.counter_set)
+                    if have is None or any(c not in have for c in cc.counters):
+                        return True
+    return False
 
 
 class MatchCache:
@@ -136,6 +166,9 @@ class MatchCache:
     def __init__(self, limit: int = 200_000) -> None:
         self._verdicts: dict[tuple[str, str, Device], bool | str] = {}
         self._limit = limit
+
+    def __len__(self) -> int:
+        return len(self._verdicts)
 
     def verdict(self, selector: Selector, driver: str, device: Device) -> bool | str:
         key = (selector.expression, driver, device)
@@ -524,10 +557,11 @@ class _Run:
         avail = self.available_counters.get(pool.name)
         if avail is None:
             avail = {}
-            for s in pool.slices:
+            every = [*pool.slices, *pool.others]
+            for s in every:
                 for name, counters in s.shared_counters.items():
                     avail[name] = dict(counters)
-            for s in pool.slices:
+            for s in every:
                 for d in s.devices:
                     if (s.driver, s.pool, d.name) not in self.a.allocated:
                         continue
@@ -592,9 +626,6 @@ class _Run:
                 sub = req.first_available[self.selected_sub.get((ci, ri), 0)]
                 if f"{req.name}/{sub.name}" in wanted:
                     config.append({"source": "FromClaim", "requests": list(wanted), **body})
-        for c in config:
-            if len(c.get("requests") or ()) == len(claim.spec.requests):
-                c.pop("requests", None)
         raw_sel = _node_selector(results)
         return Allocation(
             tuple(r for r, _, _ in results),

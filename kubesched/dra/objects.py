@@ -457,7 +457,8 @@ class ResourceClaim:
 
     @property
     def key(self) -> str:
-        return f"{self.namespace}/{self.name}"
+        """``namespace/name`` (klog.KObj's form, so also what messages name it by)."""
+        return f"{self.namespace}/{self.name}" if self.namespace else self.name
 
     @classmethod
     def parse(cls, d: Any, path: str = "", *, default_namespace: str = "default") -> ResourceClaim:
