@@ -34,6 +34,8 @@ GATES: dict[str, tuple[bool, bool]] = {
     "DRANodeAllocatableResources": (False, False),
     "DRAWorkloadResourceClaims": (False, False),
     "SchedulerQueueingHints": (True, True),
+    # VolumeBinding's Score and VolumeBindingArgs.shape (alpha, off)
+    "StorageCapacityScoring": (False, False),
 }
 
 
@@ -70,6 +72,11 @@ def current() -> FeatureGates:
     return _current
 
 
+def enabled(name: str) -> bool:
+    """``current().enabled(name)``."""
+    return _current.enabled(name)
+
+
 def parse_flag(text: str) -> dict[str, bool]:
     """``--feature-gates`` syntax: ``Name=true,Other=false`` (component-base's mapStringBool)."""
     out: dict[str, bool] = {}
@@ -95,9 +102,14 @@ def set_from_flag(text: str) -> FeatureGates:
 
 
 @contextlib.contextmanager
-def override(**values: bool) -> Iterator[FeatureGates]:
-    """The process's gates with ``values`` set, for the block."""
+def override(gate: str | None = None, value: bool | None = None, /, **values: bool) -> Iterator[FeatureGates]:
+    """The process's gates with ``values`` (and ``gate`` set to ``value``) set, for the block
+    (upstream's featuregatetesting.SetFeatureGateDuringTest)."""
     global _current
+    if gate is not None:
+        if value is None:
+            raise TypeError("override(gate, value): value missing")
+        values = {gate: value, **values}
     saved = _current
     _current = saved.with_values(values)
     try:
