@@ -11,7 +11,7 @@ from typing import Any
 
 import yaml
 
-from kubesched import UPSTREAM_RELEASE, __version__, argtypes
+from kubesched import UPSTREAM_RELEASE, __version__, argtypes, features
 from kubesched.debug import add_debug
 from kubesched.errors import InputError
 from kubesched.server import security
@@ -226,6 +226,10 @@ def _common(p: argparse.ArgumentParser, files: bool = True) -> None:
         )
         p.add_argument("--seed", type=argtypes.seed, default=None, help="seed for the random tie-break (reproducible runs)")
     p.add_argument("--config", help="KubeSchedulerConfiguration file (v1, v1beta3, v1beta2, v1beta1)")
+    p.add_argument(
+        "--feature-gates", metavar="NAME=BOOL,...",
+        help="kube-scheduler feature gates, v1.36 defaults otherwise (docs/config.md#feature-gates)",
+    )
     p.add_argument("--plugin-path", action="append", default=[], help="Python file defining plugins (repeatable; it is run: only trusted files)")
     p.add_argument(
         "-o", "--output", choices=("table", "json", "yaml"), default="table",
@@ -377,6 +381,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     func: Callable[[argparse.Namespace], int] = args.func
     try:
+        if hasattr(args, "feature_gates"):  # this run's gates (v1.36's defaults when not given)
+            features.set_from_flag(args.feature_gates or "")
         return func(args)
     except InputError as e:
         sys.stderr.write(f"kubesched: error: {e}\n")

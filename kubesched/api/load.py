@@ -26,6 +26,9 @@ from kubesched.api.objects import (
 from kubesched.api.quantity import INT64_MAX, INT64_MIN
 from kubesched.api.resources import add_into, check_int64
 from kubesched.api.selectors import LabelSelector
+from kubesched.dra import load as dra_load
+from kubesched.dra.store import DraObjects
+from kubesched.dra.validation import pod_claims
 from kubesched.errors import InputError, join_path
 from kubesched.gpu.model import GPU_COUNT, MAX_GPUS_PER_NODE
 from kubesched.heap import paused_gc
@@ -49,13 +52,21 @@ API_VERSIONS: dict[str, str] = {
     "ReplicaSet": "apps/v1",
     "StatefulSet": "apps/v1",
 }
+
+
+def _pod(m: dict, path: str) -> None:
+    validation.pod(m, path)
+    pod_claims(m.get("spec") or {}, join_path(path, "spec"))
+
+
 #: API-server validation of the kinds checked strictly (after the schema check).
 VALIDATE = {
-    "Pod": validation.pod,
+    "Pod": _pod,
     "Node": validation.node,
     "Namespace": validation.namespace,
     "PriorityClass": validation.priority_class,
     "PodDisruptionBudget": validation.pdb,
+    **{kind: check for kind, (check, _, _) in dra_load.KINDS.items()},
 }
 
 
@@ -71,6 +82,8 @@ class ClusterObjects:
     # scheduler-plugins objects (scheduling.x-k8s.io/v1alpha1): Coscheduling, CapacityScheduling
     pod_groups: list[PodGroup] = field(default_factory=list)
     elastic_quotas: list[ElasticQuota] = field(default_factory=list)
+    # resource.k8s.io/v1: DeviceClasses, ResourceSlices, ResourceClaims, ResourceClaimTemplates
+    dra: DraObjects = field(default_factory=DraObjects)
     skipped: dict[str, int] = field(default_factory=dict)
     #: Where each Pod, Node, Namespace and PriorityClass came from (file, field path), by id().
     origins: dict[int, tuple[str, str]] = field(default_factory=dict)
@@ -86,6 +99,7 @@ class ClusterObjects:
         self.pdbs += other.pdbs
         self.pod_groups += other.pod_groups
         self.elastic_quotas += other.elastic_quotas
+        self.dra.extend(other.dra)
         for k, v in other.skipped.items():
             self.skipped[k] = self.skipped.get(k, 0) + v
         self.origins.update(other.origins)
@@ -194,6 +208,8 @@ def _parse_objects(source: str, docs: list[tuple[str, Any]]) -> ClusterObjects:
                 out.pod_groups.append(PodGroup.parse(m, ipath))
             elif kind == "ElasticQuota":
                 out.elastic_quotas.append(ElasticQuota.parse(m, ipath))
+            elif kind in dra_load.KINDS:
+                dra_load.add(out.dra, kind, m, ipath)
             elif kind in WORKLOAD_KINDS:
                 sel = _selector_of(kind, m, ipath)
                 md = as_map(m.get("metadata"), ipath)
@@ -225,11 +241,13 @@ def finish_objects(objs: ClusterObjects, paths: list[str]) -> ClusterObjects:
     """What the API server checks across objects: names unique per kind (and namespace), pod
     priorities from PriorityClasses (admission), one PodGroup per name and ElasticQuota per
     namespace, and int64 totals of the pods bound to each node (``paths``: where the objects
-    came from, for the messages)."""
+    came from, for the messages); then the claims the resourceclaim controller makes from
+    ResourceClaimTemplates (``kubesched.dra.store.make_template_claims``)."""
     check_unique(objs)
     resolve_priorities(objs)
     _check_unique_scheduling_objects(objs, paths)
     check_node_totals(objs)
+    objs.warnings += dra_load.finish(objs.dra, objs.pods, ", ".join(paths))
     return objs
 
 

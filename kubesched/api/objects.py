@@ -15,6 +15,7 @@ from datetime import datetime
 from typing import Any
 
 from kubesched.api.affinity import NodeAffinity, PodAffinity, TopologySpreadConstraint
+from kubesched.api.claims import PodClaimRef, parse_pod_claims
 from kubesched.api.fields import as_bool, as_int, as_list, as_map, as_str, str_map
 from kubesched.api.quantity import format_quantity
 from kubesched.api.resources import (
@@ -154,6 +155,9 @@ class Pod:
     deleting: bool
     raw: dict = field(repr=False)
     _sig: Any = field(default=None, repr=False, compare=False)
+    # spec.resourceClaims, and status.resourceClaimStatuses (pod claim -> generated claim name)
+    resource_claims: tuple[PodClaimRef, ...] = ()
+    resource_claim_statuses: dict[str, str | None] = field(default_factory=dict, repr=False)
 
     @property
     def key(self) -> str:
@@ -221,6 +225,7 @@ class Pod:
             for g in as_list(spec.get("schedulingGates"), join_path(sp, "schedulingGates"))
         )
         tp = join_path(sp, "topologySpreadConstraints")
+        claims, claim_statuses = parse_pod_claims(spec, status, path)
         return cls(
             namespace=namespace,
             name=name,
@@ -256,6 +261,8 @@ class Pod:
             start_time=_parse_time(status.get("startTime"), join_path(path, "status.startTime")),
             deleting=md.get("deletionTimestamp") is not None,
             raw=m,
+            resource_claims=claims,
+            resource_claim_statuses=claim_statuses,
         )
 
     def copy(self) -> Pod:
@@ -298,6 +305,7 @@ class Pod:
                 self.owners,
                 self.images,
                 tuple(c.image for c in self.init_containers),
+                self.resource_claims,
             )
             key = Signature(sig)
         except TypeError:

@@ -1,7 +1,8 @@
 """Strict field validation of the kinds kubesched reads, as kubectl's ``--validate=strict`` does it.
 
 ``schema_v1.json`` lists the wire fields of Pod, Node, Namespace, PriorityClass and
-PodDisruptionBudget and of every type below them, with their JSON types, as the Go types of
+PodDisruptionBudget and of every type below them (``schema_resource_v1.json`` those of the
+resource.k8s.io/v1 kinds of Dynamic Resource Allocation), with their JSON types, as the Go types of
 Kubernetes v1.36 declare them (regenerate with ``scripts/gen_api_schema.py``). An unknown field
 (a typo such as ``spec.toleration``) or a value of the wrong JSON type (``priority: "5"``, a
 number past the int32 range) is an error naming the field, as the API server's strict decoding
@@ -25,7 +26,13 @@ API_VERSIONS: dict[str, str] = {
     "Namespace": "v1",
     "PriorityClass": "scheduling.k8s.io/v1",
     "PodDisruptionBudget": "policy/v1",
+    "DeviceClass": "resource.k8s.io/v1",
+    "ResourceSlice": "resource.k8s.io/v1",
+    "ResourceClaim": "resource.k8s.io/v1",
+    "ResourceClaimTemplate": "resource.k8s.io/v1",
 }
+#: The generated tables (``scripts/gen_api_schema.py``); a type named in two is the same type.
+TABLES = ("schema_v1.json", "schema_resource_v1.json")
 
 class _Mismatch(Exception):
     """A field that does not fit the schema; ``parts`` collects its path while unwinding."""
@@ -72,8 +79,13 @@ def _compile(types: dict[str, dict[str, str]]) -> dict[str, tuple[int, Any]]:
 
 
 def _load() -> tuple[dict[str, tuple[int, Any]], dict[str, str]]:
-    doc = json.loads(resources.files("kubesched.api").joinpath("schema_v1.json").read_text())
-    return _compile(doc["types"]), doc["kinds"]
+    types: dict[str, dict[str, str]] = {}
+    kinds: dict[str, str] = {}
+    for table in TABLES:
+        doc = json.loads(resources.files("kubesched.api").joinpath(table).read_text())
+        types.update(doc["types"])
+        kinds.update(doc["kinds"])
+    return _compile(types), kinds
 
 
 _TYPES, _KINDS = _load()

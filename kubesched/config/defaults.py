@@ -1,9 +1,11 @@
 """Default plugin sets, weights and field defaults of each config version (kube-scheduler 1.36).
 
 Tables follow KK ``pkg/scheduler/apis/config/<version>/default_plugins.go`` and ``defaults.go``.
-Volume and DRA plugins (VolumeRestrictions, NodeVolumeLimits, VolumeBinding, VolumeZone,
-DynamicResources) are out of kubesched's scope: the v1 table leaves them out, and the older
-per-point tables keep upstream's lists but the resolver drops those names silently.
+Volume plugins (VolumeRestrictions, NodeVolumeLimits, VolumeBinding, VolumeZone) are out of
+kubesched's scope: the v1 table leaves them out, and the older per-point tables keep upstream's
+lists but the resolver drops those names silently. DynamicResources is in v1's table where
+upstream inserts it (before DefaultPreemption, DynamicResourceAllocation being GA and locked);
+v1beta3 converts with v1's table, so it has it too; the v1beta1/v1beta2 tables do not.
 """
 
 from __future__ import annotations
@@ -22,6 +24,9 @@ BUILTIN_POINTS: dict[str, frozenset[str]] = {
     "NodeResourcesFit": frozenset({"preFilter", "filter", "preScore", "score"}),
     "PodTopologySpread": frozenset({"preFilter", "filter", "preScore", "score"}),
     "InterPodAffinity": frozenset({"preFilter", "filter", "preScore", "score"}),
+    "DynamicResources": frozenset(
+        {"preEnqueue", "preFilter", "filter", "postFilter", "score", "reserve", "preBind"}
+    ),
     "DefaultPreemption": frozenset({"postFilter"}),
     "NodeResourcesBalancedAllocation": frozenset({"preScore", "score"}),
     "ImageLocality": frozenset({"score"}),
@@ -37,7 +42,7 @@ def builtin_points_of(name: str) -> frozenset[str] | None:
 # (name, weight or None). Order is execution order within each point.
 DefaultList = tuple[tuple[str, int | None], ...]
 
-#: v1 ``multiPoint.enabled`` defaults, minus volume/DRA plugins.
+#: v1 ``multiPoint.enabled`` defaults, minus the volume plugins.
 V1_DEFAULT_MULTIPOINT: DefaultList = (
     ("SchedulingGates", None),
     ("PrioritySort", None),
@@ -49,6 +54,7 @@ V1_DEFAULT_MULTIPOINT: DefaultList = (
     ("NodeResourcesFit", 1),
     ("PodTopologySpread", 2),
     ("InterPodAffinity", 2),
+    ("DynamicResources", None),
     ("DefaultPreemption", None),
     ("NodeResourcesBalancedAllocation", 1),
     ("ImageLocality", 1),
@@ -169,7 +175,6 @@ UNSUPPORTED_PLUGINS: dict[str, str] = {
     "NodeVolumeLimits": _VOLUME,
     "VolumeBinding": _VOLUME,
     "VolumeZone": _VOLUME,
-    "DynamicResources": "dynamic resource allocation (DRA) is out of kubesched's scope",
     "EBSLimits": "removed from kube-scheduler in 1.32 (volume limits; out of scope)",
     "GCEPDLimits": "removed from kube-scheduler in 1.32 (volume limits; out of scope)",
     "AzureDiskLimits": "removed from kube-scheduler in 1.32 (volume limits; out of scope)",
@@ -205,6 +210,7 @@ ARGS_PLUGINS: frozenset[str] = frozenset(
         "PodTopologySpread",
         "NodeAffinity",
         "DefaultPreemption",
+        "DynamicResources",
     }
 )
 

@@ -15,6 +15,7 @@ BUILTIN: dict[str, str] = {
     "NodeResourcesFit": "kubesched.plugins.noderesources.fit:NodeResourcesFit",
     "PodTopologySpread": "kubesched.plugins.podtopologyspread:PodTopologySpread",
     "InterPodAffinity": "kubesched.plugins.interpodaffinity:InterPodAffinity",
+    "DynamicResources": "kubesched.plugins.dynamicresources:DynamicResources",
     "DefaultPreemption": "kubesched.plugins.defaultpreemption:DefaultPreemption",
     "NodeResourcesBalancedAllocation": "kubesched.plugins.noderesources.balanced_allocation:BalancedAllocation",
     "ImageLocality": "kubesched.plugins.imagelocality:ImageLocality",

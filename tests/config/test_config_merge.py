@@ -16,6 +16,7 @@ DEFAULT_SCORE = [
     ("NodeResourcesFit", 1),
     ("PodTopologySpread", 2),
     ("InterPodAffinity", 2),
+    ("DynamicResources", 1),
     ("NodeResourcesBalancedAllocation", 1),
     ("ImageLocality", 1),
 ]
@@ -42,7 +43,7 @@ def test_disable_one_plugin_at_one_point() -> None:
 def test_disable_star_at_one_point() -> None:
     cfg = parse(one_profile(plugins={"preScore": {"disabled": en("*")}, "score": {"disabled": en("*")}}))
     assert points(cfg, "score") == [] and points(cfg, "preScore") == []
-    assert len(points(cfg, "filter")) == 8
+    assert len(points(cfg, "filter")) == 9
 
 
 def test_star_plus_enabled_at_point_keeps_only_enabled() -> None:
@@ -82,6 +83,7 @@ def test_point_reenable_overrides_multipoint_and_goes_first() -> None:
         "NodeResourcesFit",
         "PodTopologySpread",
         "InterPodAffinity",
+        "DynamicResources",
     ]
 
 
@@ -187,8 +189,8 @@ def test_replace_queue_sort_and_binder() -> None:
 
 def test_out_of_tree_plugin_at_its_other_points() -> None:
     cfg = parse(one_profile(plugins={"multiPoint": {"enabled": en("Gate")}}))
-    assert points(cfg, "preEnqueue") == ["SchedulingGates", "Gate"]
-    assert points(cfg, "reserve") == ["Gate"]
+    assert points(cfg, "preEnqueue") == ["SchedulingGates", "DynamicResources", "Gate"]
+    assert points(cfg, "reserve") == ["DynamicResources", "Gate"]
     assert points(cfg, "permit") == ["Gate"]
 
 
@@ -276,7 +278,7 @@ def test_unsupported_plugin_disabled_is_silent() -> None:
         )
     )
     assert cfg.warnings == []
-    assert score(cfg) == DEFAULT_SCORE
+    assert score(cfg) == [sw for sw in DEFAULT_SCORE if sw[0] != "DynamicResources"]
 
 
 def test_unknown_disabled_plugin_warns() -> None:
@@ -306,4 +308,4 @@ def test_property_disable_and_reweight_in_multipoint(disabled: set[str], weights
     expected = [(n, (weights[n] or 1) if n in weights else w) for n, w in DEFAULT_SCORE if n not in disabled]
     assert score(cfg) == expected
     # disabling at score never touches filter
-    assert len(points(cfg, "filter")) == 8
+    assert len(points(cfg, "filter")) == 9
