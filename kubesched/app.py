@@ -10,7 +10,9 @@ from kubesched.api.load import ClusterObjects, load_cluster
 from kubesched.api.objects import Pod
 from kubesched.cluster.memory import MemoryCluster, populate
 from kubesched.config import SchedulerConfig, default_config, load_config
+from kubesched.framework.handle import Handle
 from kubesched.framework.registry import Registry
+from kubesched.framework.runtime import Framework
 from kubesched.plugins import in_tree_registry
 from kubesched.scheduler import Scheduler
 from kubesched.state.snapshot import Snapshot
@@ -57,6 +59,15 @@ def build_config(config_path: str | None, registry: Registry) -> SchedulerConfig
     if config_path:
         return load_config(config_path, registry.points_of)
     return default_config(registry.points_of)
+
+
+def check_plugins(config: SchedulerConfig, registry: Registry) -> None:
+    """Build every profile's plugins once, as a scheduler does when it starts, on an empty
+    cluster: the plugins' own checks of their args (those the configuration passes to them raw:
+    kubesched's, scheduler-plugins' and ``--plugin-path`` ones) run, with the messages and paths
+    ``schedule`` gives. Files the args name are read, as at start."""
+    for profile in config.profiles:
+        Framework(profile, registry, Handle(Snapshot()))
 
 
 def build_session(

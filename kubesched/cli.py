@@ -189,11 +189,12 @@ def cmd_plugins_new(args: argparse.Namespace) -> int:
 
 
 def cmd_config_view(args: argparse.Namespace) -> int:
-    from kubesched.app import build_config, build_registry
+    from kubesched.app import build_config, build_registry, check_plugins
     from kubesched.config import effective_config, resolved_table
 
     reg = build_registry(args.plugin_path, import_module_names=args.import_plugins)
     cfg = build_config(args.config, reg)
+    check_plugins(cfg, reg)  # refuse what ``schedule`` refuses: plugins check their own args
     _warn(cfg.warnings)
     if args.output == "table":
         from kubesched.render import config_table
