@@ -249,10 +249,14 @@ def test_idle_connections_make_room_for_new_clients():
         for s in busy:
             s.sendall(b"GET /healthz HTTP/1.1\r\nHost:")  # half a request: not idle
         time.sleep(0.2)  # every connection accepted: the cap is reached
-        for _ in range(3):  # three new clients, each at once, while the others hold their places
+        clients = []
+        for _ in range(3):  # three new clients that stay connected: each needs a place
             t0 = time.monotonic()
-            assert http(f"{srv.url}/healthz")[0] == 200
+            c = HTTPConnection(*srv.address, timeout=5)
+            c.request("GET", "/healthz")
+            assert c.getresponse().read() == b"ok\n"
             assert time.monotonic() - t0 < 2.0  # before: until a deadline freed a place (10 s)
+            clients.append(c)
         assert keep.sock is not None
         keep.sock.settimeout(2)
         assert keep.sock.recv(10) == b""  # closed to make room
@@ -266,6 +270,10 @@ def test_idle_connections_make_room_for_new_clients():
             assert s.recv(4096).startswith(b"HTTP/1.1 200")
             s.close()
         keep.close()
+        for c in clients:  # the newest idle ones were never the ones closed
+            c.request("GET", "/healthz")
+            assert c.getresponse().read() == b"ok\n"
+            c.close()
 
 
 def test_600_idle_connections_do_not_delay_a_probe():
