@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 
-from kubesched.api.load import ClusterObjects, load_cluster
+from kubesched.api.load import STRICT, ClusterObjects, load_cluster
 from kubesched.api.objects import Pod
 from kubesched.cluster.memory import MemoryCluster, populate
 from kubesched.config import SchedulerConfig, default_config, load_config
@@ -75,11 +75,14 @@ def build_session(
     config_path: str | None = None,
     seed: int | None = None,
     plugin_paths: list[str] | None = None,
+    *,
+    validate: str = STRICT,
 ) -> Session:
-    """Everything is parsed and validated before anything is scheduled."""
+    """Everything is parsed and validated before anything is scheduled (``validate``: kubectl's
+    ``--validate``, see ``kubesched.api.load``)."""
     registry = build_registry(plugin_paths)
     config = build_config(config_path, registry)
-    objs = load_cluster(files)
+    objs = load_cluster(files, validate)
     snap = Snapshot()
     pending = populate(snap, objs)
     cluster = MemoryCluster()

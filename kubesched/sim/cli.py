@@ -83,7 +83,7 @@ def load_workload(args: argparse.Namespace):  # noqa: ANN201 - Workload, importe
     elif args.file:
         from kubesched.sim.workload import from_manifests
 
-        wl = from_manifests(args.file)
+        wl = from_manifests(args.file, args.validate)
     else:
         from kubesched.sim.synthetic import generate, load_spec
 
@@ -105,6 +105,7 @@ def write_inputs(args: argparse.Namespace, out: Path) -> None:
         "trace": path_or_name(args.trace),
         "nodes": path_or_name(args.nodes),
         "files": [str(Path(f).resolve()) for f in args.file or []],
+        "validate": args.validate,
         "synthetic": path_or_name(args.synthetic),
         "synth": list(args.synth),
         "skip_invalid": args.skip_invalid,
