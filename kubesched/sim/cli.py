@@ -83,7 +83,8 @@ def load_workload(args: argparse.Namespace):  # noqa: ANN201 - Workload, importe
     elif args.file:
         from kubesched.sim.workload import from_manifests
 
-        wl = from_manifests(args.file, args.validate)
+        # a namespace rebuilt from an inputs.json (kubesched ui) may carry no mode: strict, as before --validate
+        wl = from_manifests(args.file, getattr(args, "validate", "strict"))
     else:
         from kubesched.sim.synthetic import generate, load_spec
 

@@ -151,3 +151,23 @@ def test_extender_warns_then_serves(tmp_path: Path, capsys) -> None:
         finally:
             if proc.poll() is None:
                 proc.kill()
+
+
+def test_a_workload_rebuilt_without_a_mode_is_read_strictly(tmp_path: Path) -> None:
+    """kubesched ui rebuilds a simulation's workload from its inputs.json into a namespace of its
+    own, and inputs.json files written before --validate hold no mode: such a rebuild is strict."""
+    import argparse
+
+    from kubesched.errors import InputError
+    from kubesched.sim.cli import load_workload
+
+    def rebuilt(files: list[str]) -> argparse.Namespace:
+        return argparse.Namespace(
+            trace=None, nodes=None, file=files, synthetic=None, synth=[], skip_invalid=False, limit=None, seed=0
+        )
+
+    ok = tmp_path / "ok.yaml"
+    ok.write_text(yaml.safe_dump_all([make_node("n1"), make_pod("p")]))
+    assert [p.name for p in load_workload(rebuilt([str(ok)])).pods] == ["p"]
+    with pytest.raises(InputError, match="unknown field"):
+        load_workload(rebuilt([fixture(tmp_path)]))
