@@ -4,16 +4,26 @@ Objects of the kinds scheduling reads are judged as the API server judges them b
 parsed: strict decoding (``schema``: unknown fields, wrong types, wrong apiVersion), validation
 (``validation``) and the Priority admission plugin (``resolve_priorities``). Names must be
 unique per kind and namespace, as in a cluster.
+
+``validate`` is kubectl's ``--validate``: ``strict`` (the default) refuses an object with an
+unknown field or one the API server's validation refuses; ``warn`` loads it, with one warning
+per problem (an unknown field is dropped, as the API server drops it); ``ignore`` loads it
+without a word. What no mode lets through is what no object can be built from, or no cluster
+can hold: a document that is no YAML or JSON, an unknown kind or a wrong apiVersion, a value of
+the wrong JSON type, what parsing refuses (an unparsable quantity, an unknown selector
+operator, ...), two objects of one name, the int64 bounds of requests.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from kubesched import documents
 from kubesched.api import schema, validation
 from kubesched.api.fields import as_map
+from kubesched.api.names import is_dns1035_label, is_dns1123_label, is_dns1123_subdomain
 from kubesched.api.objects import (
     ElasticQuota,
     Namespace,
@@ -54,20 +64,23 @@ API_VERSIONS: dict[str, str] = {
 }
 
 
-def _pod(m: dict, path: str) -> None:
-    validation.pod(m, path)
-    pod_claims(m.get("spec") or {}, join_path(path, "spec"))
-
-
-#: API-server validation of the kinds checked strictly (after the schema check).
-VALIDATE = {
-    "Pod": _pod,
+#: API-server validation of each kind read (after the schema check of the kinds it covers).
+VALIDATE: dict[str, Callable[..., None]] = {
+    "Pod": validation.pod,
     "Node": validation.node,
     "Namespace": validation.namespace,
     "PriorityClass": validation.priority_class,
     "PodDisruptionBudget": validation.pdb,
-    **{kind: check for kind, (check, _, _) in dra_load.KINDS.items()},
+    "Service": validation.metadata_of(is_dns1035_label),
+    "ReplicationController": validation.metadata_of(is_dns1123_subdomain),
+    "ReplicaSet": validation.metadata_of(is_dns1123_subdomain),
+    "StatefulSet": validation.metadata_of(is_dns1123_label),
+    "PodGroup": validation.metadata_of(is_dns1123_subdomain),
+    "ElasticQuota": validation.metadata_of(is_dns1123_subdomain),
 }
+#: kubectl's --validate modes: refuse, warn and load, load.
+STRICT, WARN, IGNORE = "strict", "warn", "ignore"
+VALIDATE_MODES = (STRICT, WARN, IGNORE)
 
 
 @dataclass
@@ -147,9 +160,10 @@ def _selector_of(kind: str, m: dict, path: str) -> LabelSelector | None:
     return LabelSelector.parse(sel, f"{path}.spec.selector")
 
 
-def parse_objects(path: str, docs: list[tuple[str, Any]]) -> ClusterObjects:
+def parse_objects(path: str, docs: list[tuple[str, Any]], validate: str = STRICT) -> ClusterObjects:
+    """The objects of one file's documents, judged as ``validate`` says (see the module's doc)."""
     try:
-        return _parse_objects(path, docs)
+        return _parse_objects(path, docs, validate)
     except InputError as e:
         raise InputError(e.reason, source=path, path=e.path) from None
 
@@ -174,8 +188,30 @@ def _int64_requests(pod: Pod, path: str) -> Pod:
     return pod
 
 
-def _parse_objects(source: str, docs: list[tuple[str, Any]]) -> ClusterObjects:
+def _reporter(validate: str, warnings: list[str], source: str) -> validation.Report | None:
+    """Where ``validate`` sends a problem: nowhere else than up (strict: None), to the warnings,
+    or nowhere."""
+    if validate == STRICT:
+        return None
+    if validate == WARN:
+        return lambda e: warnings.append(str(InputError(e.reason, source=source, path=e.path)))
+    return lambda e: None
+
+
+def _judge(kind: str, m: dict, path: str, validate: str, report: validation.Report | None) -> None:
+    """The API server's strict decoding and validation of one object, as ``validate`` says;
+    ``report``: ``_reporter``'s."""
+    if kind in schema.API_VERSIONS:
+        schema.check(kind, m, path, unknown=report)
+    if validate == STRICT:
+        VALIDATE[kind](m, path)
+    elif validate == WARN:
+        VALIDATE[kind](m, path, report)
+
+
+def _parse_objects(source: str, docs: list[tuple[str, Any]], validate: str = STRICT) -> ClusterObjects:
     out = ClusterObjects()
+    report = _reporter(validate, out.warnings, source)
     for dpath, doc in docs:
         for ipath, m in kind_items(dpath, doc):
             kind = m["kind"]
@@ -186,14 +222,14 @@ def _parse_objects(source: str, docs: list[tuple[str, Any]]) -> ClusterObjects:
                     f'{kind} is served as apiVersion "{want}", not "{api}"',
                     path=f"{ipath}.apiVersion" if ipath else "apiVersion",
                 )
-            check = VALIDATE.get(kind)
-            if check is not None:
-                schema.check(kind, m, ipath)
-                check(m, ipath)
+            if kind in VALIDATE:
+                _judge(kind, m, ipath, validate, report)
             if kind == "Node":
                 out.nodes.append(_bounded_gpus(Node.parse(m, ipath), ipath))
                 out.origins[id(out.nodes[-1])] = (source, ipath)
             elif kind == "Pod":
+                # the claims' checks are the DRA parser's footing: made under every --validate mode
+                pod_claims(m.get("spec") or {}, join_path(ipath, "spec"))
                 out.pods.append(_int64_requests(Pod.parse(m, ipath), ipath))
                 out.origins[id(out.pods[-1])] = (source, ipath)
             elif kind == "Namespace":
@@ -209,6 +245,7 @@ def _parse_objects(source: str, docs: list[tuple[str, Any]]) -> ClusterObjects:
             elif kind == "ElasticQuota":
                 out.elastic_quotas.append(ElasticQuota.parse(m, ipath))
             elif kind in dra_load.KINDS:
+                dra_load.KINDS[kind][0](m, ipath)  # strict under every --validate mode: parse relies on it
                 dra_load.add(out.dra, kind, m, ipath)
             elif kind in WORKLOAD_KINDS:
                 sel = _selector_of(kind, m, ipath)
@@ -228,12 +265,12 @@ def _parse_objects(source: str, docs: list[tuple[str, Any]]) -> ClusterObjects:
     return out
 
 
-def load_cluster(paths: list[str]) -> ClusterObjects:
+def load_cluster(paths: list[str], validate: str = STRICT) -> ClusterObjects:
     """Read every file, then check names are unique and resolve pod priorities (admission)."""
     objs = ClusterObjects()
     with paused_gc():
         for p in paths:
-            objs.extend(parse_objects(p, read_documents(p)))
+            objs.extend(parse_objects(p, read_documents(p), validate))
         return finish_objects(objs, paths)
 
 

@@ -6,7 +6,7 @@ import argparse
 import sys
 from typing import Any
 
-from kubesched import argtypes
+from kubesched import argtypes, flags
 from kubesched.errors import InputError
 
 DEFAULT_LISTEN = "127.0.0.1:8765"
@@ -23,6 +23,7 @@ def add_parser(sub: Any) -> None:
     p.add_argument("path", nargs="?", metavar="PATH", help="a simulation or experiment output folder, or a cluster file")
     p.add_argument("-f", "--file", action="append", help="cluster objects (YAML/JSON; repeatable); default: shipped example")
     p.add_argument("--config", help="KubeSchedulerConfiguration file for the cluster (what-if starts from it)")
+    flags.add_validate(p)
     p.add_argument("--plugin-path", action="append", default=[], help="Python file defining plugins (it is run: only trusted files)")
     p.add_argument(
         "--import-plugins", action="store_true",
@@ -91,8 +92,10 @@ def run(args: argparse.Namespace) -> int:
         "kubesched ui imports no module named by a configuration unless started with --import-plugins "
         "(importing runs its code)"
     )
-    ws = open_source(args.path, files=args.file, config=args.config, seed=args.seed, registry=registry)
-    for w in ws.config.warnings if ws.config else []:
+    ws = open_source(
+        args.path, files=args.file, config=args.config, seed=args.seed, registry=registry, validate=args.validate
+    )
+    for w in [*(ws.objects.warnings if ws.objects else []), *(ws.config.warnings if ws.config else [])]:
         sys.stderr.write(f"kubesched: warning: {w}\n")
     named = [p for p in [args.path, *(args.file or []), args.config] if p]
     roots = Roots.of([Path.cwd(), *named, *args.allow_open])

@@ -142,6 +142,7 @@ def open_source(
     registry: Registry | None = None,
     check: Callable[[], None] | None = None,
     may_read: Callable[[str], object] | None = None,
+    validate: str = "strict",
 ) -> Workspace:
     """Open what `kubesched ui` was given: PATH (auto-detected) or cluster files and a configuration.
     ``registry`` (default: the built-ins and ``plugin_paths``) resolves the configuration's plugins;
@@ -161,7 +162,7 @@ def open_source(
             raise InputError(f"cannot read: {e.strerror}", source=config) from None
     return open_cluster(
         all_files or [example_path()], text, seed=seed, plugin_paths=plugin_paths, config_source=config,
-        registry=registry, check=check,
+        registry=registry, check=check, validate=validate,
     )
 
 
@@ -194,14 +195,16 @@ def open_cluster(
     title: str | None = None,
     registry: Registry | None = None,
     check: Callable[[], None] | None = None,
+    validate: str = "strict",
 ) -> Workspace:
-    """Load the cluster, validate the configuration, run `schedule` keeping every attempt
+    """Load the cluster (``validate``: kubectl's --validate mode), validate the configuration, run
+    `schedule` keeping every attempt
     (``check`` after each one: it may raise to stop the run)."""
     from kubesched.app import Session
 
     registry = registry or build_registry(plugin_paths)
     cfg = parse_config_text(config_text, registry, config_source or "configuration")
-    objs = objects if objects is not None else load_cluster(files)
+    objs = objects if objects is not None else load_cluster(files, validate)
     snap, pending = start_snapshot(objs)
     cluster = MemoryCluster()
     for pod in objs.pods:

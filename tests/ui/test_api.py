@@ -13,6 +13,7 @@ import pytest
 import yaml
 
 from kubesched.cli import main
+from kubesched.errors import InputError
 from kubesched.ui import interop
 from kubesched.ui.guard import Roots
 from kubesched.ui.sources import open_source
@@ -431,3 +432,16 @@ def test_pods_schedule_skipped_show_why(tmp_path: Path) -> None:
     sched = c.get("/api/schedule").json()
     assert [e["reason"] for e in sched["skipped"]] == ["SchedulingGated", "OtherScheduler"]
     assert sched["placements"] == []
+
+
+def test_cluster_files_follow_validate(tmp_path: Path) -> None:
+    """`kubesched ui -f` takes kubectl's --validate as schedule does: a hand-written fixture the API
+    server would refuse (namespace Team_A) opens under warn, with the warning, and not under strict."""
+    text = Path(PREEMPT).read_text().replace("namespace: default", "namespace: Team_A")
+    f = tmp_path / "odd.yaml"
+    f.write_text(text)
+    with pytest.raises(InputError, match="Team_A"):
+        open_source(None, files=[str(f)])
+    ws = open_source(None, files=[str(f)], validate="warn")
+    assert ws.objects is not None and any("Team_A" in w for w in ws.objects.warnings)
+    assert any(k.startswith("Team_A/") for k in ws.pods)
