@@ -203,6 +203,8 @@ def _judge(kind: str, m: dict, path: str, validate: str, report: validation.Repo
     ``report``: ``_reporter``'s."""
     if kind in schema.API_VERSIONS:
         schema.check(kind, m, path, unknown=report)
+    if kind not in VALIDATE:
+        return
     if validate == STRICT:
         VALIDATE[kind](m, path)
     elif validate == WARN:
@@ -222,7 +224,7 @@ def _parse_objects(source: str, docs: list[tuple[str, Any]], validate: str = STR
                     f'{kind} is served as apiVersion "{want}", not "{api}"',
                     path=f"{ipath}.apiVersion" if ipath else "apiVersion",
                 )
-            if kind in VALIDATE:
+            if kind in VALIDATE or kind in schema.API_VERSIONS:
                 _judge(kind, m, ipath, validate, report)
             if kind == "Node":
                 out.nodes.append(_bounded_gpus(Node.parse(m, ipath), ipath))
