@@ -4,11 +4,13 @@ experiment's policy comparison over seeds (runs.csv, aggregate.csv), ready to pl
 from __future__ import annotations
 
 import math
+from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
 
 from kubesched.errors import InputError
+from kubesched.sim.plots import time_unit
 from kubesched.ui.sources import EXPERIMENT, SIMULATION, Workspace, read_csv
 
 BIN_NUMERIC = (
@@ -24,7 +26,15 @@ def simulation_dashboard(ws: Workspace) -> dict[str, Any]:
     folder = ws.folder
     bins = read_csv(folder / "bins.csv", (), BIN_NUMERIC) if (folder / "bins.csv").is_file() else {}
     x_key = "level" if "level" in bins else "end"
-    out: dict[str, Any] = {"mode": ws.summary.get("mode"), "summary": ws.summary, "x": x_key, "bins": bins}
+    scale, unit = time_unit(SimpleNamespace(bins=bins))  # the unit simulate's plots use for this run
+    out: dict[str, Any] = {
+        "mode": ws.summary.get("mode"),
+        "summary": ws.summary,
+        "x": x_key,
+        "bins": bins,
+        "time_unit": {"seconds": scale, "name": unit},
+        "busiest": {"step": ws.start_step, "note": ws.start_note},  # where the cluster view opens
+    }
     if (folder / "events.csv").is_file():
         out["nodes_over_time"] = _nodes_over_time(ws)
         out["failures"] = _failures(ws)

@@ -51,6 +51,35 @@ class Attempt:
         }
 
 
+@dataclass(frozen=True)
+class Removal:
+    """A bound pod's end other than completing: ``how`` is "preempted" or "evicted"."""
+
+    how: str
+    time: float
+    node: str
+    by: str | None = None  # the preemptor's key, when known
+    attempt: int | None = None  # the preemptor's attempt that chose the victims
+    message: str = ""  # the run's own words (simulations: events.csv's message)
+
+    def describe(self) -> str:
+        by = f" by {self.by}" + (f" (its attempt {self.attempt})" if self.attempt else "") if self.by else ""
+        tail = f": {self.message}" if self.message else ""
+        return f"{self.how}{by} at t = {self.time:g} s, from {self.node}{tail}"
+
+
+def removals(attempts: dict[str, list[Attempt]]) -> dict[str, Removal]:
+    """The victims of the run's preemptions, by key: a pod some attempt chose as a victim and
+    that no attempt placed again afterwards (the run deletes victims; nothing re-creates them)."""
+    out: dict[str, Removal] = {}
+    for key, tries in attempts.items():
+        for a in tries:
+            for v in a.victims:
+                if not any(t.step > a.step and t.outcome == SCHEDULED for t in attempts.get(v["pod"], [])):
+                    out[v["pod"]] = Removal("preempted", a.time, v["node"], by=key, attempt=a.attempt)
+    return out
+
+
 @dataclass
 class Run:
     attempts: dict[str, list[Attempt]] = field(default_factory=dict)  # pod key -> attempts in order

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
+import time
 from collections.abc import Callable
 from importlib import resources
 from pathlib import Path
@@ -50,6 +51,8 @@ from kubesched.ui.sources import CLUSTER, EXPERIMENT, SIMULATION, Workspace, ope
 from kubesched.ui.timeline import BIND, DELETE
 
 DEFAULT_MAX_BODY = 8 << 20
+EXPORT_PODS, MAX_EXPORT_PODS = 200, 5000  # pods with simulator annotations: asked by default, at most
+EXPORT_BYTES, MIN_EXPORT_BYTES, MAX_EXPORT_BYTES = 16 << 20, 64 << 10, 256 << 20  # and the YAML's size bound
 BUSY = 409  # a run (what-if, open, import) is already in progress, or was cancelled
 POLL_S = 0.2  # how often a run's handler looks whether its client went away
 DATA_REFUSAL = (
@@ -89,6 +92,7 @@ class State:
         self.registry = registry  # sealed: what the command line loaded, nothing a request names
         self.roots = roots
         self.busy = threading.Lock()  # one run (what-if, open, import) at a time
+        self.exporting = threading.Lock()  # one simulator-annotations export at a time
         self.cancel = threading.Event()  # set: the run in progress stops at its next attempt
         self.on_swap = on_swap  # called after each replacement (the CLI freezes the new heap)
 
@@ -200,6 +204,8 @@ def build_app(
                 # from the configuration: the timeline's scheduler is busy while a read explains
                 "profiles": [p.scheduler_name for p in w.timeline.config.profiles] if w.timeline is not None else [],
                 "views": _views(w),
+                "start_step": w.start_step,  # the step the page opens at (null: the end of the run)
+                "start_note": w.start_note,
             }
         )
 
@@ -209,7 +215,21 @@ def build_app(
 
     async def decision(request: Request) -> Response:
         w, key, attempt = st.ws, request.query_params.get("pod", ""), _int_param(request, "attempt")
-        return await off_loop(lambda: views.decision_view(w, key, attempt))
+
+        tables = request.query_params.get("tables") == "1"  # the page's form: explain's nodes as columns
+
+        def job() -> Response:
+            t0 = time.perf_counter()
+            d = (views.decision_tables if tables else views.decision_view)(w, key, attempt)
+            t1 = time.perf_counter()
+            out = _json(d)
+            # where the time went, for the browser's Resource Timing (bench/ui_render.py reads it)
+            out.headers["Server-Timing"] = (
+                f"decision;dur={(t1 - t0) * 1000:.1f}, explain;dur={d['explain_ms']:.1f}, json;dur={(time.perf_counter() - t1) * 1000:.1f}"
+            )
+            return out
+
+        return await run_in_threadpool(job)
 
     async def run_whatif(request: Request) -> Response:
         body = await _json_body(request, st)
@@ -247,15 +267,28 @@ def build_app(
         )
 
     async def export_annotations(request: Request) -> Response:
-        """Pods with kube-scheduler-simulator's result annotations (explained as they were decided)."""
+        """Pods with kube-scheduler-simulator's result annotations (explained as they were decided).
+        One export at a time: another while one is computed is answered 409 at once."""
         w = st.ws
         if w.timeline is None:
             raise InputError("nothing to export: this source has no pods", path="source")
-        limit = _int_param(request, "limit") or 200
-        text = await run_in_threadpool(_annotated_pods, w, max(1, min(limit, 5000)))
+        limit = max(1, min(_int_param(request, "limit") or EXPORT_PODS, MAX_EXPORT_PODS))
+        max_bytes = _int_param(request, "max_bytes") or EXPORT_BYTES
+        if not MIN_EXPORT_BYTES <= max_bytes <= MAX_EXPORT_BYTES:
+            raise InputError(f"must be between {MIN_EXPORT_BYTES} and {MAX_EXPORT_BYTES}", path="max_bytes")
+        if not st.exporting.acquire(blocking=False):
+            return error("another export is in progress; try again when it ends", "export", BUSY)
+        try:
+            text, done, asked = await run_in_threadpool(_annotated_pods, w, limit, max_bytes)
+        finally:
+            st.exporting.release()
         return Response(
             text, media_type="application/yaml",
-            headers={"Content-Disposition": 'attachment; filename="pods-with-simulator-annotations.yaml"'},
+            headers={
+                "Content-Disposition": 'attachment; filename="pods-with-simulator-annotations.yaml"',
+                "X-Kubesched-Pods": str(done),  # pods written, of
+                "X-Kubesched-Pods-Asked": str(asked),  # the pods asked for (and tried)
+            },
         )
 
     async def import_snapshot(request: Request) -> Response:
@@ -337,18 +370,33 @@ def _snapshot_at(w: Workspace, step: int | None) -> tuple[str, int]:
     return interop.dump_list(items), step
 
 
-def _annotated_pods(w: Workspace, limit: int) -> str:
-    """The first ``limit`` pods tried, with the simulator's annotations of their decisions."""
-    items = []
-    for key in list(w.attempts)[:limit]:
-        d = views.decision_view(w, key)
+def _annotated_pods(w: Workspace, limit: int, max_bytes: int) -> tuple[str, int, int]:
+    """The first ``limit`` pods tried, with the simulator's annotations of their decisions, as
+    long as the YAML stays under ``max_bytes`` (each pod's annotations name every node: about
+    half a megabyte a pod on 1,200 nodes); (the YAML, pods written, pods asked for). A cut list
+    says so in a comment on its first line."""
+    keys = [k for k in w.attempts if k in w.pods][:limit]
+    items: list[dict[str, Any]] = []
+    size = 0
+    for key in keys:
+        explain, selected = views.explained(w, key)
+        ann = interop.simulator_annotations(explain, selected)
+        size += sum(len(k) + len(v) + 8 for k, v in ann.items()) + 1024  # the annotations, then the rest
+        if items and size > max_bytes:
+            break
         raw = interop.as_object(w.pods[key], "v1", "Pod")
         md = raw.setdefault("metadata", {})
-        md["annotations"] = {**(md.get("annotations") or {}), **interop.simulator_annotations(d["explain"], d["selected"])}
-        if d["selected"]:
-            raw.setdefault("spec", {})["nodeName"] = d["selected"]
+        md["annotations"] = {**(md.get("annotations") or {}), **ann}
+        if selected:
+            raw.setdefault("spec", {})["nodeName"] = selected
         items.append(raw)
-    return interop.dump_list(items)
+    text = interop.dump_list(items)
+    if len(items) < len(keys):
+        text = (
+            f"# {len(items)} of {len(keys)} pods: the export stops before {max_bytes} bytes (each pod's "
+            "annotations name every node); ask for fewer pods (?limit=) or more bytes (?max_bytes=)\n"
+        ) + text
+    return text, len(items), len(keys)
 
 
 def _deleted_by(w: Workspace, step: int) -> set[str]:

@@ -27,7 +27,7 @@ from kubesched.errors import InputError
 from kubesched.framework.registry import Registry
 from kubesched.scheduler import Scheduler
 from kubesched.state.snapshot import Snapshot
-from kubesched.ui.runs import Attempt, Run, record_run
+from kubesched.ui.runs import Attempt, Removal, Run, record_run, removals
 from kubesched.ui.timeline import BIND, CORDON, DELETE, NODE_ADD, NODE_REMOVE, UNCORDON, Step, Timeline
 
 CLUSTER, SIMULATION, EXPERIMENT = "cluster", "simulation", "experiment"
@@ -55,8 +55,13 @@ class Workspace:
     note: str = ""  # what could not be rebuilt (shown in the page)
     workload: Any = None  # simulations: the rebuilt Workload (what-if replays it)
     inputs: dict[str, Any] = field(default_factory=dict)  # simulations: inputs.json
-    decisions: OrderedDict[tuple[str, int | None], dict[str, Any]] = field(default_factory=OrderedDict)  # recent, by (pod, attempt)
+    # recent decisions, by (pod, attempt) and (pod, attempt, "tables") (the page's columnar form)
+    decisions: OrderedDict[tuple[Any, ...], dict[str, Any]] = field(default_factory=OrderedDict)
     pod_columns: dict[str, list[Any]] | None = None  # the pods table's columns that no step changes (cached)
+    # pods taken off their node for good (preempted, evicted by a node's removal), by key: how, when, where, by whom
+    removed: dict[str, Removal] = field(default_factory=dict)
+    start_step: int | None = None  # the step the page opens at (None: the end of the run)
+    start_note: str = ""  # why it opens there
     files: list[str] = field(default_factory=list)
     plugin_paths: list[str] = field(default_factory=list)
     seed: int | None = 0
@@ -233,6 +238,7 @@ def open_cluster(
         objects=objs,
         pods={p.key: p for p in objs.pods},
         attempts=run.attempts,
+        removed=removals(run.attempts),
         skipped={e["pod"]: e for e in run.skipped},
         run=run,
         files=list(files),
@@ -243,7 +249,7 @@ def open_cluster(
 
 # ---- simulation folders ---------------------------------------------------------------------
 POD_NUMERIC = ("arrival", "bind_time", "end_time", "queue_delay", "attempts", "gpu_milli")
-EVENT_NUMERIC = ("seq", "time")
+EVENT_NUMERIC = ("seq", "time", "cpu_alloc_pct", "gpu_alloc_pct")
 ATTEMPT_NUMERIC = ("attempt", "time", "duration_ms", "event_seq")
 
 
@@ -325,6 +331,8 @@ def open_simulation(
     ws.config_text = cfg_text or ""
     ws.pods = by_key
     ws.attempts = attempts
+    ws.removed = _sim_removals(events)
+    ws.start_step, ws.start_note = _busiest_step(events, step_of_row, summary)
     ws.seed = inputs.get("seed")
     ws.workload = wl
     ws.inputs = inputs
@@ -385,6 +393,39 @@ def _sim_steps(
             steps.append(Step(UNCORDON, node))
     step_of_row.append(len(steps))
     return steps, step_of_row
+
+
+def _sim_removals(events: dict[str, list[Any]]) -> dict[str, Removal]:
+    """Pods preempted or evicted (their node removed) and not bound again, from events.csv."""
+    out: dict[str, Removal] = {}
+    messages = events.get("message") or [""] * len(events["pod"])
+    for kind, key, node, t, msg in zip(events["event"], events["pod"], events["node"], events["time"], messages, strict=True):
+        if kind in ("preempted", "evicted"):
+            out[key] = Removal(kind, float(t or 0.0), node, message=msg)
+        elif kind == "scheduled":
+            out.pop(key, None)
+    return out
+
+
+def _busiest_step(events: dict[str, list[Any]], step_of_row: list[int], summary: dict[str, Any]) -> tuple[int | None, str]:
+    """A time-mode run ends with every pod finished: it opens at the step where the most GPU (on a
+    cluster with GPUs, else CPU) was allocated, the first if several, with the figure
+    events.csv recorded (the summary's peak). Arrival mode (nothing completes) opens at the end."""
+    if summary.get("mode") != "time":
+        return None, ""
+    gpu = bool((summary.get("gpu") or {}).get("capacity_milli")) and "gpu_alloc_pct" in events
+    col = "gpu_alloc_pct" if gpu else "cpu_alloc_pct"
+    values = events.get(col)
+    if not values:
+        return None, ""
+    best, best_row = -1.0, -1
+    for row, x in enumerate(values):
+        if x is not None and x > best:
+            best, best_row = x, row
+    if best_row < 0:
+        return None, ""
+    what = "GPU" if gpu else "CPU"
+    return step_of_row[best_row + 1], f"the busiest step: the most {what} allocated over the run ({best:.2f} %)"
 
 
 def _sim_attempts(folder: Path, step_of_row: list[int]) -> dict[str, list[Attempt]]:

@@ -12,7 +12,11 @@ import numpy as np
 from kubesched.api.objects import Pod
 from kubesched.api.resources import CPU, MEMORY, PODS
 from kubesched.errors import InputError
-from kubesched.gpu.model import MILLI, node_gpu_count, node_gpu_model, pod_gpu_ask
+from kubesched.framework.cycle import num_feasible_nodes_to_find
+from kubesched.gpu.model import GPU_COUNT, GPU_MILLI, MILLI, node_gpu_count, node_gpu_model
+from kubesched.gpu.state import GpuState
+from kubesched.sim.gpu import node_gpu_milli
+from kubesched.sim.gpu import pod_gpu_milli as sim_pod_gpu_milli
 from kubesched.sim.metrics import reason_kinds
 from kubesched.state.snapshot import Snapshot
 from kubesched.ui.runs import Attempt
@@ -20,7 +24,10 @@ from kubesched.ui.sources import CLUSTER, SIMULATION, Workspace
 
 #: resources shown first, in this order; other extended resources follow when some node has them
 MAIN_RESOURCES = (CPU, MEMORY, PODS)
-HIDDEN_RESOURCES = ("ephemeral-storage", "alibabacloud.com/gpu-count")
+#: not shown as resources: GPU-sharing nodes' GPUs are the "gpu" figure (gpu-milli is informational)
+HIDDEN_RESOURCES = ("ephemeral-storage", GPU_COUNT, GPU_MILLI)
+#: the GPU figure's name in ``resources`` and the node columns: milli-GPU, counted as the simulator does
+GPU = "gpu"
 
 
 def _pct(req: np.ndarray, alloc: np.ndarray) -> np.ndarray:
@@ -53,8 +60,6 @@ def gpu_columns(snap: Snapshot) -> tuple[np.ndarray, np.ndarray, list[str]]:
     width = int(counts.max()) if n and counts.any() else 0
     used = np.full((n, width), -1, np.int64)
     if width:
-        from kubesched.gpu.state import GpuState
-
         st = GpuState.of(snap)
         left = st.left[:n]
         for g in range(width):
@@ -64,12 +69,32 @@ def gpu_columns(snap: Snapshot) -> tuple[np.ndarray, np.ndarray, list[str]]:
     return counts, used, models
 
 
+def gpu_asks(snap: Snapshot) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per node, in milli-GPU: (capacity, what its pods ask, what of that sits on no GPU).
+
+    Capacity and asks are counted as `kubesched simulate` counts them (GPU-sharing annotations,
+    else ``nvidia.com/gpu``), so the cluster's figure at a step is the simulation's at that step.
+    A configuration without a GPU filter (the default one: GPU asks are annotations, which
+    NodeResourcesFit does not read) can bind more than a node's GPUs hold; the pods that find
+    no GPU left are kept on no GPU by ``GpuState``, and counted here as *unseated*."""
+    n = snap.n
+    cap = np.fromiter((node_gpu_milli(nd) for nd in snap.nodes), np.int64, n)
+    asked = np.fromiter((sum(pod_gpu_milli(p) for p in pods.values()) for pods in snap.pods_on[:n]), np.int64, n)
+    unseated = np.zeros(n, np.int64)
+    if n and any(node_gpu_count(nd) for nd in snap.nodes):
+        st = GpuState.of(snap)
+        for row, allocs in enumerate(st.allocs[:n]):
+            unseated[row] = sum(a.milli * max(a.tag, 1) for a in allocs.values() if not a.indices)
+    return cap, asked, unseated
+
+
 def pod_gpu_milli(pod: Pod) -> int:
+    """What a pod asks of GPUs in milli (as the simulator counts it); 0 for a malformed ask,
+    which no GPU plugin would have placed."""
     try:
-        ask = pod_gpu_ask(pod)
-    except ValueError:
+        return sim_pod_gpu_milli(pod)
+    except InputError:
         return 0
-    return 0 if ask is None else ask.total_milli
 
 
 def cluster_view(ws: Workspace, step: int | None = None) -> dict[str, Any]:
@@ -86,6 +111,7 @@ def cluster_view(ws: Workspace, step: int | None = None) -> dict[str, Any]:
         alloc = snap.alloc[:, idx]
         req = snap.requested[:, idx]
         counts, gpu_used, models = gpu_columns(snap)
+        gpu_cap, gpu_asked, gpu_unseated = gpu_asks(snap)
         nodes: dict[str, Any] = {
             "name": [nd.name for nd in snap.nodes],
             "unschedulable": snap.unschedulable.tolist(),
@@ -99,13 +125,21 @@ def cluster_view(ws: Workspace, step: int | None = None) -> dict[str, Any]:
             nodes[f"alloc:{r}"] = alloc[:, j].tolist()
             nodes[f"req:{r}"] = req[:, j].tolist()
             nodes[f"pct:{r}"] = _list(_pct(req[:, j], alloc[:, j]))
-        gpu_cap = int(counts.sum()) * MILLI
-        gpu_req = int(np.clip(gpu_used, 0, None).sum())
         cluster = {r: {"requested": int(req[:, j].sum()), "allocatable": int(alloc[:, j].sum())} for j, r in enumerate(res)}
+        if gpu_cap.any():  # milli-GPU: every bound pod's ask, including what sits on no GPU
+            res = [*res, GPU]
+            nodes[f"alloc:{GPU}"] = gpu_cap.tolist()
+            nodes[f"req:{GPU}"] = gpu_asked.tolist()
+            nodes[f"pct:{GPU}"] = _list(_pct(gpu_asked, gpu_cap))
+            nodes["gpu_unseated"] = gpu_unseated.tolist()
+            cluster[GPU] = {
+                "requested": int(gpu_asked.sum()),
+                "allocatable": int(gpu_cap.sum()),
+                "unseated": int(gpu_unseated.sum()),
+                "unseated_nodes": int((gpu_unseated > 0).sum()),
+            }
         for v in cluster.values():
             v["pct"] = round(100.0 * v["requested"] / v["allocatable"], 2) if v["allocatable"] else None
-        if gpu_cap:
-            cluster["gpu"] = {"requested": gpu_req, "allocatable": gpu_cap, "pct": round(100.0 * gpu_req / gpu_cap, 2)}
         bound = {p.key: snap.nodes[row].name for row, pods in enumerate(snap.pods_on[: snap.n]) for p in pods.values()}
     pods = pods_table(ws, bound)
     pending = pending_pods(ws)
@@ -158,22 +192,25 @@ def pods_table(ws: Workspace, bound_now: dict[str, str]) -> dict[str, list[Any]]
 
 
 def _pod_columns(ws: Workspace) -> dict[str, list[Any]]:
-    """The columns no step changes, computed once per workspace."""
+    """The columns no step changes, computed once per workspace. A pod taken off its node for
+    good (a preemption's victim, a removed node's pod) has no final node; its message says
+    how, when, from where and by whom."""
     by_key = ws.pods
     if ws.kind == SIMULATION and ws.pod_table:
         t = ws.pod_table
         keys = t["pod"]
         known = [by_key.get(k) for k in keys]
+        gone = [ws.removed.get(k) for k in keys]
         return {
             "pod": keys,
-            "state": t["state"],
-            "node": t["node"],
+            "state": [g.how if g else s for g, s in zip(gone, t["state"], strict=True)],
+            "node": ["" if g else n for g, n in zip(gone, t["node"], strict=True)],
             "attempts": t["attempts"],
             "cpu": [p.requests.get(CPU, 0) if p else None for p in known],
             "memory": [p.requests.get(MEMORY, 0) if p else None for p in known],
             "gpu_milli": t["gpu_milli"],
             "priority": [p.priority if p else None for p in known],
-            "message": t.get("message", [""] * len(keys)),
+            "message": [g.describe() if g else m for g, m in zip(gone, t.get("message", [""] * len(keys)), strict=True)],
         }
     keys = list(by_key)
     cols: dict[str, list[Any]] = {
@@ -182,6 +219,9 @@ def _pod_columns(ws: Workspace) -> dict[str, list[Any]]:
     for k in keys:
         pod = by_key[k]
         state, node, n, msg = _outcome(ws, k, pod.node_name or None)
+        gone = ws.removed.get(k)
+        if gone is not None:
+            state, node, msg = gone.how, None, gone.describe()
         cols["pod"].append(k)
         cols["state"].append(state)
         cols["node"].append(node or "")
@@ -237,7 +277,68 @@ def decision_view(ws: Workspace, key: str, attempt: int | None = None) -> dict[s
         return out
 
 
-def _decision(ws: Workspace, key: str, attempt: int | None) -> dict[str, Any]:
+def decision_tables(ws: Workspace, key: str, attempt: int | None = None) -> dict[str, Any]:
+    """``decision_view`` with its explain's per-node lists as columns (``tables``), which the page
+    draws: the same verdicts and scores in about a sixth of the JSON (the contract repeats every
+    plugin's name on every node), so less to encode, send and parse. Kept like the decisions."""
+    d = decision_view(ws, key, attempt)
+    assert ws.timeline is not None
+    with ws.timeline.lock:
+        kept = ws.decisions.get((key, attempt, "tables"))
+        if kept is None:
+            ex = d["explain"]
+            kept = {**d, "explain": {k: v for k, v in ex.items() if k != "nodes"}, "tables": _columns_of(ex.get("nodes", []))}
+            ws.decisions[key, attempt, "tables"] = kept
+            while len(ws.decisions) > DECISIONS_KEPT:
+                ws.decisions.popitem(last=False)
+        return kept
+
+
+def _columns_of(nodes: list[dict[str, Any]]) -> dict[str, Any]:
+    """Explain's nodes as columns: ``name``, ``feasible``, ``total`` per node; ``filter``: the
+    plugins, each distinct verdict once (``verdicts``: code and reasons) and per plugin the
+    verdict of every node (``at``: an index, -1 where the plugin gave none); ``score``: per
+    plugin its weight and per node its raw and weighted score (null where not scored)."""
+    plugins: dict[str, int] = {}
+    for n in nodes:  # nodes a PreFilterResult left out carry one entry more
+        for f in n["filter"]:
+            plugins.setdefault(f["plugin"], len(plugins))
+    verdicts: dict[tuple[str, tuple[str, ...]], int] = {}
+    at = [[-1] * len(nodes) for _ in plugins]
+    for i, n in enumerate(nodes):
+        for f in n["filter"]:
+            v = verdicts.setdefault((f["code"], tuple(f["reasons"])), len(verdicts))
+            at[plugins[f["plugin"]]][i] = v
+    scored = next((n["score"] for n in nodes if n["score"]), [])
+    score: dict[str, Any] = {"plugins": [s["plugin"] for s in scored], "weight": [s["weight"] for s in scored]}
+    for part in ("raw", "weighted"):
+        score[part] = [[n["score"][k][part] if n["score"] else None for n in nodes] for k in range(len(scored))]
+    return {
+        "name": [n["name"] for n in nodes],
+        "feasible": [n["feasible"] for n in nodes],
+        "total": [n["total"] for n in nodes],
+        "filter": {"plugins": list(plugins), "verdicts": [{"code": c, "reasons": list(r)} for c, r in verdicts], "at": at},
+        "score": score,
+    }
+
+
+def explained(ws: Workspace, key: str) -> tuple[dict[str, Any], str | None]:
+    """A pod's explain as its last attempt saw the cluster, and the node the run gave it (for the
+    exports). A decision the view keeps is reused; others are explained without being kept, so
+    that an export of many pods does not push out the decisions the user looked at."""
+    if ws.timeline is None:
+        raise InputError("this source has no per-pod decisions (an experiment folder has dashboards only)", path="pod")
+    with ws.timeline.lock:
+        kept = ws.decisions.get((key, None))
+        if kept is not None:
+            return kept["explain"], kept["selected"]
+        pod, _, chosen, step = _basis(ws, key, None)
+        explain, _, _ = ws.timeline.explain(pod, step)
+        return explain, chosen.node if chosen and chosen.outcome == "scheduled" else None
+
+
+def _basis(ws: Workspace, key: str, attempt: int | None) -> tuple[Pod, list[Attempt], Attempt | None, int]:
+    """(the pod, its attempts, the attempt picked (None: never tried), the step it saw)."""
     assert ws.timeline is not None
     pod = ws.pods.get(key)
     if pod is None:
@@ -255,6 +356,12 @@ def _decision(ws: Workspace, key: str, attempt: int | None) -> dict[str, Any]:
             f'spec.schedulerName "{pod.scheduler_name}" matches no profile ({", ".join(ws.timeline.scheduler.frameworks)})',
             path="pod",
         )
+    return pod, tries, chosen, step
+
+
+def _decision(ws: Workspace, key: str, attempt: int | None) -> dict[str, Any]:
+    assert ws.timeline is not None
+    pod, tries, chosen, step = _basis(ws, key, attempt)
     explain, timing, took = ws.timeline.explain(pod, step)
     victims = [v for a in tries for v in a.victims]
     nominated = next((a.nominated_node for a in reversed(tries) if a.nominated_node), None)
@@ -268,6 +375,7 @@ def _decision(ws: Workspace, key: str, attempt: int | None) -> dict[str, Any]:
         },
         "attempts": [a.to_json() for a in tries],
         "selected": chosen.node if chosen and chosen.outcome == "scheduled" else None,
+        "selected_why": _why_selected(ws, pod, tries, chosen, explain),
         "nominated_node": nominated,
         "victims": victims,
         "explain": explain,
@@ -275,6 +383,67 @@ def _decision(ws: Workspace, key: str, attempt: int | None) -> dict[str, Any]:
         "explain_ms": round(took, 3),
         "weights": _weights(ws, pod),
     }
+
+
+def _why_selected(
+    ws: Workspace, pod: Pod, tries: list[Attempt], chosen: Attempt | None, explain: dict[str, Any]
+) -> dict[str, Any] | None:
+    """Why the run's node (the ★) is where it is, against explain's scores of every node:
+    ``kind`` is "nominated" (an earlier preemption's node, tried first and taken when it passes
+    the filters, unscored), "tie" (several nodes share the top total; the run's draw picked),
+    "top" (the highest total), "subset" (the cycle scored only the feasible nodes it found
+    before stopping) or "other"; ``text`` says it in a sentence. None: the attempt placed nothing."""
+    if chosen is None or chosen.outcome != "scheduled" or not chosen.node:
+        return None
+    assert ws.timeline is not None
+    node = chosen.node
+    totals = {n["name"]: n["total"] for n in explain.get("nodes", []) if n["total"] is not None}
+    top = max(totals.values()) if totals else None
+    ties = sorted(k for k, v in totals.items() if v == top)
+    mine = totals.get(node)
+    out: dict[str, Any] = {"node": node, "score": mine, "top_score": top, "top_nodes": len(ties)}
+    higher = f"; explain, which scores every node, gives {ties[0]} {top} against {mine}" if mine is not None and top is not None and mine < top else ""
+    earlier = next((a for a in reversed(tries) if a.attempt < chosen.attempt and a.nominated_node), None)
+    if earlier is not None and earlier.nominated_node == node:
+        out["kind"] = "nominated"
+        out["text"] = (
+            f"the node attempt {earlier.attempt}'s preemption nominated: a pod's nominated node is tried first and "
+            f"taken when it passes the filters, without scoring the others{higher}"
+        )
+        return out
+    if mine is None:
+        out["kind"] = "other"
+        out["text"] = (
+            "it fails a filter in this explain: explain does not replay other pods' nominations, which the "
+            "scheduling cycle saw"
+        )
+        return out
+    if mine == top:
+        if len(ties) == 1:
+            out["kind"], out["text"] = "top", f"the highest total score ({top})"
+            return out
+        sim_first = ws.inputs.get("tie_break") == "first"
+        how = "by node order (--tie-break first)" if sim_first else f"by the run's seeded random draw (seed {ws.seed})"
+        out["kind"] = "tie"
+        out["text"] = f"tie: {len(ties)} nodes share the top total score {top}; the scheduler broke it {how}"
+        return out
+    fw = ws.timeline.scheduler.frameworks[pod.scheduler_name]
+    pct = fw.percentage_of_nodes_to_score
+    if pct is None:
+        pct = ws.timeline.config.percentage_of_nodes_to_score
+    nodes = len(explain.get("nodes", []))
+    find = num_feasible_nodes_to_find(nodes, pct or 0)
+    if len(totals) > find:
+        out["kind"] = "subset"
+        out["text"] = (
+            f"the scheduling cycle stops filtering once it has found {find} feasible nodes of {nodes} "
+            f"(percentageOfNodesToScore), starting where the previous cycle stopped, and scores only those; "
+            f"{len(totals)} nodes are feasible here{higher}"
+        )
+        return out
+    out["kind"] = "other"
+    out["text"] = f"explain's scores differ from the cycle's: it does not replay other pods' nominations{higher}"
+    return out
 
 
 def _weights(ws: Workspace, pod: Pod) -> dict[str, int]:
@@ -294,11 +463,10 @@ def balance(snap: Snapshot) -> dict[str, dict[str, float | None]]:
         a = snap.alloc[:, j]
         has = a > 0
         out[r] = _stats(100.0 * snap.requested[has, j] / a[has]) if has.any() else _stats(np.zeros(0))
-    counts, used, _ = gpu_columns(snap)
-    if counts.any():
-        has = counts > 0
-        milli = np.clip(used, 0, None).sum(axis=1)
-        out["gpu"] = _stats(100.0 * milli[has] / (counts[has] * MILLI))
+    cap, asked, _ = gpu_asks(snap)
+    if cap.any():
+        has = cap > 0
+        out[GPU] = _stats(100.0 * asked[has] / cap[has])
     return out
 
 

@@ -15,6 +15,7 @@ from kubesched.cli import main
 
 HERE = Path(__file__).parent
 PREEMPT = str(HERE / "preempt.yaml")
+PAYMENTS = str(HERE / "payments.yaml")  # long names, three preemptions, a nominated node and a tie
 
 
 @pytest.fixture(scope="session")
@@ -25,6 +26,28 @@ def sim_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
         [
             "simulate", "--synthetic", "--synth", "nodes.0.count=6", "--synth", "pods.count=120",
             "--synth", "pods.arrivalRate=0.5", "--max-wait", "120", "--seed", "3", "--no-plots", "--no-progress", "--out-dir", str(out),
+        ]
+    )
+    assert rc == 0
+    return out
+
+
+@pytest.fixture(scope="session")
+def trace_sim_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """An arrival-mode replay of a small trace in the openb format whose pods come between
+    10,600,000 and 12,920,000 s, as the openb trace's last ones do; every third pod asks for more
+    CPU than any node has and fails."""
+    d = tmp_path_factory.mktemp("trace")
+    nodes, pods, out = d / "nodes.csv", d / "pods.csv", d / "sim"
+    nodes.write_text("sn,cpu_milli,memory_mib,gpu,model\n" + "".join(f"trace-node-{i},8000,32768,2,V100\n" for i in range(3)))
+    rows = [
+        f"trace-pod-{i:02d},{16000 if i % 3 == 0 else 1000},1024,1,500,{10_600_000 + i * 80_000}\n" for i in range(30)
+    ]
+    pods.write_text("name,cpu_milli,memory_mib,num_gpu,gpu_milli,creation_time\n" + "".join(rows))
+    rc = main(
+        [
+            "simulate", "--trace", str(pods), "--nodes", str(nodes), "--mode", "arrival", "--no-plots", "--no-progress",
+            "--out-dir", str(out),
         ]
     )
     assert rc == 0

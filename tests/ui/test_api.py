@@ -17,7 +17,7 @@ from kubesched.errors import InputError
 from kubesched.ui import interop
 from kubesched.ui.guard import Roots
 from kubesched.ui.sources import open_source
-from tests.ui.conftest import PREEMPT, ui_client
+from tests.ui.conftest import PAYMENTS, PREEMPT, ui_client
 
 
 @pytest.fixture(scope="module")
@@ -50,9 +50,13 @@ def test_cluster_view_allocation_and_pending(client) -> None:
     assert d["pending"]["reasons"] == [{"reason": "Insufficient cpu", "pods": 1}]
     pods = dict(zip(d["pods"]["pod"], d["pods"]["state"], strict=True))
     assert pods == {
-        "default/batch-a": "bound in input", "default/batch-b": "bound in input", "default/urgent": "scheduled",
+        "default/batch-a": "bound in input", "default/batch-b": "preempted", "default/urgent": "scheduled",
         "default/huge": "unschedulable", "default/small": "scheduled",
     }
+    # the victim has no final node, and its message says by whom, when and from where
+    row = d["pods"]["pod"].index("default/batch-b")
+    assert d["pods"]["node"][row] == ""
+    assert d["pods"]["message"][row] == "preempted by default/urgent (its attempt 1) at t = 0 s, from node-b"
 
 
 def test_cluster_view_at_the_start_shows_the_input(client) -> None:
@@ -445,3 +449,142 @@ def test_cluster_files_follow_validate(tmp_path: Path) -> None:
     ws = open_source(None, files=[str(f)], validate="warn")
     assert ws.objects is not None and any("Team_A" in w for w in ws.objects.warnings)
     assert any(k.startswith("Team_A/") for k in ws.pods)
+
+
+# ---- preemption victims, the GPU figure, the step a run opens at, why the run's node ---------------
+def test_victims_of_a_preemption_over_the_run(tmp_path: Path) -> None:
+    """A victim is preempted for good; a pod preempted, then placed again, is not."""
+    from kubesched.ui.runs import Attempt, removals
+
+    victim = {"pod": "ns/v", "node": "n1"}
+    tries = {
+        "ns/p": [Attempt(1, 0, 0.0, "unschedulable", nominated_node="n1", victims=[victim]), Attempt(2, 1, 1.0, "scheduled", "n1")],
+        "ns/v": [Attempt(1, 0, 0.0, "scheduled", "n1")],
+    }
+    gone = removals(tries)
+    assert gone["ns/v"].describe() == "preempted by ns/p (its attempt 1) at t = 0 s, from n1"
+    tries["ns/v"].append(Attempt(2, 3, 4.0, "scheduled", "n2"))  # placed again after the preemption
+    assert removals(tries) == {}
+
+
+def _events(sim: Path) -> list[dict[str, str]]:
+    return _csv(sim / "events.csv")
+
+
+def test_gpu_figure_is_the_simulations_at_every_step(sim_dir: Path) -> None:
+    """The cluster view's GPU allocation is what simulate recorded at that step (every bound pod's
+    ask over the GPUs), also where the default configuration put more on a node than it has."""
+    ws = open_source(str(sim_dir))
+    c = ui_client(ws)
+    events = _events(sim_dir)
+    rows = [r for r, e in enumerate(events) if e["event"] in ("scheduled", "complete")]
+    step_after = {}
+    steps = 0
+    for r, e in enumerate(events):  # a step is a bind or a delete: one per scheduled or complete row
+        steps += e["event"] in ("scheduled", "complete")
+        step_after[r] = steps
+    seen_over = 0
+    for r in rows[:: max(1, len(rows) // 40)] + [max(rows, key=lambda r: float(events[r]["gpu_alloc_pct"]))]:
+        d = c.get(f"/api/cluster?step={step_after[r]}").json()
+        gpu = d["cluster"]["gpu"]
+        assert gpu["pct"] == round(float(events[r]["gpu_alloc_pct"]), 2), r
+        assert gpu["allocatable"] == 48_000 and gpu["requested"] == sum(d["nodes"]["req:gpu"])
+        # what sits on GPUs plus what could not be seated is everything asked: nothing dropped
+        on_gpus = sum(u for row in d["nodes"]["gpu_used"] for u in row if u > 0)
+        assert on_gpus + gpu["unseated"] == gpu["requested"]
+        seen_over += gpu["unseated"] > 0
+    assert seen_over  # the run over-committed some node's GPUs: shown, not dropped
+    assert "gpu" in d["resources"] and "alibabacloud.com/gpu-milli" not in d["resources"]
+
+
+def test_time_mode_simulation_opens_at_its_busiest_step(sim_dir: Path, trace_sim_dir: Path) -> None:
+    ws = open_source(str(sim_dir))
+    c = ui_client(ws)
+    m = c.get("/api/meta").json()
+    summary = json.loads((sim_dir / "summary.json").read_text())
+    assert 0 < m["start_step"] < m["steps"]
+    assert m["start_note"] == (
+        f"the busiest step: the most GPU allocated over the run ({summary['allocation_pct']['gpu']['peak']:.2f} %)"
+    )
+    d = c.get(f"/api/cluster?step={m['start_step']}").json()
+    assert d["cluster"]["gpu"]["pct"] == round(summary["allocation_pct"]["gpu"]["peak"], 2)
+    before = c.get(f"/api/cluster?step={m['start_step'] - 1}").json()
+    assert before["cluster"]["gpu"]["pct"] < d["cluster"]["gpu"]["pct"]  # the first step at the peak
+    assert c.get("/api/dashboard/simulation").json()["busiest"] == {"step": m["start_step"], "note": m["start_note"]}
+    # arrival mode (nothing completes) and cluster dumps open at the end, as before
+    assert ui_client(open_source(str(trace_sim_dir))).get("/api/meta").json()["start_step"] is None
+    assert ui_client(open_source(None, files=[PREEMPT])).get("/api/meta").json()["start_step"] is None
+
+
+def test_why_the_runs_node_is_where_it_is() -> None:
+    c = ui_client(open_source(None, files=[PAYMENTS], seed=0))
+    settle = c.get("/api/decision?pod=payments-production/settlement-batch-processor-eu-west-1").json()
+    why = settle["selected_why"]
+    assert why["kind"] == "nominated" and why["node"] == settle["selected"] == "payments-production-pool-general-node-a-7f9c2"
+    totals = {n["name"]: n["total"] for n in settle["explain"]["nodes"] if n["total"] is not None}
+    assert why["score"] == totals[why["node"]] < why["top_score"] == max(totals.values())
+    canary = c.get("/api/decision?pod=payments-production/fraud-score-sidecar-canary").json()["selected_why"]
+    assert canary["kind"] == "tie" and canary["top_nodes"] == 2 and canary["score"] == canary["top_score"]
+    # an attempt that placed nothing has no ★ to explain
+    first = c.get("/api/decision?pod=payments-production/settlement-batch-processor-eu-west-1&attempt=1").json()
+    assert first["selected"] is None and first["selected_why"] is None
+    small = ui_client(open_source(None, files=[PREEMPT])).get("/api/decision?pod=default/small").json()["selected_why"]
+    assert small["kind"] == "top" and small["top_nodes"] == 1
+
+
+def test_why_a_lower_node_when_the_cycle_scored_a_subset(tmp_path: Path) -> None:
+    """Over 100 nodes the cycle stops filtering once it found numFeasibleNodesToFind nodes and
+    scores only those: here the first 100 of 120, while the 20 it never looked at are emptier."""
+    items = [
+        {"apiVersion": "v1", "kind": "Node", "metadata": {"name": f"node-{i:03d}", "labels": {"kubernetes.io/hostname": f"node-{i:03d}"}},
+         "status": {"allocatable": {"cpu": "64" if i >= 100 else "8", "memory": "64Gi", "pods": "110"}}}
+        for i in range(120)
+    ]
+    items.append({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "web", "namespace": "default", "uid": "web"},
+                  "spec": {"containers": [{"name": "c", "resources": {"requests": {"cpu": "4", "memory": "1Gi"}}}]}})
+    dump = tmp_path / "wide.yaml"
+    dump.write_text(yaml.safe_dump({"apiVersion": "v1", "kind": "List", "items": items}))
+    d = ui_client(open_source(None, files=[str(dump)])).get("/api/decision?pod=default/web").json()
+    assert int(d["selected"].split("-")[1]) < 100 and int(d["explain"]["selected"].split("-")[1]) >= 100
+    why = d["selected_why"]
+    assert why["kind"] == "subset" and why["score"] < why["top_score"] and why["top_nodes"] == 20
+    assert "stops filtering once it has found 100 feasible nodes of 120" in why["text"]
+
+
+def test_simulator_annotations_stop_at_their_size_bound(sim_dir: Path) -> None:
+    c = ui_client(open_source(str(sim_dir)))
+    whole = c.get("/api/export/simulator-annotations?limit=60")
+    assert whole.status_code == 200 and whole.headers["x-kubesched-pods"] == whole.headers["x-kubesched-pods-asked"] == "60"
+    assert len(yaml.safe_load(whole.text)["items"]) == 60 and not whole.text.startswith("#")
+    cut = c.get(f"/api/export/simulator-annotations?limit=60&max_bytes={64 << 10}")
+    done = int(cut.headers["x-kubesched-pods"])
+    assert 0 < done < 60 and cut.headers["x-kubesched-pods-asked"] == "60"
+    assert len(cut.text.encode()) <= 64 << 10
+    assert cut.text.startswith(f"# {done} of 60 pods: the export stops before {64 << 10} bytes")
+    items = yaml.safe_load(cut.text)["items"]
+    assert [i["metadata"]["name"] for i in items] == [i["metadata"]["name"] for i in yaml.safe_load(whole.text)["items"][:done]]
+    for q in ("max_bytes=10", f"max_bytes={1 << 40}", "max_bytes=x", "limit=x"):
+        r = c.get(f"/api/export/simulator-annotations?{q}")
+        assert r.status_code == 400 and r.json()["field"] == q.split("=")[0], q
+
+
+def test_decision_tables_are_the_explain_as_columns() -> None:
+    """The page's form of a decision (?tables=1) holds every verdict and score of the contract."""
+    c = ui_client(open_source(None, files=[PAYMENTS], seed=0))
+    q = "/api/decision?pod=payments-production/settlement-batch-processor-eu-west-1"
+    full, cols = c.get(q).json(), c.get(q + "&tables=1").json()
+    assert "nodes" not in cols["explain"] and cols["explain"]["selected"] == full["explain"]["selected"]
+    assert cols["selected_why"] == full["selected_why"] and cols["attempts"] == full["attempts"]
+    t = cols["tables"]
+    nodes = full["explain"]["nodes"]
+    assert t["name"] == [n["name"] for n in nodes] and t["total"] == [n["total"] for n in nodes]
+    assert t["feasible"] == [n["feasible"] for n in nodes] == [True, True, True, False, False]
+    for i, n in enumerate(nodes):
+        for f in n["filter"]:
+            v = t["filter"]["verdicts"][t["filter"]["at"][t["filter"]["plugins"].index(f["plugin"])][i]]
+            assert v == {"code": f["code"], "reasons": f["reasons"]}
+        for k, s in enumerate(n["score"]):
+            assert t["score"]["plugins"][k] == s["plugin"] and t["score"]["weight"][k] == s["weight"]
+            assert (t["score"]["raw"][k][i], t["score"]["weighted"][k][i]) == (s["raw"], s["weighted"])
+    assert len(t["filter"]["verdicts"]) == 2  # passed, and Insufficient cpu: each once
+    assert len(json.dumps(t)) < len(json.dumps(nodes)) / 2  # each plugin's name once, not once per node

@@ -47,6 +47,22 @@ class Heavy:
         return self.answer
 
 
+def test_one_simulator_export_at_a_time(serve, gate) -> None:
+    srv = serve(open_source(None, files=[PREEMPT], config_text=CONFIG, seed=0))
+    url = f"{srv.url}/api/export/simulator-annotations"
+    gate.arm()
+    first = Heavy("GET", url)
+    assert gate.entered.wait(30), "the export never reached the gated filter"
+    second = httpx2.get(url, headers=AUTH, timeout=SMALL)  # answered at once, not queued
+    assert second.status_code == 409
+    assert second.json() == {"error": "another export is in progress; try again when it ends", "field": "export"}
+    assert httpx2.get(f"{srv.url}/api/meta", headers=AUTH, timeout=SMALL).status_code == 200
+    gate.open()
+    done = first.wait()
+    assert done.status_code == 200 and done.headers["x-kubesched-pods"] == "3"  # the pods tried
+    assert httpx2.get(url, headers=AUTH, timeout=30).status_code == 200  # and the next one may run
+
+
 def test_small_requests_are_answered_while_a_decision_is_explained(serve, gate) -> None:
     srv = serve(open_source(None, files=[PREEMPT], config_text=CONFIG, seed=0))
     gate.arm()
