@@ -20,7 +20,7 @@ export function sourceHash() {
 const result = await build({
   entryPoints: ["src/main.jsx"],
   bundle: true,
-  minify: true,
+  minify: !process.env.NOMINIFY, // NOMINIFY=1 npm run build: readable names in a browser profile (never commit it)
   format: "esm",
   target: "es2020",
   jsx: "automatic",

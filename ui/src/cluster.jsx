@@ -1,6 +1,6 @@
 // Cluster view: allocation per resource (cluster and per node), the heat map, nodes and pods
 // tables, and the pods left pending with their reasons.
-import { useMemo, useState } from "preact/hooks";
+import { useEffect, useMemo, useState } from "preact/hooks";
 import { fmtPct, fmtQty } from "./api.js";
 import { HeatMap } from "./heatmap.jsx";
 import { VTable } from "./vtable.jsx";
@@ -10,37 +10,52 @@ export function ClusterSummary({ data }) {
     <div class="cards" data-testid="cluster-allocation">
       {Object.entries(data.cluster).map(([r, v]) => (
         <div class="card" data-resource={r}>
-          <div class="label">{r}</div>
+          <div class="label">{r === "gpu" ? "GPU (asked by the pods on nodes)" : r}</div>
           <div class="big">{fmtPct(v.pct)}</div>
           <div class="small">
             {fmtQty(v.requested, r)} / {fmtQty(v.allocatable, r)}
+            {unit(r)}
           </div>
+          {v.unseated ? (
+            <div class="small over" data-testid="gpu-unseated">
+              {fmtQty(v.unseated, r)} GPUs of it on no GPU: {v.unseated_nodes} {v.unseated_nodes === 1 ? "node holds" : "nodes hold"} pods
+              asking more than their GPUs have free (no filter of this configuration reads GPU asks)
+            </div>
+          ) : null}
         </div>
       ))}
     </div>
   );
 }
 
-export function StepSlider({ data, onStep }) {
+const unit = (r) => (r === "gpu" ? " GPUs" : r === "cpu" ? " CPUs" : "");
+
+export function StepSlider({ data, onStep, start }) {
   const [v, setV] = useState(data.step);
+  useEffect(() => setV(data.step), [data.step]);
   if (!data.steps) return null;
+  const busiest = start && start.step !== null && start.step !== undefined ? start : null;
   return (
     <div class="slider">
       <label>
         cluster after step <b data-testid="step">{data.step}</b> of {data.steps}
         {data.time !== null && data.time !== undefined ? ` (t = ${data.time.toFixed(1)} s)` : ""}
-        <input type="range" min="0" max={data.steps} value={v} onInput={(e) => setV(+e.target.value)} onChange={(e) => onStep(+e.target.value)} />
+        <input type="range" data-testid="step-slider" min="0" max={data.steps} value={v} onInput={(e) => setV(+e.target.value)} onChange={(e) => onStep(+e.target.value)} />
       </label>
-      <button class="small" onClick={() => onStep(0)}>start</button> <button class="small" onClick={() => onStep(data.steps)}>end</button>
+      <button class="small" onClick={() => onStep(0)}>start</button>{" "}
+      {busiest ? <><button class="small" onClick={() => onStep(busiest.step)}>busiest</button>{" "}</> : null}
+      <button class="small" onClick={() => onStep(data.steps)}>end</button>
+      {busiest && data.step === busiest.step ? <div class="small" data-testid="start-note">step {busiest.step} is {busiest.note}</div> : null}
     </div>
   );
 }
 
-export function ClusterView({ data, onStep, onNode, node }) {
+export function ClusterView({ data, onStep, onNode, node, start }) {
   const nodes = data.nodes;
   const res = data.resources;
   const gpuWidth = nodes.gpu_used.reduce((m, r) => Math.max(m, r.length), 0);
-  const rows = useMemo(() => [...res.map((r) => ({ label: r })), ...Array.from({ length: gpuWidth }, (_, g) => ({ label: `gpu${g}` }))], [data]);
+  const unseated = nodes.gpu_unseated && nodes.gpu_unseated.some((x) => x > 0);
+  const rows = useMemo(() => [...res.map((r) => ({ label: r === "gpu" ? "gpu asked" : r })), ...Array.from({ length: gpuWidth }, (_, g) => ({ label: `gpu${g}` }))], [data]);
   const value = useMemo(
     () => (r, i) => {
       if (r < res.length) return nodes[`pct:${res[r]}`][i];
@@ -51,26 +66,38 @@ export function ClusterView({ data, onStep, onNode, node }) {
   );
   const columns = useMemo(
     () => [
-      { key: "name", label: "node", get: (i) => nodes.name[i], width: "2fr" },
-      ...res.map((r) => ({ key: `pct:${r}`, label: `${r} %`, get: (i) => nodes[`pct:${r}`][i], numeric: true, render: (i) => fmtPct(nodes[`pct:${r}`][i]) })),
+      { key: "name", label: "node", get: (i) => nodes.name[i] },
+      ...res.map((r) => ({ key: `pct:${r}`, label: r === "gpu" ? "GPU asked %" : `${r} %`, get: (i) => nodes[`pct:${r}`][i], numeric: true, text: (i) => fmtPct(nodes[`pct:${r}`][i]) })),
       { key: "pods", label: "pods", get: (i) => nodes.pods[i], numeric: true },
-      { key: "gpus", label: "GPUs", get: (i) => nodes.gpus[i], numeric: true },
-      {
-        key: "gpu_used",
-        label: "GPU milli used per GPU",
-        get: (i) => nodes.gpu_used[i].reduce((a, b) => a + Math.max(0, b), 0),
-        render: (i) => nodes.gpu_used[i].filter((x) => x >= 0).join(" · ") || "–",
-        width: "2fr",
-        numeric: true,
-      },
-      { key: "model", label: "model", get: (i) => nodes.gpu_model[i] },
+      ...(gpuWidth
+        ? [
+            { key: "gpus", label: "GPUs", get: (i) => nodes.gpus[i], numeric: true },
+            {
+              key: "gpu_used",
+              label: "milli used per GPU",
+              get: (i) => nodes.gpu_used[i].reduce((a, b) => a + Math.max(0, b), 0),
+              text: (i) => nodes.gpu_used[i].filter((x) => x >= 0).join(" · ") || "–",
+            },
+          ]
+        : []),
+      ...(unseated
+        ? [{
+            key: "gpu_unseated",
+            label: "GPUs on no GPU",
+            get: (i) => nodes.gpu_unseated[i],
+            numeric: true,
+            text: (i) => (nodes.gpu_unseated[i] ? fmtQty(nodes.gpu_unseated[i], "gpu") : "–"),
+            render: (i) => (nodes.gpu_unseated[i] ? <span class="over">{fmtQty(nodes.gpu_unseated[i], "gpu")}</span> : "–"),
+          }]
+        : []),
+      ...(nodes.gpu_model.some((m) => m) ? [{ key: "model", label: "model", get: (i) => nodes.gpu_model[i] }] : []),
       { key: "unschedulable", label: "cordoned", get: (i) => (nodes.unschedulable[i] ? "yes" : "") },
     ],
     [data],
   );
   return (
     <section>
-      <StepSlider data={data} onStep={onStep} />
+      <StepSlider data={data} onStep={onStep} start={start} />
       <h2>Allocation</h2>
       <ClusterSummary data={data} />
       <HeatMap rows={rows} nodes={nodes.name} value={value} onSelect={onNode} />
@@ -139,16 +166,16 @@ export function PodsView({ data, node, onPod, clearNode }) {
   }, [state, node, data]);
   const columns = useMemo(
     () => [
-      { key: "pod", label: "pod", get: (i) => pods.pod[i], width: "2.2fr", render: (i) => <a href={`#/decision?pod=${encodeURIComponent(pods.pod[i])}`}>{pods.pod[i]}</a> },
-      { key: "state", label: "outcome", get: (i) => pods.state[i] },
-      { key: "node", label: "node", get: (i) => pods.node[i], width: "1.6fr" },
-      { key: "node_now", label: "on node at this step", get: (i) => pods.node_now[i], width: "1.6fr" },
+      { key: "pod", label: "pod", get: (i) => pods.pod[i], render: (i) => <a href={`#/decision?pod=${encodeURIComponent(pods.pod[i])}`}>{pods.pod[i]}</a> },
+      { key: "state", label: "outcome", get: (i) => pods.state[i], wrap: false },
+      { key: "node", label: "final node", get: (i) => pods.node[i] },
+      { key: "node_now", label: "on node at this step", get: (i) => pods.node_now[i] },
       { key: "attempts", label: "attempts", get: (i) => pods.attempts[i], numeric: true },
-      { key: "cpu", label: "cpu", get: (i) => pods.cpu[i], numeric: true, render: (i) => fmtQty(pods.cpu[i], "cpu") },
-      { key: "memory", label: "memory", get: (i) => pods.memory[i], numeric: true, render: (i) => fmtQty(pods.memory[i], "memory") },
-      { key: "gpu_milli", label: "GPU milli", get: (i) => pods.gpu_milli[i], numeric: true },
+      { key: "cpu", label: "cpu", get: (i) => pods.cpu[i], numeric: true, text: (i) => fmtQty(pods.cpu[i], "cpu") },
+      { key: "memory", label: "memory", get: (i) => pods.memory[i], numeric: true, text: (i) => fmtQty(pods.memory[i], "memory") },
+      { key: "gpu_milli", label: "GPU", get: (i) => pods.gpu_milli[i], numeric: true, text: (i) => fmtQty(pods.gpu_milli[i], "gpu") },
       { key: "priority", label: "priority", get: (i) => pods.priority[i], numeric: true },
-      { key: "message", label: "message", get: (i) => pods.message[i], width: "3fr" },
+      { key: "message", label: "message", get: (i) => pods.message[i], shrinkFirst: true },
     ],
     [data],
   );

@@ -1,12 +1,17 @@
 // Simulation and experiment dashboards: uPlot charts (each exportable as PNG and CSV).
 import { useMemo, useState } from "preact/hooks";
-import { api, fmtNum } from "./api.js";
+import { api, fmtNum, fmtPct } from "./api.js";
 import { Chart } from "./chart.jsx";
 
 export function SimulationView({ data }) {
   const b = data.bins;
-  const x = b[data.x] || [];
-  const xl = data.x === "level" ? "arrived workload (%)" : "time (s)";
+  // time in the run's unit (simulate's plots choose it from the span): ticks of seconds over
+  // days would be seven digits wide
+  const tu = data.time_unit || { seconds: 1, name: "s" };
+  const inUnit = (xs) => (tu.seconds === 1 ? xs : xs.map((t) => (t === null ? null : t / tu.seconds)));
+  const timeLabel = `time (${tu.name})`;
+  const x = data.x === "level" ? b.level || [] : inUnit(b[data.x] || []);
+  const xl = data.x === "level" ? "arrived workload (%)" : timeLabel;
   const has = (c) => b[c] && b[c].some((v) => v !== null);
   const series = (cols) => cols.filter(has);
   const line = (id, title, cols, yl) => {
@@ -21,7 +26,14 @@ export function SimulationView({ data }) {
         <div class="card"><div class="label">mode</div><div class="big">{s.mode}</div></div>
         <div class="card"><div class="label">pods scheduled</div><div class="big" data-testid="sim-scheduled">{s.pods.scheduled}</div><div class="small">of {s.pods.total}</div></div>
         <div class="card"><div class="label">failed</div><div class="big" data-testid="sim-failed">{s.pods.failed}</div></div>
-        <div class="card"><div class="label">GPU allocation (peak)</div><div class="big">{fmtNum(s.allocation_pct.gpu.peak)} %</div></div>
+        <div class="card" data-testid="sim-gpu">
+          <div class="label">GPU allocated, peak</div>
+          <div class="big">{fmtPct(s.allocation_pct.gpu.peak)}</div>
+          <div class="small">
+            the most over the run{data.busiest && data.busiest.step !== null ? `, at step ${data.busiest.step}, where the Cluster view opens` : ""};
+            {s.mode === "time" ? " mean over time" : " mean over attempts"} {fmtPct(s.allocation_pct.gpu.mean)}, at the end {fmtPct(s.allocation_pct.gpu.final)}
+          </div>
+        </div>
         <div class="card"><div class="label">nodes</div><div class="big">{s.nodes.initial} → {s.nodes.final}</div></div>
       </div>
       <div class="charts">
@@ -30,10 +42,10 @@ export function SimulationView({ data }) {
         {line("fragmentation", "GPU fragmentation (FGD)", ["unallocated_gpu_pct", "frag_pct", "frag_ratio_pct"], "%")}
         {line("failures-bins", data.x === "level" ? "Failed pods" : "Arrivals and completions", data.x === "level" ? ["failed"] : ["arrivals", "scheduled", "completed"], "pods")}
         {data.failures && data.failures.time.length ? (
-          <Chart id="failures" title="Failed attempts (cumulative)" xLabel="time (s)" yLabel="attempts" data={[data.failures.time, data.failures.failures]} series={[{ label: "failed attempts" }]} />
+          <Chart id="failures" title="Failed attempts (cumulative)" xLabel={timeLabel} yLabel="attempts" data={[inUnit(data.failures.time), data.failures.failures]} series={[{ label: "failed attempts" }]} />
         ) : null}
         {data.nodes_over_time ? (
-          <Chart id="nodes" title="Nodes over time" xLabel="time (s)" yLabel="nodes" data={[data.nodes_over_time.time, data.nodes_over_time.nodes]} series={[{ label: "nodes" }]} />
+          <Chart id="nodes" title="Nodes over time" xLabel={timeLabel} yLabel="nodes" data={[inUnit(data.nodes_over_time.time), data.nodes_over_time.nodes]} series={[{ label: "nodes" }]} />
         ) : null}
       </div>
       {Object.keys(s.failed_by_reason || {}).length ? (
@@ -75,11 +87,12 @@ export function ExperimentView({ initial }) {
       <Chart
         id={`bars-${metric}-${trace}`}
         title={`${metric} — ${trace} (mean over seeds; dots: mean + sd)`}
-        xLabel="policy #"
+        xLabel="policy"
         yLabel="%"
         bars
+        xNames={rows.map((r) => r.policy)}
         data={[rows.map((_, i) => i + 1), rows.map((r) => r[metric].mean), rows.map((r) => (r[metric].mean === null ? null : r[metric].mean + (r[metric].sd || 0)))]}
-        series={[{ label: rows.map((r, i) => `${i + 1}=${r.policy}`).join(" ") }, { label: "mean + sd", points: true, color: "#111827" }]}
+        series={[{ label: "mean" }, { label: "mean + sd", points: true, color: "#111827" }]}
         width={620}
         height={240}
       />

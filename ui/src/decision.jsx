@@ -32,61 +32,77 @@ function Timing({ title, ms, id }) {
   );
 }
 
-function Scores({ nodes, scoreCols, scoredOnly }) {
+// Plugin names as headers: break between the words of NodeResourcesBalancedAllocation (a space
+// the header may wrap at), so that a column need not be as wide as the whole name.
+const splitCamel = (name) => name.replace(/([a-z])([A-Z])/g, "$1\u200b$2");
+
+function Scores({ t, rawCols, finalCols, scoredOnly }) {
+  const search = (i) => t.name[i];
   return (
     <div>
       <h3>Score (raw)</h3>
-      <VTable id="score-table" columns={scoreCols("raw")} count={nodes.length} search={(i) => nodes[i].name} filter={scoredOnly} height={260} initialSort={{ key: "total", dir: -1 }} />
+      <VTable id="score-table" columns={rawCols} count={t.name.length} search={search} filter={scoredOnly} height={260} initialSort={{ key: "total", dir: -1 }} />
       <h3>Final score (normalized × weight)</h3>
-      <VTable id="final-table" columns={scoreCols("final")} count={nodes.length} search={(i) => nodes[i].name} filter={scoredOnly} height={260} initialSort={{ key: "total", dir: -1 }} />
+      <VTable id="final-table" columns={finalCols} count={t.name.length} search={search} filter={scoredOnly} height={260} initialSort={{ key: "total", dir: -1 }} />
     </div>
   );
 }
 
+// data.tables: explain's nodes as columns (name, feasible, total; filter verdicts by index;
+// scores per plugin), as /api/decision?tables=1 answers
 export function DecisionView({ data, onAttempt }) {
   const ex = data.explain;
-  const nodes = ex.nodes;
-  const filterPlugins = useMemo(() => (nodes.length ? nodes[0].filter.map((f) => f.plugin) : []), [data]);
-  const scorePlugins = useMemo(() => {
-    const s = nodes.find((n) => n.score.length);
-    return s ? s.score.map((x) => x.plugin) : [];
-  }, [data]);
+  const t = data.tables;
+  const n = t.name.length;
   const [onlyFeasible, setOnlyFeasible] = useState(false);
   const chosen = data.selected || ex.selected;
-  const mark = (i) => (nodes[i].name === chosen ? "★ " : "");
-  const filterCols = useMemo(
-    () => [
-      { key: "node", label: "node", get: (i) => nodes[i].name, width: "2fr", render: (i) => mark(i) + nodes[i].name },
-      { key: "feasible", label: "feasible", get: (i) => (nodes[i].feasible ? "yes" : "no") },
-      ...filterPlugins.map((p, k) => ({
+  const why = data.selected_why;
+  const mark = (i) => (t.name[i] === chosen ? "★ " : "");
+  const cols = useMemo(() => {
+    const verdict = (k, i) => {
+      const v = t.filter.at[k][i];
+      return v < 0 ? null : t.filter.verdicts[v];
+    };
+    const said = (f) => (f.code === "Success" ? "passed" : f.reasons.join("; ") || f.code);
+    const nodeCol = {
+      key: "node",
+      label: "node",
+      get: (i) => t.name[i],
+      text: (i) => mark(i) + t.name[i],
+      render: (i) => (mark(i) && why ? <span title={why.text}>{mark(i) + t.name[i]}</span> : mark(i) + t.name[i]),
+    };
+    const filterCols = [
+      nodeCol,
+      { key: "feasible", label: "feasible", get: (i) => (t.feasible[i] ? "yes" : "no"), wrap: false },
+      ...t.filter.plugins.map((p, k) => ({
         key: `f:${p}`,
-        label: p,
+        label: splitCamel(p),
         get: (i) => {
-          const f = nodes[i].filter[k];
-          return f ? (f.code === "Success" ? "passed" : f.reasons.join("; ") || f.code) : "";
+          const f = verdict(k, i);
+          return f ? said(f) : "";
         },
         render: (i) => {
-          const f = nodes[i].filter[k];
+          const f = verdict(k, i);
           if (!f) return "";
-          return f.code === "Success" ? <span class="ok">passed</span> : <span class="bad">{f.reasons.join("; ") || f.code}</span>;
+          return f.code === "Success" ? <span class="ok">passed</span> : <span class="bad">{said(f)}</span>;
         },
-        width: "1.4fr",
       })),
-    ],
-    [data],
-  );
-  const scoreCols = (kind) => [
-    { key: "node", label: "node", get: (i) => nodes[i].name, width: "2fr", render: (i) => mark(i) + nodes[i].name },
-    ...scorePlugins.map((p, k) => ({
-      key: `${kind}:${p}`,
-      label: kind === "raw" ? p : `${p} ×${(nodes.find((n) => n.score.length) || { score: [{}] }).score[k].weight}`,
-      get: (i) => (nodes[i].score[k] ? (kind === "raw" ? nodes[i].score[k].raw : nodes[i].score[k].weighted) : null),
-      numeric: true,
-    })),
-    { key: "total", label: "total", get: (i) => nodes[i].total, numeric: true },
-  ];
-  const feasibleOnly = useMemo(() => (onlyFeasible ? (i) => nodes[i].feasible : null), [onlyFeasible, data]);
-  const scoredOnly = useMemo(() => (i) => nodes[i].score.length > 0, [data]);
+    ];
+    const scoreCols = (part) => [
+      nodeCol,
+      ...t.score.plugins.map((p, k) => ({
+        key: `${part}:${p}`,
+        label: splitCamel(part === "raw" ? p : `${p} ×${t.score.weight[k]}`),
+        get: (i) => t.score[part][k][i],
+        numeric: true,
+      })),
+      { key: "total", label: "total", get: (i) => t.total[i], numeric: true },
+    ];
+    return { filter: filterCols, raw: scoreCols("raw"), final: scoreCols("weighted") };
+  }, [data]);
+  const feasibleOnly = useMemo(() => (onlyFeasible ? (i) => t.feasible[i] : null), [onlyFeasible, data]);
+  const scoredOnly = useMemo(() => (i) => t.total[i] !== null, [data]);
+  const feasible = useMemo(() => t.feasible.filter((x) => x).length, [data]);
   const a = data.attempts.find((x) => x.attempt === data.basis.attempt);
   return (
     <section data-testid="decision">
@@ -97,8 +113,13 @@ export function DecisionView({ data, onAttempt }) {
         <div class="card"><div class="label">nominated node</div><div class="big" data-testid="nominated-node">{data.nominated_node || "–"}</div></div>
         <div class="card"><div class="label">preemption victims</div><div class="big" data-testid="victims">{data.victims.length}</div>
           <div class="small">{data.victims.map((v) => `${v.pod} on ${v.node}`).join(", ")}</div></div>
-        <div class="card"><div class="label">feasible nodes</div><div class="big">{nodes.filter((n) => n.feasible).length} / {nodes.length}</div></div>
+        <div class="card"><div class="label">feasible nodes</div><div class="big">{feasible} / {n}</div></div>
       </div>
+      {why ? (
+        <p class="why" data-testid="selected-why" data-kind={why.kind}>
+          ★ {why.node}: {why.text}.
+        </p>
+      ) : null}
       {ex.message ? <p class="msg" data-testid="fit-message">{ex.message}</p> : null}
       <p class="basis">Judged against {data.basis.what} (step {data.basis.step} of {data.basis.steps}); explain runs every filter on every node.</p>
       <h3>Attempts</h3>
@@ -124,8 +145,8 @@ export function DecisionView({ data, onAttempt }) {
       {!data.attempts.length ? <p>No attempt recorded (the pod was bound in the input, or never tried).</p> : null}
       <h3>Filter</h3>
       <label class="small"><input type="checkbox" checked={onlyFeasible} onChange={(e) => setOnlyFeasible(e.target.checked)} /> feasible nodes only</label>
-      <VTable id="filter-table" columns={filterCols} count={nodes.length} search={(i) => nodes[i].name} filter={feasibleOnly} height={300} />
-      {scorePlugins.length ? <Scores nodes={nodes} scoreCols={scoreCols} scoredOnly={scoredOnly} /> : <p>No node passed every filter: nothing was scored.</p>}
+      <VTable id="filter-table" columns={cols.filter} count={n} search={(i) => t.name[i]} filter={feasibleOnly} height={300} />
+      {t.score.plugins.length ? <Scores t={t} rawCols={cols.raw} finalCols={cols.final} scoredOnly={scoredOnly} /> : <p>No node passed every filter: nothing was scored.</p>}
       <div class="two">
         <Timing id="timing-attempt" title={`Plugin time in attempt ${a ? a.attempt : "–"} (the scheduling cycle)`} ms={a && a.plugin_ms} />
         <Timing id="timing-explain" title={`Plugin time in this explain (${fmtNum(data.explain_ms, 1)} ms, every node)`} ms={data.explain_plugin_ms} />

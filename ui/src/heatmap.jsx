@@ -1,9 +1,13 @@
 // Node x resource allocation heat map on a canvas: one column per node (wrapped into bands), one
 // row per resource and per GPU (milli used of 1000). Hover names the cell; click selects the node.
-import { useEffect, useRef, useState } from "preact/hooks";
+// As wide as the page lets it be (it follows the window).
+import { useEffect, useLayoutEffect, useMemo, useRef, useState } from "preact/hooks";
+
+export const OVER = "#7c3aed"; // more asked than the node has (GPU asks no filter read)
 
 export function heat(p) {
   if (p === null || p === undefined || p < 0) return "#e5e7eb";
+  if (p > 100) return OVER;
   const t = Math.max(0, Math.min(1, p / 100));
   // white-ish -> amber -> red
   const r = Math.round(254 - t * 40);
@@ -12,10 +16,25 @@ export function heat(p) {
   return `rgb(${r},${g},${b})`;
 }
 
-export function HeatMap({ rows, nodes, value, onSelect, width = 1100 }) {
+function useWidth(ref, max) {
+  const [w, setW] = useState(0);
+  useLayoutEffect(() => {
+    const el = ref.current;
+    const at = () => setW(Math.min(max, Math.max(40, el.clientWidth)));
+    const ro = new ResizeObserver(at);
+    ro.observe(el);
+    at();
+    return () => ro.disconnect();
+  }, []);
+  return w;
+}
+
+export function HeatMap({ rows, nodes, value, onSelect, maxWidth = 1400 }) {
   // rows: [{label}], value(r, n) -> percent or null
+  const box = useRef(null);
   const ref = useRef(null);
   const [tip, setTip] = useState("");
+  const width = useWidth(box, maxWidth);
   const n = nodes.length;
   const cell = Math.max(2, Math.min(14, Math.floor(width / Math.max(1, Math.min(n, 400)))));
   const perBand = Math.max(1, Math.floor(width / cell));
@@ -23,8 +42,10 @@ export function HeatMap({ rows, nodes, value, onSelect, width = 1100 }) {
   const rowH = 10;
   const bandH = rows.length * rowH + 8;
   const height = Math.max(1, bands * bandH);
+  const over = useMemo(() => rows.some((_, r) => nodes.some((_n, i) => value(r, i) > 100)), [rows, nodes, value]);
   useEffect(() => {
     const c = ref.current;
+    if (!c || !width) return;
     const ctx = c.getContext("2d");
     ctx.clearRect(0, 0, c.width, c.height);
     for (let i = 0; i < n; i++) {
@@ -35,7 +56,7 @@ export function HeatMap({ rows, nodes, value, onSelect, width = 1100 }) {
         ctx.fillRect(x, band * bandH + r * rowH, Math.max(1, cell - (cell > 3 ? 1 : 0)), rowH - 1);
       }
     }
-  }, [rows, nodes, value]);
+  }, [rows, nodes, value, width]);
   const locate = (e) => {
     const rect = ref.current.getBoundingClientRect();
     const x = e.clientX - rect.left;
@@ -47,26 +68,29 @@ export function HeatMap({ rows, nodes, value, onSelect, width = 1100 }) {
     return { i, r };
   };
   return (
-    <div class="heatmap">
+    <div class="heatmap" ref={box}>
       <div class="heat-legend">
         rows: {rows.map((r) => r.label).join(" · ")} — colour: allocated % (grey: none)
+        {over ? <span data-testid="heat-over"> · <span style={{ color: OVER }}>■</span> violet: over 100 % (the node's pods ask more GPU than it has)</span> : null}
       </div>
-      <canvas
-        ref={ref}
-        width={perBand * cell}
-        height={height}
-        data-testid="heatmap"
-        onMouseMove={(e) => {
-          const at = locate(e);
-          if (!at) return setTip("");
-          const v = value(at.r, at.i);
-          setTip(`${nodes[at.i]} · ${rows[at.r].label}: ${v === null || v < 0 ? "–" : v.toFixed(1) + " %"}`);
-        }}
-        onClick={(e) => {
-          const at = locate(e);
-          if (at && onSelect) onSelect(at.i);
-        }}
-      />
+      {width ? (
+        <canvas
+          ref={ref}
+          width={perBand * cell}
+          height={height}
+          data-testid="heatmap"
+          onMouseMove={(e) => {
+            const at = locate(e);
+            if (!at) return setTip("");
+            const v = value(at.r, at.i);
+            setTip(`${nodes[at.i]} · ${rows[at.r].label}: ${v === null || v < 0 ? "–" : v.toFixed(1) + " %"}`);
+          }}
+          onClick={(e) => {
+            const at = locate(e);
+            if (at && onSelect) onSelect(at.i);
+          }}
+        />
+      ) : null}
       <div class="tip">{tip || " "}</div>
     </div>
   );

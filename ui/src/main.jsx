@@ -56,7 +56,10 @@ function App() {
     return () => window.removeEventListener("hashchange", on);
   }, []);
   useEffect(() => {
-    api("/api/meta").then(setMeta, setErr);
+    api("/api/meta").then((m) => {
+      setStep(m.start_step ?? null); // a time-mode simulation opens at its busiest step
+      setMeta(m);
+    }, setErr);
   }, [reload]);
   const view = route.view || (meta ? meta.views[0] : "");
   const needsCluster = ["cluster", "pods", "whatif"].includes(view);
@@ -78,7 +81,7 @@ function App() {
     if (view !== "decision" || !pod) return;
     const t0 = performance.now();
     setDecision(null);
-    api(`/api/decision?pod=${encodeURIComponent(pod)}${attempt ? `&attempt=${attempt}` : ""}`).then(
+    api(`/api/decision?pod=${encodeURIComponent(pod)}${attempt ? `&attempt=${attempt}` : ""}&tables=1`).then(
       (d) => {
         mark("decision_fetch", t0);
         setDecision(d);
@@ -112,7 +115,7 @@ function App() {
       <main>
         {meta.note ? <p class="note">{meta.note}</p> : null}
         {err ? <ErrorLine err={err} /> : null}
-        {view === "cluster" && (cluster ? <ClusterView data={cluster} onStep={setStep} node={node} onNode={(i) => { setNode(i); go("pods"); }} /> : <Loading what="cluster" />)}
+        {view === "cluster" && (cluster ? <ClusterView data={cluster} onStep={setStep} start={{ step: meta.start_step, note: meta.start_note }} node={node} onNode={(i) => { setNode(i); go("pods"); }} /> : <Loading what="cluster" />)}
         {view === "pods" && (cluster ? <PodsView data={cluster} node={node} clearNode={() => setNode(null)} onPod={toPod} /> : <Loading what="pods" />)}
         {view === "decision" && (pod ? (decision ? <DecisionView data={decision} onAttempt={(a) => (location.hash = `#/decision?pod=${encodeURIComponent(pod)}&attempt=${a}`)} /> : err ? null : <Loading what={pod} />) : <PodPicker onPod={toPod} />)}
         {view === "whatif" && (cluster ? <WhatIfView meta={meta} cluster={cluster} /> : <Loading what="cluster" />)}
@@ -166,10 +169,25 @@ function Share({ meta, step, onOpened }) {
     setBusy(false);
   };
   const get = async (url, name) => {
-    const res = await fetch(url);
-    const text = await res.text();
-    if (!res.ok) return setErr(JSON.parse(text));
-    download(name, text, "application/yaml");
+    setErr(null);
+    setMsg(null);
+    setBusy(true);
+    try {
+      const res = await fetch(url);
+      const text = await res.text();
+      if (!res.ok) return setErr(JSON.parse(text));
+      download(name, text, "application/yaml");
+      const done = res.headers.get("X-Kubesched-Pods");
+      const asked = res.headers.get("X-Kubesched-Pods-Asked");
+      if (done !== null)
+        setMsg(
+          done === asked
+            ? `exported ${done} pods`
+            : `exported ${done} of ${asked} pods: the rest would pass the export's 16 MiB bound (each pod's annotations name every node)`,
+        );
+    } finally {
+      setBusy(false);
+    }
   };
   return (
     <section data-testid="share">
@@ -190,7 +208,10 @@ function Share({ meta, step, onOpened }) {
         <div>
           <h2>Export</h2>
           <p><button onClick={() => get(`/api/export/snapshot${step === null ? "" : `?step=${step}`}`, "snapshot.yaml")}>cluster snapshot (YAML)</button> the nodes and pods at the step shown, as Kubernetes objects</p>
-          <p><button onClick={() => get("/api/export/simulator-annotations", "pods-with-simulator-annotations.yaml")}>pods with kube-scheduler-simulator annotations</button></p>
+          <p>
+            <button data-testid="export-annotations" disabled={busy} onClick={() => get("/api/export/simulator-annotations", "pods-with-simulator-annotations.yaml")}>pods with kube-scheduler-simulator annotations</button>{" "}
+            the first 200 pods tried, with their Filter, Score and Final score results (up to 16 MiB)
+          </p>
         </div>
       ) : null}
       <h2>Import a cluster snapshot</h2>
