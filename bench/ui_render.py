@@ -55,7 +55,7 @@ DECISION_PARTS = """() => {
   const e = performance.getEntriesByType("resource").filter((r) => r.name.includes("/api/decision")).pop();
   const st = Object.fromEntries(e.serverTiming.map((s) => [s.name, s.duration]));
   const t = window.__kubesched.timings;
-  const server = st.decision + st.json;
+  const server = st.decision === undefined ? null : st.decision + st.json;
   return {server, explain: st.explain, encode: st.json, wait: e.responseStart - e.requestStart - server,
           transfer: e.responseEnd - e.responseStart, parse: t.decision_fetch_at - e.responseEnd,
           render: t.decision - t.decision_fetch, kb: e.encodedBodySize / 1000};
@@ -102,8 +102,9 @@ def measure(page, url: str, pods: list[str], label: str) -> dict:
     # where a decision's time goes (medians over the same pods): the server (its own Server-Timing:
     # moving the snapshot and explaining, of which explain alone; encoding the JSON), the wait for
     # the answer's first byte beyond that, the body's transfer, parsing, and painting the tables
+    timed = [p for p in parts[1:] or parts if p["server"] is not None]  # a server without Server-Timing: none
     for name in ("server", "explain", "encode", "wait", "transfer", "parse", "render"):
-        out[f"decision_{name}_median_ms"] = round(statistics.median(p[name] for p in (parts[1:] or parts)), 1)
+        out[f"decision_{name}_median_ms"] = round(statistics.median(p[name] for p in timed), 1) if timed else None
     out["decision_kb"] = round(statistics.median(p["kb"] for p in parts), 1)
     metrics = {m["name"]: m["value"] for m in cdp.send("Performance.getMetrics")["metrics"]}
     out["js_heap_used_mb"] = round(metrics["JSHeapUsedSize"] / 2**20, 1)

@@ -60,6 +60,7 @@ class Workspace:
     pod_columns: dict[str, list[Any]] | None = None  # the pods table's columns that no step changes (cached)
     # pods taken off their node for good (preempted, evicted by a node's removal), by key: how, when, where, by whom
     removed: dict[str, Removal] = field(default_factory=dict)
+    gpu_milli: dict[str, int] = field(default_factory=dict)  # each pod's GPU ask by key, as the cluster view met them
     start_step: int | None = None  # the step the page opens at (None: the end of the run)
     start_note: str = ""  # why it opens there
     files: list[str] = field(default_factory=list)
