@@ -400,3 +400,16 @@ def test_experiment_bars_are_labelled_with_the_policies(page, serve, exp_dir: Pa
     axis = page.evaluate("(id) => { const a = window.__kubesched.charts[id].axes[0]; return {label: a.label, values: a._values}; }", bars)
     assert axis == {"label": "policy", "values": policies}
     assert page.evaluate(OVERLAPS, bars)["hits"] == []
+
+
+def test_the_other_views_fit_800_px(page, serve, payments_ws, sim_dir: Path, exp_dir: Path) -> None:
+    page.set_viewport_size({"width": 800, "height": 800})
+    for ws, view, ready in (
+        (payments_ws, "whatif", "[data-testid=config-1]"),
+        (open_source(str(sim_dir)), "simulation", "#allocation canvas"),
+        (open_source(str(exp_dir)), "experiment", "[data-testid=deltas]"),
+    ):
+        page.goto(serve(ws).page(view))
+        page.locator(ready).first.wait_for()
+        assert page.evaluate("document.documentElement.scrollWidth") <= 800, view
+        assert page.evaluate(CUT) == [], view

@@ -57,6 +57,6 @@ export function fmtQty(v, res) {
   if (v === null || v === undefined) return "–";
   if (res === "cpu") return `${(v / 1000).toFixed(v % 1000 ? 2 : 0)}`;
   if (res === "memory") return `${(v / 2 ** 30).toFixed(1)}Gi`;
-  if (res === "gpu") return (v / 1000).toLocaleString("en-US", { maximumFractionDigits: 3 }); // milli-GPU, in GPUs
+  if (res === "gpu") return (v / 1000).toLocaleString("en-US", { maximumFractionDigits: 2 }); // milli-GPU, in GPUs
   return String(v);
 }

@@ -76,7 +76,7 @@ export function HeatMap({ rows, nodes, value, onSelect, maxWidth = 1400 }) {
       {width ? (
         <canvas
           ref={ref}
-          width={perBand * cell}
+          width={Math.min(n, perBand) * cell}
           height={height}
           data-testid="heatmap"
           onMouseMove={(e) => {
