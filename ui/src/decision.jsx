@@ -67,6 +67,7 @@ export function DecisionView({ data, onAttempt }) {
     const nodeCol = {
       key: "node",
       label: "node",
+      whole: true, // the Filter table (a column per plugin) scrolls sideways before its names break mid-piece
       get: (i) => t.name[i],
       text: (i) => mark(i) + t.name[i],
       render: (i) => (mark(i) && why ? <span title={why.text}>{mark(i) + t.name[i]}</span> : mark(i) + t.name[i]),

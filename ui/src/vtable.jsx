@@ -119,8 +119,10 @@ function measure(columns, count, font, headFont) {
     }
     const wraps = !c.numeric && c.wrap !== false;
     const natural = Math.ceil(Math.max(head, content)) + PAD;
-    const floor = Math.min(natural, wraps ? Math.ceil(Math.max(head, Math.min(piece, WRAP_FLOOR))) + PAD : natural);
-    const least = Math.min(floor, wraps ? Math.ceil(Math.max(head, LEAST)) + PAD : natural);
+    // a ``whole`` column keeps WRAP_FLOOR even when its pieces are narrower (a name in two or three lines)
+    const keep = c.whole ? WRAP_FLOOR : Math.min(piece, WRAP_FLOOR);
+    const floor = Math.min(natural, wraps ? Math.ceil(Math.max(head, keep)) + PAD : natural);
+    const least = c.whole ? floor : Math.min(floor, wraps ? Math.ceil(Math.max(head, LEAST)) + PAD : natural);
     const comfort = Math.min(natural, Math.max(floor, COMFORT));
     return { natural, comfort, floor, least, wraps, first: !!c.shrinkFirst };
   });
@@ -175,7 +177,8 @@ export function layout(sizes, avail) {
 
 // columns: [{key, label, get(i) -> value (sorts), text?(i) -> string shown (measured),
 // render?(i) -> node, numeric, wrap (default: text columns wrap), shrinkFirst (long texts that
-// give up width before the others, a message)}]
+// give up width before the others, a message), whole (never narrower than WRAP_FLOOR: the
+// table scrolls sideways first; a matrix's row names)}]
 export function VTable({ id, columns, count, search, filter, onRowClick, selected, height = 420, rowHeight = 26, initialSort }) {
   const [sort, setSort] = useState(initialSort || null); // {key, dir}
   const [query, setQuery] = useState("");
