@@ -26,6 +26,7 @@ from kubesched.api.resources import (
     supported_pod_level,
 )
 from kubesched.api.selectors import LabelSelector
+from kubesched.api.storage import PodVolume, parse_pod_volumes
 from kubesched.api.taints import Taint, Toleration, parse_taints, parse_tolerations
 from kubesched.errors import InputError, join_path
 
@@ -153,6 +154,7 @@ class Pod:
     start_time: float | None
     deleting: bool
     raw: dict = field(repr=False)
+    volumes: tuple[PodVolume, ...] = field(default=(), repr=False)  # spec.volumes
     _sig: Any = field(default=None, repr=False, compare=False)
 
     @property
@@ -256,6 +258,7 @@ class Pod:
             start_time=_parse_time(status.get("startTime"), join_path(path, "status.startTime")),
             deleting=md.get("deletionTimestamp") is not None,
             raw=m,
+            volumes=parse_pod_volumes(spec.get("volumes"), join_path(sp, "volumes"), name),
         )
 
     def copy(self) -> Pod:
