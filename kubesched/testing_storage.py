@@ -5,10 +5,12 @@ st.MakePersistentVolume() and friends)."""
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kubesched.api.storage import STORAGE_KINDS
-from kubesched.state.storage import Storage
+
+if TYPE_CHECKING:
+    from kubesched.state.snapshot import Snapshot
 
 
 def pvc_volume(claim: str, name: str | None = None, *, read_only: bool = False) -> dict[str, Any]:
@@ -143,8 +145,7 @@ def make_csi_node(
     return {"apiVersion": "storage.k8s.io/v1", "kind": "CSINode", "metadata": md, "spec": {"drivers": out}}
 
 
-def storage_of(objects: Iterable[dict[str, Any]]) -> Storage:
-    """A store holding the parsed objects."""
-    s = Storage()
-    s.load(STORAGE_KINDS[o["kind"]](o) for o in objects)
-    return s
+def with_storage(snap: Snapshot, *objects: dict[str, Any]) -> Snapshot:
+    """``snap`` with the storage objects (wire dicts) added to its store."""
+    snap.storage.load(STORAGE_KINDS[o["kind"]](o) for o in objects)
+    return snap
