@@ -1,9 +1,8 @@
 """Default plugin sets, weights and field defaults of each config version (kube-scheduler 1.36).
 
 Tables follow KK ``pkg/scheduler/apis/config/<version>/default_plugins.go`` and ``defaults.go``.
-Volume and DRA plugins (VolumeRestrictions, NodeVolumeLimits, VolumeBinding, VolumeZone,
-DynamicResources) are out of kubesched's scope: the v1 table leaves them out, and the older
-per-point tables keep upstream's lists but the resolver drops those names silently.
+DynamicResources is out of kubesched's scope: the v1 table leaves it out, and a configuration
+naming it has it dropped with a warning.
 """
 
 from __future__ import annotations
@@ -20,6 +19,10 @@ BUILTIN_POINTS: dict[str, frozenset[str]] = {
     "NodeAffinity": frozenset({"preFilter", "filter", "preScore", "score"}),
     "NodePorts": frozenset({"preFilter", "filter"}),
     "NodeResourcesFit": frozenset({"preFilter", "filter", "preScore", "score"}),
+    "VolumeRestrictions": frozenset({"preFilter", "filter"}),
+    "NodeVolumeLimits": frozenset({"preFilter", "filter"}),
+    "VolumeBinding": frozenset({"preFilter", "filter", "reserve", "preBind", "preScore", "score"}),
+    "VolumeZone": frozenset({"preFilter", "filter"}),
     "PodTopologySpread": frozenset({"preFilter", "filter", "preScore", "score"}),
     "InterPodAffinity": frozenset({"preFilter", "filter", "preScore", "score"}),
     "DefaultPreemption": frozenset({"postFilter"}),
@@ -37,7 +40,7 @@ def builtin_points_of(name: str) -> frozenset[str] | None:
 # (name, weight or None). Order is execution order within each point.
 DefaultList = tuple[tuple[str, int | None], ...]
 
-#: v1 ``multiPoint.enabled`` defaults, minus volume/DRA plugins.
+#: v1 ``multiPoint.enabled`` defaults, minus DynamicResources.
 V1_DEFAULT_MULTIPOINT: DefaultList = (
     ("SchedulingGates", None),
     ("PrioritySort", None),
@@ -47,6 +50,10 @@ V1_DEFAULT_MULTIPOINT: DefaultList = (
     ("NodeAffinity", 2),
     ("NodePorts", None),
     ("NodeResourcesFit", 1),
+    ("VolumeRestrictions", None),
+    ("NodeVolumeLimits", None),
+    ("VolumeBinding", None),
+    ("VolumeZone", None),
     ("PodTopologySpread", 2),
     ("InterPodAffinity", 2),
     ("DefaultPreemption", None),
@@ -160,20 +167,14 @@ V1BETA1_DEFAULT_PLUGINS: dict[str, DefaultList] = {
     "bind": (("DefaultBinder", None),),
 }
 
-_VOLUME = "volume plugins are out of kubesched's scope"
-
 #: kube-scheduler plugins kubesched knows of but does not run: accepted in ``disabled``
 #: silently, dropped with a warning when enabled.
 UNSUPPORTED_PLUGINS: dict[str, str] = {
-    "VolumeRestrictions": _VOLUME,
-    "NodeVolumeLimits": _VOLUME,
-    "VolumeBinding": _VOLUME,
-    "VolumeZone": _VOLUME,
     "DynamicResources": "dynamic resource allocation (DRA) is out of kubesched's scope",
-    "EBSLimits": "removed from kube-scheduler in 1.32 (volume limits; out of scope)",
-    "GCEPDLimits": "removed from kube-scheduler in 1.32 (volume limits; out of scope)",
-    "AzureDiskLimits": "removed from kube-scheduler in 1.32 (volume limits; out of scope)",
-    "CinderLimits": "removed from kube-scheduler in 1.32 (volume limits; out of scope)",
+    "EBSLimits": "removed from kube-scheduler in 1.32 (NodeVolumeLimits enforces the CSI drivers' attach limits)",
+    "GCEPDLimits": "removed from kube-scheduler in 1.32 (NodeVolumeLimits enforces the CSI drivers' attach limits)",
+    "AzureDiskLimits": "removed from kube-scheduler in 1.32 (NodeVolumeLimits enforces the CSI drivers' attach limits)",
+    "CinderLimits": "removed from kube-scheduler in 1.32 (NodeVolumeLimits enforces the CSI drivers' attach limits)",
     "NodePreferAvoidPods": "removed in v1beta2; use node taints instead",
     "SelectorSpread": (
         "removed in v1; PodTopologySpread with defaultingType System provides default spreading"
@@ -205,6 +206,7 @@ ARGS_PLUGINS: frozenset[str] = frozenset(
         "PodTopologySpread",
         "NodeAffinity",
         "DefaultPreemption",
+        "VolumeBinding",
     }
 )
 

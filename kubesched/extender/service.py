@@ -152,6 +152,7 @@ class Extender:
     def _request_scheduler(self, nodes: list[Node]) -> Scheduler:
         """nodeCacheCapable: false: a snapshot of the request's nodes plus the pods we know."""
         snap = Snapshot()
+        snap.storage.tracked = False  # kube-scheduler's own volume plugins judge the volumes
         held = self.snapshot
         if self.watch is not None:
             for name, labels in held.namespaces.items():

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 from config_testlib import EXTRA_POINTS, doc, fake_points_of, one_profile, parse, points, score
 
+from kubesched import features
 from kubesched.config import (
     BUILTIN_POINTS,
     EXTENSION_POINTS,
@@ -24,7 +25,17 @@ from kubesched.errors import InputError
 DEFAULT_POINTS = {
     "preEnqueue": ["SchedulingGates"],
     "queueSort": ["PrioritySort"],
-    "preFilter": ["NodeAffinity", "NodePorts", "NodeResourcesFit", "PodTopologySpread", "InterPodAffinity"],
+    "preFilter": [
+        "NodeAffinity",
+        "NodePorts",
+        "NodeResourcesFit",
+        "VolumeRestrictions",
+        "NodeVolumeLimits",
+        "VolumeBinding",
+        "VolumeZone",
+        "PodTopologySpread",
+        "InterPodAffinity",
+    ],
     "filter": [
         "NodeUnschedulable",
         "NodeName",
@@ -32,6 +43,10 @@ DEFAULT_POINTS = {
         "NodeAffinity",
         "NodePorts",
         "NodeResourcesFit",
+        "VolumeRestrictions",
+        "NodeVolumeLimits",
+        "VolumeBinding",
+        "VolumeZone",
         "PodTopologySpread",
         "InterPodAffinity",
     ],
@@ -40,6 +55,7 @@ DEFAULT_POINTS = {
         "TaintToleration",
         "NodeAffinity",
         "NodeResourcesFit",
+        "VolumeBinding",
         "PodTopologySpread",
         "InterPodAffinity",
         "NodeResourcesBalancedAllocation",
@@ -48,14 +64,15 @@ DEFAULT_POINTS = {
         "TaintToleration",
         "NodeAffinity",
         "NodeResourcesFit",
+        "VolumeBinding",
         "PodTopologySpread",
         "InterPodAffinity",
         "NodeResourcesBalancedAllocation",
         "ImageLocality",
     ],
-    "reserve": [],
+    "reserve": ["VolumeBinding"],
     "permit": [],
-    "preBind": [],
+    "preBind": ["VolumeBinding"],
     "bind": ["DefaultBinder"],
     "postBind": [],
 }
@@ -72,6 +89,7 @@ DEFAULT_SCORE = [
     ("TaintToleration", 3),
     ("NodeAffinity", 2),
     ("NodeResourcesFit", 1),
+    ("VolumeBinding", 1),  # no weight in the v1 defaults: the framework's 1
     ("PodTopologySpread", 2),
     ("InterPodAffinity", 2),
     ("NodeResourcesBalancedAllocation", 1),
@@ -88,7 +106,8 @@ def test_builtin_points_table() -> None:
     assert BUILTIN_POINTS["NodeResourcesFit"] == {"preFilter", "filter", "preScore", "score"}
     assert BUILTIN_POINTS["ImageLocality"] == {"score"}
     assert BUILTIN_POINTS["DefaultPreemption"] == {"postFilter"}
-    assert len(BUILTIN_POINTS) == 14
+    assert BUILTIN_POINTS["VolumeBinding"] == {"preFilter", "filter", "reserve", "preBind", "preScore", "score"}
+    assert len(BUILTIN_POINTS) == 18
     assert all(p <= set(EXTENSION_POINTS) for p in BUILTIN_POINTS.values())
     assert builtin_points_of("Nope") is None
 
@@ -144,7 +163,9 @@ def test_default_plugin_args(cfg) -> None:
         "NodeResourcesBalancedAllocation",
         "NodeResourcesFit",
         "PodTopologySpread",
+        "VolumeBinding",
     ]
+    assert args["VolumeBinding"] == {"bindTimeoutSeconds": 600}  # no shape: StorageCapacityScoring is off
     assert args["NodeResourcesFit"] == {
         "ignoredResources": [],
         "ignoredResourceGroups": [],
@@ -218,7 +239,7 @@ def test_resolved_table_rows(cfg) -> None:
     score_rows = [(r["plugin"], r["weight"]) for r in rows if r["point"] == "score"]
     assert score_rows == DEFAULT_SCORE
     assert len(rows) == sum(len(v) for v in DEFAULT_POINTS.values())
-    assert [r["order"] for r in rows if r["point"] == "filter"] == list(range(1, 9))
+    assert [r["order"] for r in rows if r["point"] == "filter"] == list(range(1, 13))
 
 
 def test_effective_config_round_trips(cfg) -> None:
@@ -235,7 +256,7 @@ def test_pluginref_defaults() -> None:
 # kubesched resolves a configuration instead of keeping the defaulted document: the comparison
 # is of what SetDefaults_KubeSchedulerConfiguration fills in, as the resolved config holds it.
 # Only the args of plugins kubesched implements exist (upstream's pluginConfigs also default
-# DynamicResources and VolumeBinding).
+# DynamicResources).
 DEFAULT_PLUGIN_CONFIG = [
     ("DefaultPreemption", {"minCandidateNodesPercentage": 10, "minCandidateNodesAbsolute": 100}),
     ("InterPodAffinity", {"hardPodAffinityWeight": 1, "ignorePreferredTermsOfExistingPods": False}),
@@ -253,6 +274,7 @@ DEFAULT_PLUGIN_CONFIG = [
         },
     ),
     ("PodTopologySpread", {"defaultConstraints": [], "defaultingType": "System"}),
+    ("VolumeBinding", {"bindTimeoutSeconds": 600}),
 ]
 UPSTREAM_POINTS = {**EXTRA_POINTS, "FooPlugin": frozenset({"filter"}), "BarPlugin": frozenset({"bind"})}
 
@@ -358,6 +380,7 @@ PLUGIN_ARGS_DEFAULTS_CASES = [
      {"ignoredResources": [], "ignoredResourceGroups": [], "scoringStrategy": {"type": "LeastAllocated", "resources": RES}}),
     ("NodeResourcesFitArgs Resources empty", "NodeResourcesFit", {"scoringStrategy": {"type": "MostAllocated"}},
      {"ignoredResources": [], "ignoredResourceGroups": [], "scoringStrategy": {"type": "MostAllocated", "resources": RES}}),
+    ("VolumeBindingArgs empty, StorageCapacityScoring disabled", "VolumeBinding", {}, {"bindTimeoutSeconds": 600}),
 ]
 
 
@@ -365,10 +388,21 @@ PLUGIN_ARGS_DEFAULTS_CASES = [
     ("plugin", "given", "want"), [c[1:] for c in PLUGIN_ARGS_DEFAULTS_CASES], ids=[c[0] for c in PLUGIN_ARGS_DEFAULTS_CASES]
 )
 def test_plugin_args_defaults(plugin: str, given: dict, want: dict) -> None:
-    """TestPluginArgsDefaults (13 of 16 with the one below; the VolumeBindingArgs and
-    DynamicResourcesArgs cases are about plugins kubesched does not have)."""
+    """TestPluginArgsDefaults (15 of 16 with the two below; the DynamicResourcesArgs case is
+    about a plugin kubesched does not have)."""
     cfg = parse(one_profile(plugin_config=[{"name": plugin, "args": given}]))
     assert cfg.profiles[0].plugin_args[plugin] == want
+
+
+def test_plugin_args_defaults_volume_binding_with_storage_capacity_scoring() -> None:
+    """"VolumeBindingArgs empty, StorageCapacityScoring enabled": the default shape favours the
+    emptiest volumes (utilization 0 -> 10, 100 -> 0)."""
+    with features.override("StorageCapacityScoring", True):
+        cfg = parse(one_profile(plugin_config=[{"name": "VolumeBinding", "args": {}}]))
+    assert cfg.profiles[0].plugin_args["VolumeBinding"] == {
+        "bindTimeoutSeconds": 600,
+        "shape": [{"utilization": 0, "score": 10}, {"utilization": 100, "score": 0}],
+    }
 
 
 def test_plugin_args_defaults_pod_topology_spread_with_value() -> None:
