@@ -26,7 +26,7 @@ from kubesched.api.resources import (
     supported_pod_level,
 )
 from kubesched.api.selectors import LabelSelector
-from kubesched.api.storage import PodVolume, parse_pod_volumes
+from kubesched.api.storage import PodVolume, parse_pod_volumes, volume_key
 from kubesched.api.taints import Taint, Toleration, parse_taints, parse_tolerations
 from kubesched.errors import InputError, join_path
 
@@ -258,7 +258,7 @@ class Pod:
             start_time=_parse_time(status.get("startTime"), join_path(path, "status.startTime")),
             deleting=md.get("deletionTimestamp") is not None,
             raw=m,
-            volumes=parse_pod_volumes(spec.get("volumes"), join_path(sp, "volumes"), name),
+            volumes=parse_pod_volumes(vols, join_path(sp, "volumes"), name) if (vols := spec.get("volumes")) else (),
         )
 
     def copy(self) -> Pod:
@@ -301,6 +301,7 @@ class Pod:
                 self.owners,
                 self.images,
                 tuple(c.image for c in self.init_containers),
+                volume_key(self.volumes) if self.volumes else (),
             )
             key = Signature(sig)
         except TypeError:

@@ -124,6 +124,24 @@ class PodVolume:
         return self.source == PVC or self.source == EPHEMERAL
 
 
+#: The volume sources the volume plugins read (claims; in-tree disks VolumeRestrictions checks or
+#: NodeVolumeLimits counts once migrated to CSI; inline CSI).
+SCHEDULED_SOURCES = frozenset(
+    {PVC, EPHEMERAL, CSI, GCE_PD, AWS_EBS, ISCSI, RBD, "cinder", "azureDisk", "portworxVolume", "vsphereVolume"}
+)
+
+
+def volume_key(volumes: tuple[PodVolume, ...]) -> tuple:
+    """What the scheduler reads of a pod's volumes, for ``Pod.signature``: the claims and the
+    in-tree and CSI sources with their fields; configMap, secret, projected, emptyDir, ... are
+    left out (their names differ between a workload's replicas and no plugin reads them)."""
+    return tuple(
+        (v.source, v.claim_name, v.read_only, repr(sorted(v.fields.items())) if v.fields else "")
+        for v in volumes
+        if v.source in SCHEDULED_SOURCES
+    )
+
+
 def parse_pod_volumes(value: Any, path: str, pod_name: str) -> tuple[PodVolume, ...]:
     """``spec.volumes`` of a pod named ``pod_name``."""
     if not value:

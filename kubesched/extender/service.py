@@ -125,6 +125,7 @@ class Extender:
         else:
             self.snapshot = Snapshot()
             populate(self.snapshot, self.objects)
+            self.snapshot.storage.tracked = False  # kube-scheduler's own volume plugins judge the volumes
             for pod in self.objects.pods:
                 self.cluster.pods[pod.uid] = pod
             self.scheduler = Scheduler(config, self.snapshot, self.cluster, registry, seed=seed)

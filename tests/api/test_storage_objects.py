@@ -242,3 +242,30 @@ def test_bad_storage_input_is_one_line_exit_2(
     err = capsys.readouterr().err.strip()
     assert "\n" not in err and "Traceback" not in err
     assert f"{f}: " in err and expected in err
+
+
+def test_pod_signature_reads_the_volumes_the_plugins_read() -> None:
+    """Pods that differ in their claims or disks are not equivalent; the names of projected,
+    configMap or secret volumes (a Deployment's replicas differ there) do not matter."""
+
+    def sig(name: str, *volumes: dict[str, Any]) -> Any:
+        return Pod.parse(make_pod(name, spec={"volumes": list(volumes)})).signature()
+
+    token_a = {"name": "kube-api-access-x2x4q", "projected": {"sources": []}}
+    token_b = {"name": "kube-api-access-k8s7p", "projected": {"sources": []}}
+    assert sig("a", token_a) == sig("b", token_b) == Pod.parse(make_pod("c")).signature()
+    assert sig("a", pvc_volume("data-0")) != sig("b", pvc_volume("data-1"))
+    disk = {"name": "d", "gcePersistentDisk": {"pdName": "disk-1"}}
+    assert sig("a", disk) != sig("b", {"name": "d", "gcePersistentDisk": {"pdName": "disk-2"}})
+    assert sig("a", disk, token_a) == sig("b", disk, token_b)
+
+
+def test_autoscaler_scratch_snapshots_share_the_storage() -> None:
+    """Cluster Autoscaler's simulations run the volume plugins against the cluster's claims."""
+    from kubesched.autoscale.predicate import scratch_snapshot
+
+    live = Snapshot()
+    live.storage.load([PersistentVolumeClaim.parse(make_pvc("data"))])
+    assert scratch_snapshot(live.namespaces, storage=live.storage).storage is live.storage
+    assert scratch_snapshot(like=live).storage is live.storage
+    assert scratch_snapshot(live.namespaces).storage.pvc("default", "data") is None

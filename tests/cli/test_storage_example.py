@@ -81,3 +81,19 @@ def test_schedule_completes_the_bindings_offline() -> None:
     assert pv.node_affinity.matches({"topology.kubernetes.io/zone": zone}, "")
     assert storage.pvc("shop", "data-db-0").volume_name == "pv-db-0"
 
+
+
+def test_simulate_reads_and_binds_the_storage_objects() -> None:
+    """simulate loads the storage objects as schedule does: the same placements and message."""
+    from kubesched.app import build_registry
+    from kubesched.config.load import default_config
+    from kubesched.sim.runner import simulate
+    from kubesched.sim.workload import from_manifests
+
+    reg = build_registry([])
+    res = simulate(default_config(reg.points_of), from_manifests([EXAMPLE]), mode="arrival", seed=1, registry=reg)
+    t = res.pods
+    got = {k: (state, node) for k, state, node in zip(t["pod"], t["state"], t["node"], strict=True)}
+    assert got["shop/db-0"] == ("running", "node-a2")
+    assert got["shop/db-1"][0] == "running" and got["shop/report-0"][0] == "failed"
+    assert res.summary["pods"]["failed"] == 1
