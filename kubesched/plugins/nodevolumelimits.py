@@ -59,7 +59,7 @@ class CSILimits(PreFilterPlugin, FilterPlugin, SignPlugin):
     def sign_pod(self, pod: Pod, snap: Snapshot) -> Signature | None:
         """A pod with no volume a CSI driver attaches takes no part; the others read the node's
         pods and the storage objects, which the equivalence cache does not follow."""
-        return NOT_INVOLVED if not snap.storage.tracked or not counts_volumes(pod) else None
+        return NOT_INVOLVED if not pod.volumes or not snap.storage.tracked or not counts_volumes(pod) else None
 
     def pre_filter(self, state: CycleState, pod: Pod, snap: Snapshot) -> PreFilterResult | Status | None:
         if not snap.storage.tracked or not counts_volumes(pod):

@@ -104,7 +104,11 @@ class VolumeRestrictions(PreFilterPlugin, FilterPlugin, SignPlugin):
     def sign_pod(self, pod: Pod, snap: Snapshot) -> Signature | None:
         """A pod without claims or checked in-tree disks takes no part; the others read the
         claims and the pods using them, which the equivalence cache does not follow."""
-        if not snap.storage.tracked or not any(v.source == PVC or v.source in CHECKED_SOURCES for v in pod.volumes):
+        if (
+            not pod.volumes
+            or not snap.storage.tracked
+            or not any(v.source == PVC or v.source in CHECKED_SOURCES for v in pod.volumes)
+        ):
             return NOT_INVOLVED
         return None
 

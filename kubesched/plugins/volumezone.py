@@ -132,7 +132,7 @@ class VolumeZone(PreFilterPlugin, FilterPlugin, SignPlugin):
     def sign_pod(self, pod: Pod, snap: Snapshot) -> Signature | None:
         """A pod without persistentVolumeClaim volumes takes no part; the others read the
         storage objects, which the equivalence cache does not follow."""
-        if not snap.storage.tracked or not any(v.source == PVC for v in pod.volumes):
+        if not pod.volumes or not snap.storage.tracked or not any(v.source == PVC for v in pod.volumes):
             return NOT_INVOLVED
         return None
 

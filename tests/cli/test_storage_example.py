@@ -10,10 +10,12 @@ from pathlib import Path
 
 from cli_testlib import render
 
+from kubesched.api.objects import Pod
 from kubesched.app import build_session
 from kubesched.batch import schedule_all
 from kubesched.cli import main
 from kubesched.render import explain_table
+from kubesched.testing import make_pod
 
 EXAMPLE = str(Path(__file__).resolve().parents[2] / "kubesched" / "examples" / "storage-cluster.yaml")
 RWOP = "node has pod using PersistentVolumeClaim with the same name and ReadWriteOncePod access mode"
@@ -97,3 +99,24 @@ def test_simulate_reads_and_binds_the_storage_objects() -> None:
     assert got["shop/db-0"] == ("running", "node-a2")
     assert got["shop/db-1"][0] == "running" and got["shop/report-0"][0] == "failed"
     assert res.summary["pods"]["failed"] == 1
+
+
+def test_equivalence_cache_changes_nothing_with_volumes() -> None:
+    """Cache on or off, the same placements and the same bindings; a pod without volumes has
+    the volume plugins signed NOTHING, so its binding cycle shares the cache's state (no copy)."""
+
+    def run(cache: bool) -> tuple[dict, dict]:
+        s = build_session([EXAMPLE], None, 1, None)
+        s.scheduler.use_equivalence_cache = cache
+        placed = {p["pod"]: p["node"] for p in schedule_all(s).to_json()["placements"]}
+        storage = s.scheduler.snapshot.storage
+        return placed, {k: (c.volume_name, dict(c.annotations)) for k, c in storage.pvcs.items()}
+
+    assert run(True) == run(False)
+
+    s = build_session([EXAMPLE], None, 1, None)
+    fw = s.scheduler.frameworks["default-scheduler"]
+    plain = Pod.parse(make_pod("plain", namespace="shop", requests={"cpu": "100m"}))
+    for _ in range(2):
+        assert fw.cache.find_feasible(fw, plain, s.scheduler.snapshot, 0, lambda n: n) is not None
+    assert fw.cache._last.binding_writes is False

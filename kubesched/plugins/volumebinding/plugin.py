@@ -124,7 +124,7 @@ class VolumeBinding(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin, 
     def sign_pod(self, pod: Pod, snap: Snapshot) -> Signature | None:
         """A pod without claims takes no part; the others read the storage objects and the
         assumed bindings, which the equivalence cache does not follow."""
-        if not snap.storage.tracked or not any(v.uses_claim for v in pod.volumes):
+        if not pod.volumes or not snap.storage.tracked or not any(v.uses_claim for v in pod.volumes):
             return NOT_INVOLVED
         return None
 
@@ -227,9 +227,11 @@ class VolumeBinding(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin, 
 
     # ---- Reserve / Unreserve -----------------------------------------------------------
     def reserve(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
-        s = self._state(state)
+        s = state.read(STATE_KEY) or self._state(state)
+        if s.claims is None:  # no claims (PreFilter skipped): nothing to assume, nothing written
+            return None
         volumes = s.by_node.get(node_name)
-        if volumes is None:  # no claims: nothing assumed
+        if volumes is None:
             s.all_bound = True
             return None
         s.all_bound = self.binder.assume_pod_volumes(pod, node_name, volumes, self._storage())
@@ -245,8 +247,8 @@ class VolumeBinding(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin, 
 
     # ---- PreBind -----------------------------------------------------------------------
     def pre_bind_pre_flight(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
-        s = self._state(state)
-        if s.all_bound:
+        s = state.read(STATE_KEY) or self._state(state)
+        if s.claims is None or s.all_bound:
             return Status(Code.Skip, plugin=NAME)
         if node_name not in s.by_node:
             return Status.error(f'no pod volumes found for node "{node_name}"', NAME)
@@ -254,7 +256,7 @@ class VolumeBinding(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin, 
 
     def pre_bind(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
         s = self._state(state)
-        if s.all_bound:
+        if s.claims is None or s.all_bound:
             return None
         volumes = s.by_node.get(node_name)
         if volumes is None:
