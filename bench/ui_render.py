@@ -27,7 +27,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from kubesched.cli import main as kubesched  # noqa: E402
 from kubesched.heap import freeze_long_lived  # noqa: E402
 from kubesched.ui.sources import open_source  # noqa: E402
-from tests.ui.conftest import Server  # noqa: E402
+from tests.ui.conftest import TOKEN, Server  # noqa: E402
 from tests.ui.test_browser import CHROMIUM, FLAGS  # noqa: E402
 
 
@@ -54,7 +54,7 @@ def measure(page, url: str, pods: list[str], label: str) -> dict:
     cdp = page.context.new_cdp_session(page)
     cdp.send("Performance.enable")
     t0 = time.perf_counter()
-    page.goto(f"{url}/#/cluster")
+    page.goto(f"{url}/?token={TOKEN}#/cluster")  # the printed URL: sets the cookie the rest use
     page.wait_for_function("() => window.__kubesched && window.__kubesched.timings.cluster_at", timeout=120_000)
     wall = (time.perf_counter() - t0) * 1000
     t = page.evaluate("() => window.__kubesched.timings")
@@ -149,7 +149,7 @@ def main() -> int:
                 open_s = time.perf_counter() - t0
                 freeze_long_lived()  # as `kubesched ui` does
                 keys = list(ws.attempts)[:: max(1, len(ws.attempts) // 10)][:10] or list(ws.pods)[:10]
-                srv = Server(__import__("kubesched.ui.server", fromlist=["build_app"]).build_app(ws))
+                srv = Server(ws)
                 ctx = p.chromium.launch_persistent_context(tempfile.mkdtemp(), executable_path=CHROMIUM, headless=True,
                                                            args=FLAGS, viewport={"width": 1400, "height": 1000})
                 try:

@@ -53,10 +53,8 @@ def timed(fn) -> float:  # noqa: ANN001
 
 
 def measure(folder: Path, name: str) -> dict:
-    from starlette.testclient import TestClient
-
-    from kubesched.ui.server import build_app
     from kubesched.ui.views import gpu_columns
+    from tests.ui.conftest import ui_client
 
     t0 = time.perf_counter()
     ws = open_source(str(folder))
@@ -66,7 +64,7 @@ def measure(folder: Path, name: str) -> dict:
     n = len(tl)
     out["steps"] = n
     out["deletes"] = sum(s.kind == "delete" for s in tl.steps)
-    client = TestClient(build_app(ws))
+    client = ui_client(ws)
 
     def seek(step: int) -> None:
         with tl.lock:

@@ -6,11 +6,13 @@ from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 
-from kubesched.api.load import ClusterObjects, load_cluster
+from kubesched.api.load import STRICT, ClusterObjects, load_cluster
 from kubesched.api.objects import Pod
 from kubesched.cluster.memory import MemoryCluster, populate
 from kubesched.config import SchedulerConfig, default_config, load_config
+from kubesched.framework.handle import Handle
 from kubesched.framework.registry import Registry
+from kubesched.framework.runtime import Framework
 from kubesched.plugins import in_tree_registry
 from kubesched.scheduler import Scheduler
 from kubesched.state.snapshot import Snapshot
@@ -59,16 +61,28 @@ def build_config(config_path: str | None, registry: Registry) -> SchedulerConfig
     return default_config(registry.points_of)
 
 
+def check_plugins(config: SchedulerConfig, registry: Registry) -> None:
+    """Build every profile's plugins once, as a scheduler does when it starts, on an empty
+    cluster: the plugins' own checks of their args (those the configuration passes to them raw:
+    kubesched's, scheduler-plugins' and ``--plugin-path`` ones) run, with the messages and paths
+    ``schedule`` gives. Files the args name are read, as at start."""
+    for profile in config.profiles:
+        Framework(profile, registry, Handle(Snapshot()))
+
+
 def build_session(
     files: list[str],
     config_path: str | None = None,
     seed: int | None = None,
     plugin_paths: list[str] | None = None,
+    *,
+    validate: str = STRICT,
 ) -> Session:
-    """Everything is parsed and validated before anything is scheduled."""
+    """Everything is parsed and validated before anything is scheduled (``validate``: kubectl's
+    ``--validate``, see ``kubesched.api.load``)."""
     registry = build_registry(plugin_paths)
     config = build_config(config_path, registry)
-    objs = load_cluster(files)
+    objs = load_cluster(files, validate)
     snap = Snapshot()
     pending = populate(snap, objs)
     cluster = MemoryCluster()

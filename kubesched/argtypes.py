@@ -20,3 +20,21 @@ class OneLineParser(argparse.ArgumentParser):
 
     def error(self, message: str) -> None:  # type: ignore[override]
         self.exit(2, f"{self.prog}: error: {' '.join(message.split())}\n")
+
+
+#: strconv.ParseBool's spellings, which kubectl's --validate takes as strict (true) or ignore (false)
+_TRUE = ("1", "t", "T", "TRUE", "true", "True")
+_FALSE = ("0", "f", "F", "FALSE", "false", "False")
+
+
+def validate_mode(text: str) -> str:
+    """--validate: kubectl's strict|warn|ignore, with true (strict) and false (ignore)."""
+    if text in ("strict", "warn", "ignore"):
+        return text
+    if text in _TRUE:
+        return "strict"
+    if text in _FALSE:
+        return "ignore"
+    raise argparse.ArgumentTypeError(
+        f'invalid - validate option "{text}"; must be one of: strict (or true), warn, ignore (or false)'
+    )

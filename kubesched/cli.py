@@ -11,9 +11,10 @@ from typing import Any
 
 import yaml
 
-from kubesched import UPSTREAM_RELEASE, __version__, argtypes
+from kubesched import UPSTREAM_RELEASE, __version__, argtypes, features
 from kubesched.debug import add_debug
 from kubesched.errors import InputError
+from kubesched.flags import add_validate
 from kubesched.server import security
 from kubesched.server.httpd import DEFAULT_MAX_BODY, Limits
 
@@ -56,7 +57,7 @@ def cmd_schedule(args: argparse.Namespace) -> int:
     from kubesched.app import build_session
     from kubesched.batch import schedule_all
 
-    s = build_session(_files(args), args.config, args.seed, args.plugin_path)
+    s = build_session(_files(args), args.config, args.seed, args.plugin_path, validate=args.validate)
     _warn(s.config.warnings)
     _warn(s.objects.warnings)
     if args.debug:
@@ -100,11 +101,11 @@ def cmd_explain(args: argparse.Namespace) -> int:
         raise InputError("give exactly one of NAMESPACE/POD (or POD with -n NAMESPACE) or --pod FILE")
     if args.namespace and args.pod:
         raise InputError("-n/--namespace: only with a pod name (a --pod file names its own namespace)")
-    s = build_session(_files(args), args.config, args.seed, args.plugin_path)
+    s = build_session(_files(args), args.config, args.seed, args.plugin_path, validate=args.validate)
     _warn(s.config.warnings)
     _warn(s.objects.warnings)
     if args.pod:
-        objs = parse_objects(args.pod, read_documents(args.pod))
+        objs = parse_objects(args.pod, read_documents(args.pod), args.validate)
         if len(objs.pods) != 1:
             raise InputError(f"expected exactly one Pod, found {len(objs.pods)}", source=args.pod)
         objs.priority_classes = s.objects.priority_classes
@@ -189,11 +190,12 @@ def cmd_plugins_new(args: argparse.Namespace) -> int:
 
 
 def cmd_config_view(args: argparse.Namespace) -> int:
-    from kubesched.app import build_config, build_registry
+    from kubesched.app import build_config, build_registry, check_plugins
     from kubesched.config import effective_config, resolved_table
 
     reg = build_registry(args.plugin_path, import_module_names=args.import_plugins)
     cfg = build_config(args.config, reg)
+    check_plugins(cfg, reg)  # refuse what ``schedule`` refuses: plugins check their own args
     _warn(cfg.warnings)
     if args.output == "table":
         from kubesched.render import config_table
@@ -224,8 +226,13 @@ def _common(p: argparse.ArgumentParser, files: bool = True) -> None:
         p.add_argument(
             "-f", "--file", action="append", help="cluster objects (YAML/JSON; repeatable); default: shipped example"
         )
+        add_validate(p)
         p.add_argument("--seed", type=argtypes.seed, default=None, help="seed for the random tie-break (reproducible runs)")
     p.add_argument("--config", help="KubeSchedulerConfiguration file (v1, v1beta3, v1beta2, v1beta1)")
+    p.add_argument(
+        "--feature-gates", metavar="NAME=BOOL,...",
+        help="kube-scheduler feature gates, v1.36 defaults otherwise (docs/config.md#feature-gates)",
+    )
     p.add_argument("--plugin-path", action="append", default=[], help="Python file defining plugins (repeatable; it is run: only trusted files)")
     p.add_argument(
         "-o", "--output", choices=("table", "json", "yaml"), default="table",
@@ -347,6 +354,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "-f", "--file", action="append", help="cluster objects the extender holds (NodeNames mode, bind); default: none"
     )
+    add_validate(p)
     p.add_argument("--config", help="KubeSchedulerConfiguration file (v1, v1beta3, v1beta2, v1beta1)")
     p.add_argument("--plugin-path", action="append", default=[], help="Python file defining plugins (repeatable; it is run: only trusted files)")
     p.add_argument("--listen", default="127.0.0.1:8888", help="HOST:PORT to serve on (':8888': every interface)")
@@ -377,6 +385,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     func: Callable[[argparse.Namespace], int] = args.func
     try:
+        if hasattr(args, "feature_gates"):  # this run's gates (v1.36's defaults when not given)
+            features.set_from_flag(args.feature_gates or "")
         return func(args)
     except InputError as e:
         sys.stderr.write(f"kubesched: error: {e}\n")

@@ -12,6 +12,8 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
+from kubesched.argtypes import validate_mode
+
 
 class DeprecatedAlias(argparse.Action):
     """An old spelling of a flag: does what the new one does, and says to use the new one."""
@@ -61,6 +63,16 @@ def add_no_plots(p: argparse.ArgumentParser | Any, help: str) -> None:
     p.add_argument("--no-plots", "--no-plot", dest="no_plots", action="store_true", help=help)
 
 
+def add_validate(p: argparse.ArgumentParser | Any) -> None:
+    """``--validate[=MODE]`` for the commands that read ``-f`` cluster files (kubectl's flag)."""
+    p.add_argument(
+        "--validate", nargs="?", const="strict", default="strict", type=validate_mode, metavar="MODE",
+        help="what to do with -f objects the API server would refuse (unknown fields, invalid names, "
+        "...): strict (or true; the default) refuses them, warn loads them with a warning per "
+        "problem, ignore (or false) loads them silently; see docs/cli.md#input-files",
+    )
+
+
 def add_workload_source(p: argparse.ArgumentParser, title: str) -> argparse._ArgumentGroup:
     """The workload flags of ``simulate`` and ``tune`` (exactly one of ``--trace``, ``-f``,
     ``--synthetic``), in a group titled ``title`` that the caller may extend."""
@@ -74,6 +86,7 @@ def add_workload_source(p: argparse.ArgumentParser, title: str) -> argparse._Arg
     src.add_argument(
         "-f", "--file", action="append", metavar="FILE", help="Kubernetes manifests: nodes and pods (repeatable)"
     )
+    add_validate(src)
     src.add_argument(
         "--synthetic",
         nargs="?",

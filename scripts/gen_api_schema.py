@@ -11,6 +11,10 @@ both modules at the Kubernetes release kubesched follows:
     git clone --branch v0.36.3 https://github.com/kubernetes/api
     git clone --branch v0.36.3 https://github.com/kubernetes/apimachinery
     python scripts/gen_api_schema.py api apimachinery v0.36.3 > kubesched/api/schema_v1.json
+    python scripts/gen_api_schema.py api apimachinery v0.36.3 resource > kubesched/api/schema_resource_v1.json
+
+The second table holds the resource.k8s.io/v1 kinds of Dynamic Resource Allocation (and the
+core and meta types they reach); ``kubesched.api.schema`` loads both.
 """
 
 from __future__ import annotations
@@ -26,6 +30,7 @@ SOURCES = {
     "scheduling": ("api", "scheduling/v1", ("types.go",)),
     "policy": ("api", "policy/v1", ("types.go",)),
     "storage": ("api", "storage/v1", ("types.go",)),
+    "resource": ("api", "resource/v1", ("types.go",)),
     "meta": ("apimachinery", "pkg/apis/meta/v1", ("types.go",)),
 }
 # Go import aliases used in those files -> our package keys
@@ -58,6 +63,16 @@ ROOTS = {
     "CSIDriver": "storage.CSIDriver",
     "CSIStorageCapacity": "storage.CSIStorageCapacity",
     "VolumeAttachment": "storage.VolumeAttachment",
+}
+#: The kinds of each table (the optional last argument picks one; "core" is schema_v1.json's).
+TABLES = {
+    "core": ROOTS,
+    "resource": {
+        "DeviceClass": "resource.DeviceClass",
+        "ResourceSlice": "resource.ResourceSlice",
+        "ResourceClaim": "resource.ResourceClaim",
+        "ResourceClaimTemplate": "resource.ResourceClaimTemplate",
+    },
 }
 
 _TYPE_RE = re.compile(r"^type (\w+) (struct \{|.+)$", re.M)
@@ -136,14 +151,14 @@ class Builder:
         return out
 
 
-def main(api_root: str, machinery_root: str, release: str) -> None:
+def main(api_root: str, machinery_root: str, release: str, table: str = "core") -> None:
     roots = {"api": Path(api_root), "apimachinery": Path(machinery_root)}
     decls: dict[str, object] = {}
     for pkg, (mod, directory, files) in SOURCES.items():
         for f in files:
             decls.update(_declarations(pkg, (roots[mod] / directory / f).read_text()))
     b = Builder(decls)
-    kinds = {kind: b.ref(q.split(".")[0], q.split(".")[1]) for kind, q in ROOTS.items()}
+    kinds = {kind: b.ref(q.split(".")[0], q.split(".")[1]) for kind, q in TABLES[table].items()}
     doc = {
         "source": f"k8s.io/api and k8s.io/apimachinery {release}, json tags of the Go types",
         "kinds": kinds,
@@ -153,6 +168,6 @@ def main(api_root: str, machinery_root: str, release: str) -> None:
 
 
 if __name__ == "__main__":
-    if len(sys.argv) != 4:
+    if len(sys.argv) not in (4, 5) or (len(sys.argv) == 5 and sys.argv[4] not in TABLES):
         raise SystemExit(__doc__)
     main(*sys.argv[1:])

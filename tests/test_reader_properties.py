@@ -11,6 +11,8 @@ from __future__ import annotations
 import copy
 import csv
 import io
+import json
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -152,6 +154,56 @@ def test_manifests_load_or_fail_in_one_line(tmp_path_factory: Any, edits: list, 
         load_cluster([str(f)])
     except InputError as e:
         assert "\n" not in str(e) and str(e).startswith(str(f))
+
+
+# Edits the API server's validation refuses but whose values have the right JSON types: with
+# --validate=warn or ignore they reach parsing and scheduling, which must load and schedule them
+# or refuse them in one line.
+NA = [*POD, "affinity", "nodeAffinity"]
+REQ_TERM = [*NA, "requiredDuringSchedulingIgnoredDuringExecution", "nodeSelectorTerms", 0, "matchExpressions", 0]
+TSC = [*POD, "topologySpreadConstraints", 0]
+INVALID_EDITS: list[tuple[list[str | int], Any]] = [
+    (["items", 0, "metadata", "name"], "Bad_Node"), (["items", 2, "metadata", "namespace"], "Team_A"),
+    ([*POD, "containers", 0, "name"], ""), ([*POD, "initContainers"], [{"name": "c", "image": "x"}]),
+    ([*TSC, "topologyKey"], "not a key"), ([*TSC, "maxSkew"], -3), ([*TSC, "matchLabelKeys"], ["app"]),
+    ([*REQ_TERM, "operator"], "Foo"), ([*REQ_TERM, "values"], []), ([*REQ_TERM, "key"], "bad key"),
+    ([*NA, "preferredDuringSchedulingIgnoredDuringExecution"], [{"weight": 0, "preference": {}}]),
+    ([*POD, "affinity", "podAntiAffinity"], {"requiredDuringSchedulingIgnoredDuringExecution": [
+        {"labelSelector": {"matchLabels": {"app": "x"}}, "topologyKey": "bad key", "namespaces": ["Bad_NS"]}]}),
+    ([*POD, "tolerations", 0, "tolerationSeconds"], 5), ([*POD, "tolerations", 1], {"operator": "Exists", "value": "v"}),
+    (["items", 0, "spec", "taints", 1], {"key": "k", "value": "v", "effect": "NoSchedule"}),
+    (["items", 0, "spec", "taints", 0, "value"], "bad value!"),
+    ([*POD, "containers", 0, "resources"], {"requests": {"cpu": "2"}, "limits": {"cpu": "1"}}),
+    ([*POD, "containers", 0, "resources"], {"requests": {"example.com/gpu": "0.5"}, "limits": {"example.com/gpu": "0.5"}}),
+    ([*POD, "containers", 0, "resources"], {"requests": {"foo": "1"}}),
+    ([*POD, "containers", 0, "ports"], [{"containerPort": 80, "hostPort": 80}, {"containerPort": 81, "hostPort": 80}]),
+    ([*POD, "resources"], {"requests": {"cpu": "100m"}}), ([*POD, "schedulingGates"], [{"name": "g"}, {"name": "g"}]),
+    ([*POD, "preemptionPolicy"], "Always"), ([*POD, "overhead"], {"cpu": "-1"}),
+    (["items", 1, "value"], 2_000_000_000), (["items", 1, "preemptionPolicy"], "Sometimes"),
+    (["items", 0, "status", "allocatable", "cpu"], "-1"), (["items", 0, "status", "allocatable", "example.com/gpu"], "0.5"),
+    ([*POD, "bogus"], {"a": 1}),
+]  # fmt: skip
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.sampled_from(INVALID_EDITS), min_size=1, max_size=4), st.sampled_from(["warn", "ignore"]))
+def test_manifests_the_api_server_refuses_load_and_schedule_or_fail_in_one_line(edits: list, mode: str) -> None:
+    """--validate=warn and ignore skip the API server's validation: what parsing then admits must
+    schedule without a traceback (a negative allocatable, a weight of 0, an operator no parser
+    knows, ...)."""
+    from kubesched.app import build_session
+    from kubesched.batch import schedule_all
+
+    doc = {"apiVersion": "v1", "kind": "List", "items": copy.deepcopy(BASE)}
+    for path, value in edits:
+        _set(doc, path, copy.deepcopy(value))
+    with tempfile.TemporaryDirectory() as folder:
+        f = Path(folder) / "c.json"
+        f.write_text(json.dumps(doc))
+        try:
+            schedule_all(build_session([str(f)], seed=1, validate=mode))
+        except InputError as e:
+            assert "\n" not in str(e) and str(e).startswith(str(f))
 
 
 CONFIG_ARGS: list[tuple[str, list[str]]] = [

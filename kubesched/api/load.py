@@ -4,16 +4,26 @@ Objects of the kinds scheduling reads are judged as the API server judges them b
 parsed: strict decoding (``schema``: unknown fields, wrong types, wrong apiVersion), validation
 (``validation``) and the Priority admission plugin (``resolve_priorities``). Names must be
 unique per kind and namespace, as in a cluster.
+
+``validate`` is kubectl's ``--validate``: ``strict`` (the default) refuses an object with an
+unknown field or one the API server's validation refuses; ``warn`` loads it, with one warning
+per problem (an unknown field is dropped, as the API server drops it); ``ignore`` loads it
+without a word. What no mode lets through is what no object can be built from, or no cluster
+can hold: a document that is no YAML or JSON, an unknown kind or a wrong apiVersion, a value of
+the wrong JSON type, what parsing refuses (an unparsable quantity, an unknown selector
+operator, ...), two objects of one name, the int64 bounds of requests.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from kubesched import documents
 from kubesched.api import schema, storage_validation, validation
 from kubesched.api.fields import as_map
+from kubesched.api.names import is_dns1035_label, is_dns1123_label, is_dns1123_subdomain
 from kubesched.api.objects import (
     ElasticQuota,
     Namespace,
@@ -35,6 +45,9 @@ from kubesched.api.storage import (
     check_unique_storage,
     ephemeral_claim,
 )
+from kubesched.dra import load as dra_load
+from kubesched.dra.store import DraObjects
+from kubesched.dra.validation import pod_claims
 from kubesched.errors import InputError, join_path
 from kubesched.gpu.model import GPU_COUNT, MAX_GPUS_PER_NODE
 from kubesched.heap import paused_gc
@@ -59,20 +72,29 @@ API_VERSIONS: dict[str, str] = {
 }
 
 
-def _pod(m: dict, path: str) -> None:
-    validation.pod(m, path)
-    storage_validation.pod_volumes(m, path)
+def _pod(m: dict, path: str, report: validation.Report = validation.raise_first) -> None:
+    validation.pod(m, path, report)
+    storage_validation.pod_volumes_checked(m, path, report)
 
 
-#: API-server validation of the kinds checked strictly (after the schema check).
-VALIDATE = {
+#: API-server validation of each kind read (after the schema check of the kinds it covers).
+VALIDATE: dict[str, Callable[..., None]] = {
     "Pod": _pod,
     "Node": validation.node,
     "Namespace": validation.namespace,
     "PriorityClass": validation.priority_class,
     "PodDisruptionBudget": validation.pdb,
     **storage_validation.VALIDATE_STORAGE,
+    "Service": validation.metadata_of(is_dns1035_label),
+    "ReplicationController": validation.metadata_of(is_dns1123_subdomain),
+    "ReplicaSet": validation.metadata_of(is_dns1123_subdomain),
+    "StatefulSet": validation.metadata_of(is_dns1123_label),
+    "PodGroup": validation.metadata_of(is_dns1123_subdomain),
+    "ElasticQuota": validation.metadata_of(is_dns1123_subdomain),
 }
+#: kubectl's --validate modes: refuse, warn and load, load.
+STRICT, WARN, IGNORE = "strict", "warn", "ignore"
+VALIDATE_MODES = (STRICT, WARN, IGNORE)
 
 
 @dataclass
@@ -89,6 +111,8 @@ class ClusterObjects:
     elastic_quotas: list[ElasticQuota] = field(default_factory=list)
     # PVs, PVCs, StorageClasses, CSINodes, CSIDrivers, CSIStorageCapacities, VolumeAttachments
     storage: list[Any] = field(default_factory=list)
+    # resource.k8s.io/v1: DeviceClasses, ResourceSlices, ResourceClaims, ResourceClaimTemplates
+    dra: DraObjects = field(default_factory=DraObjects)
     skipped: dict[str, int] = field(default_factory=dict)
     #: Where each Pod, Node, Namespace, PriorityClass and storage object came from (file, field path), by id().
     origins: dict[int, tuple[str, str]] = field(default_factory=dict)
@@ -105,6 +129,7 @@ class ClusterObjects:
         self.pod_groups += other.pod_groups
         self.elastic_quotas += other.elastic_quotas
         self.storage += other.storage
+        self.dra.extend(other.dra)
         for k, v in other.skipped.items():
             self.skipped[k] = self.skipped.get(k, 0) + v
         self.origins.update(other.origins)
@@ -152,9 +177,10 @@ def _selector_of(kind: str, m: dict, path: str) -> LabelSelector | None:
     return LabelSelector.parse(sel, f"{path}.spec.selector")
 
 
-def parse_objects(path: str, docs: list[tuple[str, Any]]) -> ClusterObjects:
+def parse_objects(path: str, docs: list[tuple[str, Any]], validate: str = STRICT) -> ClusterObjects:
+    """The objects of one file's documents, judged as ``validate`` says (see the module's doc)."""
     try:
-        return _parse_objects(path, docs)
+        return _parse_objects(path, docs, validate)
     except InputError as e:
         raise InputError(e.reason, source=path, path=e.path) from None
 
@@ -179,8 +205,32 @@ def _int64_requests(pod: Pod, path: str) -> Pod:
     return pod
 
 
-def _parse_objects(source: str, docs: list[tuple[str, Any]]) -> ClusterObjects:
+def _reporter(validate: str, warnings: list[str], source: str) -> validation.Report | None:
+    """Where ``validate`` sends a problem: nowhere else than up (strict: None), to the warnings,
+    or nowhere."""
+    if validate == STRICT:
+        return None
+    if validate == WARN:
+        return lambda e: warnings.append(str(InputError(e.reason, source=source, path=e.path)))
+    return lambda e: None
+
+
+def _judge(kind: str, m: dict, path: str, validate: str, report: validation.Report | None) -> None:
+    """The API server's strict decoding and validation of one object, as ``validate`` says;
+    ``report``: ``_reporter``'s."""
+    if kind in schema.API_VERSIONS:
+        schema.check(kind, m, path, unknown=report)
+    if kind not in VALIDATE:
+        return
+    if validate == STRICT:
+        VALIDATE[kind](m, path)
+    elif validate == WARN:
+        VALIDATE[kind](m, path, report)
+
+
+def _parse_objects(source: str, docs: list[tuple[str, Any]], validate: str = STRICT) -> ClusterObjects:
     out = ClusterObjects()
+    report = _reporter(validate, out.warnings, source)
     for dpath, doc in docs:
         for ipath, m in kind_items(dpath, doc):
             kind = m["kind"]
@@ -191,14 +241,14 @@ def _parse_objects(source: str, docs: list[tuple[str, Any]]) -> ClusterObjects:
                     f'{kind} is served as apiVersion "{want}", not "{api}"',
                     path=f"{ipath}.apiVersion" if ipath else "apiVersion",
                 )
-            check = VALIDATE.get(kind)
-            if check is not None:
-                schema.check(kind, m, ipath)
-                check(m, ipath)
+            if kind in VALIDATE or kind in schema.API_VERSIONS:
+                _judge(kind, m, ipath, validate, report)
             if kind == "Node":
                 out.nodes.append(_bounded_gpus(Node.parse(m, ipath), ipath))
                 out.origins[id(out.nodes[-1])] = (source, ipath)
             elif kind == "Pod":
+                # the claims' checks are the DRA parser's footing: made under every --validate mode
+                pod_claims(m.get("spec") or {}, join_path(ipath, "spec"))
                 out.pods.append(_int64_requests(Pod.parse(m, ipath), ipath))
                 out.origins[id(out.pods[-1])] = (source, ipath)
             elif kind == "Namespace":
@@ -216,6 +266,9 @@ def _parse_objects(source: str, docs: list[tuple[str, Any]]) -> ClusterObjects:
             elif kind in STORAGE_KINDS:
                 out.storage.append(STORAGE_KINDS[kind](m, ipath))
                 out.origins[id(out.storage[-1])] = (source, ipath)
+            elif kind in dra_load.KINDS:
+                dra_load.KINDS[kind][0](m, ipath)  # strict under every --validate mode: parse relies on it
+                dra_load.add(out.dra, kind, m, ipath)
             elif kind in WORKLOAD_KINDS:
                 sel = _selector_of(kind, m, ipath)
                 md = as_map(m.get("metadata"), ipath)
@@ -234,12 +287,12 @@ def _parse_objects(source: str, docs: list[tuple[str, Any]]) -> ClusterObjects:
     return out
 
 
-def load_cluster(paths: list[str]) -> ClusterObjects:
+def load_cluster(paths: list[str], validate: str = STRICT) -> ClusterObjects:
     """Read every file, then check names are unique and resolve pod priorities (admission)."""
     objs = ClusterObjects()
     with paused_gc():
         for p in paths:
-            objs.extend(parse_objects(p, read_documents(p)))
+            objs.extend(parse_objects(p, read_documents(p), validate))
         return finish_objects(objs, paths)
 
 
@@ -247,12 +300,14 @@ def finish_objects(objs: ClusterObjects, paths: list[str]) -> ClusterObjects:
     """What the API server checks across objects: names unique per kind (and namespace), pod
     priorities from PriorityClasses (admission), one PodGroup per name and ElasticQuota per
     namespace, and int64 totals of the pods bound to each node (``paths``: where the objects
-    came from, for the messages)."""
+    came from, for the messages); then the claims the resourceclaim controller makes from
+    ResourceClaimTemplates (``kubesched.dra.store.make_template_claims``)."""
     check_unique(objs)
     resolve_priorities(objs)
     admit_storage(objs)
     _check_unique_scheduling_objects(objs, paths)
     check_node_totals(objs)
+    objs.warnings += dra_load.finish(objs.dra, objs.pods, ", ".join(paths))
     return objs
 
 

@@ -65,8 +65,38 @@ def _bounded_match(value: str, max_len: int, regex: re.Pattern[str], msg: str, f
 
 @functools.lru_cache(maxsize=8192)
 def is_dns1123_label(value: str) -> tuple[str, ...]:
-    """IsDNS1123Label: what namespace names must be."""
-    return _bounded_match(value, 63, _DNS1123_LABEL_RE, _DNS1123_LABEL_MSG, _DNS1123_LABEL_FMT, "my-name", "123-abc")
+    """IsDNS1123Label: what namespace and container names must be. A valid subdomain that is
+    no label can only hold dots: upstream says so rather than quoting the pattern."""
+    errs = []
+    if len(value) > 63:
+        errs.append(_max_len(63))
+    if not _DNS1123_LABEL_RE.fullmatch(value):
+        if _DNS1123_SUBDOMAIN_RE.fullmatch(value):
+            errs.append("must not contain dots")
+        else:
+            errs.append(_regex_error(_DNS1123_LABEL_MSG, _DNS1123_LABEL_FMT, "my-name", "123-abc"))
+    return tuple(errs)
+
+
+_DNS1035_LABEL_FMT = "[a-z]([-a-z0-9]*[a-z0-9])?"
+_DNS1035_LABEL_RE = re.compile(_DNS1035_LABEL_FMT)
+_DNS1035_LABEL_MSG = (
+    "a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an "
+    "alphabetic character, and end with an alphanumeric character"
+)
+
+
+@functools.lru_cache(maxsize=1024)
+def is_dns1035_label(value: str) -> tuple[str, ...]:
+    """IsDNS1035Label: what Service names must be."""
+    return _bounded_match(value, 63, _DNS1035_LABEL_RE, _DNS1035_LABEL_MSG, _DNS1035_LABEL_FMT, "my-name", "abc-123")
+
+
+def is_path_segment_name(value: str) -> tuple[str, ...]:
+    """path.IsValidPathSegmentName: the least every object name must be (it is a URL segment)."""
+    if value in (".", ".."):
+        return (f"may not be '{value}'",)
+    return tuple(f"may not contain '{c}'" for c in ("/", "%") if c in value)
 
 
 @functools.lru_cache(maxsize=8192)

@@ -15,6 +15,7 @@ from datetime import datetime
 from typing import Any
 
 from kubesched.api.affinity import NodeAffinity, PodAffinity, TopologySpreadConstraint
+from kubesched.api.claims import PodClaimRef, parse_pod_claims
 from kubesched.api.fields import as_bool, as_int, as_list, as_map, as_str, str_map
 from kubesched.api.quantity import format_quantity
 from kubesched.api.resources import (
@@ -156,6 +157,9 @@ class Pod:
     raw: dict = field(repr=False)
     volumes: tuple[PodVolume, ...] = field(default=(), repr=False)  # spec.volumes
     _sig: Any = field(default=None, repr=False, compare=False)
+    # spec.resourceClaims, and status.resourceClaimStatuses (pod claim -> generated claim name)
+    resource_claims: tuple[PodClaimRef, ...] = ()
+    resource_claim_statuses: dict[str, str | None] = field(default_factory=dict, repr=False)
 
     @property
     def key(self) -> str:
@@ -223,6 +227,7 @@ class Pod:
             for g in as_list(spec.get("schedulingGates"), join_path(sp, "schedulingGates"))
         )
         tp = join_path(sp, "topologySpreadConstraints")
+        claims, claim_statuses = parse_pod_claims(spec, status, path)
         return cls(
             namespace=namespace,
             name=name,
@@ -259,6 +264,8 @@ class Pod:
             deleting=md.get("deletionTimestamp") is not None,
             raw=m,
             volumes=parse_pod_volumes(vols, join_path(sp, "volumes"), name) if (vols := spec.get("volumes")) else (),
+            resource_claims=claims,
+            resource_claim_statuses=claim_statuses,
         )
 
     def copy(self) -> Pod:
@@ -302,6 +309,7 @@ class Pod:
                 self.images,
                 tuple(c.image for c in self.init_containers),
                 volume_key(self.volumes) if self.volumes else (),
+                self.resource_claims,
             )
             key = Signature(sig)
         except TypeError:

@@ -2,18 +2,24 @@
 
 ``schema_v1.json`` lists the wire fields of Pod, Node, Namespace, PriorityClass,
 PodDisruptionBudget and the storage kinds (PersistentVolume, PersistentVolumeClaim,
-StorageClass, CSINode, CSIDriver, CSIStorageCapacity, VolumeAttachment) and of every type below them, with their JSON types, as the Go types of
+StorageClass, CSINode, CSIDriver, CSIStorageCapacity, VolumeAttachment) and of every type below
+them (``schema_resource_v1.json`` those of the resource.k8s.io/v1 kinds of Dynamic Resource
+Allocation), with their JSON types, as the Go types of
 Kubernetes v1.36 declare them (regenerate with ``scripts/gen_api_schema.py``). An unknown field
 (a typo such as ``spec.toleration``) or a value of the wrong JSON type (``priority: "5"``, a
 number past the int32 range) is an error naming the field, as the API server's strict decoding
 reports it. A wrong ``apiVersion`` for the kind is one too; a missing one is accepted, so
 hand-written fixtures without it still load.
+
+With ``--validate=warn`` or ``ignore`` (``check``'s ``unknown``), unknown fields are dropped
+(with a warning, or silently) as the API server drops them; wrong types stay errors.
 """
 
 from __future__ import annotations
 
 import difflib
 import json
+from collections.abc import Callable
 from importlib import resources
 from typing import Any
 
@@ -33,14 +39,22 @@ API_VERSIONS: dict[str, str] = {
     "CSIDriver": "storage.k8s.io/v1",
     "CSIStorageCapacity": "storage.k8s.io/v1",
     "VolumeAttachment": "storage.k8s.io/v1",
+    "DeviceClass": "resource.k8s.io/v1",
+    "ResourceSlice": "resource.k8s.io/v1",
+    "ResourceClaim": "resource.k8s.io/v1",
+    "ResourceClaimTemplate": "resource.k8s.io/v1",
 }
+#: The generated tables (``scripts/gen_api_schema.py``); a type named in two is the same type.
+TABLES = ("schema_v1.json", "schema_resource_v1.json")
 
 class _Mismatch(Exception):
-    """A field that does not fit the schema; ``parts`` collects its path while unwinding."""
+    """A field that does not fit the schema; ``parts`` collects its path while unwinding.
+    ``holder``: for an unknown field, the object that holds it (``parts[0]`` is its key)."""
 
-    def __init__(self, message: str, key: str | int | None = None) -> None:
+    def __init__(self, message: str, key: str | int | None = None, holder: dict | None = None) -> None:
         self.message = message
         self.parts: list[str | int] = [] if key is None else [key]
+        self.holder = holder
 
 
 # Compiled types: (code, payload). STRUCT: (type name, {field: type}); LIST and MAP: the element
@@ -80,8 +94,13 @@ def _compile(types: dict[str, dict[str, str]]) -> dict[str, tuple[int, Any]]:
 
 
 def _load() -> tuple[dict[str, tuple[int, Any]], dict[str, str]]:
-    doc = json.loads(resources.files("kubesched.api").joinpath("schema_v1.json").read_text())
-    return _compile(doc["types"]), doc["kinds"]
+    types: dict[str, dict[str, str]] = {}
+    kinds: dict[str, str] = {}
+    for table in TABLES:
+        doc = json.loads(resources.files("kubesched.api").joinpath(table).read_text())
+        types.update(doc["types"])
+        kinds.update(doc["kinds"])
+    return _compile(types), kinds
 
 
 _TYPES, _KINDS = _load()
@@ -123,7 +142,7 @@ def _walk(value: Any, t: tuple[int, Any]) -> None:
         for k, v in value.items():
             ft = fields.get(k)
             if ft is None:
-                raise _Mismatch(_unknown(k, type_name, fields), k)
+                raise _Mismatch(_unknown(k, type_name, fields), k, value)
             if v is None:
                 continue
             fcode = ft[0]
@@ -189,18 +208,26 @@ def _path(base: str, parts: list[str | int]) -> str:
     return out
 
 
-def check(kind: str, doc: dict, path: str) -> None:
+def check(kind: str, doc: dict, path: str, unknown: Callable[[InputError], None] | None = None) -> None:
     """Raise an InputError (path relative to the file) if ``doc`` does not fit ``kind``'s schema.
 
     A null item of a string list or map becomes "" in place, as Go decodes it; other nulls stay
-    (an unset field)."""
+    (an unset field). With ``unknown`` (kubectl's ``--validate=warn`` or ``ignore``), an unknown
+    field is no error: it goes to ``unknown`` and is dropped from ``doc``, as the API server drops
+    it; a value of the wrong type still is one (no object can be built from it)."""
     want = API_VERSIONS[kind]
     api = doc.get("apiVersion")
     if api is not None and api != want:
         raise InputError(
             f'{kind} is served as apiVersion "{want}", not {describe(api)}', path=_path(path, ["apiVersion"])
         )
-    try:
-        _walk(doc, _TYPES[_KINDS[kind]])
-    except _Mismatch as e:
-        raise InputError(e.message, path=_path(path, e.parts) or None) from None
+    while True:
+        try:
+            _walk(doc, _TYPES[_KINDS[kind]])
+            return
+        except _Mismatch as e:
+            err = InputError(e.message, path=_path(path, e.parts) or None)
+            if unknown is None or e.holder is None:
+                raise err from None
+            del e.holder[e.parts[0]]  # walked again: one pass per unknown field, on one object
+            unknown(err)

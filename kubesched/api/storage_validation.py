@@ -12,7 +12,7 @@ required here, since the API server fills them before it validates.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from kubesched.api.names import is_dns1123_label, is_dns1123_subdomain, is_qualified_name
@@ -29,6 +29,7 @@ from kubesched.api.storage import (
     VOLUME_MODES,
 )
 from kubesched.api.validation import (
+    Report,
     annotations,
     duplicate,
     forbidden,
@@ -37,6 +38,7 @@ from kubesched.api.validation import (
     labels,
     node_selector_term,
     not_supported,
+    raise_first,
     required,
 )
 from kubesched.errors import InputError, join_path
@@ -431,12 +433,26 @@ def volume_attachment(m: Mapping[str, Any], path: str) -> None:
 
 
 #: kind -> API-server validation of the storage kinds (after the schema check).
+def checked(fn: Callable[[Mapping[str, Any], str], None]) -> Callable[..., None]:
+    """``fn`` as ``kubesched.api.load.VALIDATE`` calls a kind's validation: its first problem
+    goes to ``report`` (raised by default, a warning under ``--validate=warn``)."""
+
+    def check(m: Mapping[str, Any], path: str, report: Report = raise_first) -> None:
+        try:
+            fn(m, path)
+        except InputError as e:
+            report(e)
+
+    return check
+
+
+pod_volumes_checked = checked(pod_volumes)
 VALIDATE_STORAGE = {
-    "PersistentVolume": persistent_volume,
-    "PersistentVolumeClaim": persistent_volume_claim,
-    "StorageClass": storage_class,
-    "CSINode": csi_node,
-    "CSIDriver": csi_driver,
-    "CSIStorageCapacity": csi_storage_capacity,
-    "VolumeAttachment": volume_attachment,
+    "PersistentVolume": checked(persistent_volume),
+    "PersistentVolumeClaim": checked(persistent_volume_claim),
+    "StorageClass": checked(storage_class),
+    "CSINode": checked(csi_node),
+    "CSIDriver": checked(csi_driver),
+    "CSIStorageCapacity": checked(csi_storage_capacity),
+    "VolumeAttachment": checked(volume_attachment),
 }

@@ -4,26 +4,32 @@ Ported from kube-apiserver v1.36 (``pkg/apis/core/validation``, ``pkg/apis/sched
 for what scheduling reads: labels and selectors, node and pod (anti-)affinity, tolerations and
 taints, topology spread constraints, scheduling gates, priority and preemption policy, resource
 requests, limits and overhead, host ports, node capacity and allocatable, PriorityClass values.
-What the scheduler never reads (images, name formats, probes, volumes) is left alone, so
-hand-written clusters and upstream-style fixtures keep loading.
+Names and namespaces are judged too (``ValidateObjectMeta``, each kind's name rule), and
+container names (required, unique across containers, init and ephemeral containers). What the
+scheduler never reads (images, probes, volumes) is left alone, so hand-written clusters and
+upstream-style fixtures keep loading; ``--validate=warn|ignore`` loads the others on purpose.
 
 Each function takes a wire dict that already passed the strict schema check (``schema.check``:
 fields known and of the right JSON type) and raises the first problem as an ``InputError`` whose
 message is the API server's ``field.Error`` body (``Invalid value: ...``, ``Unsupported value:
-...``), anchored at the field's path.
+...``), anchored at the field's path. The per-kind functions (``pod``, ``node``, ...) take a
+``report``: the default raises the first problem; a collecting one gets the first problem of
+each independent check (``Checks``), which is what ``--validate=warn`` prints.
 """
 
 from __future__ import annotations
 
 import functools
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from fractions import Fraction
-from typing import Any
+from typing import Any, TypeVar
 
+from kubesched.api.fields import as_map, as_str
 from kubesched.api.names import (
     is_dns1123_label,
     is_dns1123_subdomain,
+    is_path_segment_name,
     is_qualified_name,
     is_valid_label_value,
 )
@@ -61,6 +67,64 @@ def forbidden(path: str, detail: str) -> InputError:
 
 def duplicate(path: str, value: Any, detail: str = "") -> InputError:
     return InputError(f"Duplicate value: {_go(value)}" + (f": {detail}" if detail else ""), path=path)
+
+
+# -- reporting -------------------------------------------------------------------------------
+
+#: Where a validation problem goes: raised (``raise_first``: the object is refused with the API
+#: server's first message), or collected (``--validate=warn``: each is a warning).
+Report = Callable[[InputError], None]
+T = TypeVar("T")
+
+
+def raise_first(err: InputError) -> None:
+    raise err
+
+
+class Checks:
+    """The independent checks of one object (its metadata, its containers, its affinity, ...).
+    ``check(fn, *args)`` runs one and returns its result; its first problem goes to ``report``
+    and the check returns None. With ``raise_first`` the object's first problem is raised, as the
+    API server's first message; a collecting report gets every check's first problem."""
+
+    def __init__(self, report: Report) -> None:
+        self.report = report
+
+    def __call__(self, fn: Callable[..., T], *args: Any) -> T | None:
+        try:
+            return fn(*args)
+        except InputError as e:
+            self.report(e)
+            return None
+
+
+# -- object metadata -------------------------------------------------------------------------
+
+#: A kind's name rule (NameIsDNSSubdomain, NameIsDNSLabel, ...): the problems of a name.
+NameCheck = Callable[[str], tuple[str, ...]]
+
+
+def object_name(md: Mapping[str, Any], path: str, name_check: NameCheck) -> None:
+    """ValidateObjectMeta's name (``path``: the metadata's): it follows the kind's rule and is a
+    URL path segment (the API server's generic check on create)."""
+    npath = join_path(path, "name")
+    name = as_str(md.get("name"), npath)  # kinds read without a schema check may hold anything
+    if not name:
+        raise required(npath, "name or generateName is required")
+    for problems in (name_check(name), is_path_segment_name(name)):
+        if problems:
+            raise invalid(npath, name, problems[0])
+
+
+def object_namespace(md: Mapping[str, Any], path: str) -> None:
+    """ValidateObjectMeta's namespace of a namespaced object, when given: a DNS-1123 label (one
+    left out is the default namespace, as kubectl fills it in). A cluster-scoped object's
+    namespace is not judged: the API server drops it."""
+    ns = as_str(md.get("namespace"), join_path(path, "namespace"))
+    if ns:
+        problems = is_dns1123_label(ns)
+        if problems:
+            raise invalid(join_path(path, "namespace"), ns, problems[0])
 
 
 # -- labels and names ------------------------------------------------------------------------
@@ -515,7 +579,7 @@ def _ports(ports: list | None, path: str, host_network: bool, seen: set[str]) ->
 PREEMPTION_POLICIES = ("PreemptLowerPriority", "Never")
 
 
-def _containers(items: list | None, path: str, host_network: bool, *, init: bool) -> list[dict[str, Fraction]]:
+def _containers(items: list | None, path: str, host_network: bool, init: bool) -> list[dict[str, Fraction]]:
     out = []
     ports_seen: set[str] = set()  # regular containers share host ports; init containers run one by one
     for i, c in enumerate(items or ()):
@@ -568,59 +632,114 @@ def _fmt(q: Fraction) -> str:
     return str(q.numerator) if q.denominator == 1 else str(float(q))
 
 
-def pod(m: Mapping[str, Any], path: str) -> None:
-    """ValidatePod (create) for the fields scheduling reads."""
+def _container_names(spec: Mapping[str, Any], path: str) -> None:
+    """validateContainerCommon's name (required, a DNS-1123 label) and its uniqueness across
+    containers, init containers and ephemeral containers (validateContainers,
+    validateInitContainers, validateEphemeralContainers)."""
+    seen: set[str] = set()
+    for fld in ("containers", "initContainers", "ephemeralContainers"):
+        for i, c in enumerate(spec.get(fld) or ()):
+            npath = join_path(join_path(join_path(path, fld), i), "name")
+            name = (c or {}).get("name") or ""
+            if not name:
+                raise required(npath)
+            problems = is_dns1123_label(name)
+            if problems:
+                raise invalid(npath, name, problems[0])
+            if name in seen:
+                raise duplicate(npath, name)
+            seen.add(name)
+
+
+def pod(m: Mapping[str, Any], path: str, report: Report = raise_first) -> None:
+    """ValidatePod (create) for the fields scheduling reads, and the pod's name and namespace."""
+    check = Checks(report)
     mp, sp = join_path(path, "metadata"), join_path(path, "spec")
     md = m.get("metadata") or {}
-    labels(md.get("labels"), join_path(mp, "labels"))
-    annotations(md.get("annotations"), join_path(mp, "annotations"))
+    check(object_name, md, mp, is_dns1123_subdomain)
+    check(object_namespace, md, mp)
+    check(labels, md.get("labels"), join_path(mp, "labels"))
+    check(annotations, md.get("annotations"), join_path(mp, "annotations"))
     spec = m.get("spec") or {}
     host_network = bool(spec.get("hostNetwork"))
-    containers = _containers(spec.get("containers"), join_path(sp, "containers"), host_network, init=False)
+    check(_container_names, spec, sp)
+    containers = check(_containers, spec.get("containers"), join_path(sp, "containers"), host_network, False)
     init_items = spec.get("initContainers") or []
-    inits = _containers(init_items, join_path(sp, "initContainers"), host_network, init=True)
-    if spec.get("resources") is not None:
+    inits = check(_containers, init_items, join_path(sp, "initContainers"), host_network, True)
+    if spec.get("resources") is not None and containers is not None and inits is not None:
         restartable = [(c or {}).get("restartPolicy") == "Always" for c in init_items]
-        _pod_level_resources(spec, join_path(sp, "resources"), containers, inits, restartable)
-    labels(spec.get("nodeSelector"), join_path(sp, "nodeSelector"))
+        check(_pod_level_resources, spec, join_path(sp, "resources"), containers, inits, restartable)
+    check(labels, spec.get("nodeSelector"), join_path(sp, "nodeSelector"))
     aff = spec.get("affinity") or {}
     ap = join_path(sp, "affinity")
-    node_affinity(aff.get("nodeAffinity"), join_path(ap, "nodeAffinity"))
-    pod_affinity(aff.get("podAffinity"), join_path(ap, "podAffinity"))
-    pod_affinity(aff.get("podAntiAffinity"), join_path(ap, "podAntiAffinity"))
-    _scheduling_gates(spec.get("schedulingGates"), join_path(sp, "schedulingGates"))
-    spread_constraints(spec.get("topologySpreadConstraints"), join_path(sp, "topologySpreadConstraints"))
-    tolerations(spec.get("tolerations"), join_path(sp, "tolerations"))
-    policy = spec.get("preemptionPolicy")
-    if policy is not None and policy not in PREEMPTION_POLICIES:
-        raise not_supported(join_path(sp, "preemptionPolicy"), policy, PREEMPTION_POLICIES)
+    check(node_affinity, aff.get("nodeAffinity"), join_path(ap, "nodeAffinity"))
+    check(pod_affinity, aff.get("podAffinity"), join_path(ap, "podAffinity"))
+    check(pod_affinity, aff.get("podAntiAffinity"), join_path(ap, "podAntiAffinity"))
+    check(_scheduling_gates, spec.get("schedulingGates"), join_path(sp, "schedulingGates"))
+    check(spread_constraints, spec.get("topologySpreadConstraints"), join_path(sp, "topologySpreadConstraints"))
+    check(tolerations, spec.get("tolerations"), join_path(sp, "tolerations"))
+    check(_preemption_policy, spec.get("preemptionPolicy"), join_path(sp, "preemptionPolicy"))
     overhead = spec.get("overhead")
     if overhead is not None:
-        resource_list(overhead, join_path(sp, "overhead"))
+        check(resource_list, overhead, join_path(sp, "overhead"))
 
 
-def node(m: Mapping[str, Any], path: str) -> None:
-    """ValidateNode for the fields scheduling reads."""
-    md = m.get("metadata") or {}
-    mp = join_path(path, "metadata")
-    labels(md.get("labels"), join_path(mp, "labels"))
-    annotations(md.get("annotations"), join_path(mp, "annotations"))
-    taints((m.get("spec") or {}).get("taints"), join_path(path, "spec.taints"))
-    status = m.get("status") or {}
+def _preemption_policy(policy: str | None, path: str) -> None:
+    if policy is not None and policy not in PREEMPTION_POLICIES:
+        raise not_supported(path, policy, PREEMPTION_POLICIES)
+
+
+def _capacity(status: Mapping[str, Any], path: str) -> None:
     for fld in ("capacity", "allocatable"):
         spath = join_path(path, f"status.{fld}")
         for name, raw in (status.get(fld) or {}).items():
             _quantity(name, raw if raw is not None else 0, join_path(spath, name))
 
 
-def pdb(m: Mapping[str, Any], path: str) -> None:
-    """What preemption reads of a PodDisruptionBudget: its selector."""
-    label_selector((m.get("spec") or {}).get("selector"), join_path(path, "spec.selector"))
-
-
-def namespace(m: Mapping[str, Any], path: str) -> None:
+def node(m: Mapping[str, Any], path: str, report: Report = raise_first) -> None:
+    """ValidateNode for the fields scheduling reads, and the node's name."""
+    check = Checks(report)
     md = m.get("metadata") or {}
-    labels(md.get("labels"), join_path(path, "metadata.labels"))
+    mp = join_path(path, "metadata")
+    check(object_name, md, mp, is_dns1123_subdomain)
+    check(labels, md.get("labels"), join_path(mp, "labels"))
+    check(annotations, md.get("annotations"), join_path(mp, "annotations"))
+    check(taints, (m.get("spec") or {}).get("taints"), join_path(path, "spec.taints"))
+    check(_capacity, m.get("status") or {}, path)
+
+
+def pdb(m: Mapping[str, Any], path: str, report: Report = raise_first) -> None:
+    """What preemption reads of a PodDisruptionBudget, its selector, and its name and namespace
+    (the API server's generic checks: the name need only be a URL path segment)."""
+    check = Checks(report)
+    md, mp = m.get("metadata") or {}, join_path(path, "metadata")
+    check(object_name, md, mp, is_path_segment_name)
+    check(object_namespace, md, mp)
+    check(label_selector, (m.get("spec") or {}).get("selector"), join_path(path, "spec.selector"))
+
+
+def namespace(m: Mapping[str, Any], path: str, report: Report = raise_first) -> None:
+    """ValidateNamespace: its name is a DNS-1123 label; its labels."""
+    check = Checks(report)
+    md = m.get("metadata") or {}
+    check(object_name, md, join_path(path, "metadata"), is_dns1123_label)
+    check(labels, md.get("labels"), join_path(path, "metadata.labels"))
+
+
+def metadata_of(name_check: NameCheck) -> Callable[[Mapping[str, Any], str, Report], None]:
+    """The name and namespace checks alone, for the namespaced kinds read for little more than
+    them: Services (DNS-1035 labels), ReplicationControllers and ReplicaSets (DNS subdomains),
+    StatefulSets (DNS-1123 labels since v1.27), and scheduler-plugins' PodGroups and
+    ElasticQuotas (custom resources: DNS subdomains). Their other fields are read as given."""
+
+    def check_meta(m: Mapping[str, Any], path: str, report: Report = raise_first) -> None:
+        check, mp = Checks(report), join_path(path, "metadata")
+        md = check(as_map, m.get("metadata"), mp)
+        if md is not None:
+            check(object_name, md, mp, name_check)
+            check(object_namespace, md, mp)
+
+    return check_meta
 
 
 # -- priority classes ------------------------------------------------------------------------
@@ -635,16 +754,20 @@ SYSTEM_PRIORITY_CLASSES: dict[str, int] = {
 }
 
 
-def priority_class(m: Mapping[str, Any], path: str) -> None:
+def priority_class(m: Mapping[str, Any], path: str, report: Report = raise_first) -> None:
     """ValidatePriorityClass and the Priority admission plugin's checks of one class."""
+    check = Checks(report)
     md = m.get("metadata") or {}
     mp = join_path(path, "metadata")
-    name = md.get("name") or ""
-    if not name:
-        raise required(join_path(mp, "name"), "name or generateName is required")
-    _dns_subdomain(name, join_path(mp, "name"))
+    check(object_name, md, mp, is_dns1123_subdomain)
     if md.get("namespace"):
-        raise forbidden(join_path(mp, "namespace"), "not allowed on this type")
+        check.report(forbidden(join_path(mp, "namespace"), "not allowed on this type"))
+    check(_priority_value, m, path, md.get("name") or "")
+    check(_preemption_policy, m.get("preemptionPolicy"), join_path(path, "preemptionPolicy"))
+
+
+def _priority_value(m: Mapping[str, Any], path: str, name: str) -> None:
+    mp = join_path(path, "metadata")
     value = m.get("value")
     if value is None:
         raise required(join_path(path, "value"))
@@ -661,9 +784,6 @@ def priority_class(m: Mapping[str, Any], path: str) -> None:
             join_path(path, "value"),
             f"maximum allowed value of a user defined priority is {HIGHEST_USER_DEFINABLE_PRIORITY}",
         )
-    policy = m.get("preemptionPolicy")
-    if policy is not None and policy not in PREEMPTION_POLICIES:
-        raise not_supported(join_path(path, "preemptionPolicy"), policy, PREEMPTION_POLICIES)
 
 
 def _system_class_problem(name: str, value: int, global_default: bool) -> str | None:

@@ -23,8 +23,10 @@ from .decode import (
     expect_list,
     expect_map,
     opt_bool,
+    opt_duration,
     opt_int,
     opt_str,
+    parse_duration,
     quote,
     str_list,
 )
@@ -491,6 +493,38 @@ def _volume_binding(ctx: Ctx, raw: dict, path: str, version: str) -> dict:
     return out
 
 
+# --- DynamicResources ---
+
+
+def _dynamic_resources(ctx: Ctx, raw: dict, path: str, version: str) -> dict:
+    """DynamicResourcesArgs: v1 defaulting (filterTimeout 10s; bindingTimeout 10m when binding
+    conditions and device status are on) and ValidateDynamicResourcesArgs against the process's
+    feature gates."""
+    check_fields(ctx, raw, path, ("filterTimeout", "bindingTimeout"))
+    gates = features.current()
+    out: dict[str, Any] = {}
+    filter_timeout = opt_duration(ctx, raw, "filterTimeout", path)
+    binding_timeout = opt_duration(ctx, raw, "bindingTimeout", path)
+    fpath, bpath = join_path(path, "filterTimeout"), join_path(path, "bindingTimeout")
+    if gates.enabled("DRASchedulerFilterTimeout"):
+        filter_timeout = "10s" if filter_timeout is None else filter_timeout
+        if (parse_duration(filter_timeout) or 0) < 0:
+            ctx.report(fpath, invalid(filter_timeout, "must be zero or positive"))
+    elif filter_timeout is not None:
+        ctx.report(fpath, forbidden("DRASchedulingFilterTimeout feature gate is disabled"))
+    if gates.enabled("DRADeviceBindingConditions") and gates.enabled("DRAResourceClaimDeviceStatus"):
+        binding_timeout = "10m0s" if binding_timeout is None else binding_timeout
+        if (parse_duration(binding_timeout) or 0) < 1:
+            ctx.report(bpath, invalid(binding_timeout, "must be at least 1 second"))
+    elif binding_timeout is not None:
+        ctx.report(bpath, forbidden("DRADeviceBindingConditions or DRAResourceClaimDeviceStatus feature gate is disabled"))
+    if filter_timeout is not None:
+        out["filterTimeout"] = filter_timeout
+    if binding_timeout is not None:
+        out["bindingTimeout"] = binding_timeout
+    return out
+
+
 _DECODERS: dict[str, Callable[[Ctx, dict, str, str], dict]] = {
     "NodeResourcesFit": _fit,
     "NodeResourcesBalancedAllocation": _balanced,
@@ -499,6 +533,7 @@ _DECODERS: dict[str, Callable[[Ctx, dict, str, str], dict]] = {
     "NodeAffinity": _nodeaffinity,
     "DefaultPreemption": _preemption,
     "VolumeBinding": _volume_binding,
+    "DynamicResources": _dynamic_resources,
 }
 assert set(_DECODERS) == ARGS_PLUGINS
 

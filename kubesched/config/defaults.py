@@ -1,8 +1,12 @@
 """Default plugin sets, weights and field defaults of each config version (kube-scheduler 1.36).
 
 Tables follow KK ``pkg/scheduler/apis/config/<version>/default_plugins.go`` and ``defaults.go``.
-DynamicResources is out of kubesched's scope: the v1 table leaves it out, and a configuration
-naming it has it dropped with a warning.
+The volume plugins (VolumeRestrictions, NodeVolumeLimits, VolumeBinding, VolumeZone) are in every
+table as upstream has them; the in-tree limit plugins of the older per-point tables (EBSLimits,
+GCEPDLimits, AzureDiskLimits, removed in 1.32) are dropped by the resolver. DynamicResources is
+in v1's table where upstream inserts it (before DefaultPreemption, DynamicResourceAllocation being
+GA and locked); v1beta3 converts with v1's table, so it has it too; the v1beta1/v1beta2 tables
+do not.
 """
 
 from __future__ import annotations
@@ -25,6 +29,9 @@ BUILTIN_POINTS: dict[str, frozenset[str]] = {
     "VolumeZone": frozenset({"preFilter", "filter"}),
     "PodTopologySpread": frozenset({"preFilter", "filter", "preScore", "score"}),
     "InterPodAffinity": frozenset({"preFilter", "filter", "preScore", "score"}),
+    "DynamicResources": frozenset(
+        {"preEnqueue", "preFilter", "filter", "postFilter", "score", "reserve", "preBind"}
+    ),
     "DefaultPreemption": frozenset({"postFilter"}),
     "NodeResourcesBalancedAllocation": frozenset({"preScore", "score"}),
     "ImageLocality": frozenset({"score"}),
@@ -40,7 +47,7 @@ def builtin_points_of(name: str) -> frozenset[str] | None:
 # (name, weight or None). Order is execution order within each point.
 DefaultList = tuple[tuple[str, int | None], ...]
 
-#: v1 ``multiPoint.enabled`` defaults, minus DynamicResources.
+#: v1 ``multiPoint.enabled`` defaults.
 V1_DEFAULT_MULTIPOINT: DefaultList = (
     ("SchedulingGates", None),
     ("PrioritySort", None),
@@ -56,6 +63,7 @@ V1_DEFAULT_MULTIPOINT: DefaultList = (
     ("VolumeZone", None),
     ("PodTopologySpread", 2),
     ("InterPodAffinity", 2),
+    ("DynamicResources", None),
     ("DefaultPreemption", None),
     ("NodeResourcesBalancedAllocation", 1),
     ("ImageLocality", 1),
@@ -170,7 +178,6 @@ V1BETA1_DEFAULT_PLUGINS: dict[str, DefaultList] = {
 #: kube-scheduler plugins kubesched knows of but does not run: accepted in ``disabled``
 #: silently, dropped with a warning when enabled.
 UNSUPPORTED_PLUGINS: dict[str, str] = {
-    "DynamicResources": "dynamic resource allocation (DRA) is out of kubesched's scope",
     "EBSLimits": "removed from kube-scheduler in 1.32 (NodeVolumeLimits enforces the CSI drivers' attach limits)",
     "GCEPDLimits": "removed from kube-scheduler in 1.32 (NodeVolumeLimits enforces the CSI drivers' attach limits)",
     "AzureDiskLimits": "removed from kube-scheduler in 1.32 (NodeVolumeLimits enforces the CSI drivers' attach limits)",
@@ -207,6 +214,7 @@ ARGS_PLUGINS: frozenset[str] = frozenset(
         "NodeAffinity",
         "DefaultPreemption",
         "VolumeBinding",
+        "DynamicResources",
     }
 )
 

@@ -495,7 +495,9 @@ def run(args: argparse.Namespace) -> int:
     for w in config.warnings:
         sys.stderr.write(f"kubesched: warning: {w}\n")
     watch = _watch_from_args(args, config, registry)
-    objects = load_cluster(args.file) if args.file else ClusterObjects()
+    objects = load_cluster(args.file, args.validate) if args.file else ClusterObjects()
+    for w in objects.warnings:
+        sys.stderr.write(f"kubesched: warning: {w}\n")
     metrics = SchedulerMetrics(seed=args.seed)
     ext = Extender(config, registry, objects, seed=args.seed, metrics=metrics, watch=watch)
     server = ext.server(listen, args.url_prefix, limits=limits, tls=tls, access=access)

@@ -37,6 +37,7 @@ class Registry:
         import_module_names: bool = True,
     ) -> None:
         self.import_module_names = import_module_names
+        self.module_refusal = "config view imports none (importing runs its code): add --import-plugins to resolve it"
         self._targets: dict[str, PluginInfo] = {n: PluginInfo(n, "built-in", t) for n, t in (builtins or {}).items()}
         self._classes: dict[str, type[Plugin]] = {}
         if entry_points:
@@ -74,6 +75,16 @@ class Registry:
                 found.append(obj.name)
         return found
 
+    def sealed(self, refusal: str) -> Registry:
+        """A copy that resolves the plugins this registry knows (files already run, modules already
+        imported) and refuses any other ``module:Class`` name with ``refusal``: for configurations
+        that come from data (a browser, a folder), which must not choose code to import."""
+        out = Registry(entry_points=False, import_module_names=False)
+        out._targets = dict(self._targets)
+        out._classes = dict(self._classes)
+        out.module_refusal = refusal
+        return out
+
     def infos(self) -> list[PluginInfo]:
         return sorted(self._targets.values(), key=lambda i: (i.origin != "built-in", i.name))
 
@@ -87,10 +98,7 @@ class Registry:
         if target is None:
             raise KeyError(name)
         if info is None and not self.import_module_names:
-            raise InputError(
-                f'plugin "{name}" names a Python module; config view imports none (importing runs its code): '
-                "add --import-plugins to resolve it"
-            )
+            raise InputError(f'plugin "{name}" names a Python module; {self.module_refusal}')
         mod_name, _, attr = target.partition(":")
         try:
             module = importlib.import_module(mod_name)

@@ -114,7 +114,8 @@ def add_parser(sub: Any) -> None:
         "export",
         help="export a stable-baselines3 checkpoint (ppo.zip) to a numpy .npz",
         description="Write the actor of a MaskablePPO checkpoint as the .npz that the LearnedScore plugin runs in "
-        "numpy. See docs/learning.md.",
+        "numpy. The checkpoint is read as data: nothing in it is unpickled (its weights are loaded with torch's "
+        "weights-only loader). See docs/learning.md (trust model).",
     )
     x.add_argument("checkpoint", help="ppo.zip from kubesched learn train")
     x.add_argument("npz", nargs="?", default="policy.npz", help="the .npz to write (default policy.npz)")
@@ -227,30 +228,18 @@ def cmd_train(args: argparse.Namespace) -> int:
 
 
 def cmd_export(args: argparse.Namespace) -> int:
-    src = Path(args.checkpoint)
-    if not src.is_file():
-        raise InputError("no such file", source=args.checkpoint)
-    _needs_rl("export")
-    from sb3_contrib import MaskablePPO
-
-    from kubesched.learn.train import export
-
     try:
-        ppo = MaskablePPO.load(src, device="cpu")
-    except Exception as e:  # noqa: BLE001 - any unreadable checkpoint is the user's input
-        raise InputError(f"not a MaskablePPO checkpoint ({type(e).__name__})", source=args.checkpoint) from None
-    k = int(ppo.action_space.n)
-    from kubesched.learn.features import obs_size
+        import torch  # noqa: F401 - reads policy.pth (weights only)
+    except ImportError:
+        raise InputError("needs torch: pip install 'kubesched[rl]'", source="learn export") from None
+    from kubesched.learn.checkpoint import read_checkpoint
 
-    if ppo.observation_space.shape != (obs_size(k),):
-        raise InputError(f"observation size {ppo.observation_space.shape} is not this feature set's for K={k}",
-                         source=args.checkpoint)
-    model = export(ppo.policy, k, {"exported_from": src.name})
+    model = read_checkpoint(args.checkpoint)  # as data: nothing in it is unpickled
     try:
         model.save(args.npz)
     except OSError as e:
         raise InputError(f"cannot write: {e.strerror}", source=args.npz) from None
-    print(f"wrote {args.npz} (K={k}, {len(model.weights)} layers)")
+    print(f"wrote {args.npz} (K={model.k}, {len(model.weights)} layers)")
     return 0
 
 
@@ -259,6 +248,10 @@ def _seeds(text: str, flag: str) -> list[int]:
         return parse_seeds(text)
     except InputError as e:
         raise InputError(e.reason, source=flag) from None
+
+
+def _int_list(value: Any) -> list[int] | None:
+    return value if isinstance(value, list) and all(type(v) is int for v in value) else None
 
 
 def _candidates(args: argparse.Namespace) -> list:
@@ -275,11 +268,15 @@ def _candidates(args: argparse.Namespace) -> list:
             params = params_from_json(doc["chosen"]["params"])
         except FileNotFoundError:
             raise InputError("no such file", source=args.search) from None
-        except (OSError, ValueError, KeyError, TypeError) as e:
+        except RecursionError:
+            raise InputError("not a search.json of kubesched learn search (nested too deeply)",
+                             source=args.search) from None
+        except (OSError, ValueError, KeyError, TypeError, OverflowError) as e:
             raise InputError(f"not a search.json of kubesched learn search ({type(e).__name__}: {e})",
                              source=args.search) from None
-        training = {"kind": "search", "policy": params.describe(), "cpu_seconds": doc.get("cpu_seconds"),
-                    "train_seeds": doc.get("train_seeds"), "val_seeds": doc.get("val_seeds")}
+        cpu = doc.get("cpu_seconds")  # shown and written back into result.json: plain values only
+        training = {"kind": "search", "policy": params.describe(), "cpu_seconds": cpu if isinstance(cpu, int | float) else None,
+                    **{k: _int_list(doc.get(k)) for k in ("train_seeds", "val_seeds")}}
         out.append(Candidate("search", params.config, training))
     if args.model:
         from functools import partial

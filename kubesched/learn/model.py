@@ -11,19 +11,35 @@ Keys: ``format`` (``kubesched-nodeselect-mlp``), ``version`` (1), ``k``, ``featu
 
 from __future__ import annotations
 
+import io
 import json
-import zipfile
+import math
+import tokenize
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+from numpy.lib import format as npformat
 
-from kubesched.errors import InputError
+from kubesched.errors import InputError, describe
+from kubesched.learn.archive import Archive, MiB, why
 from kubesched.learn.features import FEATURE_SET, feature_names, obs_size
 
 FORMAT = "kubesched-nodeselect-mlp"
 VERSION = 1
+
+# Limits, far above what ``learn train`` writes (K=16, 64-64 layers: an 80 KB .npz whose largest
+# array, W0, is 63 KB; K=1000 makes W0 3.8 MB), so that a file can cost little memory.
+MAX_FILE = 256 * MiB  # the .npz on disk
+MAX_MEMBER = 64 * MiB  # one array, decompressed (a 4096 x 4096 float32 layer)
+MAX_TOTAL = 256 * MiB  # every array read
+MAX_SMALL = 64 * 1024  # format, version, k, feature_set, base, layers (features: MAX_MEMBER)
+MAX_META = 4 * MiB  # the meta JSON text (1 Mi characters)
+MAX_META_DEPTH = 32
+MAX_HEADER = 1024  # .npy header text (numpy writes about 128 bytes for these arrays)
+_HEADERS = {(1, 0): npformat.read_array_header_1_0, (2, 0): npformat.read_array_header_2_0}
+_KINDS = {"floating point": "f", "integer": "iu", "text": "U"}  # numpy dtype kinds (never "O": objects)
 
 
 @dataclass
@@ -69,48 +85,100 @@ class PolicyModel:
 
 
 def load_model(path: str | Path, *, k: int | None = None, source: str | None = None) -> PolicyModel:
-    """Read and check a model; anything wrong is an InputError naming the file and the field."""
+    """Read and check a model; anything wrong is an InputError naming the file and the field.
+
+    The file is data from anywhere: only the members named above are read (others are ignored
+    unread), each within the size limits and as a plain numeric or text array (never a pickle).
+    """
     src = source or str(path)
+    with Archive(path, src, what=".npz model", max_file=MAX_FILE, max_member=MAX_MEMBER, max_total=MAX_TOTAL) as zf:
+        fmt = _text(zf, "format")
+        if fmt != FORMAT:
+            raise zf.error(f"expected {FORMAT!r}, got {fmt!r}", "format")
+        version = _integer(zf, "version")
+        if version != VERSION:
+            raise zf.error(f"unsupported version {version} (this kubesched reads {VERSION})", "version")
+        feature_set = _text(zf, "feature_set")
+        features = [str(f) for f in _array(zf, "features", "text", 1)]
+        if feature_set != FEATURE_SET or features != feature_names():
+            raise zf.error(f"trained on feature set {feature_set!r}; this kubesched computes {FEATURE_SET!r}",
+                           "features")
+        mk = _integer(zf, "k")
+        if mk < 1:
+            raise zf.error(f"made for K={mk} candidates (expected at least 1)", "k")
+        if k is not None and mk != k:
+            raise zf.error(f"made for K={mk} candidates, not {k}", "k")
+        base = _text(zf, "base")
+        n = _integer(zf, "layers")
+        if n < 1:
+            raise zf.error(f"{n} layers (expected at least 1)", "layers")
+        layers = []
+        for i in range(n):
+            layers.append((f"W{i}", _array(zf, f"W{i}", "floating point", 2).astype(np.float64),
+                           _array(zf, f"b{i}", "floating point", 1).astype(np.float64)))
+        check_layers(mk, layers, src)
+        meta = _meta(zf) if "meta.npy" in zf else {}
+    return PolicyModel(mk, [w for _, w, _ in layers], [b for _, _, b in layers], base, feature_names(), FEATURE_SET,
+                       meta)
 
-    def bad(msg: str, fld: str | None = None) -> InputError:
-        return InputError(msg, source=src, path=fld)
 
-    try:
-        with np.load(path, allow_pickle=False) as z:
-            data = {key: z[key] for key in z.files}
-    except FileNotFoundError:
-        raise bad("no such file") from None
-    except (OSError, ValueError, zipfile.BadZipFile, EOFError) as e:
-        raise bad(f"not a readable .npz model ({type(e).__name__})") from None
-    for key in ("format", "version", "k", "features", "feature_set", "base", "layers"):
-        if key not in data:
-            raise bad("missing (not a kubesched model?)", key)
-    if str(data["format"]) != FORMAT:
-        raise bad(f"expected {FORMAT!r}, got {str(data['format'])!r}", "format")
-    if int(data["version"]) != VERSION:
-        raise bad(f"unsupported version {int(data['version'])} (this kubesched reads {VERSION})", "version")
-    if str(data["feature_set"]) != FEATURE_SET or [str(f) for f in data["features"]] != feature_names():
-        raise bad(f"trained on feature set {str(data['feature_set'])!r}; this kubesched computes {FEATURE_SET!r}",
-                  "features")
-    mk = int(data["k"])
-    if k is not None and mk != k:
-        raise bad(f"made for K={mk} candidates, not {k}", "k")
-    weights, biases = [], []
-    n = int(data["layers"])
-    width = obs_size(mk)
-    for i in range(n):
-        if f"W{i}" not in data or f"b{i}" not in data:
-            raise bad("missing layer", f"W{i}")
-        w, b = np.asarray(data[f"W{i}"], np.float64), np.asarray(data[f"b{i}"], np.float64)
+def check_layers(k: int, layers: list[tuple[str, np.ndarray, np.ndarray]], source: str) -> None:
+    """Each (field, W in x out, b) takes the previous one's outputs, from the observation of K
+    candidates to one logit per candidate, with finite values."""
+    width = obs_size(k)
+    for i, (name, w, b) in enumerate(layers):
         if w.ndim != 2 or w.shape[0] != width or b.shape != (w.shape[1],) or not np.isfinite(w).all() or not np.isfinite(b).all():
-            raise bad(f"layer {i} has shape {w.shape} / {b.shape} (expected {width} inputs, finite values)", f"W{i}")
-        weights.append(w)
-        biases.append(b)
+            raise InputError(f"layer {i} has shape {w.shape} / {b.shape} (expected {width} inputs, finite values)",
+                             source=source, path=name)
         width = w.shape[1]
-    if n < 1 or width != mk:
-        raise bad(f"the last layer gives {width} outputs, not one per candidate ({mk})", "layers")
+    if not layers or width != k:
+        raise InputError(f"the last layer gives {width} outputs, not one per candidate ({k})", source=source,
+                         path="layers")
+
+
+def _array(zf: Archive, key: str, kind: str, ndim: int, limit: int | None = None) -> np.ndarray:
+    """The array ``key`` of ``kind`` (``_KINDS``) with ``ndim`` dimensions, its header checked
+    against the bytes that follow it before anything is allocated."""
+    data = zf.read(f"{key}.npy", limit, field=key)
+    fp = io.BytesIO(data)
     try:
-        meta = json.loads(str(data["meta"])) if "meta" in data else {}
+        version = npformat.read_magic(fp)
+        if version not in _HEADERS:
+            raise ValueError(f".npy version {version[0]}.{version[1]}")
+        shape, fortran, dtype = _HEADERS[version](fp, max_header_size=MAX_HEADER)
+    except (ValueError, TypeError, OverflowError, SyntaxError, tokenize.TokenError) as e:  # numpy's parse of the text
+        raise zf.error(f"not a readable .npy array ({why(e)})", key) from None
+    if dtype.kind not in _KINDS[kind] or dtype.fields is not None or dtype.subdtype is not None or not dtype.itemsize:
+        raise zf.error(f"an array of {dtype} (expected {kind})", key)
+    if len(shape) != ndim or any(d < 0 for d in shape):
+        raise zf.error(f"an array of shape {shape} (expected {ndim} dimensions)", key)
+    size = math.prod(shape) * dtype.itemsize
+    if size != len(data) - fp.tell():
+        raise zf.error(f"the header declares {size:,} bytes of data, {len(data) - fp.tell():,} follow", key)
+    return np.frombuffer(data, dtype, math.prod(shape), fp.tell()).reshape(shape, order="F" if fortran else "C")
+
+
+def _text(zf: Archive, key: str) -> str:
+    return str(_array(zf, key, "text", 0, MAX_SMALL)[()])
+
+
+def _integer(zf: Archive, key: str) -> int:
+    return int(_array(zf, key, "integer", 0, MAX_SMALL)[()])
+
+
+def _meta(zf: Archive) -> dict[str, Any]:
+    text = str(_array(zf, "meta", "text", 0, MAX_META)[()])
+    try:
+        meta = json.loads(text)
     except ValueError:
-        raise bad("not JSON", "meta") from None
-    return PolicyModel(mk, weights, biases, str(data["base"]), feature_names(), FEATURE_SET, meta)
+        raise zf.error("not JSON", "meta") from None
+    except RecursionError:
+        raise zf.error("nested too deeply", "meta") from None
+    if not isinstance(meta, dict):
+        raise zf.error(f"expected a JSON object, got {describe(meta)}", "meta")
+    level: list[Any] = [meta]
+    for _ in range(MAX_META_DEPTH):  # breadth first: meta is shown and written back into results
+        level = [c for v in level for c in (v.values() if isinstance(v, dict) else v) if isinstance(c, dict | list)]
+    if level:
+        raise zf.error(f"nested more than {MAX_META_DEPTH} levels deep", "meta")
+    return meta

@@ -160,7 +160,9 @@ def params_json(p: Params) -> dict:
     return {"weights": dict(p.weights), "delta_scale": p.delta_scale, "tie_break": p.tie_break}
 
 
-def params_from_json(d: dict) -> Params:
+def params_from_json(d: Any) -> Params:
+    if not isinstance(d, dict) or not isinstance(d.get("weights"), dict):
+        raise TypeError("params.weights: expected a mapping")
     return Params.of(d["weights"], d["delta_scale"], d["tie_break"])
 
 

@@ -227,7 +227,6 @@ class LiveCluster:
         self.controller = controller
         self.check_target = check_target
         self._lock = threading.Lock()
-        self._bind_errors: dict[str, ApiError] = {}  # pod uid -> why its last bind failed
         self.binds = 0  # binding POSTs that succeeded
         self.victims = 0  # preemption victims whose deletion was requested
 
@@ -238,21 +237,9 @@ class LiveCluster:
             if why:
                 raise NodeGone(why)
 
-        try:
-            self.client.request(
-                "POST", pod_path(pod, "binding"), body=bodies.binding(pod, node_name), before_send=check
-            )
-        except ApiError as e:
-            with self._lock:
-                self._bind_errors[pod.uid] = e
-            raise
+        self.client.request("POST", pod_path(pod, "binding"), body=bodies.binding(pod, node_name), before_send=check)
         with self._lock:
             self.binds += 1
-
-    def bind_error(self, uid: str) -> ApiError | None:
-        """The API error of the pod's last failed bind (taken once)."""
-        with self._lock:
-            return self._bind_errors.pop(uid, None)
 
     # ---- preemption (called from the scheduling loop; queued) -------------------------
     def delete_pod(self, pod: Pod, reason: str) -> None:

@@ -6,10 +6,12 @@ snapshot and hands PreBind/Bind to ``submit``; the outcome comes back to the sch
 thread (``complete``), which alone touches the snapshot and the queue:
 
 - bound: PostBind, the pod stays assumed until the watch shows it bound (``confirm``);
-- the pod is already bound (409) or gone (404), or the watch showed it bound meanwhile:
-  the assumption is dropped without error and the pod is not retried;
-- any other failure: Unreserve, the assumed pod is forgotten and the pod goes back to the
-  queue with backoff (a FailedScheduling event says why).
+- a failure (any status: 404, 409, 500, a node gone): Unreserve and the assumed pod is
+  forgotten; then, as kube-scheduler's handleSchedulingFailure asks its pod informer, the pod
+  goes back to the queue with backoff (a FailedScheduling event says why) only if the informer
+  still has it unbound: one deleted (or replaced by a pod of another uid) or bound meanwhile is
+  dropped without error and not retried. So a 404 from a proxy or a stale route does not lose
+  a pod that still exists, and a 409 for a pod bound elsewhere does not retry it.
 
 A pod is in ``in_flight`` from the start of its binding until its outcome is processed, and
 assumed (in the snapshot) from its scheduling cycle until then or until the watch shows it
@@ -99,9 +101,10 @@ class LiveScheduler(Scheduler):
 
     # ---- outcomes (scheduling thread) -------------------------------------------------
     def complete(self, b: InFlight, st: Status, gone: bool) -> str:
-        """Apply a binding's outcome: ``bound``, ``dropped`` (already bound or deleted) or ``requeued``.
+        """Apply a binding's outcome: ``bound``, ``dropped`` (deleted or bound meanwhile) or ``requeued``.
 
-        ``gone``: the API said the pod is already bound or does not exist (409/404).
+        ``gone``: after a failure, the pod informer no longer has the pod unbound (it was deleted,
+        replaced, or bound): kube-scheduler does not requeue such a pod.
         """
         uid = b.pod.uid
         if self.in_flight.get(uid) is b:

@@ -35,7 +35,7 @@ from kubesched.live.client import KubeClient
 from kubesched.live.informer import Backoff, Delta, Informer
 from kubesched.live.leader import LeaderElector, LeaseConfig
 from kubesched.live.ratelimit import TokenBucket
-from kubesched.live.resources import NODES, PLUGIN_RESOURCES, REQUIRED, WORKLOADS, Resource
+from kubesched.live.resources import NODES, PLUGIN_RESOURCES, PODS, REQUIRED, WORKLOADS, Resource
 from kubesched.queue.scheduling_queue import QueuedPodInfo
 from kubesched.scheduler import ScheduleResult
 from kubesched.server.httpd import HTTPServer
@@ -144,6 +144,7 @@ class Runner:
             for r in resources
         ]
         self._nodes = next(inf for inf in self.informers if inf.resource is NODES)
+        self._pods = next(inf for inf in self.informers if inf.resource is PODS)
         self.elector: LeaderElector | None = None
         if opts.leader_elect:
             lease = opts.lease or LeaseConfig(name)
@@ -202,9 +203,16 @@ class Runner:
                     st = b.fw.run_bind(b.state, b.pod, b.node)
             except Exception as e:  # noqa: BLE001 - a plugin failure is this binding's error status
                 st = getattr(e, "status", None) or Status.error(f"binding failed: {e}")
-        err = self.backend.bind_error(b.pod.uid)
-        gone = err is not None and err.status in (404, 409)
-        self.events.put(("bound", b, st, gone))
+        self.events.put(("bound", b, st, not st.ok and self.settled(b.pod)))
+
+    def settled(self, pod: Pod) -> bool:
+        """After a failed binding, whether the pod informer no longer has ``pod`` unbound (deleted,
+        replaced by a pod of another uid, or bound): handleSchedulingFailure's lister check, which
+        decides whether kube-scheduler requeues the pod. Whatever the API answered (a 404 may come
+        from a proxy or a stale route while the pod exists), the informer decides. Called from
+        binding workers; dict reads need no lock."""
+        cur = self._pods.store.get(pod.key)  # the informer keys pods by namespace/name
+        return cur is None or cur.uid != pod.uid or bool(cur.node_name)
 
     def stop(self) -> None:
         """Ask ``serve`` to shut down gracefully (safe from signal handlers and other threads)."""

@@ -19,6 +19,7 @@ BUILTIN: dict[str, str] = {
     "VolumeZone": "kubesched.plugins.volumezone:VolumeZone",
     "PodTopologySpread": "kubesched.plugins.podtopologyspread:PodTopologySpread",
     "InterPodAffinity": "kubesched.plugins.interpodaffinity:InterPodAffinity",
+    "DynamicResources": "kubesched.plugins.dynamicresources:DynamicResources",
     "DefaultPreemption": "kubesched.plugins.defaultpreemption:DefaultPreemption",
     "NodeResourcesBalancedAllocation": "kubesched.plugins.noderesources.balanced_allocation:BalancedAllocation",
     "ImageLocality": "kubesched.plugins.imagelocality:ImageLocality",

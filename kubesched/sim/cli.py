@@ -83,7 +83,8 @@ def load_workload(args: argparse.Namespace):  # noqa: ANN201 - Workload, importe
     elif args.file:
         from kubesched.sim.workload import from_manifests
 
-        wl = from_manifests(args.file)
+        # a namespace rebuilt from an inputs.json (kubesched ui) may carry no mode: strict, as before --validate
+        wl = from_manifests(args.file, getattr(args, "validate", "strict"))
     else:
         from kubesched.sim.synthetic import generate, load_spec
 
@@ -105,6 +106,7 @@ def write_inputs(args: argparse.Namespace, out: Path) -> None:
         "trace": path_or_name(args.trace),
         "nodes": path_or_name(args.nodes),
         "files": [str(Path(f).resolve()) for f in args.file or []],
+        "validate": args.validate,
         "synthetic": path_or_name(args.synthetic),
         "synth": list(args.synth),
         "skip_invalid": args.skip_invalid,
@@ -127,19 +129,17 @@ def write_inputs(args: argparse.Namespace, out: Path) -> None:
 def run(args: argparse.Namespace) -> int:
     from rich.console import Console
 
-    from kubesched.app import build_config, build_registry
-    from kubesched.scheduler import Scheduler
+    from kubesched.app import build_config, build_registry, check_plugins
     from kubesched.sim.report import prepare_out_dir, write_outputs
     from kubesched.sim.runner import simulate
     from kubesched.sim.usage import UsageModel
-    from kubesched.state.snapshot import Snapshot
 
     # everything is validated before the output folder is created: bad input writes nothing
     _check(args)
     usage = UsageModel.parse(args.usage_fraction)
     registry = build_registry(args.plugin_path)
     config = build_config(args.config, registry)
-    Scheduler(config, Snapshot(), None, registry)  # plugin args that only fail when built
+    check_plugins(config, registry)  # plugin args that only fail when built
     for w in config.warnings:
         sys.stderr.write(f"kubesched: warning: {w}\n")
     wl = load_workload(args)

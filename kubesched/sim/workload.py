@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from kubesched.api.load import (
+    STRICT,
     ClusterObjects,
     admit_storage,
     check_node_totals,
@@ -96,13 +97,14 @@ def _annotation_path(kind: str, name: str, key: str) -> str:
     return f"{kind} {name}: metadata.annotations.{key}"
 
 
-def from_manifests(paths: list[str]) -> Workload:
-    """Nodes and pods from Kubernetes manifests, timed by the ``kubesched.io/*`` annotations."""
+def from_manifests(paths: list[str], validate: str = STRICT) -> Workload:
+    """Nodes and pods from Kubernetes manifests, timed by the ``kubesched.io/*`` annotations
+    (``validate``: kubectl's ``--validate``, see ``kubesched.api.load``)."""
     objs = ClusterObjects()
     pod_files: list[str] = []
     node_files: list[str] = []
     for p in paths:
-        part = parse_objects(p, read_documents(p))
+        part = parse_objects(p, read_documents(p), validate)
         pod_files += [p] * len(part.pods)
         node_files += [p] * len(part.nodes)
         objs.extend(part)

@@ -17,6 +17,7 @@ from kubesched.api.objects import ElasticQuota, HostPort, Node, Pod, PodDisrupti
 from kubesched.api.resources import CPU, EPHEMERAL_STORAGE, MEMORY, PODS
 from kubesched.api.selectors import LabelSelector
 from kubesched.api.taints import Taint
+from kubesched.dra.store import DraState
 from kubesched.state.labels import LabelIndex
 from kubesched.state.matchcount import MatchCounts
 from kubesched.state.memo import Memo
@@ -90,6 +91,8 @@ class Snapshot:
         self.pod_groups: dict[tuple[str, str], PodGroup] = {}
         self.elastic_quotas: dict[str, ElasticQuota] = {}
         self.storage = Storage()  # PVs, PVCs, StorageClasses, CSI objects: read by the volume plugins
+        # resource.k8s.io objects (DynamicResources' listers)
+        self.dra = DraState()
         self.affinity_pods: dict[str, Pod] = {}  # assigned pods with any (anti-)affinity
         self.anti_affinity_pods: dict[str, Pod] = {}  # ... with required anti-affinity
         # uids of pods with affinity terms added or removed, in order, so indexes of their terms

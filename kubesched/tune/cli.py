@@ -194,7 +194,9 @@ def _source(args: argparse.Namespace):  # noqa: ANN202 - WorkloadSource, importe
     else:
         from kubesched.sim.workload import from_manifests
 
-        wl = from_manifests(args.file)
+        wl = from_manifests(args.file, args.validate)
+        for w in wl.objects.warnings:
+            sys.stderr.write(f"kubesched: warning: {w}\n")
     if not wl.pods:
         raise InputError("the workload has no pods", source=wl.source or None)
     src.fix(wl)

@@ -336,11 +336,10 @@ class SearchSpace:
 
     def check(self) -> None:
         """Every end of the space loads and builds, so no trial fails on a config error."""
-        from kubesched.scheduler import Scheduler
-        from kubesched.state.snapshot import Snapshot
+        from kubesched.app import check_plugins
 
         def build(a: Assignment) -> None:
-            Scheduler(self.load(self.document(a), "tuned config"), Snapshot(), None, self.registry)
+            check_plugins(self.load(self.document(a), "tuned config"), self.registry)
 
         base = self.base_assignment()
         if self.weights:

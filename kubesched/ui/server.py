@@ -11,16 +11,23 @@ heavy request:
 
 - *runs* (what-if, open, import) build new workspaces: one at a time, and another while one is in
   progress is refused with HTTP 409 (queuing a second what-if or a second open would answer for a
-  state the user already left);
+  state the user already left). A run stops at its next scheduling attempt when the client goes
+  away or ``POST /api/cancel`` asks it to (answered HTTP 409 with ``"cancelled": true``);
 - *reads* of the workspace (cluster at a step, decision, exports) share its one moving snapshot:
   they wait for each other on the timeline's lock and are all answered, in turn.
 
 A handler reads ``st.ws`` once, so a read that began before an open finishes on the workspace it
 started with.
+
+Who may ask is decided in front of the app (``kubesched.ui.guard``: Host, Origin, a per-run
+token). What the requests may make the server do is decided here: configurations and folders
+from the page are data, so they never import code (the plugins are those the command line loaded,
+``registry``), and the Open box reads only inside ``roots``.
 """
 
 from __future__ import annotations
 
+import asyncio
 import threading
 from collections.abc import Callable
 from importlib import resources
@@ -36,12 +43,23 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from kubesched.errors import InputError
+from kubesched.framework.registry import Registry
 from kubesched.ui import dashboards, interop, views, whatif
+from kubesched.ui.guard import Access, Guard, Roots
 from kubesched.ui.sources import CLUSTER, EXPERIMENT, SIMULATION, Workspace, open_cluster, open_source
 from kubesched.ui.timeline import BIND, DELETE
 
 DEFAULT_MAX_BODY = 8 << 20
-BUSY = 409  # a run (what-if, open, import) is already in progress
+BUSY = 409  # a run (what-if, open, import) is already in progress, or was cancelled
+POLL_S = 0.2  # how often a run's handler looks whether its client went away
+DATA_REFUSAL = (
+    "kubesched ui imports none named by a configuration it did not get on its command line (importing runs "
+    "its code): load the plugin with --plugin-path, or name it in --config with --import-plugins"
+)
+
+
+class Cancelled(Exception):
+    """Raised inside a run at its next attempt once the run was cancelled."""
 
 
 def static_dir() -> Path:
@@ -62,10 +80,16 @@ def error(message: str, field: str | None = None, status: int = 400) -> Response
 class State:
     """The workspace being looked at; replaced when the page opens or imports something else."""
 
-    def __init__(self, ws: Workspace, max_body: int, on_swap: Callable[[], None] | None = None) -> None:
+    def __init__(
+        self, ws: Workspace, max_body: int, registry: Registry, roots: Roots,
+        on_swap: Callable[[], None] | None = None,
+    ) -> None:
         self._ws = ws
         self.max_body = max_body
+        self.registry = registry  # sealed: what the command line loaded, nothing a request names
+        self.roots = roots
         self.busy = threading.Lock()  # one run (what-if, open, import) at a time
+        self.cancel = threading.Event()  # set: the run in progress stops at its next attempt
         self.on_swap = on_swap  # called after each replacement (the CLI freezes the new heap)
 
     @property
@@ -78,13 +102,31 @@ class State:
         if self.on_swap is not None:
             self.on_swap()
 
-    async def run(self, field: str, job: Callable[[], Response]) -> Response:
-        """``job`` in the thread pool if no other run is in progress, else a 409 naming ``field``."""
+    def check(self) -> None:
+        """Called by a run after each scheduling attempt."""
+        if self.cancel.is_set():
+            raise Cancelled
+
+    async def run(self, request: Request, field: str, job: Callable[[], Response]) -> Response:
+        """``job`` in the thread pool if no other run is in progress, else a 409 naming ``field``.
+        While it runs, a client that goes away cancels it (nobody is left to read the answer)."""
         if not self.busy.acquire(blocking=False):
             return error("another run (what-if, open or import) is in progress; try again when it ends", field, BUSY)
+        self.cancel.clear()
         try:
-            return await run_in_threadpool(job)
+            task = asyncio.ensure_future(run_in_threadpool(job))
+            while True:
+                done, _ = await asyncio.wait({task}, timeout=POLL_S)
+                if done:
+                    break
+                if not self.cancel.is_set() and await request.is_disconnected():
+                    self.cancel.set()
+            try:
+                return task.result()
+            except Cancelled:
+                return _json({"error": "the run was cancelled", "field": field, "cancelled": True}, BUSY)
         finally:
+            self.cancel.clear()
             self.busy.release()
 
 
@@ -126,10 +168,21 @@ def _int_param(request: Request, name: str) -> int | None:
 
 
 def build_app(
-    ws: Workspace, *, max_body: int = DEFAULT_MAX_BODY, on_swap: Callable[[], None] | None = None
-) -> Starlette:
-    """The app over ``ws``. ``on_swap`` runs after the page replaces the workspace."""
-    st = State(ws, max_body, on_swap)
+    ws: Workspace,
+    *,
+    access: Access,
+    registry: Registry | None = None,
+    roots: Roots | None = None,
+    max_body: int = DEFAULT_MAX_BODY,
+    on_swap: Callable[[], None] | None = None,
+) -> Guard:
+    """The app over ``ws``, behind ``access``'s checks. ``registry``: the plugins the command line
+    loaded (default: the built-ins); ``roots``: what the Open box may read (default: the working
+    directory). ``on_swap`` runs after the page replaces the workspace."""
+    from kubesched.app import build_registry
+
+    sealed = (registry or build_registry()).sealed(DATA_REFUSAL)
+    st = State(ws, max_body, sealed, roots or Roots.of([Path.cwd()]), on_swap)
     static = static_dir()
 
     async def index(_: Request) -> Response:
@@ -161,7 +214,13 @@ def build_app(
     async def run_whatif(request: Request) -> Response:
         body = await _json_body(request, st)
         w = st.ws
-        return await st.run("body", lambda: _json(whatif.compare(w, body)))
+        return await st.run(request, "body", lambda: _json(whatif.compare(w, body, st.registry, st.check)))
+
+    async def cancel(_: Request) -> Response:
+        running = st.busy.locked()
+        if running:
+            st.cancel.set()
+        return _json({"cancelled": running})
 
     async def sim_dashboard(_: Request) -> Response:
         w = st.ws
@@ -210,25 +269,28 @@ def build_app(
         def job() -> Response:
             objs = interop.parse_snapshot(text, "uploaded snapshot")
             st.ws = open_cluster(
-                [], w.config_text if w.kind == CLUSTER else "", seed=w.seed, objects=objs, title="uploaded snapshot"
+                [], w.config_text if w.kind == CLUSTER else "", seed=w.seed, objects=objs, title="uploaded snapshot",
+                registry=st.registry, check=st.check,
             )
             return _json({"ok": True, "title": st.ws.title, "pods": len(objs.pods), "nodes": len(objs.nodes)})
 
-        return await st.run("body", job)
+        return await st.run(request, "body", job)
 
     async def open_path(request: Request) -> Response:
         body = await _json_body(request, st)
         if not isinstance(body, dict) or not isinstance(body.get("path"), str) or not body["path"]:
             raise InputError("expected {\"path\": FILE or FOLDER}", path="path")
 
+        path = str(st.roots.check(body["path"]))  # before anything looks at the path
+
         def job() -> Response:
             try:
-                st.ws = open_source(body["path"])
+                st.ws = open_source(path, registry=st.registry, check=st.check, may_read=st.roots.check)
             except InputError as e:
                 return error(str(e), "path")  # the message names the file; the field is the request's
             return _json({"ok": True, "title": st.ws.title, "kind": st.ws.kind})
 
-        return await st.run("path", job)
+        return await st.run(request, "path", job)
 
     routes = [
         Route("/", index),
@@ -243,6 +305,7 @@ def build_app(
         Route("/api/export/simulator-annotations", export_annotations),
         Route("/api/import/snapshot", import_snapshot, methods=["POST"]),
         Route("/api/open", open_path, methods=["POST"]),
+        Route("/api/cancel", cancel, methods=["POST"]),
         Mount("/static", app=StaticFiles(directory=static), name="static"),
     ]
 
@@ -256,7 +319,7 @@ def build_app(
 
     app = Starlette(routes=routes, exception_handlers={InputError: on_input_error, Exception: on_crash})
     app.state.ui = st
-    return app
+    return Guard(app, access)
 
 
 def _snapshot_at(w: Workspace, step: int | None) -> tuple[str, int]:

@@ -13,6 +13,7 @@ import csv
 import json
 import math
 from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -138,11 +139,18 @@ def open_source(
     config_text: str | None = None,
     seed: int | None = 0,
     plugin_paths: list[str] | None = None,
+    registry: Registry | None = None,
+    check: Callable[[], None] | None = None,
+    may_read: Callable[[str], object] | None = None,
+    validate: str = "strict",
 ) -> Workspace:
-    """Open what `kubesched ui` was given: PATH (auto-detected) or cluster files and a configuration."""
+    """Open what `kubesched ui` was given: PATH (auto-detected) or cluster files and a configuration.
+    ``registry`` (default: the built-ins and ``plugin_paths``) resolves the configuration's plugins;
+    ``check`` is called after every scheduling attempt and may raise to stop the work; ``may_read``
+    raises InputError for a file a simulation's inputs.json names that may not be read."""
     kind = detect(path) if path else CLUSTER
     if kind == SIMULATION:
-        return open_simulation(Path(path), plugin_paths=plugin_paths)  # type: ignore[arg-type]
+        return open_simulation(Path(path), plugin_paths=plugin_paths, registry=registry, may_read=may_read)  # type: ignore[arg-type]
     if kind == EXPERIMENT:
         return open_experiment(Path(path))  # type: ignore[arg-type]
     all_files = list(files or []) + ([path] if path else [])
@@ -152,7 +160,10 @@ def open_source(
             text = Path(config).read_text()
         except OSError as e:
             raise InputError(f"cannot read: {e.strerror}", source=config) from None
-    return open_cluster(all_files or [example_path()], text, seed=seed, plugin_paths=plugin_paths, config_source=config)
+    return open_cluster(
+        all_files or [example_path()], text, seed=seed, plugin_paths=plugin_paths, config_source=config,
+        registry=registry, check=check, validate=validate,
+    )
 
 
 # ---- cluster dumps: schedule in memory ------------------------------------------------------
@@ -182,19 +193,27 @@ def open_cluster(
     config_source: str | None = None,
     objects: ClusterObjects | None = None,
     title: str | None = None,
+    registry: Registry | None = None,
+    check: Callable[[], None] | None = None,
+    validate: str = "strict",
 ) -> Workspace:
-    """Load the cluster, validate the configuration, run `schedule` keeping every attempt."""
+    """Load the cluster (``validate``: kubectl's --validate mode), validate the configuration, run
+    `schedule` keeping every attempt
+    (``check`` after each one: it may raise to stop the run)."""
     from kubesched.app import Session
 
-    registry = build_registry(plugin_paths)
+    registry = registry or build_registry(plugin_paths)
     cfg = parse_config_text(config_text, registry, config_source or "configuration")
-    objs = objects if objects is not None else load_cluster(files)
+    objs = objects if objects is not None else load_cluster(files, validate)
     snap, pending = start_snapshot(objs)
     cluster = MemoryCluster()
     for pod in objs.pods:
         cluster.pods[pod.uid] = pod
     clock = VirtualClock()
     sched = Scheduler(cfg, snap, cluster, registry, seed=seed, clock=clock)
+    if check is not None:
+        sched.hooks.on_scheduled.append(lambda _res: check())
+        sched.hooks.on_failed.append(lambda _res: check())
     run = record_run(Session(sched, cluster, objs, pending, cfg, registry, clock))
     timeline = Timeline(cfg, registry, lambda: start_snapshot(objs)[0], run.ops, seed=seed)
     timeline.adopt(snap, len(run.ops))  # the run's snapshot is the cluster after its last step
@@ -228,7 +247,15 @@ EVENT_NUMERIC = ("seq", "time")
 ATTEMPT_NUMERIC = ("attempt", "time", "duration_ms", "event_seq")
 
 
-def open_simulation(folder: Path, *, plugin_paths: list[str] | None = None) -> Workspace:
+def open_simulation(
+    folder: Path,
+    *,
+    plugin_paths: list[str] | None = None,
+    registry: Registry | None = None,
+    may_read: Callable[[str], object] | None = None,
+) -> Workspace:
+    """A simulation's output folder. Plugin files its inputs.json names are not run (a folder is
+    data): plugins come from ``registry`` or ``plugin_paths``, which the command line gives."""
     summary = read_json(folder / "summary.json")
     if not isinstance(summary, dict) or "mode" not in summary or "pods" not in summary:
         raise InputError("not a simulation summary: expected the fields mode and pods", source=str(folder / "summary.json"))
@@ -245,7 +272,7 @@ def open_simulation(folder: Path, *, plugin_paths: list[str] | None = None) -> W
     if not isinstance(inputs, dict):
         raise InputError("expected a JSON object", source=str(inputs_path))
     events = read_csv(folder / "events.csv", ("seq", "time", "event", "pod", "node"), EVENT_NUMERIC)
-    registry = build_registry(plugin_paths or inputs.get("plugin_path") or [])
+    registry = registry or build_registry(plugin_paths)
     cfg_name = inputs.get("config")
     cfg_text = None
     if cfg_name:
@@ -254,8 +281,21 @@ def open_simulation(folder: Path, *, plugin_paths: list[str] | None = None) -> W
             cfg_text = cfg_file.read_text()
         except OSError as e:
             raise InputError(f"cannot read: {e.strerror}", source=str(cfg_file)) from None
-    cfg = parse_config_text(cfg_text, registry, str(folder / "config.yaml"))
     try:
+        cfg = parse_config_text(cfg_text, registry, str(folder / "config.yaml"))
+    except InputError as e:
+        named = inputs.get("plugin_path")
+        if named:  # say which files the run used: the UI never runs them on its own
+            raise InputError(
+                f"{e}; the simulation was run with plugin files {named!r}, which kubesched ui loads only when "
+                "its command line names them (--plugin-path)",
+                source=str(folder / "inputs.json"), path="plugin_path",
+            ) from None
+        raise
+    try:
+        if may_read is not None:
+            for f in _input_paths(inputs):
+                may_read(f)
         wl = _workload(inputs)
     except InputError as e:
         ws.note = f"the workload could not be rebuilt ({e}): the dashboards and pods table are shown"
@@ -290,6 +330,13 @@ def open_simulation(folder: Path, *, plugin_paths: list[str] | None = None) -> W
     ws.workload = wl
     ws.inputs = inputs
     return ws
+
+
+def _input_paths(inputs: dict[str, Any]) -> list[str]:
+    """The files (or shipped names) inputs.json says the workload came from."""
+    out = [v for k in ("trace", "nodes", "synthetic") if isinstance(v := inputs.get(k), str) and v]
+    files = inputs.get("files")
+    return out + [f for f in files if isinstance(f, str)] if isinstance(files, list) else out
 
 
 def _workload(inputs: dict[str, Any]):  # noqa: ANN202 - Workload, imported lazily

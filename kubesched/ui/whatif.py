@@ -4,11 +4,13 @@ and the balance of allocation over nodes (min / max / mean / sd per resource).""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
 from kubesched.api.load import ClusterObjects
 from kubesched.errors import InputError
+from kubesched.framework.registry import Registry
 from kubesched.state.snapshot import Snapshot
 from kubesched.ui.sources import CLUSTER, SIMULATION, Workspace, open_cluster
 from kubesched.ui.views import balance, placement_diff
@@ -34,10 +36,14 @@ def _moved(objs: ClusterObjects, moves: list[dict[str, Any]]) -> ClusterObjects:
     return replace(objs, pods=pods)
 
 
-def compare(ws: Workspace, body: Any) -> dict[str, Any]:
-    """``{"configs": [{"name", "yaml"}...], "moves": [{"pod", "node"}...]}`` -> runs compared."""
+def compare(
+    ws: Workspace, body: Any, registry: Registry, check: Callable[[], None] | None = None
+) -> dict[str, Any]:
+    """``{"configs": [{"name", "yaml"}...], "moves": [{"pod", "node"}...]}`` -> runs compared.
+    The configurations come from the browser: ``registry`` resolves their plugins (sealed: it
+    imports no module a configuration names); ``check`` runs after every attempt and may raise."""
     if ws.kind == SIMULATION and ws.workload is not None:
-        return compare_simulations(ws, body)
+        return compare_simulations(ws, body, registry, check)
     if ws.kind != CLUSTER or ws.objects is None:
         raise InputError("what-if runs need a cluster dump, a configuration or a simulation with inputs.json", path="source")
     if not isinstance(body, dict):
@@ -54,8 +60,8 @@ def compare(ws: Workspace, body: Any) -> dict[str, Any]:
         name = str(c.get("name") or f"config {i + 1}")
         try:
             other = open_cluster(
-                ws.files, c.get("yaml") or "", seed=ws.seed, plugin_paths=ws.plugin_paths, objects=objs,
-                config_source=f"configs[{i}]",
+                ws.files, c.get("yaml") or "", seed=ws.seed, objects=objs, config_source=f"configs[{i}]",
+                registry=registry, check=check,
             )
         except InputError as e:
             raise e.within(source=f"configs[{i}] ({name})") from None
@@ -96,7 +102,9 @@ def _check_configs(configs: Any) -> None:
             raise InputError("expected {name, yaml}", path=f"configs[{i}]")
 
 
-def compare_simulations(ws: Workspace, body: Any) -> dict[str, Any]:
+def compare_simulations(
+    ws: Workspace, body: Any, registry: Registry, check: Callable[[], None] | None = None
+) -> dict[str, Any]:
     """Replay the simulation's workload once per configuration (same mode, seed and options as the
     folder's run) and compare: balance over nodes of the pods running at the end, pods placed,
     failed and preempted, and the pods whose node differs."""
@@ -111,7 +119,6 @@ def compare_simulations(ws: Workspace, body: Any) -> dict[str, Any]:
     configs = body.get("configs")
     _check_configs(configs)
     inp = ws.inputs
-    registry = ws.timeline.registry if ws.timeline is not None else None
     parsed = []
     for i, c in enumerate(configs):
         try:
@@ -127,6 +134,7 @@ def compare_simulations(ws: Workspace, body: Any) -> dict[str, Any]:
             cfg, wl, mode=inp.get("mode") or "time", seed=inp.get("seed"), registry=registry,
             usage=UsageModel.parse(inp.get("usage_fraction") or "0.5:1.0"), bins=int(inp.get("bins") or 100),
             max_wait=inp.get("max_wait"), tie_break=inp.get("tie_break") or "random", record_events=False,
+            progress=(lambda _done, _total: check()) if check is not None else None,
         )
         t = res.pods
         final = {k: (n or None) for k, n in zip(t["pod"], t["node"], strict=True)}

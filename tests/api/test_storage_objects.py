@@ -269,3 +269,21 @@ def test_autoscaler_scratch_snapshots_share_the_storage() -> None:
     assert scratch_snapshot(live.namespaces, storage=live.storage).storage is live.storage
     assert scratch_snapshot(like=live).storage is live.storage
     assert scratch_snapshot(live.namespaces).storage.pvc("default", "data") is None
+
+
+def test_validate_warn_and_ignore_load_invalid_storage(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """--validate=warn: a storage object or pod volume the API server would refuse is loaded with
+    one warning line per problem; ignore loads it silently; strict refuses it."""
+    bad_claim = make_pvc("data", access_modes=["ReadWriteSometimes"])
+    pod = make_pod("p", spec={"volumes": [pvc_volume("data", "d"), {"name": "d", "emptyDir": {}}]})
+    f = _write(tmp_path, [make_node("n1"), bad_claim, pod])
+    assert main(["schedule", "-f", f]) == 2
+    assert 'Unsupported value: "ReadWriteSometimes"' in capsys.readouterr().err
+    assert main(["schedule", "-f", f, "--validate=warn", "-o", "json"]) == 0
+    err = capsys.readouterr().err.splitlines()
+    assert [line.removeprefix(f"kubesched: warning: {f}: ").split(": ")[0] for line in err] == [
+        "documents[1].spec.accessModes",
+        "documents[2].spec.volumes[1].name",
+    ]
+    assert main(["schedule", "-f", f, "--validate=ignore", "-o", "json"]) == 0
+    assert capsys.readouterr().err == ""

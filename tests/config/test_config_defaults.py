@@ -23,7 +23,7 @@ from kubesched.config import (
 from kubesched.errors import InputError
 
 DEFAULT_POINTS = {
-    "preEnqueue": ["SchedulingGates"],
+    "preEnqueue": ["SchedulingGates", "DynamicResources"],
     "queueSort": ["PrioritySort"],
     "preFilter": [
         "NodeAffinity",
@@ -35,6 +35,7 @@ DEFAULT_POINTS = {
         "VolumeZone",
         "PodTopologySpread",
         "InterPodAffinity",
+        "DynamicResources",
     ],
     "filter": [
         "NodeUnschedulable",
@@ -49,8 +50,9 @@ DEFAULT_POINTS = {
         "VolumeZone",
         "PodTopologySpread",
         "InterPodAffinity",
+        "DynamicResources",
     ],
-    "postFilter": ["DefaultPreemption"],
+    "postFilter": ["DynamicResources", "DefaultPreemption"],
     "preScore": [
         "TaintToleration",
         "NodeAffinity",
@@ -67,12 +69,13 @@ DEFAULT_POINTS = {
         "VolumeBinding",
         "PodTopologySpread",
         "InterPodAffinity",
+        "DynamicResources",
         "NodeResourcesBalancedAllocation",
         "ImageLocality",
     ],
-    "reserve": ["VolumeBinding"],
+    "reserve": ["VolumeBinding", "DynamicResources"],
     "permit": [],
-    "preBind": ["VolumeBinding"],
+    "preBind": ["VolumeBinding", "DynamicResources"],
     "bind": ["DefaultBinder"],
     "postBind": [],
 }
@@ -92,6 +95,7 @@ DEFAULT_SCORE = [
     ("VolumeBinding", 1),  # no weight in the v1 defaults: the framework's 1
     ("PodTopologySpread", 2),
     ("InterPodAffinity", 2),
+    ("DynamicResources", 1),
     ("NodeResourcesBalancedAllocation", 1),
     ("ImageLocality", 1),
 ]
@@ -107,7 +111,10 @@ def test_builtin_points_table() -> None:
     assert BUILTIN_POINTS["ImageLocality"] == {"score"}
     assert BUILTIN_POINTS["DefaultPreemption"] == {"postFilter"}
     assert BUILTIN_POINTS["VolumeBinding"] == {"preFilter", "filter", "reserve", "preBind", "preScore", "score"}
-    assert len(BUILTIN_POINTS) == 18
+    assert BUILTIN_POINTS["DynamicResources"] == {
+        "preEnqueue", "preFilter", "filter", "postFilter", "score", "reserve", "preBind"
+    }
+    assert len(BUILTIN_POINTS) == 19
     assert all(p <= set(EXTENSION_POINTS) for p in BUILTIN_POINTS.values())
     assert builtin_points_of("Nope") is None
 
@@ -158,6 +165,7 @@ def test_default_plugin_args(cfg) -> None:
     args = cfg.profiles[0].plugin_args
     assert sorted(args) == [
         "DefaultPreemption",
+        "DynamicResources",
         "InterPodAffinity",
         "NodeAffinity",
         "NodeResourcesBalancedAllocation",
@@ -239,7 +247,7 @@ def test_resolved_table_rows(cfg) -> None:
     score_rows = [(r["plugin"], r["weight"]) for r in rows if r["point"] == "score"]
     assert score_rows == DEFAULT_SCORE
     assert len(rows) == sum(len(v) for v in DEFAULT_POINTS.values())
-    assert [r["order"] for r in rows if r["point"] == "filter"] == list(range(1, 13))
+    assert [r["order"] for r in rows if r["point"] == "filter"] == list(range(1, 14))
 
 
 def test_effective_config_round_trips(cfg) -> None:
@@ -255,10 +263,10 @@ def test_pluginref_defaults() -> None:
 # ---- apis/config/v1/defaults_test.go ----------------------------------------------------------
 # kubesched resolves a configuration instead of keeping the defaulted document: the comparison
 # is of what SetDefaults_KubeSchedulerConfiguration fills in, as the resolved config holds it.
-# Only the args of plugins kubesched implements exist (upstream's pluginConfigs also default
-# DynamicResources).
+# Every in-tree plugin with args has them defaulted, as in upstream's pluginConfigs.
 DEFAULT_PLUGIN_CONFIG = [
     ("DefaultPreemption", {"minCandidateNodesPercentage": 10, "minCandidateNodesAbsolute": 100}),
+    ("DynamicResources", {"filterTimeout": "10s", "bindingTimeout": "10m0s"}),
     ("InterPodAffinity", {"hardPodAffinityWeight": 1, "ignorePreferredTermsOfExistingPods": False}),
     ("NodeAffinity", {}),
     ("NodeResourcesBalancedAllocation", {"resources": [{"name": "cpu", "weight": 1}, {"name": "memory", "weight": 1}]}),
@@ -332,7 +340,8 @@ SCHEDULER_DEFAULTS_CASES = [
 )
 def test_scheduler_defaults(fields: dict, top: tuple, profiles: list[dict]) -> None:
     """TestSchedulerDefaults (9 of 11: "unknown plugin config" defaults a runtime.Unknown that a
-    file cannot express, "default DynamicResources" is about a plugin kubesched does not have)."""
+    file cannot express; "default DynamicResources" is about its args under a changed feature
+    gate, which tests/plugins/test_dynamicresources_args.py covers)."""
     cfg = parse_config(doc(**fields), "sched.yaml", _defaults_points_of)
     assert (cfg.parallelism, cfg.percentage_of_nodes_to_score, cfg.delay_cache_until_active) == top
     assert (cfg.pod_initial_backoff_seconds, cfg.pod_max_backoff_seconds) == (1, 10)
@@ -381,6 +390,9 @@ PLUGIN_ARGS_DEFAULTS_CASES = [
     ("NodeResourcesFitArgs Resources empty", "NodeResourcesFit", {"scoringStrategy": {"type": "MostAllocated"}},
      {"ignoredResources": [], "ignoredResourceGroups": [], "scoringStrategy": {"type": "MostAllocated", "resources": RES}}),
     ("VolumeBindingArgs empty, StorageCapacityScoring disabled", "VolumeBinding", {}, {"bindTimeoutSeconds": 600}),
+    ("DynamicResourcesArgs empty", "DynamicResources", {}, {"filterTimeout": "10s", "bindingTimeout": "10m0s"}),
+    ("DynamicResourcesArgs with value", "DynamicResources", {"filterTimeout": "5s"},
+     {"filterTimeout": "5s", "bindingTimeout": "10m0s"}),
 ]
 
 
@@ -388,8 +400,9 @@ PLUGIN_ARGS_DEFAULTS_CASES = [
     ("plugin", "given", "want"), [c[1:] for c in PLUGIN_ARGS_DEFAULTS_CASES], ids=[c[0] for c in PLUGIN_ARGS_DEFAULTS_CASES]
 )
 def test_plugin_args_defaults(plugin: str, given: dict, want: dict) -> None:
-    """TestPluginArgsDefaults (15 of 16 with the two below; the DynamicResourcesArgs case is
-    about a plugin kubesched does not have)."""
+    """TestPluginArgsDefaults (16 of 16 with the two tests below; "DynamicResourcesArgs empty" is
+    upstream's "DynamicResourcesArgs defaults, DRADeviceBindingConditions enabled", and
+    "DynamicResourcesArgs with value" is kubesched's own)."""
     cfg = parse(one_profile(plugin_config=[{"name": plugin, "args": given}]))
     assert cfg.profiles[0].plugin_args[plugin] == want
 

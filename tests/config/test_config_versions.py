@@ -17,6 +17,7 @@ V1_SCORE = [
     ("VolumeBinding", 1),
     ("PodTopologySpread", 2),
     ("InterPodAffinity", 2),
+    ("DynamicResources", 1),
     ("NodeResourcesBalancedAllocation", 1),
     ("ImageLocality", 1),
 ]

@@ -177,6 +177,28 @@ def _many_shares(path: Path) -> Path:
     return path
 
 
+@pytest.mark.parametrize(
+    "text, why",
+    [
+        ("[" * 100_000, "nested too deeply"),
+        ('{"chosen": {"params": {"weights": ["FGD"], "delta_scale": 1, "tie_break": "order"}}}', "TypeError"),
+        ('{"chosen": {"params": "FGD"}}', "TypeError"),
+        ('{"chosen": {"params": {"weights": {"FGD": 1e400}, "delta_scale": 1, "tie_break": "order"}}}',
+         "OverflowError"),
+        ('{"chosen": {"params": {"weights": {"FGD": 1}, "delta_scale": 1, "tie_break": ["order"]}}}', "TypeError"),
+    ],
+    ids=["deep", "weights-list", "params-text", "weight-infinite", "tie-break-list"],
+)
+def test_eval_refuses_a_malformed_search_json(text: str, why: str, tmp_path: Path,
+                                              capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "search.json"
+    path.write_text(text)
+    assert main(["learn", "eval", "--search", str(path), "-d", str(tmp_path / "o")]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"kubesched: error: {path}: not a search.json of kubesched learn search ({why}")
+    assert err.count("\n") == 1 and not (tmp_path / "o").exists()
+
+
 def test_configuration_bound_refuses_a_trace_of_many_share_sizes(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     trace = _many_shares(tmp_path / "shares.csv")
     msg = f"kubesched: error: trace {trace}: 300 distinct GPU share sizes (at most 100)"
@@ -192,4 +214,4 @@ def test_eval_refuses_a_corrupt_model(tmp_path: Path, capsys: pytest.CaptureFixt
     bad = tmp_path / "m.npz"
     bad.write_bytes(b"not a zip")
     assert main(["learn", "eval", "--model", str(bad), "-d", str(tmp_path / "o")]) == 2
-    assert capsys.readouterr().err == f"kubesched: error: {bad}: not a readable .npz model (ValueError)\n"
+    assert capsys.readouterr().err == f"kubesched: error: {bad}: not a readable .npz model (BadZipFile: File is not a zip file)\n"

@@ -1,7 +1,8 @@
 """The asynchronous binding cycle and the cache's event handling, without an API server.
 
 Bindings are "submitted" into a list and their outcomes applied by hand, in the orders the
-live runner can see them: bound, 409/404, 500, watch confirmation first, deletion meanwhile.
+live runner can see them: bound, a failure after which the pod informer has the pod no more
+unbound (``gone``: deleted or bound elsewhere), 500, watch confirmation first, deletion meanwhile.
 """
 
 from __future__ import annotations

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 from live_harness import (
@@ -95,23 +96,44 @@ def test_pod_becomes_feasible_when_a_node_is_added(kube_api: KubeAPIServer, kube
         assert kube_api.wait_for(lambda: node_of(kube_api, "needs-4") == "large", 5)
 
 
-def test_bind_500_is_retried_and_409_is_dropped(kube_api: KubeAPIServer, kubeconfig: str) -> None:
+def test_a_failed_binding_is_retried_while_the_informer_has_the_pod_unbound(
+    kube_api: KubeAPIServer, kubeconfig: str
+) -> None:
+    """kube-scheduler's handleSchedulingFailure asks its pod informer, whatever the API answered:
+    a pod it still has unbound is requeued (a 404 or 409 from a proxy, a stale route, an injected
+    fault: the pod was dropped for good before), one deleted or bound elsewhere is forgotten."""
     kube_api.create(node("n0"))
-    kube_api.fail_next("POST", r"/pods/flaky/binding", 500)
-    kube_api.fail_next("POST", r"/pods/taken/binding", 409)
-    kube_api.create(pod("flaky"))
-    kube_api.create(pod("taken"))
+    kube_api.create(node("n1"))
     with running(kubeconfig) as r:
-        assert kube_api.wait_for(lambda: node_of(kube_api, "flaky") == "n0", 10)
-        assert len(binding_posts(kube_api, "flaky")) == 2  # the 500, then the retry after backoff
-        assert kube_api.wait_for(lambda: events(kube_api, "Scheduled", "flaky"))
-        assert events(kube_api, "FailedScheduling", "flaky")[0]["message"].startswith('running Bind plugin "DefaultBinder": 500')
-        # 409 (already bound elsewhere): dropped without error and never retried
+        real = kube_api.store.bind
+
+        def bind(res: Any, namespace: str, name: str, node_name: str, *a: Any, **kw: Any) -> Any:
+            if name == "doomed":  # deleted under the binding: a real 404
+                kube_api.delete("Pod", name, namespace)
+                assert kube_api.wait_for(lambda: f"{namespace}/{name}" not in r._pods.store, 5)
+            elif name == "taken":  # bound by someone else first: a real 409
+                real(res, namespace, name, "n1")
+                assert kube_api.wait_for(lambda: r.settled(r._pods.store[f"{namespace}/{name}"]), 5)
+            return real(res, namespace, name, node_name, *a, **kw)
+
+        kube_api.store.bind = bind  # type: ignore[method-assign]
+        kube_api.fail_next("POST", r"/pods/flaky/binding", 500)
+        kube_api.fail_next("POST", r"/pods/proxied/binding", 404)
+        kube_api.fail_next("POST", r"/pods/conflict/binding", 409)
+        for name in ("flaky", "proxied", "conflict", "doomed", "taken"):
+            kube_api.create(pod(name))
+        assert kube_api.wait_for(lambda: all_bound(kube_api, ["flaky", "proxied", "conflict"]), 10)
+        for name in ("flaky", "proxied", "conflict"):  # the failure, then the retry after backoff
+            assert len(binding_posts(kube_api, name)) == 2
+        assert kube_api.wait_for(lambda: events(kube_api, "Scheduled", "conflict"))
+        message = events(kube_api, "FailedScheduling", "proxied")[0]["message"]
+        assert message.startswith('running Bind plugin "DefaultBinder": 404')
         time.sleep(1.5)  # longer than the initial backoff
-        assert len(binding_posts(kube_api, "taken")) == 1
-        assert node_of(kube_api, "taken") is None
-        assert not events(kube_api, "FailedScheduling", "taken")
-        assert r.outcomes == {"bound": 1, "dropped": 1, "requeued": 1}
+        assert len(binding_posts(kube_api, "doomed")) == 1 and kube_api.get("Pod", "doomed") is None
+        assert len(binding_posts(kube_api, "taken")) == 1 and node_of(kube_api, "taken") == "n1"
+        assert not events(kube_api, "FailedScheduling", "doomed") and not events(kube_api, "FailedScheduling", "taken")
+        assert r.outcomes == {"bound": 3, "dropped": 2, "requeued": 3}
+        assert len(r.sched.queue) == 0
 
 
 def test_relists_after_410_and_recovers_from_dropped_watches(kube_api: KubeAPIServer, kubeconfig: str) -> None:

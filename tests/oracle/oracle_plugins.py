@@ -29,7 +29,8 @@ ZONE = "topology.kubernetes.io/zone"
 UNSCHEDULABLE = "Unschedulable"
 UNRESOLVABLE = "UnschedulableAndUnresolvable"
 
-#: Filter plugins of the v1 default profile, in execution order (volume/DRA plugins left out).
+#: Filter plugins of the v1 default profile, in execution order (volume plugins left out;
+#: DynamicResources' Filter is skipped for these clusters' pods, which have no claims).
 FILTER_ORDER = (
     "NodeUnschedulable",
     "NodeName",
@@ -48,6 +49,7 @@ DEFAULT_WEIGHTS: dict[str, int] = {
     "NodeResourcesFit": 1,
     "PodTopologySpread": 2,
     "InterPodAffinity": 2,
+    "DynamicResources": 1,
     "NodeResourcesBalancedAllocation": 1,
     "ImageLocality": 1,
 }
@@ -869,6 +871,8 @@ def evaluate(cluster: Cluster, pod: Pod, cfg: Config | None = None) -> Result:
             "NodeResourcesFit": score_fit(pod, feasible, cluster, cfg),
             "PodTopologySpread": score_spread(pod, feasible, cluster, cfg),
             "InterPodAffinity": score_inter_pod_affinity(pod, feasible, cluster, cfg),
+            # no PreScore to skip it: a pod without claims scores 0 everywhere (firstAvailable only)
+            "DynamicResources": {n.name: 0 for n in feasible},
             "NodeResourcesBalancedAllocation": score_balanced(pod, feasible, cluster, cfg),
             "ImageLocality": score_image_locality(pod, feasible, cluster),
         }

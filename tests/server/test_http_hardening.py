@@ -2,7 +2,9 @@
 
 Each test is the regression test of one defect of the earlier server: a listen backlog of 5, a
 smuggled second request behind conflicting Content-Length headers, 501 HTML pages for other
-methods, no cap on requests in flight, and slow or silent clients holding a thread forever.
+methods, no cap on requests in flight, slow or silent clients holding a thread forever, idle
+connections at the connection cap making new clients wait (600 idle connections, cap 512, delayed
+``/healthz`` 11 s), and 10,000 request headers accepted.
 """
 
 from __future__ import annotations
@@ -232,3 +234,78 @@ def test_keep_alive_pipelining_and_expect_continue(extender):
         assert r.status == 200 and json.loads(r.read())["NodeNames"] == ["n5"]
     c.close()
     assert post(f"{url}/filter", {"Pod": web_pod(), "NodeNames": ["n5"]})[0] == 200
+
+
+def test_idle_connections_make_room_for_new_clients():
+    """At the cap, a new client takes the place of the connection idle the longest (a silent one
+    or a keep-alive one between requests), never of one in the middle of a request."""
+    limits = Limits(max_connections=6)  # a header deadline of 10 s, idle keep-alive 120 s
+    with HTTPServer(("127.0.0.1", 0), limits=limits) as srv:
+        keep = HTTPConnection(*srv.address, timeout=5)  # idle the longest: between two requests
+        keep.request("GET", "/healthz")
+        assert keep.getresponse().read() == b"ok\n"
+        silent = [socket.create_connection(srv.address) for _ in range(2)]
+        busy = [socket.create_connection(srv.address) for _ in range(3)]
+        for s in busy:
+            s.sendall(b"GET /healthz HTTP/1.1\r\nHost:")  # half a request: not idle
+        time.sleep(0.2)  # every connection accepted: the cap is reached
+        clients = []
+        for _ in range(3):  # three new clients that stay connected: each needs a place
+            t0 = time.monotonic()
+            c = HTTPConnection(*srv.address, timeout=5)
+            c.request("GET", "/healthz")
+            assert c.getresponse().read() == b"ok\n"
+            assert time.monotonic() - t0 < 2.0  # before: until a deadline freed a place (10 s)
+            clients.append(c)
+        assert keep.sock is not None
+        keep.sock.settimeout(2)
+        assert keep.sock.recv(10) == b""  # closed to make room
+        for s in silent:
+            s.settimeout(2)
+            assert s.recv(10) == b""
+            s.close()
+        for s in busy:  # untouched: their requests are answered once complete
+            s.sendall(b" x\r\nConnection: close\r\n\r\n")
+            s.settimeout(5)
+            assert s.recv(4096).startswith(b"HTTP/1.1 200")
+            s.close()
+        keep.close()
+        for c in clients:  # the newest idle ones were never the ones closed
+            c.request("GET", "/healthz")
+            assert c.getresponse().read() == b"ok\n"
+            c.close()
+
+
+def test_600_idle_connections_do_not_delay_a_probe():
+    """The default cap (512) and header deadline (10 s): before, the probe waited 11 s."""
+    with HTTPServer(("127.0.0.1", 0)) as srv:
+        held = [socket.create_connection(srv.address) for _ in range(600)]
+        try:
+            t0 = time.monotonic()
+            assert http(f"{srv.url}/healthz")[0] == 200
+            assert time.monotonic() - t0 < 3.0  # about 0.15 s here
+        finally:
+            for s in held:
+                s.close()
+
+
+@pytest.mark.parametrize(
+    "headers, why",
+    [
+        (b"".join(b"x-h%d: v\r\n" % i for i in range(10_000)), b"10001 request header fields; at most 100"),
+        (b"x-big: " + b"v" * (70 << 10) + b"\r\n", b"over the 65536-byte limit"),
+    ],
+    ids=["10000-headers", "70-KiB-header"],
+)
+def test_too_many_or_too_large_headers_are_431(headers: bytes, why: bytes):
+    with HTTPServer(("127.0.0.1", 0)) as srv:
+        raw = exchange(srv.url, b"GET /healthz HTTP/1.1\r\nHost: x\r\n" + headers + b"\r\n")
+        assert responses(raw) == [431]
+        assert why in raw and raw.count(b"\n", raw.index(b"\r\n\r\n") + 4) == 1
+        # a header block that arrives whole in one read is measured too (h11 bounds only one still arriving)
+        many_small = b"".join(b"x-h%d: %s\r\n" % (i, b"v" * 900) for i in range(90))
+        raw = exchange(srv.url, b"GET /healthz HTTP/1.1\r\nHost: x\r\n" + many_small + b"\r\n")
+        assert responses(raw) == [431] and b"over the 65536-byte limit" in raw
+        at_limit = b"".join(b"x-h%d: v\r\n" % i for i in range(98))  # with Host and Connection: 100
+        raw = exchange(srv.url, b"GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n" + at_limit + b"\r\n")
+        assert responses(raw) == [200]

@@ -45,15 +45,36 @@ def exp_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return out
 
 
+TOKEN = "token-of-the-ui-tests"
+AUTH = {"Authorization": f"Bearer {TOKEN}"}
+
+
+def ui_app(ws, *, port: int = 80, **kw):  # noqa: ANN001, ANN201
+    """build_app with the tests' token, answering to Host "testserver" (Starlette's TestClient) too."""
+    from kubesched.ui.guard import Access
+    from kubesched.ui.server import build_app
+
+    return build_app(ws, access=Access.for_listen("127.0.0.1", port, TOKEN, ["testserver"]), **kw)
+
+
+def ui_client(ws, **kw):  # noqa: ANN001, ANN201
+    """A TestClient of the app that sends the token, as the page (its cookie) or a script would."""
+    from starlette.testclient import TestClient
+
+    return TestClient(ui_app(ws, **kw), headers=AUTH)
+
+
 class Server:
     """`kubesched ui`'s app under uvicorn on a free loopback port, in a thread."""
 
-    def __init__(self, app) -> None:  # noqa: ANN001
+    def __init__(self, ws, wrap=None, **kw) -> None:  # noqa: ANN001
         import uvicorn
 
         self.sock = socket.socket()
         self.sock.bind(("127.0.0.1", 0))
         self.port = self.sock.getsockname()[1]
+        app = ui_app(ws, port=self.port, **kw)
+        app = wrap(app) if wrap is not None else app  # e.g. a recorder of what the server answered
         self.server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="off"))
         self.thread = threading.Thread(target=self.server.run, kwargs={"sockets": [self.sock]}, daemon=True)
         self.thread.start()
@@ -67,6 +88,10 @@ class Server:
     def url(self) -> str:
         return f"http://127.0.0.1:{self.port}"
 
+    def page(self, view: str) -> str:
+        """The URL a browser opens: the printed one (with the token), then the view's fragment."""
+        return f"{self.url}/?token={TOKEN}#/{view}"
+
     def stop(self) -> None:
         self.server.should_exit = True
         self.thread.join(10)
@@ -77,10 +102,8 @@ class Server:
 def serve() -> Iterator:
     servers: list[Server] = []
 
-    def start(ws) -> Server:  # noqa: ANN001
-        from kubesched.ui.server import build_app
-
-        s = Server(build_app(ws))
+    def start(ws, **kw) -> Server:  # noqa: ANN001
+        s = Server(ws, **kw)
         servers.append(s)
         return s
 

@@ -12,6 +12,7 @@ from kubesched.framework.simple import NodeFilterPlugin
 class Gate(NodeFilterPlugin):
     name = "Gate"
     armed = False
+    calls = 0  # filter calls, counted (the cancel tests read how far a run went)
     entered = threading.Event()  # set by the first call made while armed
     opened = threading.Event()
 
@@ -27,6 +28,7 @@ class Gate(NodeFilterPlugin):
         cls.opened.set()
 
     def filter_node(self, pod, node) -> bool:  # noqa: ANN001
+        type(self).calls += 1
         if type(self).armed:
             type(self).entered.set()
             type(self).opened.wait(60)
@@ -42,3 +44,13 @@ profiles:
     filter:
       enabled: [{name: "tests.ui.gate:Gate"}]
 """
+
+
+def trusted_registry():  # noqa: ANN201
+    """The registry `kubesched ui --config gated.yaml --import-plugins` would have: Gate resolved from
+    the command line's configuration, so the page's what-if may name it (it may not import others)."""
+    from kubesched.app import build_registry
+
+    reg = build_registry()
+    reg.resolve("tests.ui.gate:Gate")
+    return reg

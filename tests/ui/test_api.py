@@ -5,17 +5,19 @@ from __future__ import annotations
 
 import json
 import shutil
+import urllib.request
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
-from starlette.testclient import TestClient
 
 from kubesched.cli import main
+from kubesched.errors import InputError
 from kubesched.ui import interop
-from kubesched.ui.server import build_app
+from kubesched.ui.guard import Roots
 from kubesched.ui.sources import open_source
-from tests.ui.conftest import PREEMPT
+from tests.ui.conftest import PREEMPT, ui_client
 
 
 @pytest.fixture(scope="module")
@@ -25,7 +27,7 @@ def cluster_ws():
 
 @pytest.fixture
 def client(cluster_ws):
-    return TestClient(build_app(cluster_ws))
+    return ui_client(cluster_ws)
 
 
 def test_meta_names_the_views(client) -> None:
@@ -162,7 +164,7 @@ def test_whatif_bad_input_is_a_400(client, body, field_part: str) -> None:
 
 
 def test_body_limits_and_bad_json(cluster_ws) -> None:
-    c = TestClient(build_app(cluster_ws, max_body=1000))
+    c = ui_client(cluster_ws, max_body=1000)
     r = c.post("/api/whatif", content=b"x" * 2000, headers={"content-type": "application/json"})
     assert r.status_code == 400 and r.json()["field"] == "body"
     r = c.post("/api/whatif", content=b"{not json", headers={"content-type": "application/json"})
@@ -213,7 +215,8 @@ def test_simulator_annotations(client) -> None:
     assert interop.SELECTED_NODE not in pods["huge"]["metadata"]["annotations"]
 
 
-def test_open_rejects_a_folder_that_is_no_output(client, tmp_path: Path) -> None:
+def test_open_rejects_a_folder_that_is_no_output(cluster_ws, tmp_path: Path) -> None:
+    client = ui_client(cluster_ws, roots=Roots.of([tmp_path]))
     (tmp_path / "notes.txt").write_text("hello")
     r = client.post("/api/open", json={"path": str(tmp_path)})
     assert r.status_code == 400
@@ -224,7 +227,7 @@ def test_open_rejects_a_folder_that_is_no_output(client, tmp_path: Path) -> None
 
 def test_simulation_folder(sim_dir: Path) -> None:
     ws = open_source(str(sim_dir))
-    c = TestClient(build_app(ws))
+    c = ui_client(ws)
     m = c.get("/api/meta").json()
     assert m["kind"] == "simulation" and "simulation" in m["views"] and m["note"] == ""
     pods = _csv(sim_dir / "pods.csv")
@@ -261,7 +264,7 @@ def test_corrupt_simulation_files(sim_dir: Path, tmp_path: Path) -> None:
 
 
 def test_experiment_folder_paired_deltas(exp_dir: Path) -> None:
-    c = TestClient(build_app(open_source(str(exp_dir))))
+    c = ui_client(open_source(str(exp_dir)))
     d = c.get("/api/dashboard/experiment").json()
     assert d["baseline"] == "Random" and d["policies"] == ["BestFit", "Random"] or set(d["policies"]) == {"Random", "BestFit"}
     runs = _csv(exp_dir / "runs.csv")
@@ -294,7 +297,7 @@ def _csv(path: Path) -> list[dict[str, str]]:
 
 
 def test_simulation_whatif_replays_the_workload(sim_dir: Path) -> None:
-    c = TestClient(build_app(open_source(str(sim_dir))))
+    c = ui_client(open_source(str(sim_dir)))
     assert "whatif" in c.get("/api/meta").json()["views"]
     most = (
         "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\nprofiles:\n"
@@ -316,7 +319,7 @@ def test_server_writes_nothing(sim_dir: Path, tmp_path: Path, monkeypatch) -> No
     """Every endpoint of a session leaves the opened folder and the working directory as they were."""
     monkeypatch.chdir(tmp_path)
     before = sorted((p.name, p.stat().st_mtime_ns, p.stat().st_size) for p in sim_dir.iterdir())
-    c = TestClient(build_app(open_source(str(sim_dir))))
+    c = ui_client(open_source(str(sim_dir)))
     key = c.get("/api/cluster").json()["pods"]["pod"][0]
     for path in ("/api/meta", "/api/cluster?step=3", f"/api/decision?pod={key}", "/api/dashboard/simulation",
                  "/api/export/snapshot", "/api/export/simulator-annotations?limit=5"):
@@ -325,12 +328,14 @@ def test_server_writes_nothing(sim_dir: Path, tmp_path: Path, monkeypatch) -> No
     assert list(tmp_path.iterdir()) == []
 
 
-def test_cli_serves_on_loopback(tmp_path: Path) -> None:
+def test_cli_serves_on_loopback_to_the_printed_url_only(tmp_path: Path) -> None:
+    """The real command: it prints a URL with a token; without the token, or under another Host
+    name, it answers nothing but a 403; the printed URL sets the cookie the page then uses."""
     import socket
     import subprocess
     import sys
     import time
-    import urllib.request
+    import urllib.error
 
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -339,24 +344,54 @@ def test_cli_serves_on_loopback(tmp_path: Path) -> None:
         [sys.executable, "-m", "kubesched.cli", "ui", "-f", PREEMPT, "--listen", f"127.0.0.1:{port}"],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )
+
+    def get(url: str, **headers: str) -> tuple[int, bytes, Any]:
+        req = urllib.request.Request(url, headers=headers)
+        opener = urllib.request.build_opener(NoRedirect)
+        try:
+            with opener.open(req, timeout=5) as r:
+                return r.status, r.read(), r.headers
+        except urllib.error.HTTPError as e:
+            return e.code, e.read(), e.headers
+
     try:
+        line = ""
+        while "kubesched ui:" not in line:
+            line = proc.stderr.readline()
+            assert line or proc.poll() is None, "kubesched ui exited before printing its URL"
+        printed = line.split(" on ", 1)[1].strip()
+        assert printed.startswith(f"http://127.0.0.1:{port}/?token=")
+        token = printed.split("token=", 1)[1]
+        assert len(token) >= 40  # secrets.token_urlsafe(32)
         deadline = time.monotonic() + 60
         while True:
             try:
-                with urllib.request.urlopen(f"http://127.0.0.1:{port}/api/meta", timeout=2) as r:
-                    meta = json.loads(r.read())
+                status, body, _ = get(f"http://127.0.0.1:{port}/api/meta", Authorization=f"Bearer {token}")
                 break
             except OSError:
                 assert proc.poll() is None, proc.stderr.read()
                 assert time.monotonic() < deadline, "kubesched ui did not answer"
                 time.sleep(0.2)
-        assert meta["kind"] == "cluster" and meta["title"] == PREEMPT
-        with urllib.request.urlopen(f"http://127.0.0.1:{port}/") as r:
-            assert b'<script type="module" src="/static/app.js">' in r.read()
+        assert status == 200 and json.loads(body)["title"] == PREEMPT
+        status, body, _ = get(f"http://127.0.0.1:{port}/api/meta")
+        assert status == 403 and json.loads(body)["field"] == "token"
+        status, body, _ = get(f"http://127.0.0.1:{port}/api/meta", Host="evil.example", Authorization=f"Bearer {token}")
+        assert status == 403 and json.loads(body)["field"] == "Host"
+        status, _, headers = get(printed)
+        assert status == 303 and headers["Location"] == "/"
+        cookie = headers["Set-Cookie"]
+        assert f"kubesched-ui-token-{port}={token}" in cookie and "HttpOnly" in cookie and "SameSite=Strict" in cookie
+        status, body, _ = get(f"http://127.0.0.1:{port}/", Cookie=cookie.split(";")[0])
+        assert status == 200 and b'<script type="module" src="/static/app.js">' in body
+        assert get(f"http://127.0.0.1:{port}/")[0] == 403
     finally:
         proc.terminate()
         proc.wait(10)
-    assert f"on http://127.0.0.1:{port}/" in proc.stderr.read()
+
+
+class NoRedirect(urllib.request.HTTPRedirectHandler):
+    def redirect_request(self, *args, **kwargs):  # noqa: ANN002, ANN003, ANN201
+        return None
 
 
 def test_default_listen_is_loopback() -> None:
@@ -372,7 +407,7 @@ def test_a_cluster_with_nothing_to_schedule_still_has_its_views(tmp_path: Path) 
         "---\napiVersion: v1\nkind: Pod\nmetadata: {name: p, namespace: default}\n"
         "spec: {nodeName: n1, containers: [{name: c, resources: {requests: {cpu: '1'}}}]}\n"
     )
-    c = TestClient(build_app(open_source(None, files=[str(f)])))
+    c = ui_client(open_source(None, files=[str(f)]))
     m = c.get("/api/meta").json()
     assert m["steps"] == 0 and m["views"][:3] == ["cluster", "pods", "decision"]
     d = c.get("/api/cluster").json()
@@ -388,7 +423,7 @@ def test_pods_schedule_skipped_show_why(tmp_path: Path) -> None:
         "---\napiVersion: v1\nkind: Pod\nmetadata: {name: other, namespace: default}\n"
         "spec: {schedulerName: volcano, containers: [{name: c}]}\n"
     )
-    c = TestClient(build_app(open_source(None, files=[str(f)])))
+    c = ui_client(open_source(None, files=[str(f)]))
     d = c.get("/api/cluster").json()
     states = dict(zip(d["pods"]["pod"], d["pods"]["state"], strict=True))
     assert states == {"default/held": "SchedulingGated", "default/other": "OtherScheduler"}
@@ -397,3 +432,16 @@ def test_pods_schedule_skipped_show_why(tmp_path: Path) -> None:
     sched = c.get("/api/schedule").json()
     assert [e["reason"] for e in sched["skipped"]] == ["SchedulingGated", "OtherScheduler"]
     assert sched["placements"] == []
+
+
+def test_cluster_files_follow_validate(tmp_path: Path) -> None:
+    """`kubesched ui -f` takes kubectl's --validate as schedule does: a hand-written fixture the API
+    server would refuse (namespace Team_A) opens under warn, with the warning, and not under strict."""
+    text = Path(PREEMPT).read_text().replace("namespace: default", "namespace: Team_A")
+    f = tmp_path / "odd.yaml"
+    f.write_text(text)
+    with pytest.raises(InputError, match="Team_A"):
+        open_source(None, files=[str(f)])
+    ws = open_source(None, files=[str(f)], validate="warn")
+    assert ws.objects is not None and any("Team_A" in w for w in ws.objects.warnings)
+    assert any(k.startswith("Team_A/") for k in ws.pods)

@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import expect
 
+from kubesched.ui.guard import Roots
 from kubesched.ui.sources import open_source
 from tests.ui.conftest import PREEMPT
 
@@ -66,7 +67,7 @@ def cluster_ws():
 
 def test_cluster_view(page, serve, cluster_ws, tmp_path: Path) -> None:
     srv = serve(cluster_ws)
-    page.goto(f"{srv.url}/#/cluster")
+    page.goto(srv.page("cluster"))
     cards = page.get_by_test_id("cluster-allocation")
     cards.wait_for()
     assert "68.8 %" in cards.locator('[data-resource="cpu"]').inner_text()  # 5.5 of 8 CPUs
@@ -89,7 +90,7 @@ def test_cluster_view(page, serve, cluster_ws, tmp_path: Path) -> None:
 
 def test_pods_view_filter_and_sort(page, serve, cluster_ws, tmp_path: Path) -> None:
     srv = serve(cluster_ws)
-    page.goto(f"{srv.url}/#/pods")
+    page.goto(srv.page("pods"))
     table = page.locator("#pods-table")
     table.get_by_test_id("row-count").wait_for()
     assert table.get_by_test_id("row-count").inner_text() == "5 of 5"
@@ -105,7 +106,7 @@ def test_pods_view_filter_and_sort(page, serve, cluster_ws, tmp_path: Path) -> N
 
 def test_decision_view_of_a_preemption(page, serve, cluster_ws, tmp_path: Path) -> None:
     srv = serve(cluster_ws)
-    page.goto(f"{srv.url}/#/decision?pod=default/urgent")
+    page.goto(srv.page("decision?pod=default/urgent"))
     page.get_by_test_id("decision").wait_for()
     assert page.get_by_test_id("selected-node").inner_text() == "node-b"
     assert page.get_by_test_id("nominated-node").inner_text() == "node-b"
@@ -128,7 +129,7 @@ def test_decision_view_of_a_preemption(page, serve, cluster_ws, tmp_path: Path) 
 
 def test_whatif_reports_bad_config_then_compares(page, serve, cluster_ws, tmp_path: Path) -> None:
     srv = serve(cluster_ws)
-    page.goto(f"{srv.url}/#/whatif")
+    page.goto(srv.page("whatif"))
     editor = page.get_by_test_id("config-1")
     editor.wait_for()
     editor.fill("apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\nprofiles: 3\n")
@@ -151,7 +152,7 @@ def test_whatif_reports_bad_config_then_compares(page, serve, cluster_ws, tmp_pa
 
 def test_whatif_drag_a_pod_onto_a_node(page, serve, cluster_ws) -> None:
     srv = serve(cluster_ws)
-    page.goto(f"{srv.url}/#/whatif")
+    page.goto(srv.page("whatif"))
     page.locator('.dnd-pod[data-pod="default/small"]').drag_to(page.locator('.dnd-node[data-node="node-a"]'))
     expect(page.get_by_test_id("moves")).to_contain_text("default/small → node-a")
     page.get_by_test_id("run-whatif").click()
@@ -161,7 +162,7 @@ def test_whatif_drag_a_pod_onto_a_node(page, serve, cluster_ws) -> None:
 
 def test_simulation_dashboard_and_exports(page, serve, sim_dir: Path, tmp_path: Path) -> None:
     srv = serve(open_source(str(sim_dir)))
-    page.goto(f"{srv.url}/#/simulation")
+    page.goto(srv.page("simulation"))
     page.get_by_test_id("simulation").wait_for()
     summary = (sim_dir / "summary.json").read_text()
     import json
@@ -177,7 +178,7 @@ def test_simulation_dashboard_and_exports(page, serve, sim_dir: Path, tmp_path: 
     assert Path(dl.value.path()).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     shot(page, tmp_path, "simulation")
     # the pods table is virtualised: fewer rows in the page than pods
-    page.goto(f"{srv.url}/#/pods")
+    page.goto(srv.page("pods"))
     table = page.locator("#pods-table")
     table.get_by_test_id("row-count").wait_for()
     assert table.get_by_test_id("row-count").inner_text() == "120 of 120"
@@ -187,7 +188,7 @@ def test_simulation_dashboard_and_exports(page, serve, sim_dir: Path, tmp_path: 
 
 def test_experiment_dashboard(page, serve, exp_dir: Path, tmp_path: Path) -> None:
     srv = serve(open_source(str(exp_dir)))
-    page.goto(f"{srv.url}/#/experiment")
+    page.goto(srv.page("experiment"))
     page.get_by_test_id("experiment").wait_for()
     deltas = page.get_by_test_id("deltas")
     assert "BestFit" in deltas.inner_text() and "Random" not in deltas.locator("tbody").inner_text()
@@ -199,9 +200,9 @@ def test_experiment_dashboard(page, serve, exp_dir: Path, tmp_path: Path) -> Non
 
 
 def test_bad_folder_shows_a_message(page, serve, cluster_ws, tmp_path: Path) -> None:
-    srv = serve(cluster_ws)
+    srv = serve(cluster_ws, roots=Roots.of([tmp_path]))
     (tmp_path / "junk").mkdir()
-    page.goto(f"{srv.url}/#/share")
+    page.goto(srv.page("share"))
     page.get_by_test_id("open-path").fill(str(tmp_path / "junk"))
     page.get_by_test_id("open-button").click()
     err = page.get_by_test_id("error")

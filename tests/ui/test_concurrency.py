@@ -14,13 +14,12 @@ from typing import Any
 import httpx2
 import pytest
 import yaml
-from starlette.testclient import TestClient
 
 from kubesched.gpu.model import GPU_COUNT, GPU_MILLI
-from kubesched.ui.server import build_app
+from kubesched.ui.guard import Roots
 from kubesched.ui.sources import open_source
-from tests.ui.conftest import PREEMPT
-from tests.ui.gate import CONFIG, Gate
+from tests.ui.conftest import AUTH, PREEMPT, ui_client
+from tests.ui.gate import CONFIG, Gate, trusted_registry
 
 SMALL = 5.0  # seconds a small request may take while a heavy one runs (generous: a shared machine)
 
@@ -40,7 +39,7 @@ class Heavy:
         self.thread.start()
 
     def _send(self, method: str, url: str, **kw: Any) -> None:
-        self.answer = httpx2.request(method, url, timeout=60, **kw)
+        self.answer = httpx2.request(method, url, timeout=60, headers=AUTH, **kw)
 
     def wait(self) -> httpx2.Response:
         self.thread.join(60)
@@ -53,8 +52,8 @@ def test_small_requests_are_answered_while_a_decision_is_explained(serve, gate) 
     gate.arm()
     heavy = Heavy("GET", f"{srv.url}/api/decision?pod=default/small")
     assert gate.entered.wait(30), "the explain never reached the gated filter"
-    meta = httpx2.get(f"{srv.url}/api/meta", timeout=SMALL)
-    page = httpx2.get(f"{srv.url}/", timeout=SMALL)
+    meta = httpx2.get(f"{srv.url}/api/meta", headers=AUTH, timeout=SMALL)
+    page = httpx2.get(f"{srv.url}/", headers=AUTH, timeout=SMALL)
     assert meta.status_code == 200 and meta.json()["kind"] == "cluster"
     assert page.status_code == 200 and "<html" in page.text.lower()
     assert heavy.thread.is_alive() and heavy.answer is None  # still inside the explain
@@ -66,35 +65,35 @@ def test_small_requests_are_answered_while_a_decision_is_explained(serve, gate) 
 
 
 def test_a_second_run_while_a_whatif_runs_is_a_409_and_changes_nothing(serve, gate, sim_dir: Path) -> None:
-    srv = serve(open_source(None, files=[PREEMPT], seed=0))
-    title = httpx2.get(f"{srv.url}/api/meta").json()["title"]
+    srv = serve(open_source(None, files=[PREEMPT], seed=0), registry=trusted_registry(), roots=Roots.of([sim_dir]))
+    title = httpx2.get(f"{srv.url}/api/meta", headers=AUTH).json()["title"]
     gate.arm()
     run = Heavy("POST", f"{srv.url}/api/whatif", json={"configs": [{"name": "gated", "yaml": CONFIG}]})
     assert gate.entered.wait(30), "the what-if never reached the gated filter"
     # reads of the workspace go on: it is not the one the what-if builds
-    assert httpx2.get(f"{srv.url}/api/meta", timeout=SMALL).status_code == 200
-    c = httpx2.get(f"{srv.url}/api/cluster", timeout=SMALL)
+    assert httpx2.get(f"{srv.url}/api/meta", headers=AUTH, timeout=SMALL).status_code == 200
+    c = httpx2.get(f"{srv.url}/api/cluster", headers=AUTH, timeout=SMALL)
     assert c.status_code == 200 and c.json()["nodes"]["name"] == ["node-a", "node-b"]
-    assert httpx2.get(f"{srv.url}/api/decision?pod=default/urgent", timeout=SMALL).json()["selected"] == "node-b"
+    assert httpx2.get(f"{srv.url}/api/decision?pod=default/urgent", headers=AUTH, timeout=SMALL).json()["selected"] == "node-b"
     # another run is refused, with one line naming the field, and opens nothing
-    again = httpx2.post(f"{srv.url}/api/whatif", json={"configs": [{"yaml": ""}]}, timeout=SMALL)
+    again = httpx2.post(f"{srv.url}/api/whatif", headers=AUTH, json={"configs": [{"yaml": ""}]}, timeout=SMALL)
     assert again.status_code == 409
     assert again.json() == {
         "error": "another run (what-if, open or import) is in progress; try again when it ends", "field": "body",
     }
-    other = httpx2.post(f"{srv.url}/api/open", json={"path": str(sim_dir)}, timeout=SMALL)
+    other = httpx2.post(f"{srv.url}/api/open", headers=AUTH, json={"path": str(sim_dir)}, timeout=SMALL)
     assert other.status_code == 409 and other.json()["field"] == "path"
-    upload = httpx2.post(f"{srv.url}/api/import/snapshot", content=Path(PREEMPT).read_bytes(), timeout=SMALL)
+    upload = httpx2.post(f"{srv.url}/api/import/snapshot", headers=AUTH, content=Path(PREEMPT).read_bytes(), timeout=SMALL)
     assert upload.status_code == 409 and upload.json()["field"] == "body"
     assert run.answer is None
     gate.open()
     r = run.wait()
     assert r.status_code == 200
     assert [x["name"] for x in r.json()["runs"]] == ["gated"] and r.json()["runs"][0]["placed"] == 2
-    assert httpx2.get(f"{srv.url}/api/meta").json()["title"] == title  # nothing was opened
+    assert httpx2.get(f"{srv.url}/api/meta", headers=AUTH).json()["title"] == title  # nothing was opened
     # and the next run, now that none is in progress, is accepted
-    opened = httpx2.post(f"{srv.url}/api/open", json={"path": str(sim_dir)}, timeout=60)
-    assert opened.status_code == 200 and httpx2.get(f"{srv.url}/api/meta").json()["kind"] == "simulation"
+    opened = httpx2.post(f"{srv.url}/api/open", headers=AUTH, json={"path": str(sim_dir)}, timeout=60)
+    assert opened.status_code == 200 and httpx2.get(f"{srv.url}/api/meta", headers=AUTH).json()["kind"] == "simulation"
 
 
 def _stable(d: dict[str, Any]) -> dict[str, Any]:
@@ -135,7 +134,7 @@ def _cluster_with_preemptions(path: Path) -> Path:
 
 def test_concurrent_reads_answer_as_they_do_one_at_a_time(serve, tmp_path: Path) -> None:
     dump = str(_cluster_with_preemptions(tmp_path / "cluster.yaml"))
-    alone = TestClient(build_app(open_source(None, files=[dump])))
+    alone = ui_client(open_source(None, files=[dump]))
     steps = alone.get("/api/meta").json()["steps"]
     run = alone.get("/api/schedule").json()["placements"]
     assert steps > 40 and sum(len(p["victims"]) for p in run) > 10  # deletes to undo when seeking back
@@ -156,7 +155,7 @@ def test_concurrent_reads_answer_as_they_do_one_at_a_time(serve, tmp_path: Path)
     expected = {u: body(alone.get(u)) for u in reads}
     srv = serve(open_source(None, files=[dump]))
     order = reads[::-1] + reads[::2] + reads[1::2]  # each read twice, the snapshot moved back and forth
-    with httpx2.Client(base_url=srv.url, timeout=120) as c, ThreadPoolExecutor(8) as pool:
+    with httpx2.Client(base_url=srv.url, headers=AUTH, timeout=120) as c, ThreadPoolExecutor(8) as pool:
         got = list(pool.map(lambda u: (u, body(c.get(u))), order))
     for u, answer in got:
         assert answer == expected[u], f"{u} answered differently under concurrency"
@@ -166,7 +165,7 @@ def test_a_decision_does_not_depend_on_the_decisions_opened_before(tmp_path: Pat
     # explain breaks ties among equal scores with the seeded random draw; each explain starts
     # from the scheduler's seeded state, so the order pods are opened in changes nothing
     dump = str(_cluster_with_preemptions(tmp_path / "cluster.yaml"))
-    forward, backward = (TestClient(build_app(open_source(None, files=[dump]))) for _ in range(2))
+    forward, backward = (ui_client(open_source(None, files=[dump])) for _ in range(2))
     pods = forward.get("/api/cluster").json()["pods"]["pod"]
     picks = {k: forward.get(f"/api/decision?pod={k}").json()["explain"]["selected"] for k in pods}
     assert len(set(picks.values())) > 3  # picks spread over the nodes

@@ -9,12 +9,11 @@ import json
 from pathlib import Path
 
 import numpy as np
-from starlette.testclient import TestClient
 
-from kubesched.ui.server import build_app
 from kubesched.ui.sources import open_source
 from kubesched.ui.timeline import Timeline
 from kubesched.ui.views import gpu_columns
+from tests.ui.conftest import ui_client
 
 
 def _state(tl: Timeline, step: int) -> tuple:
@@ -46,7 +45,7 @@ def test_gpus_at_a_step_do_not_depend_on_the_order_steps_were_visited_in(sim_dir
     # itself, and a pod re-added by moving back (a completed pod) must sit where it sat
     with (sim_dir / "pods.csv").open() as f:
         assert not any(r.get("gpu_index") for r in csv.DictReader(f))
-    forward, scrambled = (TestClient(build_app(open_source(str(sim_dir)))) for _ in range(2))
+    forward, scrambled = (ui_client(open_source(str(sim_dir))) for _ in range(2))
     n = forward.get("/api/meta").json()["steps"]
     want = {s: forward.get(f"/api/cluster?step={s}").json() for s in range(n + 1)}
     busy = [s for s, d in want.items() if sum(u for row in d["nodes"]["gpu_used"] for u in row if u > 0)]

@@ -26,6 +26,10 @@ export async function api(path, options = {}) {
 export const post = (path, data) =>
   api(path, { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify(data) });
 
+// Stops the run in progress (what-if, open, import) at its next scheduling attempt; the run's own
+// request then fails with "the run was cancelled".
+export const cancelRun = () => post("/api/cancel", {});
+
 // Saves text as a file (CSV, YAML) through the browser: the server writes nothing.
 export function download(name, text, type = "text/plain") {
   const url = URL.createObjectURL(new Blob([text], { type }));

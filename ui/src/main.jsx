@@ -2,7 +2,7 @@
 // #/whatif, #/simulation, #/experiment, #/share. Every number comes from the server's JSON.
 import { render } from "preact";
 import { useEffect, useState } from "preact/hooks";
-import { api, download } from "./api.js";
+import { api, cancelRun, download } from "./api.js";
 import { ClusterView, PodsView } from "./cluster.jsx";
 import { ExperimentView, SimulationView } from "./dashboards.jsx";
 import { DecisionView } from "./decision.jsx";
@@ -139,8 +139,10 @@ function Share({ meta, step, onOpened }) {
   const [msg, setMsg] = useState(null);
   const [err, setErr] = useState(null);
   const [path, setPath] = useState("");
+  const [busy, setBusy] = useState(false);
   const upload = async (file) => {
     setErr(null);
+    setBusy(true);
     try {
       const text = await file.text();
       const r = await api("/api/import/snapshot", { method: "POST", headers: { "Content-Type": "application/yaml" }, body: text });
@@ -149,16 +151,19 @@ function Share({ meta, step, onOpened }) {
     } catch (e) {
       setErr(e);
     }
+    setBusy(false);
   };
   const open = async (e) => {
     e.preventDefault();
     setErr(null);
+    setBusy(true);
     try {
       await api("/api/open", { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify({ path }) });
       onOpened();
     } catch (x) {
       setErr(x);
     }
+    setBusy(false);
   };
   const get = async (url, name) => {
     const res = await fetch(url);
@@ -173,7 +178,13 @@ function Share({ meta, step, onOpened }) {
       <h2>Open</h2>
       <form onSubmit={open}>
         <input data-testid="open-path" placeholder="a simulation or experiment folder, or a cluster file" value={path} onInput={(e) => setPath(e.target.value)} size={60} />{" "}
-        <button data-testid="open-button">open</button>
+        <button data-testid="open-button" disabled={busy}>open</button>
+        {busy ? (
+          <>
+            {" "}<span class="small">working…</span>{" "}
+            <button type="button" class="small" data-testid="cancel-open" onClick={() => cancelRun().catch(() => {})}>cancel</button>
+          </>
+        ) : null}
       </form>
       {meta.views.includes("cluster") ? (
         <div>

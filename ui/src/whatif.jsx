@@ -1,7 +1,7 @@
 // What-if: edit whole KubeSchedulerConfigurations (disable default plugins too) and/or drag pods
 // onto nodes, re-run through the Python scheduler, compare balance and placements side by side.
 import { useState } from "preact/hooks";
-import { download, fmtNum, post, toCSV } from "./api.js";
+import { cancelRun, download, fmtNum, post, toCSV } from "./api.js";
 
 export function WhatIfView({ meta, cluster }) {
   const [configs, setConfigs] = useState([
@@ -46,6 +46,9 @@ export function WhatIfView({ meta, cluster }) {
       )}
       <p>
         <button class="primary" data-testid="run-whatif" disabled={busy} onClick={run}>{busy ? "running…" : "re-run and compare"}</button>
+        {busy ? (
+          <button class="small" data-testid="cancel-whatif" onClick={() => cancelRun().catch(() => {})}>cancel</button>
+        ) : null}
       </p>
       {err ? <p class="error" role="alert" data-testid="whatif-error">{err}</p> : null}
       {result ? <WhatIfResult result={result} /> : null}

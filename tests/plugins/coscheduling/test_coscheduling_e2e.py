@@ -151,7 +151,7 @@ def write(tmp_path: Path, docs: list[dict]) -> str:
         ({"spec": {"minMember": -1}}, "documents[1].spec.minMember: invalid value -1"),
         ({"spec": {"minResources": {"cpu": "lots"}}}, "documents[1].spec.minResources.cpu"),
         ({"spec": {"scheduleTimeoutSeconds": 1.5}}, "documents[1].spec.scheduleTimeoutSeconds"),
-        ({"metadata": {"namespace": "ns"}}, "documents[1].metadata.name: metadata.name is required"),
+        ({"metadata": {"namespace": "ns"}}, "documents[1].metadata.name: Required value: name or generateName is required"),
         ({"apiVersion": "scheduling.volcano.sh/v1beta1"}, 'documents[1].apiVersion: unsupported apiVersion'),
     ],
 )
