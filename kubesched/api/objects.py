@@ -27,6 +27,7 @@ from kubesched.api.resources import (
     supported_pod_level,
 )
 from kubesched.api.selectors import LabelSelector
+from kubesched.api.storage import PodVolume, parse_pod_volumes, volume_key
 from kubesched.api.taints import Taint, Toleration, parse_taints, parse_tolerations
 from kubesched.errors import InputError, join_path
 
@@ -154,6 +155,7 @@ class Pod:
     start_time: float | None
     deleting: bool
     raw: dict = field(repr=False)
+    volumes: tuple[PodVolume, ...] = field(default=(), repr=False)  # spec.volumes
     _sig: Any = field(default=None, repr=False, compare=False)
     # spec.resourceClaims, and status.resourceClaimStatuses (pod claim -> generated claim name)
     resource_claims: tuple[PodClaimRef, ...] = ()
@@ -261,6 +263,7 @@ class Pod:
             start_time=_parse_time(status.get("startTime"), join_path(path, "status.startTime")),
             deleting=md.get("deletionTimestamp") is not None,
             raw=m,
+            volumes=parse_pod_volumes(vols, join_path(sp, "volumes"), name) if (vols := spec.get("volumes")) else (),
             resource_claims=claims,
             resource_claim_statuses=claim_statuses,
         )
@@ -305,6 +308,7 @@ class Pod:
                 self.owners,
                 self.images,
                 tuple(c.image for c in self.init_containers),
+                volume_key(self.volumes) if self.volumes else (),
                 self.resource_claims,
             )
             key = Signature(sig)

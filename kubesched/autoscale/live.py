@@ -119,6 +119,7 @@ class LiveView:
 
     def __init__(self, nodes: list[dict], pods: list[dict], frameworks: dict[str, Framework]) -> None:
         self.snapshot = Snapshot()
+        self.snapshot.storage.tracked = False  # one listing of nodes and pods: no storage objects
         self.frameworks = frameworks
         self._pending: list[Pod] = []
         self._created: dict[str, float] = {}

@@ -61,6 +61,7 @@ class ClusterWatch:
         recorder = EventRecorder(self.client, self._writers, controller=name, instance=f"{name}-{socket.gethostname()}")
         self.backend = LiveCluster(self.client, self._writers, recorder, name)
         self.sched = WatchedScheduler(config, Snapshot(), self.backend, registry, seed=seed)
+        self.sched.snapshot.storage.tracked = False  # storage kinds not watched: volume plugins take no part
         self.cache = ClusterCache(self.sched)
         self._stop = threading.Event()
         resources: list[Resource] = list(REQUIRED)

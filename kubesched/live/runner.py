@@ -118,6 +118,8 @@ class Runner:
         self.sched = LiveScheduler(
             config, Snapshot(), self.backend, registry, seed=opts.seed, clock=time.monotonic, submit=self._submit
         )
+        # the informers do not watch the storage kinds yet: the volume plugins take no part
+        self.sched.snapshot.storage.tracked = False
         self.cache = ClusterCache(self.sched)
         self.metrics = SchedulerMetrics(seed=opts.seed)
         self.sched.hooks.on_scheduled.append(self._on_scheduled)

@@ -103,6 +103,7 @@ class Engine:
         self.snap.pdbs.extend(objs.pdbs)
         self.snap.pod_groups.update(((pg.namespace, pg.name), pg) for pg in objs.pod_groups)
         self.snap.elastic_quotas.update((eq.namespace, eq) for eq in objs.elastic_quotas)
+        self.snap.storage.load(objs.storage, objs.origins)  # claims, PVs, ...: VolumeBinding binds them here
         self.cluster = SimCluster(self._noop_bind, self._on_evict)
         # a Scheduler subclass may choose hosts itself (the learning environment's time mode)
         self.sched = scheduler_cls(
