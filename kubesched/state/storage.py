@@ -113,6 +113,14 @@ class Storage:
         for listener in self.listeners:
             listener(event)
 
+    def remove_attachment(self, name: str) -> None:
+        """A VolumeAttachment is deleted (its volume detached from the node)."""
+        if self.attachments.pop(name, None) is None:
+            return
+        self.generation += 1
+        for listener in self.listeners:
+            listener("VolumeAttachmentDelete")
+
     def load(self, objects: Iterable[Any], origins: dict[int, tuple[str, str]] | None = None) -> None:
         """Add the objects of a cluster dump (names unique per kind, as in a cluster)."""
         objects = list(objects)
