@@ -76,6 +76,11 @@ class DraState:
         self.claims[claim.key] = claim
         self.generation += 1
 
+    def remove_claim(self, key: str) -> None:
+        """A claim was deleted (``namespace/name``): its devices are free again."""
+        if self.claims.pop(key, None) is not None:
+            self.generation += 1
+
     def signal_pending(self, claim: ResourceClaim) -> None:
         self.in_flight[claim.uid] = claim
         self.generation += 1
