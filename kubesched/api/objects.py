@@ -227,7 +227,10 @@ class Pod:
             for g in as_list(spec.get("schedulingGates"), join_path(sp, "schedulingGates"))
         )
         tp = join_path(sp, "topologySpreadConstraints")
-        claims, claim_statuses = parse_pod_claims(spec, status, path)
+        if spec.get("resourceClaims") or status.get("resourceClaimStatuses"):
+            claims, claim_statuses = parse_pod_claims(spec, status, path)
+        else:  # most pods: nothing to parse (each pod its own statuses: the claim controller writes them)
+            claims, claim_statuses = (), {}
         return cls(
             namespace=namespace,
             name=name,

@@ -56,6 +56,8 @@ class CSILimits(PreFilterPlugin, FilterPlugin, SignPlugin):
         {"CSINodeAdd", "CSINodeUpdate", "AssignedPodDelete", "PersistentVolumeClaimAdd", "VolumeAttachmentDelete"}
     )
 
+    needs_pod_field = "volumes"
+
     def sign_pod(self, pod: Pod, snap: Snapshot) -> Signature | None:
         """A pod with no volume a CSI driver attaches takes no part; the others read the node's
         pods and the storage objects, which the equivalence cache does not follow."""
