@@ -20,7 +20,6 @@ from kubesched.api.csi_migration import (
     inline_migration,
     migrated_on_node,
     pv_migration,
-    translate_pv,
 )
 from kubesched.api.storage import EPHEMERAL, PVC, CSINode, PersistentVolumeClaim, PodVolume, VolumeAttachment
 from kubesched.framework.interfaces import NOT_INVOLVED, FilterPlugin, PreFilterPlugin, Signature, SignPlugin
@@ -171,7 +170,7 @@ class CSILimits(PreFilterPlugin, FilterPlugin, SignPlugin):
             return "", ""
         if not migrated_on_node(migration, csi_node.migrated_plugins if csi_node else None, annotation=False):
             return "", ""
-        translated = translate_pv(pv, migration)
+        translated = storage.translated(pv, migration)
         return translated.csi if translated is not None and translated.csi else ("", "")
 
     @staticmethod
@@ -198,7 +197,7 @@ class CSILimits(PreFilterPlugin, FilterPlugin, SignPlugin):
             csi = pv.csi
             if csi is None:
                 migration = pv_migration(pv)
-                translated = translate_pv(pv, migration) if migration is not None and migration.translated else None
+                translated = storage.translated(pv, migration) if migration is not None and migration.translated else None
                 csi = translated.csi if translated is not None else None
             if csi is None or not csi[0] or not csi[1]:
                 return None

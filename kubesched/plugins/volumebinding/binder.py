@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from types import MappingProxyType
 
-from kubesched.api.csi_migration import migrated_on_node, pv_migration, translate_pv
+from kubesched.api.csi_migration import migrated_on_node, pv_migration
 from kubesched.api.objects import Node, Pod
 from kubesched.api.selectors import NodeSelector, NodeSelectorRequirement, NodeSelectorTerm
 from kubesched.api.storage import (
@@ -215,18 +215,18 @@ class VolumeBinder:
             pv = self.get_pv(storage, pvc.volume_name)
             if pv is None:
                 return True, False
-            pv = self.translated(pv, csi_node.migrated_plugins if csi_node else None)
+            pv = self.translated(pv, csi_node.migrated_plugins if csi_node else None, storage)
             if not check_node_affinity(pv, node.labels):
                 return False, True
         return True, True
 
     @staticmethod
-    def translated(pv: PersistentVolume, migrated_plugins: frozenset[str] | None) -> PersistentVolume:
+    def translated(pv: PersistentVolume, migrated_plugins: frozenset[str] | None, storage: Storage) -> PersistentVolume:
         """tryTranslatePVToCSI: an in-tree PV migrated on the node, as its CSI driver sees it."""
         migration = pv_migration(pv)
         if migration is None or not migrated_on_node(migration, migrated_plugins, annotation=True):
             return pv
-        out = translate_pv(pv, migration)
+        out = storage.translated(pv, migration)
         if out is None:
             raise PluginError(f"could not translate pv: invalid volume id of pv {pv.name}")
         return out
