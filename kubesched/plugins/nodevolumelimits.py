@@ -55,7 +55,7 @@ class CSILimits(PreFilterPlugin, FilterPlugin, SignPlugin):
         {"CSINodeAdd", "CSINodeUpdate", "AssignedPodDelete", "PersistentVolumeClaimAdd", "VolumeAttachmentDelete"}
     )
 
-    needs_pod_field = "volumes"
+    needs_pod_field = "storage_volumes"
 
     def sign_pod(self, pod: Pod, snap: Snapshot) -> Signature | None:
         """A pod with no volume a CSI driver attaches takes no part; the others read the node's

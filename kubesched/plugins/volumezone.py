@@ -129,7 +129,7 @@ class VolumeZone(PreFilterPlugin, FilterPlugin, SignPlugin):
         }
     )
 
-    needs_pod_field = "volumes"
+    needs_pod_field = "storage_volumes"
 
     def sign_pod(self, pod: Pod, snap: Snapshot) -> Signature | None:
         """A pod without persistentVolumeClaim volumes takes no part; the others read the

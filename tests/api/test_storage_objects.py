@@ -314,3 +314,18 @@ def test_storage_keeps_each_pvs_csi_translation_until_the_pv_changes() -> None:
     assert storage.translated(pv, migration) is first
     updated = ebs("vol-2")
     assert storage.translated(updated, migration).csi == ("ebs.csi.aws.com", "vol-2")
+
+
+def test_storage_volumes_are_the_ones_the_volume_plugins_read() -> None:
+    pod = Pod.parse(
+        _pod(
+            "p",
+            {"name": "data", "persistentVolumeClaim": {"claimName": "c"}},
+            {"name": "cfg", "configMap": {"name": "x"}},
+            {"name": "disk", "gcePersistentDisk": {"pdName": "d"}},
+            {"name": "tmp", "emptyDir": {}},
+        )
+    )
+    assert [v.name for v in pod.volumes] == ["data", "cfg", "disk", "tmp"]
+    assert [v.name for v in pod.storage_volumes] == ["data", "disk"]
+    assert pod.copy().storage_volumes == pod.storage_volumes

@@ -149,7 +149,12 @@ def test_in_tree_plugins_that_need_a_pod_field_take_no_part_without_it() -> None
     reg = in_tree_registry(entry_points=False)
     snap = Snapshot()
     snap.add_node(Node.parse(NODES[0]))
-    pod = Pod.parse(make_pod("plain", requests={"cpu": "100m"}))
+    plain = Pod.parse(make_pod("plain", requests={"cpu": "100m"}))
+    # volumes no volume plugin reads: storage_volumes is empty
+    secret = make_pod("secret", requests={"cpu": "100m"})
+    secret["spec"]["volumes"] = [{"name": "s", "secret": {"secretName": "s"}}, {"name": "e", "emptyDir": {}}]
+    secret = Pod.parse(secret)
+    assert len(secret.volumes) == 2 and secret.storage_volumes == ()
     declaring = []
     for info in reg.infos():
         cls = reg.resolve(info.name)
@@ -157,16 +162,17 @@ def test_in_tree_plugins_that_need_a_pod_field_take_no_part_without_it() -> None
         if not field:
             continue
         declaring.append((info.name, field))
-        assert not getattr(pod, field)
         plugin = cls(None, None) if info.name != "VolumeBinding" else cls({"bindTimeoutSeconds": 600}, None)
-        assert plugin.sign_pod(pod, snap) == NOT_INVOLVED, info.name
-        if isinstance(plugin, PreEnqueuePlugin):
-            st = plugin.pre_enqueue(pod)
-            assert st is None or st.ok, info.name
+        for pod in (plain, secret):
+            assert not getattr(pod, field)
+            assert plugin.sign_pod(pod, snap) == NOT_INVOLVED, info.name
+            if isinstance(plugin, PreEnqueuePlugin):
+                st = plugin.pre_enqueue(pod)
+                assert st is None or st.ok, info.name
     assert sorted(declaring) == [
         ("DynamicResources", "resource_claims"),
-        ("NodeVolumeLimits", "volumes"),
-        ("VolumeBinding", "volumes"),
-        ("VolumeRestrictions", "volumes"),
-        ("VolumeZone", "volumes"),
+        ("NodeVolumeLimits", "storage_volumes"),
+        ("VolumeBinding", "storage_volumes"),
+        ("VolumeRestrictions", "storage_volumes"),
+        ("VolumeZone", "storage_volumes"),
     ]
