@@ -129,7 +129,7 @@ def test_populate_fills_the_snapshot_listers() -> None:
     populate(snap, objs)
     assert set(snap.dra.classes) == {"gpu.example.com"}
     assert snap.dra.claim("ml", "pair") is not None
-    assert snap.dra.allocated_devices() == set()
+    assert dict(snap.dra.allocated_devices()) == {}
 
 
 def test_kubectl_typed_lists_load(tmp_path: Path) -> None:

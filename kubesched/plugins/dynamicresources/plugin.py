@@ -12,9 +12,10 @@ node when no other pod holds it. Pods without claims skip every point (PreFilter
 
 Offline the claims live in the in-memory cluster (``snap.dra``): PreBind's write is the API
 update, so later pods see the devices taken and pods sharing a claim reuse its allocation.
+A plugin that chooses devices itself may ask Reserve for them (``preference``, kubesched's).
 Not modelled: DRA extended resources (DRAExtendedResource), waiting for device binding
-conditions, the resourceclaim controller's deallocation when pods go away, and writes through a
-live API server (``kubesched run``).
+conditions, and writes through a live API server (``kubesched run``); the resourceclaim
+controller's release of a gone pod's claims is the offline clusters' (``DraState.release_pod``).
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ import numpy as np
 from kubesched import features
 from kubesched.config.args import plugin_args
 from kubesched.config.decode import parse_duration
-from kubesched.dra.allocator import AllocationError, Allocator, FailedOnNode, Features
+from kubesched.dra.allocator import AllocationError, Allocator, FailedOnNode, Features, with_share_ids
 from kubesched.dra.objects import FINALIZER, FIRST_AVAILABLE_MAX_SIZE, Allocation, ConsumerRef, ResourceClaim
 from kubesched.framework.interfaces import (
     NOT_INVOLVED,
@@ -45,6 +46,7 @@ from kubesched.framework.interfaces import (
 )
 from kubesched.framework.status import Code, FilterResult, PluginError, Status
 from kubesched.plugins.dynamicresources.claims import ClaimUnavailable, pod_claims
+from kubesched.plugins.dynamicresources.preference import PREFERRED_DEVICES, DevicePreference
 
 if TYPE_CHECKING:
     from kubesched.api.objects import Pod
@@ -74,6 +76,7 @@ def allocator_features(gates: features.FeatureGates) -> Features:
         device_taints=gates.enabled("DRADeviceTaints"),
         device_binding_and_status=gates.enabled("DRADeviceBindingConditions")
         and gates.enabled("DRAResourceClaimDeviceStatus"),
+        consumable_capacity=gates.enabled("DRAConsumableCapacity"),
     )
 
 
@@ -192,8 +195,17 @@ class DynamicResources(
                 if bad is not None:
                     return bad
         if to_allocate:
+            # the holders as they are now: nothing changes them before this pod's Reserve
             s.allocator = Allocator(
-                self.features, set(dra.allocated_devices()), dra.classes, list(dra.slices.values()), dra.matches
+                self.features,
+                dra.allocated_devices(),
+                dra.classes,
+                dra.slice_index(),
+                dra.matches,
+                consumed=dra.consumed_capacity(),
+                cache=dra.allocations,
+                cache_key=tuple(repr(c.raw.get("spec")) for c in claims if c.allocation is None),
+                versions=dra.pool_versions,
             )
         s.claims = claims
         return None
@@ -247,7 +259,7 @@ class DynamicResources(
             else:
                 s.allocator.deadline = None
             try:
-                allocations = s.allocator.allocate(node, claims)
+                allocations = s.allocator.allocate(node, claims, shares=False)  # Reserve makes them the claims'
             except TimeoutError:
                 return _unresolvable(TIMED_OUT)
             except FailedOnNode as e:
@@ -313,12 +325,45 @@ class DynamicResources(
                 f"internal error, have {len(allocations)} allocations, {len(pending)} claims to allocate, want {len(pending)} claims",
                 NAME,
             )
+        claims = [c for _, c in pending]
+        prefer: DevicePreference | None = state.read(PREFERRED_DEVICES)
+        if prefer is not None:
+            allocations = self._preferred(s, node_name, claims, allocations, prefer)
+        allocations = with_share_ids(allocations, claims)
         dra = self._dra()
         for (index, claim), allocation in zip(pending, allocations, strict=True):
             s.reserved[index] = allocation
             fins = claim.finalizers if FINALIZER in claim.finalizers else (*claim.finalizers, FINALIZER)
             dra.signal_pending(claim.with_status(allocation, claim.reserved_for, fins))
         return None
+
+    def _preferred(
+        self,
+        s: _State,
+        node_name: str,
+        claims: list[ResourceClaim],
+        allocations: list[Allocation],
+        prefer: DevicePreference,
+    ) -> list[Allocation]:
+        """The node's allocation with the devices another plugin chose (``preference``), when
+        they can satisfy the claims; else Filter's."""
+        wanted = list(prefer(node_name))
+        held = {r.device_id for a in allocations for r in a.results}
+        if not wanted or all(d in held for d in wanted) or s.allocator is None:
+            return allocations
+        snap = self.handle.snapshot if self.handle is not None else None
+        row = snap.row_of.get(node_name) if snap is not None else None
+        if row is None:
+            return allocations
+        s.allocator.deadline = None
+        try:
+            again = s.allocator.allocate(snap.nodes[row], claims, prefer=wanted)
+        except (AllocationError, FailedOnNode):
+            return allocations
+        if again is None or len(again) != len(claims):
+            return allocations
+        s.node_allocations[node_name] = again
+        return again
 
     def unreserve(self, state: CycleState, pod: Pod, node_name: str) -> None:
         s: _State | None = state.read(STATE_KEY)
