@@ -196,27 +196,32 @@ class DraState:
             pod.resource_claim_statuses[ref.name] = claim.name
         return warnings
 
-    def release_pod(self, pod: Pod) -> None:
+    def release_pod(self, pod: Pod) -> bool:
         """A pod is gone (deleted, preempted, completed): as the resourceclaim controller, take
         it out of its claims' ``reservedFor``, deallocate a claim nobody holds any more (and drop
-        its finalizer), and delete the claims made for the pod from a template."""
+        its finalizer), and delete the claims made for the pod from a template. Returns whether
+        a claim changed (a ResourceClaim event for the scheduling queue)."""
+        changed = False
         for ref in pod.resource_claims:
             generated = ref.template_name is not None
             name = pod.resource_claim_statuses.get(ref.name) if generated else ref.claim_name
             claim = self.claim(pod.namespace, name) if name else None
             if claim is None:
                 continue
+            changed = True
             if generated and claim.controller is not None and claim.controller.uid == pod.uid:
                 self.delete_claim(claim)
                 continue
             kept = tuple(r for r in claim.reserved_for if r.uid != pod.uid)
             if kept == claim.reserved_for:
+                changed = False
                 continue
             if kept:
                 self.write_claim(claim.with_status(claim.allocation, kept))
             else:
                 fins = tuple(f for f in claim.finalizers if f != FINALIZER)
                 self.write_claim(claim.with_status(None, (), fins))
+        return changed
 
 
 def generated_claim_name(pod: Pod, pod_claim: str) -> str:

@@ -38,7 +38,7 @@ from kubesched.gpu.model import MILLI, GpuAsk
 
 if TYPE_CHECKING:
     from kubesched.api.objects import Pod
-    from kubesched.dra.objects import Device, ExactRequest, ResourceClaim
+    from kubesched.dra.objects import ClaimSpec, Device, ExactRequest, ResourceClaim
     from kubesched.dra.store import DraState
 
 DRIVER = "gpu.nvidia.com"
@@ -106,18 +106,18 @@ class DraGpus:
         """The GPU ask of the pod's claims (None: they ask for no GPU); ValueError when they ask
         for GPUs in a way the GPU model cannot hold."""
         parts: list[tuple[int, int, tuple[str, ...]]] = []
-        for claim in pod_claims(pod, dra):
-            for req in claim.spec.requests:
+        for key, spec in claim_specs(pod, dra):
+            for req in spec.requests:
                 if req.first_available:
                     if any(self._models(sub, dra) is not None for sub in req.first_available):
-                        raise ValueError(f"claim {claim.key}, request {req.name}: firstAvailable GPU requests are not in the GPU model")
+                        raise ValueError(f"claim {key}, request {req.name}: firstAvailable GPU requests are not in the GPU model")
                     continue
                 if req.exactly is None:
                     continue
                 models = self._models(req.exactly, dra)
                 if models is None:
                     continue
-                parts.append((*_count_milli(claim, req.name, req.exactly), models))
+                parts.append((*_count_milli(key, req.name, req.exactly), models))
         if not parts:
             return None
         if len(parts) == 1:
@@ -181,20 +181,20 @@ def _selected(matches: MatchCache, selectors: tuple[str, ...], device: Device) -
     return True
 
 
-def _count_milli(claim: ResourceClaim, name: str, req: ExactRequest) -> tuple[int, int]:
+def _count_milli(claim: str, name: str, req: ExactRequest) -> tuple[int, int]:
     if req.mode != "ExactCount":
-        raise ValueError(f"claim {claim.key}, request {name}: allocationMode {req.mode} is not in the GPU model")
+        raise ValueError(f"claim {claim}, request {name}: allocationMode {req.mode} is not in the GPU model")
     caps = dict(req.capacity or {})
     amount: Fraction | None = None
     for key in (MILLI_CAPACITY, f"{DRIVER}/{MILLI_CAPACITY}"):
         if key in caps:
             amount = caps.pop(key)
     if caps:
-        raise ValueError(f"claim {claim.key}, request {name}: capacity {', '.join(caps)} is not in the GPU model")
+        raise ValueError(f"claim {claim}, request {name}: capacity {', '.join(caps)} is not in the GPU model")
     if amount is None:
         return req.count, MILLI
     if amount.denominator != 1 or not 0 < amount <= MILLI:
-        raise ValueError(f"claim {claim.key}, request {name}: capacity {MILLI_CAPACITY} must be 1..{MILLI}, got {amount}")
+        raise ValueError(f"claim {claim}, request {name}: capacity {MILLI_CAPACITY} must be 1..{MILLI}, got {amount}")
     return req.count, int(amount)
 
 
@@ -206,6 +206,26 @@ def pod_claims(pod: Pod, dra: DraState) -> list[ResourceClaim]:
         claim = dra.claim(pod.namespace, name) if name else None
         if claim is not None:
             out.append(claim)
+    return out
+
+
+def claim_specs(pod: Pod, dra: DraState) -> list[tuple[str, ClaimSpec]]:
+    """What the pod's claims ask: each claim's spec, or its template's while the claim is not
+    made yet (a pod's ask is known before the resourceclaim controller acts)."""
+    out = []
+    for ref in pod.resource_claims:
+        if ref.template_name is None:
+            claim = dra.claim(pod.namespace, ref.claim_name) if ref.claim_name else None
+        else:
+            made = pod.resource_claim_statuses.get(ref.name)
+            claim = dra.claim(pod.namespace, made) if made else None
+            if claim is None:
+                template = dra.templates.get(f"{pod.namespace}/{ref.template_name}")
+                if template is not None:
+                    out.append((f"{template.key} (template)", template.spec))
+                continue
+        if claim is not None:
+            out.append((claim.key, claim.spec))
     return out
 
 

@@ -29,6 +29,13 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--plugin-path", action="append", default=[], help="Python file defining plugins (repeatable)")
     p.add_argument("--seed", type=argtypes.seed, default=0, help="seed for tie-breaks, usage draws and synthetic workloads")
     p.add_argument("--tie-break", choices=("random", "first"), default="random", help="among equal top scores")
+    p.add_argument(
+        "--gpu-model",
+        choices=("annotations", "dra"),
+        default="annotations",
+        help="dra: write the workload's GPUs (gpu-count nodes, gpu-milli pods) as ResourceSlices and "
+        "ResourceClaimTemplates, allocated by DynamicResources (default: as they are written)",
+    )
     add_out_dir(p, "sim-out", "the CSV, JSON, PNG and HTML files")
     p.add_argument("--bins", type=int, default=100, help="time mode: number of time bins (default 100)")
     p.add_argument("--max-wait", type=float, metavar="SECONDS", help="time mode: withdraw pods pending longer")
@@ -90,7 +97,15 @@ def load_workload(args: argparse.Namespace):  # noqa: ANN201 - Workload, importe
 
         spec, source = load_spec(args.synthetic, args.synth)
         wl = generate(spec, args.seed, source)
-    return wl.head(args.limit) if args.limit else wl
+    wl = wl.head(args.limit) if args.limit else wl
+    if getattr(args, "gpu_model", "annotations") == "dra":
+        from kubesched.sim.workload import with_dra_gpus
+
+        try:
+            wl = with_dra_gpus(wl)
+        except ValueError as e:
+            raise InputError(str(e), source="--gpu-model") from None
+    return wl
 
 
 def write_inputs(args: argparse.Namespace, out: Path) -> None:
@@ -114,6 +129,7 @@ def write_inputs(args: argparse.Namespace, out: Path) -> None:
         "mode": args.mode,
         "seed": args.seed,
         "tie_break": args.tie_break,
+        "gpu_model": getattr(args, "gpu_model", "annotations"),
         "usage_fraction": args.usage_fraction,
         "max_wait": args.max_wait,
         "bins": args.bins,
