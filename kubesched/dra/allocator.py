@@ -29,6 +29,7 @@ conditions are allocated, nothing waits for them) and fractional capacity ranges
 from __future__ import annotations
 
 import hashlib
+import time
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
@@ -170,6 +171,16 @@ def gather_pools(
     return list(pools.values())
 
 
+@dataclass(frozen=True, slots=True)
+class NodeView:
+    """What a node reaches: its pools, the devices of the complete and valid ones in search
+    order, and the pools' keys (what the allocation cache's versions are read by)."""
+
+    pools: list[Pool]
+    candidates: list[_Candidate]
+    keys: tuple[tuple[str, str], ...]
+
+
 class SliceIndex:
     """The cluster's ResourceSlices by the node they name and by pool (upstream's slicesOnNode
     and slicesShared), and per node the pools it reaches and their devices in search order,
@@ -184,15 +195,15 @@ class SliceIndex:
         for s in self.slices:
             (self.on_node.setdefault(s.node_name, []) if s.node_name else self.shared).append(s)
             self.by_pool.setdefault((s.driver, s.pool), []).append(s)
-        # node name -> (the Node it was gathered for, features, pools, candidates)
-        self._views: dict[str, tuple[Node | None, Features, list[Pool], list[_Candidate]]] = {}
+        # node name -> (the Node it was gathered for, features, its view)
+        self._views: dict[str, tuple[Node | None, Features, NodeView]] = {}
 
-    def view(self, node: Node | None, features: Features) -> tuple[list[Pool], list[_Candidate]]:
+    def view(self, node: Node | None, features: Features) -> NodeView:
         """The pools the node reaches and the devices of the complete, valid ones in slice order."""
         name = node.name if node is not None else ""
         hit = self._views.get(name)
-        if hit is not None and hit[0] is node and hit[1] == features:
-            return hit[2], hit[3]
+        if hit is not None and hit[0] is node and (hit[1] is features or hit[1] == features):
+            return hit[2]
         mine = [*self.on_node.get(name, ()), *self.shared] if node is not None else self.shared
         pools = gather_pools(mine, node, features, self.by_pool)
         candidates = [
@@ -204,8 +215,9 @@ class SliceIndex:
         ]
         if len(self._views) > 100_000:
             self._views.clear()
-        self._views[name] = (node, features, pools, candidates)
-        return pools, candidates
+        view = NodeView(pools, candidates, tuple((p.driver, p.name) for p in pools))
+        self._views[name] = (node, features, view)
+        return view
 
 
 def _pool_invalid(slices: list[ResourceSlice], features: Features) -> bool:
@@ -501,9 +513,6 @@ class _Stop(Exception):
     """errAllocationResultMaxSizeExceeded: back off further."""
 
 
-_MISS = object()
-
-
 class AllocationCache:
     """What ``Allocator.allocate`` found on a node for claims of one spec, while nothing it
     depends on changed: kept under (node, the claims' specs, features, the versions of the
@@ -511,25 +520,28 @@ class AllocationCache:
     classes or slices change. Not upstream's, which searches on every node of every cycle; the
     answers are the same (a share ID is made anew for the claim asking)."""
 
-    LIMIT = 200_000
+    LIMIT = 100_000  # entries per spec; and specs kept
 
     def __init__(self) -> None:
-        self._entries: dict[tuple, tuple[Node, list[Allocation] | None]] = {}
+        # (claims' spec key, features) -> (node name, versions of its pools) -> (node, answer)
+        self._buckets: dict[tuple, dict[tuple, tuple[Node, list[Allocation] | None]]] = {}
 
     def __len__(self) -> int:
-        return len(self._entries)
+        return sum(map(len, self._buckets.values()))
 
     def clear(self) -> None:
-        self._entries.clear()
+        self._buckets.clear()
 
-    def get(self, key: tuple, node: Node) -> list[Allocation] | None | object:
-        hit = self._entries.get(key)
-        return hit[1] if hit is not None and hit[0] is node else _MISS
-
-    def put(self, key: tuple, node: Node, allocations: list[Allocation] | None) -> None:
-        if len(self._entries) >= self.LIMIT:
-            self._entries.clear()
-        self._entries[key] = (node, allocations)
+    def bucket(self, key: Any, features: Features) -> dict[tuple, tuple[Node, list[Allocation] | None]]:
+        """The answers for claims of one spec (an allocator takes it once, then asks per node)."""
+        b = self._buckets.get((key, features))
+        if b is None:
+            if len(self._buckets) >= self.LIMIT:
+                self._buckets.clear()
+            b = self._buckets[(key, features)] = {}
+        elif len(b) >= self.LIMIT:
+            b.clear()
+        return b
 
 
 def with_share_ids(allocations: list[Allocation], claims: Sequence[ResourceClaim]) -> list[Allocation]:
@@ -579,10 +591,11 @@ class Allocator:
         cache: AllocationCache | None = None,
         cache_key: Any = None,
         versions: Mapping[tuple[str, str], int] | None = None,
+        timeout: float = 0.0,
     ) -> None:
-        self.cache = cache if cache_key is not None and versions is not None else None
-        self.cache_key = cache_key
+        self._answers = cache.bucket(cache_key, features) if cache is not None and cache_key is not None else None
         self.versions: Mapping[tuple[str, str], int] = versions if versions is not None else {}
+        self.timeout = timeout  # seconds one node's search may take (0: no limit): filterTimeout
         self.features = features
         self.allocated = allocated
         self.consumed: Mapping[DeviceID, Consumed] = consumed if consumed is not None else {}
@@ -612,18 +625,17 @@ class Allocator:
         them whenever they can satisfy the claims. ``shares=False``: a cached answer keeps the
         share IDs of the claims it was found for (a verdict, or a choice to make the claims'
         with ``with_share_ids`` before it is written)."""
-        if self.cache is None or prefer or node is None:
+        answers = self._answers
+        if answers is None or prefer or node is None:
             return _Run(self, node, claims, prefer).run()
-        pools, _ = self.index.view(node, self.features)
-        versions = self.versions
-        key = (node.name, self.cache_key, self.features, tuple(versions.get((p.driver, p.name), 0) for p in pools))
-        hit = self.cache.get(key, node)
-        if hit is not _MISS:
-            if hit is None or not shares:
-                return hit  # type: ignore[return-value]
-            return with_share_ids(hit, claims)  # type: ignore[arg-type]
+        key = (node.name, tuple(map(self.versions.get, self.index.view(node, self.features).keys)))
+        hit = answers.get(key)
+        if hit is not None and hit[0] is node:
+            if hit[1] is None or not shares:
+                return hit[1]
+            return with_share_ids(hit[1], claims)
         out = _Run(self, node, claims, prefer).run()
-        self.cache.put(key, node, out)
+        answers[key] = (node, out)
         return out
 
 
@@ -633,6 +645,7 @@ class _Run:
         self.node = node
         self.claims = claims
         self.prefer = prefer
+        self.end = time.monotonic() + a.timeout if a.timeout > 0 else None
         self.pools: list[Pool] = []
         self.candidates: list[_Candidate] = []
         self.requests: dict[tuple[int, int, int], _RequestData] = {}
@@ -649,8 +662,9 @@ class _Run:
 
     # ---- set-up ------------------------------------------------------------------------
     def run(self) -> list[Allocation] | None:
-        self.pools, candidates = self.a.index.view(self.node, self.a.features)
-        self.candidates = _preferred_first(candidates, self.prefer) if self.prefer else candidates
+        view = self.a.index.view(self.node, self.a.features)
+        self.pools = view.pools
+        self.candidates = _preferred_first(view.candidates, self.prefer) if self.prefer else view.candidates
         consumable = self.a.features.consumable_capacity
         for ci, claim in enumerate(self.claims):
             min_devices = 0
@@ -757,6 +771,8 @@ class _Run:
         taking the request's next device from candidate ``start`` on (combinations, as
         upstream's startLocation)."""
         self.a.steps += 1
+        if self.end is not None and time.monotonic() > self.end:
+            raise TimeoutError("timed out trying to allocate devices")
         if self.a.deadline is not None and self.a.deadline():
             raise TimeoutError("timed out trying to allocate devices")
         if ci >= len(self.claims):

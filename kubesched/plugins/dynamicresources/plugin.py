@@ -20,7 +20,6 @@ controller's release of a gone pod's claims is the offline clusters' (``DraState
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -94,6 +93,7 @@ class _State:
     available_on: list[Any] = field(default_factory=list)  # an allocated claim's NodeSelector, or None
     allocator: Allocator | None = None
     node_allocations: dict[str, list[Allocation]] = field(default_factory=dict)
+    pending: list[ResourceClaim] = field(default_factory=list)  # the claims to allocate, in order
     unavailable: set[int] = field(default_factory=set)
     reserved: dict[int, Allocation] = field(default_factory=dict)  # claim index -> Reserve's allocation
 
@@ -206,7 +206,9 @@ class DynamicResources(
                 cache=dra.allocations,
                 cache_key=tuple(repr(c.raw.get("spec")) for c in claims if c.allocation is None),
                 versions=dra.pool_versions,
+                timeout=self.filter_timeout,  # per node, as upstream's filterTimeout
             )
+            s.pending = [c for c in claims if c.allocation is None]
         s.claims = claims
         return None
 
@@ -249,15 +251,10 @@ class DynamicResources(
     def _filter_node(self, s: _State, node: Any) -> Status | None:
         unavailable = [
             i for i, sel in enumerate(s.available_on) if sel is not None and not sel.matches(node.labels, node.name)
-        ]
+        ] if len(s.pending) < len(s.claims) else []  # allocated claims must be usable here
         allocations: list[Allocation] | None = None
         if s.allocator is not None:
-            claims = [c for _, c in s.to_allocate()]
-            if self.filter_timeout > 0:
-                end = time.monotonic() + self.filter_timeout
-                s.allocator.deadline = lambda: time.monotonic() > end
-            else:
-                s.allocator.deadline = None
+            claims = s.pending  # the allocator's timeout (filterTimeout) is per node
             try:
                 allocations = s.allocator.allocate(node, claims, shares=False)  # Reserve makes them the claims'
             except TimeoutError:
@@ -355,10 +352,9 @@ class DynamicResources(
         row = snap.row_of.get(node_name) if snap is not None else None
         if row is None:
             return allocations
-        s.allocator.deadline = None
         try:
             again = s.allocator.allocate(snap.nodes[row], claims, prefer=wanted)
-        except (AllocationError, FailedOnNode):
+        except (AllocationError, FailedOnNode, TimeoutError):
             return allocations
         if again is None or len(again) != len(claims):
             return allocations
