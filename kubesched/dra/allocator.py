@@ -306,6 +306,13 @@ class _RequestData:
         return f"{self.parent}/{self.name}" if self.parent else self.name
 
 
+def _applies(requests: frozenset[str], request: str, sub: str) -> bool:
+    """Whether a constraint naming ``requests`` (none: all) covers the request or subrequest."""
+    if not requests:
+        return True
+    return request in requests or (bool(sub) and f"{request}/{sub}" in requests)
+
+
 @dataclass(slots=True)
 class _MatchAttribute:
     """matchAttributeConstraint: every device of the named requests has the same value."""
@@ -315,13 +322,8 @@ class _MatchAttribute:
     value: Attribute | None = None
     count: int = 0
 
-    def _applies(self, request: str, sub: str) -> bool:
-        if not self.requests:
-            return True
-        return request in self.requests or (bool(sub) and f"{request}/{sub}" in self.requests)
-
     def add(self, request: str, sub: str, device: Device, did: DeviceID) -> bool:
-        if not self._applies(request, sub):
+        if not _applies(self.requests, request, sub):
             return True
         attr = lookup_attribute(device, did, self.attribute)
         if attr is None:
@@ -335,7 +337,7 @@ class _MatchAttribute:
         return True
 
     def remove(self, request: str, sub: str) -> None:
-        if self._applies(request, sub):
+        if _applies(self.requests, request, sub):
             self.count -= 1
 
 
@@ -350,13 +352,8 @@ class _DistinctAttribute:
     attribute: str
     values: list[Attribute] = field(default_factory=list)
 
-    def _applies(self, request: str, sub: str) -> bool:
-        if not self.requests:
-            return True
-        return request in self.requests or (bool(sub) and f"{request}/{sub}" in self.requests)
-
     def add(self, request: str, sub: str, device: Device, did: DeviceID) -> bool:
-        if not self._applies(request, sub):
+        if not _applies(self.requests, request, sub):
             return True
         attr = lookup_attribute(device, did, self.attribute)
         if attr is None or not self._distinct(attr):
@@ -373,7 +370,7 @@ class _DistinctAttribute:
         return True
 
     def remove(self, request: str, sub: str) -> None:
-        if self._applies(request, sub):
+        if _applies(self.requests, request, sub):
             self.values.pop()
 
 
