@@ -157,3 +157,29 @@ def test_the_gpu_state_reads_bound_pods_gpus_from_their_allocations() -> None:
     assert got.left.tolist() == want.left.tolist() == [[0, 1000, 100, 0]]
     assert got.indices_of("default-p1") == (0, 3)
     assert np.array_equal(got.affinity, want.affinity)
+
+
+def _example_devices() -> dict[str, list[str]]:
+    from kubesched.app import build_session, example_path
+    from kubesched.batch import schedule_all
+
+    s = build_session([example_path("dra-gpu-sharing-cluster.yaml")], example_path("dra-gpu-sharing.yaml"), seed=1)
+    schedule_all(s)
+    dra = s.scheduler.snapshot.dra
+    out = {}
+    for p in s.objects.pods:
+        claim = dra.claim(p.namespace, p.resource_claim_statuses["gpu"])
+        assert claim is not None and claim.allocation is not None
+        out[p.name] = [f"{r.pool}/{r.device}" for r in claim.allocation.results]
+    return out
+
+
+def test_the_example_allocates_the_gpus_the_policy_chose(monkeypatch: pytest.MonkeyPatch) -> None:
+    """kubesched/examples/dra-gpu-sharing*.yaml: BestFit's GPU for the 0.25 share is GPU 1 (0.3
+    left), not DynamicResources' first fit (GPU 0, 0.5 left); without the preference it is."""
+    want = {"trainer": ["gpu-b/gpu-0"], "notebook": ["gpu-a/gpu-0"], "batch": ["gpu-a/gpu-1"], "inference": ["gpu-a/gpu-1"]}
+    assert _example_devices() == want
+    from kubesched.plugins.gpushare.opengpushare import OpenGpuShare
+
+    monkeypatch.setattr(OpenGpuShare, "_prefer", lambda self, *args: [])
+    assert _example_devices()["inference"] == ["gpu-a/gpu-0"]
