@@ -235,7 +235,8 @@ class Device:
         policies = {
             name: pol
             for name, c in as_map(m.get("capacity"), cap_path).items()
-            if (pol := CapacityPolicy.parse(c.get("requestPolicy"), join_path(cap_path, f"{name}.requestPolicy"))) is not None
+            if (pol := CapacityPolicy.parse(as_map(c, join_path(cap_path, name)).get("requestPolicy"), join_path(cap_path, f"{name}.requestPolicy")))
+            is not None
         }
         cc_path = join_path(path, "consumesCounters")
         consumes = tuple(
