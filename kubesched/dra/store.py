@@ -10,6 +10,7 @@ the API, so later pods see the devices taken and share a claim that is already a
 from __future__ import annotations
 
 import hashlib
+import threading
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
@@ -53,6 +54,13 @@ class DraState:
         self.matches = MatchCache()
         self.generation = 0
         self._allocated: tuple[int, set[DeviceID]] | None = None
+        #: False where nothing feeds this store (the extender, whose caller's own DynamicResources
+        #: judges claims): the plugin then takes no part rather than find every claim missing
+        self.tracked = True
+        # live, a binding worker assumes a claim it wrote while the scheduling thread applies the
+        # informer's claims: a newer version must not be replaced by an older one in between
+        self._claims_lock = threading.Lock()
+        self._generation_lock = threading.Lock()
 
     def __bool__(self) -> bool:
         return bool(self.classes or self.slices or self.claims or self.templates)
@@ -66,7 +74,11 @@ class DraState:
             self.claims[c.key] = c
         for t in objs.templates:
             self.templates[t.key] = t
-        self.generation += 1
+        self._bump()
+
+    def _bump(self) -> None:
+        with self._generation_lock:  # live, a binding worker writes too: no increment may be lost
+            self.generation += 1
 
     def claim(self, namespace: str, name: str) -> ResourceClaim | None:
         return self.claims.get(f"{namespace}/{name}")
@@ -74,22 +86,54 @@ class DraState:
     def write_claim(self, claim: ResourceClaim) -> None:
         """A claim's update reached the cluster (UpdateStatus); the store follows."""
         self.claims[claim.key] = claim
-        self.generation += 1
+        self._bump()
+
+    def put_claim(self, claim: ResourceClaim) -> bool:
+        """The assume cache's rule for a claim seen live (the informer's, or the API's answer to
+        PreBind's write): kept unless the store holds a newer resourceVersion of it. True when
+        stored."""
+        with self._claims_lock:
+            cur = self.claims.get(claim.key)
+            if cur is not None and cur.uid == claim.uid and _version(cur) > _version(claim):
+                return False
+            self.claims[claim.key] = claim
+        self._bump()
+        return True
+
+    def put(self, obj: DeviceClass | ResourceSlice) -> None:
+        """A DeviceClass or ResourceSlice added or changed (live)."""
+        if isinstance(obj, DeviceClass):
+            self.classes[obj.name] = obj
+        else:
+            self.slices[obj.name] = obj
+        self._bump()
+
+    def remove(self, obj: DeviceClass | ResourceSlice | ResourceClaim) -> None:
+        """An object deleted (live)."""
+        if isinstance(obj, DeviceClass):
+            self.classes.pop(obj.name, None)
+        elif isinstance(obj, ResourceSlice):
+            self.slices.pop(obj.name, None)
+        else:
+            with self._claims_lock:
+                self.claims.pop(obj.key, None)
+        self._bump()
 
     def signal_pending(self, claim: ResourceClaim) -> None:
         self.in_flight[claim.uid] = claim
-        self.generation += 1
+        self._bump()
 
     def remove_pending(self, uid: str) -> bool:
         if self.in_flight.pop(uid, None) is None:
             return False
-        self.generation += 1
+        self._bump()
         return True
 
     def allocated_devices(self) -> set[DeviceID]:
         """ListAllAllocatedDevices: devices of allocated claims (admin access holds none) and of
         allocations in flight."""
-        if self._allocated is not None and self._allocated[0] == self.generation:
+        generation = self.generation  # read first: a change made while this runs is seen next time
+        if self._allocated is not None and self._allocated[0] == generation:
             return self._allocated[1]
         out: set[DeviceID] = set()
         for claim in (*self.claims.values(), *self.in_flight.values()):
@@ -98,8 +142,16 @@ class DraState:
             for r in claim.allocation.results:
                 if not r.admin_access:
                     out.add(r.device_id)
-        self._allocated = (self.generation, out)
+        self._allocated = (generation, out)
         return out
+
+
+def _version(claim: ResourceClaim) -> int:
+    rv = (claim.raw.get("metadata") or {}).get("resourceVersion")
+    try:
+        return int(rv) if rv else 0
+    except (TypeError, ValueError):
+        return 0
 
 
 def generated_claim_name(pod: Pod, pod_claim: str) -> str:
