@@ -34,6 +34,7 @@ from kubesched.live.cache import ClusterCache
 from kubesched.live.client import KubeClient
 from kubesched.live.informer import Backoff, Delta, Informer
 from kubesched.live.leader import LeaderElector, LeaseConfig
+from kubesched.live.objects import LiveObjects
 from kubesched.live.ratelimit import TokenBucket
 from kubesched.live.resources import NODES, PLUGIN_RESOURCES, PODS, REQUIRED, WORKLOADS, Resource
 from kubesched.queue.scheduling_queue import QueuedPodInfo
@@ -83,8 +84,9 @@ def needs_workloads(sched: LiveScheduler) -> bool:
 
 
 def plugin_resources(sched: LiveScheduler) -> list[Resource]:
-    """Custom resources the enabled plugins read (PodGroups for Coscheduling, ElasticQuotas for
-    CapacityScheduling)."""
+    """Resources the enabled plugins read: PodGroups for Coscheduling, ElasticQuotas for
+    CapacityScheduling, the storage kinds for the volume plugins, DeviceClasses, ResourceSlices
+    and ResourceClaims for DynamicResources."""
     names = {name for fw in sched.frameworks.values() for name in fw.plugins}
     out: list[Resource] = []
     for name, resources in PLUGIN_RESOURCES.items():
@@ -118,8 +120,6 @@ class Runner:
         self.sched = LiveScheduler(
             config, Snapshot(), self.backend, registry, seed=opts.seed, clock=time.monotonic, submit=self._submit
         )
-        # the informers do not watch the storage kinds yet: the volume plugins take no part
-        self.sched.snapshot.storage.tracked = False
         self.cache = ClusterCache(self.sched)
         self.metrics = SchedulerMetrics(seed=opts.seed)
         self.sched.hooks.on_scheduled.append(self._on_scheduled)
@@ -145,6 +145,11 @@ class Runner:
         ]
         self._nodes = next(inf for inf in self.informers if inf.resource is NODES)
         self._pods = next(inf for inf in self.informers if inf.resource is PODS)
+        # PreBind's writes besides the binding (claims, volumes) go to the API; it reads back
+        # through these informers
+        self.objects = LiveObjects(self.client, {inf.kind: inf for inf in self.informers})
+        for fw in self.sched.frameworks.values():
+            fw.handle.api = self.objects
         self.elector: LeaderElector | None = None
         if opts.leader_elect:
             lease = opts.lease or LeaseConfig(name)
@@ -173,6 +178,7 @@ class Runner:
 
     def _sink(self, deltas: list[Delta]) -> None:
         self.events.put(("deltas", deltas))
+        self.objects.notify({kind for kind, _, _ in deltas})
 
     def _submit(self, b: InFlight) -> None:
         self._binders.submit(self._bind, b)
