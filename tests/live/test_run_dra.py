@@ -12,6 +12,7 @@ import re
 from pathlib import Path
 
 import yaml
+from dra_builders import DRIVER, device_class, gpu_claim, gpu_slice
 from live_harness import binding_posts, events, node, node_of, pod, running
 
 from kubesched.api.objects import Pod
@@ -23,26 +24,6 @@ from kubesched.live.objects import LiveObjects
 from kubesched.plugins.dynamicresources.plugin import STATE_KEY, DynamicResources, _State
 from kubesched.state.snapshot import Snapshot
 from tests.kubeapi import KubeAPIServer
-
-DRIVER = "gpu.example.com"
-
-
-def device_class() -> dict:
-    return {"apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass", "metadata": {"name": "gpu"},
-            "spec": {"selectors": [{"cel": {"expression": f'device.driver == "{DRIVER}"'}}]}}
-
-
-def gpu_slice(node_name: str, gpus: int) -> dict:
-    return {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice", "metadata": {"name": f"{node_name}-gpus"},
-            "spec": {"driver": DRIVER, "nodeName": node_name,
-                     "pool": {"name": node_name, "generation": 1, "resourceSliceCount": 1},
-                     "devices": [{"name": f"gpu-{i}"} for i in range(gpus)]}}
-
-
-def gpu_claim(name: str) -> dict:
-    return {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim",
-            "metadata": {"name": name, "namespace": "default"},
-            "spec": {"devices": {"requests": [{"name": "gpu", "exactly": {"deviceClassName": "gpu"}}]}}}
 
 
 def claim_pod(name: str, claim: str, scheduler: str = "kubesched") -> dict:
