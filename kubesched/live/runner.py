@@ -65,6 +65,11 @@ class RunOptions:
     # How far scheduling may run ahead of binding: past this many bindings in flight (waiting
     # for a binder or a rate-limiter token, or sent), no pod is popped until one completes.
     max_in_flight_bindings: int = 16
+    # Bindings of pods with PersistentVolumeClaims run on threads of their own: their PreBind may
+    # wait for the PV controller and a provisioner (up to bindTimeoutSeconds), and must neither
+    # hold a binder nor count toward max_in_flight_bindings (kube-scheduler gives every binding a
+    # goroutine); past this many at once, further ones queue behind them.
+    volume_bind_workers: int = 64
     event_writers: int = 2
     watch_idle_timeout: float = 90.0
     watch_backoff: float = 0.2
@@ -127,6 +132,10 @@ class Runner:
         self.sched.hooks.on_skipped.append(self._on_skipped)
         self.metrics.attach(self.sched)
         self._binders = ThreadPoolExecutor(max_workers=max(1, opts.bind_workers), thread_name_prefix="bind")
+        self._volume_binders = ThreadPoolExecutor(
+            max_workers=max(1, opts.volume_bind_workers), thread_name_prefix="bind-volumes"
+        )
+        self._volume_bindings: set[str] = set()  # uids of in-flight bindings on _volume_binders
         self._stop_informers = threading.Event()
         resources: list[Resource] = list(REQUIRED)
         if needs_workloads(self.sched):
@@ -181,7 +190,11 @@ class Runner:
         self.objects.notify({kind for kind, _, _ in deltas})
 
     def _submit(self, b: InFlight) -> None:
-        self._binders.submit(self._bind, b)
+        if any(v.uses_claim for v in b.pod.volumes):
+            self._volume_bindings.add(b.pod.uid)
+            self._volume_binders.submit(self._bind, b)
+        else:
+            self._binders.submit(self._bind, b)
 
     def _target_problem(self, pod: Pod, node: str) -> str | None:
         """Why a binding of ``pod`` to ``node`` must not be sent now: the node informer (fresher
@@ -328,7 +341,7 @@ class Runner:
                 sched.expire_waiting_pods()  # Permit timeouts
                 # Run ahead of binding only so far: beyond the bound, wait for an outcome (drained
                 # below) so that decisions are not made long before the cluster sees them.
-                if len(sched.in_flight) < self.options.max_in_flight_bindings:
+                if len(sched.in_flight) - len(self._volume_bindings) < self.options.max_in_flight_bindings:
                     qpi = sched.queue.pop()
                     if qpi is not None:
                         self._attempt(qpi)
@@ -376,6 +389,7 @@ class Runner:
                     log.exception("applying a %s change failed", kind)
         elif item[0] == "bound":
             _, b, st, gone = item
+            self._volume_bindings.discard(b.pod.uid)
             outcome = self.sched.complete(b, st, gone)
             self.outcomes[outcome] += 1
             if outcome != "bound":
@@ -395,6 +409,7 @@ class Runner:
         for inf in self.informers:
             inf.close()
         self._binders.shutdown(wait=False, cancel_futures=True)
+        self._volume_binders.shutdown(wait=False, cancel_futures=True)
         self.writers.drain(max(0.5, deadline - time.monotonic()))
         self.writers.close()
         if self.elector is not None:

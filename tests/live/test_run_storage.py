@@ -130,3 +130,31 @@ def test_a_provisioner_that_gives_up_fails_the_binding(kube_api: KubeAPIServer, 
     message = events(kube_api, "FailedScheduling", "job")[0]["message"]
     assert 'binding volumes: provisioning failed for PVC "scratch"' in message
     assert not binding_posts(kube_api, "job")
+
+
+def test_a_binding_waiting_for_its_volume_holds_up_no_other_pod(
+    kube_api: KubeAPIServer, kubeconfig: str, tmp_path: Path
+) -> None:
+    """With --max-in-flight-bindings 1, a pod whose PreBind waits for a provisioner that never
+    comes (bindTimeoutSeconds 2) does not count toward the bound nor hold a binder: pods without
+    volumes created meanwhile bind at once."""
+    zonal_nodes(kube_api)
+    kube_api.create(make_storage_class("fast", mode="WaitForFirstConsumer"))
+    kube_api.create(make_pvc("scratch", storage_class="fast", uid="uid-scratch"))
+    kube_api.create(claim_pod("job", "scratch"))
+    flags = ("--config", timeout_config(tmp_path, 2), "--max-in-flight-bindings", "1", "--bind-workers", "1")
+    with running(kubeconfig, *flags):
+        # PreBind has written the selected node: the job's binding is now waiting
+        assert kube_api.wait_for(
+            lambda: SELECTED_NODE in (kube_api.get("PersistentVolumeClaim", "scratch", "default") or {})["metadata"].get(
+                "annotations", {}
+            ),
+            10,
+        )
+        t0 = time.monotonic()
+        for i in range(3):
+            kube_api.create(pod(f"web-{i}"))
+        assert kube_api.wait_for(lambda: all(node_of(kube_api, f"web-{i}") for i in range(3)), 10)
+        took = time.monotonic() - t0
+        assert not events(kube_api, "FailedScheduling", "job")  # still waiting
+    assert took < 1.5
