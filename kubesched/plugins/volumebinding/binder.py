@@ -401,10 +401,10 @@ def check_bindings(
     for b in bindings:
         pv = api.pv(b.pv.name)
         if pv is None:
-            raise PluginError(f'failed to check binding: {not_found(PersistentVolume, b.pv.name)}')
+            raise PluginError(f'failed to check binding: could not find v1.PersistentVolume "{b.pv.name}"')
         pvc = api.pvc(b.pvc.namespace, b.pvc.name)
         if pvc is None:
-            raise PluginError(f'failed to check binding: {not_found(PersistentVolumeClaim, b.pvc.name)}')
+            raise PluginError(f'failed to check binding: could not find v1.PersistentVolumeClaim "{b.pvc.key}"')
         if _older(pv, b.pv):
             return False  # the informer has not shown our update yet
         pv = binder.translated(pv, migrated)
@@ -417,9 +417,11 @@ def check_bindings(
     for claim in provisions:
         pvc = api.pvc(claim.namespace, claim.name)
         if pvc is None:
-            raise PluginError(f'failed to check provisioning pvc: {not_found(PersistentVolumeClaim, claim.name)}')
+            raise PluginError(f'failed to check provisioning pvc: could not find v1.PersistentVolumeClaim "{claim.key}"')
         if _older(pvc, claim):
             return False
+        if (pvc.raw.get("metadata") or {}).get("annotations") is None and pvc.raw:
+            raise PluginError(f'selectedNode annotation reset for PVC "{pvc.name}"')
         if pvc.annotations.get(ANN_SELECTED_NODE) != node_name:
             # a provisioner that failed removes the annotation to make the scheduler retry
             raise PluginError(f'provisioning failed for PVC "{pvc.name}"')
