@@ -11,17 +11,18 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import numpy as np
 import yaml
 from dra_builders import DRIVER, device_class, gpu_claim, gpu_slice
 from live_harness import binding_posts, events, node, node_of, pod, running
 
-from kubesched.api.objects import Pod
-from kubesched.dra.objects import FINALIZER, Allocation, ResourceClaim
+from kubesched.api.objects import Node, Pod
+from kubesched.dra.objects import FINALIZER, DeviceClass, ResourceClaim, ResourceSlice
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.handle import Handle
 from kubesched.live.client import KubeClient
 from kubesched.live.objects import LiveObjects
-from kubesched.plugins.dynamicresources.plugin import STATE_KEY, DynamicResources, _State
+from kubesched.plugins.dynamicresources.plugin import DynamicResources
 from kubesched.state.snapshot import Snapshot
 from tests.kubeapi import KubeAPIServer
 
@@ -103,32 +104,31 @@ def test_a_conflict_on_the_claim_is_retried_on_a_fresh_read(kube_api: KubeAPISer
 
 
 def test_an_outside_writer_that_allocates_the_claim_first_wins(kube_api: KubeAPIServer) -> None:
-    """PreBind with the claim as the scheduler last saw it while another writer has allocated it
-    since: the update is a conflict (stale resourceVersion), the fresh read shows the allocation,
-    and the binding fails with upstream's error; the other writer's allocation stands."""
+    """The plugin's cycle (PreFilter, Filter, Reserve) on the claim as the scheduler saw it, then
+    another writer allocates the claim, then PreBind: its update is a conflict (stale
+    resourceVersion), the fresh read shows the allocation, and the binding fails with upstream's
+    error; the other writer's allocation stands and nothing stays in flight."""
     kube_api.create(gpu_claim("c0"))
-    stale = ResourceClaim.parse(kube_api.get("ResourceClaim", "c0", "default"))
-    theirs = {"devices": {"results": [{"request": "gpu", "driver": DRIVER, "pool": "n2", "device": "gpu-7"}]}}
-    current = kube_api.get("ResourceClaim", "c0", "default")
-    kube_api.update({**current, "status": {"allocation": theirs}})
-
     snap = Snapshot()
-    snap.dra.put_claim(stale)
+    snap.add_node(Node.parse(node("n1")))
+    snap.dra.put(DeviceClass.parse(device_class()))
+    snap.dra.put(ResourceSlice.parse(gpu_slice("n1", 1)))
+    snap.dra.put_claim(ResourceClaim.parse(kube_api.get("ResourceClaim", "c0", "default")))
     handle = Handle(snap, api=LiveObjects(KubeClient(kube_api.client_configuration()), {}))
     plugin = DynamicResources(None, handle)
-    mine = Allocation.parse({"devices": {"results": [{"request": "gpu", "driver": DRIVER, "pool": "n1", "device": "gpu-0"}]}}, "")
+    p0 = Pod.parse({**claim_pod("p0", "c0"), "metadata": {"name": "p0", "namespace": "default", "uid": "uid-p0"}})
     state = CycleState()
-    state.write(STATE_KEY, _State(claims=[stale], reserved={0: mine}))
-    snap.dra.signal_pending(stale.with_status(mine, ()))
-    st = plugin.pre_bind(state, _pod("p0"), "n1")
+    assert plugin.pre_filter(state, p0, snap) is None
+    assert plugin.filter(state, p0, snap, np.array([0])).status_at(0, "DynamicResources").ok
+    assert plugin.reserve(state, p0, "n1") is None
+    theirs = {"devices": {"results": [{"request": "gpu", "driver": DRIVER, "pool": "n2", "device": "gpu-7"}]}}
+    kube_api.update({**kube_api.get("ResourceClaim", "c0", "default"), "status": {"allocation": theirs}})
+
+    st = plugin.pre_bind(state, p0, "n1")
     assert not st.ok and st.message == "claim default/c0 got allocated elsewhere in the meantime"
     assert [m for m, path in kube_api.requests if "/resourceclaims/c0" in path] == ["PUT", "GET"]
     assert devices(kube_api.get("ResourceClaim", "c0", "default")) == [("n2", "gpu-7")]
-    assert not snap.dra.in_flight  # the allocation in flight is dropped either way
-
-
-def _pod(name: str) -> Pod:
-    return Pod.parse({**claim_pod(name, "c0"), "metadata": {"name": name, "namespace": "default", "uid": f"uid-{name}"}})
+    assert not snap.dra.in_flight  # the allocation Reserve held is dropped either way
 
 
 def profile_config(tmp_path: Path, name: str) -> str:
