@@ -157,3 +157,16 @@ def test_two_schedulers_sharing_a_claim_allocate_it_once(
     assert len(devices(claim)) == 1 and sorted(reserved(claim)) == ["a", "b"]
     assert node_of(kube_api, "a") == node_of(kube_api, "b") == devices(claim)[0][0]
     assert len(binding_posts(kube_api)) == 2
+
+
+def test_unreserve_patches_only_the_pods_own_reservation(kube_api: KubeAPIServer) -> None:
+    """Unreserve's strategic merge patch through LiveObjects: the pod's reservedFor entry goes,
+    another pod's stays, whatever else changed in the claim meanwhile (no resourceVersion)."""
+    kube_api.create(gpu_claim("c0"))
+    mine = {"resource": "pods", "name": "p0", "uid": "uid-p0"}
+    other = {"resource": "pods", "name": "p1", "uid": "uid-p1"}
+    seen = kube_api.update({**kube_api.get("ResourceClaim", "c0", "default"), "status": {"reservedFor": [mine, other]}})
+    kube_api.update({**seen, "metadata": {**seen["metadata"], "labels": {"touched": "yes"}}})  # seen is stale now
+    api = LiveObjects(KubeClient(kube_api.client_configuration()), {})
+    api.remove_claim_reservation(ResourceClaim.parse(seen), "uid-p0")
+    assert reserved(kube_api.get("ResourceClaim", "c0", "default")) == ["p1"]
