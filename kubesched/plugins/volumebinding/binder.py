@@ -420,7 +420,7 @@ def check_bindings(
             raise PluginError(f'failed to check provisioning pvc: could not find v1.PersistentVolumeClaim "{claim.key}"')
         if _older(pvc, claim):
             return False
-        if (pvc.raw.get("metadata") or {}).get("annotations") is None and pvc.raw:
+        if not pvc.annotations and pvc.raw and (pvc.raw.get("metadata") or {}).get("annotations") is None:
             raise PluginError(f'selectedNode annotation reset for PVC "{pvc.name}"')
         if pvc.annotations.get(ANN_SELECTED_NODE) != node_name:
             # a provisioner that failed removes the annotation to make the scheduler retry
