@@ -170,3 +170,25 @@ def test_unreserve_patches_only_the_pods_own_reservation(kube_api: KubeAPIServer
     api = LiveObjects(KubeClient(kube_api.client_configuration()), {})
     api.remove_claim_reservation(ResourceClaim.parse(seen), "uid-p0")
     assert reserved(kube_api.get("ResourceClaim", "c0", "default")) == ["p1"]
+
+
+def test_a_pod_waits_for_the_claim_its_template_makes(kube_api: KubeAPIServer, kubeconfig: str) -> None:
+    """A pod whose claim comes from a ResourceClaimTemplate waits at PreEnqueue until the
+    resourceclaim controller (played here) has created its claim and named it in the pod's
+    status.resourceClaimStatuses; that status update lets it in, and it binds with the claim
+    allocated."""
+    gpu_cluster(kube_api, {"n1": 1})
+    kube_api.create(pod("trainer", spec={"resourceClaims": [{"name": "gpu", "resourceClaimTemplateName": "one-gpu"}]}))
+    with running(kubeconfig) as r:
+        assert kube_api.wait_for(lambda: len(r.sched.queue.gated) == 1, 10)  # len() of a dict: safe across threads
+        trainer = kube_api.get("Pod", "trainer", "default")
+        claim = gpu_claim("trainer-gpu-x7k2p")
+        claim["metadata"]["ownerReferences"] = [
+            {"apiVersion": "v1", "kind": "Pod", "name": "trainer", "uid": trainer["metadata"]["uid"], "controller": True}
+        ]
+        kube_api.create(claim)
+        kube_api.patch("Pod", "trainer", {"status": {"resourceClaimStatuses": [
+            {"name": "gpu", "resourceClaimName": "trainer-gpu-x7k2p"}]}}, "default")
+        assert kube_api.wait_for(lambda: node_of(kube_api, "trainer"), 10)
+    got = kube_api.get("ResourceClaim", "trainer-gpu-x7k2p", "default")
+    assert devices(got) == [("n1", "gpu-0")] and reserved(got) == ["trainer"]
