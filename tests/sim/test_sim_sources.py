@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -85,6 +86,19 @@ def test_spec_overrides_and_errors() -> None:
         generate({"nodes": {"cpu": "lots"}}, 0)
     with pytest.raises(InputError, match="no list item 3"):
         load_spec(None, ["nodes.3.count=1"])
+
+
+def test_huge_drawn_requests_stay_positive() -> None:
+    # a quantity past int64 is clamped to 2^63-1, which as a float cast back to int64 wrapped to a
+    # negative request (a one-line error without the file, and a numpy RuntimeWarning on stderr)
+    spec = {"nodes": {"count": 2, "gpus": 1}, "pods": {"count": 50, "cpu": {"dist": "choice", "values": ["1", 2**70]},
+                                            "memory": {"dist": "uniform", "min": "1Gi", "max": "8Ei"}}}
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        wl = generate(spec, 0)
+    cpu = [p.requests["cpu"] for p in wl.pods]
+    assert min(cpu) == 1000 and max(cpu) == 2**62
+    assert all(0 < p.requests["memory"] <= 2**62 for p in wl.pods)
 
 
 # ---- the real trace -----------------------------------------------------------------------------
