@@ -101,6 +101,28 @@ def test_huge_drawn_requests_stay_positive() -> None:
     assert all(0 < p.requests["memory"] <= 2**62 for p in wl.pods)
 
 
+def test_a_retry_storm_stops_in_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # issue 22: one default node (32 cores) for pods sized for sixteen; every completion retries
+    # every waiting pod, as kube-scheduler does, so the attempts grow with the square of the pods
+    # (431,000 for the default 1,000 pods: minutes). 150 pods would take 8,576 attempts; the run
+    # stops at 50 per pod (7,500), names the spec and says why.
+    spec = tmp_path / "one-node.yaml"
+    spec.write_text("nodes: [{}]\npods: {count: 150, gpu: {fraction: 0}}\n")
+    rc = main(["simulate", "--synthetic", str(spec), "--out-dir", str(tmp_path / "out"), "--no-plots"])
+    err = capsys.readouterr().err
+    assert rc == 2 and err.count("\n") == 1, err
+    assert err.startswith(f"kubesched: error: synthetic ({spec}): stopped after 7,500 scheduling attempts (50 per pod)")
+    assert "pods are waiting and every pod completion retries each of them" in err
+    assert not (tmp_path / "out" / "summary.json").exists()
+
+
+def test_the_attempt_bound_ends_the_engine(tmp_path: Path) -> None:
+    cfg, reg = gpu_cfg("BestFitScore")
+    spec, source = load_spec(None, ["nodes.0.count=1", "nodes.0.cpu=4", "pods.count=120", "pods.gpu.fraction=0"])
+    with pytest.raises(InputError, match=r"^synthetic \(synthetic\): stopped after 500 scheduling attempts \(4.16667 per pod\)"):
+        simulate(cfg, generate(spec, 0, source), seed=0, registry=reg, max_attempts=500)
+
+
 # ---- the real trace -----------------------------------------------------------------------------
 
 
