@@ -101,6 +101,8 @@ class Scheduler:
             event_plugins=merge_event_plugins(declared := self._declared_events()),
             declared=declared,
         )
+        # the storage objects' changes (a claim bound at PreBind) are cluster events, as the informers'
+        snapshot.storage.listeners.append(self.queue.move_for_event)
         self.nominated: dict[str, Pod] = {}  # uid -> pod with a nominated node
         self.hooks = SchedulerHooks()
         self.attempts = 0

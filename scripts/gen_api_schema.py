@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
 """Regenerate kubesched/api/schema_v1.json: the wire fields of the kinds kubesched reads strictly.
 
-The table lists, for every Go struct reachable from Pod, Node, Namespace, PriorityClass and
-PodDisruptionBudget, its JSON field names and their types, as the ``json:"..."`` tags of
-k8s.io/api and k8s.io/apimachinery declare them. It is what kubectl's strict field validation
+The table lists, for every Go struct reachable from the kinds in ``ROOTS`` (Pod, Node,
+Namespace, PriorityClass, PodDisruptionBudget and the storage kinds the volume plugins read),
+its JSON field names and their types, as the ``json:"..."`` tags of k8s.io/api and
+k8s.io/apimachinery declare them. It is what kubectl's strict field validation
 checks a manifest against (unknown fields, wrong scalar types). Run it against checkouts of
 both modules at the Kubernetes release kubesched follows:
 
@@ -28,6 +29,7 @@ SOURCES = {
     "core": ("api", "core/v1", ("types.go",)),
     "scheduling": ("api", "scheduling/v1", ("types.go",)),
     "policy": ("api", "policy/v1", ("types.go",)),
+    "storage": ("api", "storage/v1", ("types.go",)),
     "resource": ("api", "resource/v1", ("types.go",)),
     "meta": ("apimachinery", "pkg/apis/meta/v1", ("types.go",)),
 }
@@ -54,6 +56,13 @@ ROOTS = {
     "Namespace": "core.Namespace",
     "PriorityClass": "scheduling.PriorityClass",
     "PodDisruptionBudget": "policy.PodDisruptionBudget",
+    "PersistentVolume": "core.PersistentVolume",
+    "PersistentVolumeClaim": "core.PersistentVolumeClaim",
+    "StorageClass": "storage.StorageClass",
+    "CSINode": "storage.CSINode",
+    "CSIDriver": "storage.CSIDriver",
+    "CSIStorageCapacity": "storage.CSIStorageCapacity",
+    "VolumeAttachment": "storage.VolumeAttachment",
 }
 #: The kinds of each table (the optional last argument picks one; "core" is schema_v1.json's).
 TABLES = {

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kubesched import documents
-from kubesched.api import schema, validation
+from kubesched.api import schema, storage_validation, validation
 from kubesched.api.fields import as_map
 from kubesched.api.names import is_dns1035_label, is_dns1123_label, is_dns1123_subdomain
 from kubesched.api.objects import (
@@ -36,6 +36,15 @@ from kubesched.api.objects import (
 from kubesched.api.quantity import INT64_MAX, INT64_MIN
 from kubesched.api.resources import add_into, check_int64
 from kubesched.api.selectors import LabelSelector
+from kubesched.api.storage import (
+    EPHEMERAL,
+    STORAGE_KINDS,
+    PersistentVolumeClaim,
+    StorageClass,
+    admit_claims,
+    check_unique_storage,
+    ephemeral_claim,
+)
 from kubesched.dra import load as dra_load
 from kubesched.dra.store import DraObjects
 from kubesched.dra.validation import pod_claims
@@ -48,10 +57,9 @@ WORKLOAD_KINDS = ("Service", "ReplicationController", "ReplicaSet", "StatefulSet
 IGNORED_KINDS = frozenset(
     {
         "Deployment", "DaemonSet", "Job", "CronJob", "ConfigMap", "Secret", "ServiceAccount", "Endpoints",
-        "EndpointSlice", "Event", "Lease", "PersistentVolume", "PersistentVolumeClaim", "StorageClass",
-        "Role", "RoleBinding", "ClusterRole", "ClusterRoleBinding", "Ingress",
+        "EndpointSlice", "Event", "Lease", "Role", "RoleBinding", "ClusterRole", "ClusterRoleBinding", "Ingress",
         "NetworkPolicy", "LimitRange", "ResourceQuota", "HorizontalPodAutoscaler", "CustomResourceDefinition",
-        "ControllerRevision", "CSINode", "CSIDriver", "VolumeAttachment",
+        "ControllerRevision", "VolumeAttributesClass",
     }
 )
 #: apiVersion of each kind read (a missing apiVersion is accepted; another one is an error).
@@ -64,13 +72,19 @@ API_VERSIONS: dict[str, str] = {
 }
 
 
+def _pod(m: dict, path: str, report: validation.Report = validation.raise_first) -> None:
+    validation.pod(m, path, report)
+    storage_validation.pod_volumes_checked(m, path, report)
+
+
 #: API-server validation of each kind read (after the schema check of the kinds it covers).
 VALIDATE: dict[str, Callable[..., None]] = {
-    "Pod": validation.pod,
+    "Pod": _pod,
     "Node": validation.node,
     "Namespace": validation.namespace,
     "PriorityClass": validation.priority_class,
     "PodDisruptionBudget": validation.pdb,
+    **storage_validation.VALIDATE_STORAGE,
     "Service": validation.metadata_of(is_dns1035_label),
     "ReplicationController": validation.metadata_of(is_dns1123_subdomain),
     "ReplicaSet": validation.metadata_of(is_dns1123_subdomain),
@@ -95,10 +109,12 @@ class ClusterObjects:
     # scheduler-plugins objects (scheduling.x-k8s.io/v1alpha1): Coscheduling, CapacityScheduling
     pod_groups: list[PodGroup] = field(default_factory=list)
     elastic_quotas: list[ElasticQuota] = field(default_factory=list)
+    # PVs, PVCs, StorageClasses, CSINodes, CSIDrivers, CSIStorageCapacities, VolumeAttachments
+    storage: list[Any] = field(default_factory=list)
     # resource.k8s.io/v1: DeviceClasses, ResourceSlices, ResourceClaims, ResourceClaimTemplates
     dra: DraObjects = field(default_factory=DraObjects)
     skipped: dict[str, int] = field(default_factory=dict)
-    #: Where each Pod, Node, Namespace and PriorityClass came from (file, field path), by id().
+    #: Where each Pod, Node, Namespace, PriorityClass and storage object came from (file, field path), by id().
     origins: dict[int, tuple[str, str]] = field(default_factory=dict)
     #: Admitted-but-suspicious input (a pod naming an unknown PriorityClass), one line each.
     warnings: list[str] = field(default_factory=list)
@@ -112,6 +128,7 @@ class ClusterObjects:
         self.pdbs += other.pdbs
         self.pod_groups += other.pod_groups
         self.elastic_quotas += other.elastic_quotas
+        self.storage += other.storage
         self.dra.extend(other.dra)
         for k, v in other.skipped.items():
             self.skipped[k] = self.skipped.get(k, 0) + v
@@ -246,6 +263,9 @@ def _parse_objects(source: str, docs: list[tuple[str, Any]], validate: str = STR
                 out.pod_groups.append(PodGroup.parse(m, ipath))
             elif kind == "ElasticQuota":
                 out.elastic_quotas.append(ElasticQuota.parse(m, ipath))
+            elif kind in STORAGE_KINDS:
+                out.storage.append(STORAGE_KINDS[kind](m, ipath))
+                out.origins[id(out.storage[-1])] = (source, ipath)
             elif kind in dra_load.KINDS:
                 dra_load.KINDS[kind][0](m, ipath)  # strict under every --validate mode: parse relies on it
                 dra_load.add(out.dra, kind, m, ipath)
@@ -284,10 +304,45 @@ def finish_objects(objs: ClusterObjects, paths: list[str]) -> ClusterObjects:
     ResourceClaimTemplates (``kubesched.dra.store.make_template_claims``)."""
     check_unique(objs)
     resolve_priorities(objs)
+    admit_storage(objs)
     _check_unique_scheduling_objects(objs, paths)
     check_node_totals(objs)
     objs.warnings += dra_load.finish(objs.dra, objs.pods, ", ".join(paths))
     return objs
+
+
+def admit_storage(objs: ClusterObjects) -> None:
+    """What the cluster does with storage before scheduling: the ephemeral volume controller
+    creates the claims of pending pods' generic ephemeral volumes (when the input has none of
+    that name), the DefaultStorageClass admission plugin gives the default class to claims that
+    name none, names are unique per kind. A pending pod's claim missing from the input is a
+    warning (the pod will be unschedulable, as kube-scheduler finds no such claim)."""
+    claims = {(o.namespace, o.name) for o in objs.storage if isinstance(o, PersistentVolumeClaim)}
+    for pod in objs.pods:
+        if not pod.volumes or pod.node_name or pod.terminal:
+            continue
+        for vol in pod.volumes:
+            if not vol.uses_claim or (pod.namespace, vol.claim_name) in claims:
+                continue
+            if vol.source == EPHEMERAL:
+                claim = ephemeral_claim(pod.namespace, pod.name, pod.uid, vol)
+                objs.storage.append(claim)
+                objs.origins[id(claim)] = objs.origins.get(id(pod), ("", ""))
+                claims.add((pod.namespace, vol.claim_name))
+            else:
+                objs.warnings.append(
+                    f'pod {pod.key}: volume "{vol.name}" uses PersistentVolumeClaim "{vol.claim_name}", which the '
+                    "input does not define (kube-scheduler finds no such claim: the pod is unschedulable)"
+                )
+    check_unique_storage(objs.storage, objs.origins)
+    classes = [o for o in objs.storage if isinstance(o, StorageClass)]
+    admitted = iter(admit_claims([o for o in objs.storage if isinstance(o, PersistentVolumeClaim)], classes))
+    for i, obj in enumerate(objs.storage):
+        if isinstance(obj, PersistentVolumeClaim):
+            new = next(admitted)
+            if new is not obj:
+                objs.origins[id(new)] = objs.origins.get(id(obj), ("", ""))
+                objs.storage[i] = new
 
 
 def check_node_totals(objs: ClusterObjects) -> None:

@@ -16,7 +16,7 @@ from typing import Any
 
 from kubesched.api.affinity import NodeAffinity, PodAffinity, TopologySpreadConstraint
 from kubesched.api.claims import PodClaimRef, parse_pod_claims
-from kubesched.api.fields import as_bool, as_int, as_list, as_map, as_str, str_map
+from kubesched.api.fields import as_bool, as_int, as_int32, as_list, as_map, as_str, str_map
 from kubesched.api.quantity import format_quantity
 from kubesched.api.resources import (
     PODS,
@@ -27,6 +27,7 @@ from kubesched.api.resources import (
     supported_pod_level,
 )
 from kubesched.api.selectors import LabelSelector
+from kubesched.api.storage import PodVolume, parse_pod_volumes, volume_key
 from kubesched.api.taints import Taint, Toleration, parse_taints, parse_tolerations
 from kubesched.errors import InputError, join_path
 
@@ -154,6 +155,7 @@ class Pod:
     start_time: float | None
     deleting: bool
     raw: dict = field(repr=False)
+    volumes: tuple[PodVolume, ...] = field(default=(), repr=False)  # spec.volumes
     _sig: Any = field(default=None, repr=False, compare=False)
     # spec.resourceClaims, and status.resourceClaimStatuses (pod claim -> generated claim name)
     resource_claims: tuple[PodClaimRef, ...] = ()
@@ -261,6 +263,7 @@ class Pod:
             start_time=_parse_time(status.get("startTime"), join_path(path, "status.startTime")),
             deleting=md.get("deletionTimestamp") is not None,
             raw=m,
+            volumes=parse_pod_volumes(vols, join_path(sp, "volumes"), name) if (vols := spec.get("volumes")) else (),
             resource_claims=claims,
             resource_claim_statuses=claim_statuses,
         )
@@ -305,6 +308,7 @@ class Pod:
                 self.owners,
                 self.images,
                 tuple(c.image for c in self.init_containers),
+                volume_key(self.volumes) if self.volumes else (),
                 self.resource_claims,
             )
             key = Signature(sig)
@@ -461,13 +465,6 @@ def _scheduling_meta(m: dict, path: str, kind: str) -> tuple[str, str, float | N
     return namespace, name, _parse_time(md.get("creationTimestamp"), join_path(mp, "creationTimestamp"))
 
 
-def _int32(value: Any, path: str, default: int | None, minimum: int) -> int | None:
-    v = as_int(value, path, default)
-    if v is not None and not minimum <= v <= 2**31 - 1:
-        raise InputError(f"invalid value {v}: must be in [{minimum}, {2**31 - 1}]", path=path)
-    return v
-
-
 @dataclass(frozen=True, slots=True)
 class PodGroup:
     """A gang for Coscheduling: pods labelled ``scheduling.x-k8s.io/pod-group: <name>``."""
@@ -497,9 +494,9 @@ class PodGroup:
         return cls(
             namespace,
             name,
-            _int32(spec.get("minMember"), join_path(sp, "minMember"), 0, 0) or 0,
+            as_int32(spec.get("minMember"), join_path(sp, "minMember"), 0, 0) or 0,
             min_resources,
-            _int32(spec.get("scheduleTimeoutSeconds"), join_path(sp, "scheduleTimeoutSeconds"), None, 0),
+            as_int32(spec.get("scheduleTimeoutSeconds"), join_path(sp, "scheduleTimeoutSeconds"), None, 0),
             created,
         )
 

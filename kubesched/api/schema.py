@@ -1,8 +1,10 @@
 """Strict field validation of the kinds kubesched reads, as kubectl's ``--validate=strict`` does it.
 
-``schema_v1.json`` lists the wire fields of Pod, Node, Namespace, PriorityClass and
-PodDisruptionBudget and of every type below them (``schema_resource_v1.json`` those of the
-resource.k8s.io/v1 kinds of Dynamic Resource Allocation), with their JSON types, as the Go types of
+``schema_v1.json`` lists the wire fields of Pod, Node, Namespace, PriorityClass,
+PodDisruptionBudget and the storage kinds (PersistentVolume, PersistentVolumeClaim,
+StorageClass, CSINode, CSIDriver, CSIStorageCapacity, VolumeAttachment) and of every type below
+them (``schema_resource_v1.json`` those of the resource.k8s.io/v1 kinds of Dynamic Resource
+Allocation), with their JSON types, as the Go types of
 Kubernetes v1.36 declare them (regenerate with ``scripts/gen_api_schema.py``). An unknown field
 (a typo such as ``spec.toleration``) or a value of the wrong JSON type (``priority: "5"``, a
 number past the int32 range) is an error naming the field, as the API server's strict decoding
@@ -30,6 +32,13 @@ API_VERSIONS: dict[str, str] = {
     "Namespace": "v1",
     "PriorityClass": "scheduling.k8s.io/v1",
     "PodDisruptionBudget": "policy/v1",
+    "PersistentVolume": "v1",
+    "PersistentVolumeClaim": "v1",
+    "StorageClass": "storage.k8s.io/v1",
+    "CSINode": "storage.k8s.io/v1",
+    "CSIDriver": "storage.k8s.io/v1",
+    "CSIStorageCapacity": "storage.k8s.io/v1",
+    "VolumeAttachment": "storage.k8s.io/v1",
     "DeviceClass": "resource.k8s.io/v1",
     "ResourceSlice": "resource.k8s.io/v1",
     "ResourceClaim": "resource.k8s.io/v1",

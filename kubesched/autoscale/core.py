@@ -266,7 +266,7 @@ class ClusterAutoscaler:
         snap = view.snapshot
         if any(reads_other_nodes(p) for p in pods):
             return lambda: scratch_snapshot(like=snap)
-        return lambda: scratch_snapshot(snap.namespaces)
+        return lambda: scratch_snapshot(snap.namespaces, storage=snap.storage)
 
     def fit_upcoming(self, view: ClusterView, pods: list[Pod], checker: PredicateChecker) -> list[Pod]:
         """The pods that no upcoming node will hold (CA leaves the others waiting for them).
@@ -299,7 +299,7 @@ class ClusterAutoscaler:
         key = (pod.signature() or pod.uid, group.name)
         hit = self._fits_template.get(key)
         if hit is None:
-            snap = scratch_snapshot(view.snapshot.namespaces)
+            snap = scratch_snapshot(view.snapshot.namespaces, storage=view.snapshot.storage)
             row = snap.add_node(node_named(group.template, f"template-{group.name}", {GROUP_LABEL: group.name}))
             hit = bool(checker.fits(snap, pod, np.asarray([row], np.int32))[0])
             if not reads_other_nodes(pod):

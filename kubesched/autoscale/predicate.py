@@ -14,6 +14,7 @@ from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.runtime import Framework, PluginFailure
 from kubesched.gpu.model import GPU_INDEX
 from kubesched.state.snapshot import Snapshot
+from kubesched.state.storage import Storage
 
 HOSTNAME = "kubernetes.io/hostname"
 
@@ -66,10 +67,15 @@ def placed(pod: Pod, node: str, uid_suffix: str = "") -> Pod:
     return p
 
 
-def scratch_snapshot(namespaces: dict[str, dict[str, str]] | None = None, like: Snapshot | None = None) -> Snapshot:
+def scratch_snapshot(
+    namespaces: dict[str, dict[str, str]] | None = None, like: Snapshot | None = None, storage: Storage | None = None
+) -> Snapshot:
     """An empty snapshot for simulations, or a copy of ``like`` (nodes, pods, namespaces, PDBs,
-    workload selectors) when pods read other nodes' pods (spreading, inter-pod affinity)."""
+    workload selectors) when pods read other nodes' pods (spreading, inter-pod affinity). The
+    storage objects are ``like``'s or ``storage`` (shared, not copied: the checks only read them)."""
     s = Snapshot()
+    if like is not None or storage is not None:
+        s.storage = like.storage if like is not None else storage
     src = like.namespaces if like is not None else (namespaces or {})
     for name, labels in src.items():
         s.set_namespace(name, labels)

@@ -55,6 +55,7 @@ def populate(snapshot: Snapshot, objs: ClusterObjects) -> list[Pod]:
     snapshot.pdbs.extend(objs.pdbs)
     snapshot.pod_groups.update(((pg.namespace, pg.name), pg) for pg in objs.pod_groups)
     snapshot.elastic_quotas.update((eq.namespace, eq) for eq in objs.elastic_quotas)
+    snapshot.storage.load(objs.storage)
     snapshot.dra.add(objs.dra)
     for node in objs.nodes:
         snapshot.add_node(node)

@@ -449,6 +449,50 @@ def _preemption(ctx: Ctx, raw: dict, path: str, version: str) -> dict:
     return {"minCandidateNodesPercentage": pct, "minCandidateNodesAbsolute": absolute}
 
 
+# --- VolumeBinding ---
+
+DEFAULT_BIND_TIMEOUT_SECONDS = 600
+#: SetDefaults_VolumeBindingArgs' shape (StorageCapacityScoring on): free volumes score best.
+DEFAULT_VOLUME_BINDING_SHAPE = ({"utilization": 0, "score": MAX_CUSTOM_PRIORITY_SCORE}, {"utilization": 100, "score": 0})
+
+
+def _go_shape(raw: Any) -> Bare:
+    """A shape as Go prints the internal type (%#v) in a field error."""
+    points = raw if isinstance(raw, list) else []
+    inner = ", ".join(
+        f"config.UtilizationShapePoint{{Utilization:{(p or {}).get('utilization', 0)}, Score:{(p or {}).get('score', 0)}}}"
+        for p in points
+    )
+    return Bare(f"[]config.UtilizationShapePoint{{{inner}}}")
+
+
+def _volume_binding(ctx: Ctx, raw: dict, path: str, version: str) -> dict:
+    """VolumeBindingArgs: bindTimeoutSeconds (600 by default, not negative) and shape, which
+    only the StorageCapacityScoring gate admits (and then defaults)."""
+    check_fields(ctx, raw, path, ("bindTimeoutSeconds", "shape"))
+    timeout = opt_int(ctx, raw, "bindTimeoutSeconds", path)
+    timeout = DEFAULT_BIND_TIMEOUT_SECONDS if timeout is None else timeout
+    if timeout < 0:
+        ctx.report(
+            join_path(path, "bindTimeoutSeconds"),
+            invalid(timeout, "invalid BindTimeoutSeconds, should not be a negative value"),
+        )
+    out: dict[str, Any] = {"bindTimeoutSeconds": timeout}
+    shape = raw.get("shape")
+    spath = join_path(path, "shape")
+    if features.enabled("StorageCapacityScoring"):
+        if not shape:
+            out["shape"] = [dict(p) for p in DEFAULT_VOLUME_BINDING_SHAPE]
+        else:
+            out["shape"] = decode_shape(ctx, shape, spath)
+    elif shape is not None:
+        ctx.report(
+            spath,
+            invalid(_go_shape(shape), "unexpected field `shape`, remove it or turn on the feature gate StorageCapacityScoring"),
+        )
+    return out
+
+
 # --- DynamicResources ---
 
 
@@ -488,6 +532,7 @@ _DECODERS: dict[str, Callable[[Ctx, dict, str, str], dict]] = {
     "PodTopologySpread": _spread,
     "NodeAffinity": _nodeaffinity,
     "DefaultPreemption": _preemption,
+    "VolumeBinding": _volume_binding,
     "DynamicResources": _dynamic_resources,
 }
 assert set(_DECODERS) == ARGS_PLUGINS

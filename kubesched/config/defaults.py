@@ -1,11 +1,12 @@
 """Default plugin sets, weights and field defaults of each config version (kube-scheduler 1.36).
 
 Tables follow KK ``pkg/scheduler/apis/config/<version>/default_plugins.go`` and ``defaults.go``.
-Volume plugins (VolumeRestrictions, NodeVolumeLimits, VolumeBinding, VolumeZone) are out of
-kubesched's scope: the v1 table leaves them out, and the older per-point tables keep upstream's
-lists but the resolver drops those names silently. DynamicResources is in v1's table where
-upstream inserts it (before DefaultPreemption, DynamicResourceAllocation being GA and locked);
-v1beta3 converts with v1's table, so it has it too; the v1beta1/v1beta2 tables do not.
+The volume plugins (VolumeRestrictions, NodeVolumeLimits, VolumeBinding, VolumeZone) are in every
+table as upstream has them; the in-tree limit plugins of the older per-point tables (EBSLimits,
+GCEPDLimits, AzureDiskLimits, removed in 1.32) are dropped by the resolver. DynamicResources is
+in v1's table where upstream inserts it (before DefaultPreemption, DynamicResourceAllocation being
+GA and locked); v1beta3 converts with v1's table, so it has it too; the v1beta1/v1beta2 tables
+do not.
 """
 
 from __future__ import annotations
@@ -22,6 +23,10 @@ BUILTIN_POINTS: dict[str, frozenset[str]] = {
     "NodeAffinity": frozenset({"preFilter", "filter", "preScore", "score"}),
     "NodePorts": frozenset({"preFilter", "filter"}),
     "NodeResourcesFit": frozenset({"preFilter", "filter", "preScore", "score"}),
+    "VolumeRestrictions": frozenset({"preFilter", "filter"}),
+    "NodeVolumeLimits": frozenset({"preFilter", "filter"}),
+    "VolumeBinding": frozenset({"preFilter", "filter", "reserve", "preBind", "preScore", "score"}),
+    "VolumeZone": frozenset({"preFilter", "filter"}),
     "PodTopologySpread": frozenset({"preFilter", "filter", "preScore", "score"}),
     "InterPodAffinity": frozenset({"preFilter", "filter", "preScore", "score"}),
     "DynamicResources": frozenset(
@@ -42,7 +47,7 @@ def builtin_points_of(name: str) -> frozenset[str] | None:
 # (name, weight or None). Order is execution order within each point.
 DefaultList = tuple[tuple[str, int | None], ...]
 
-#: v1 ``multiPoint.enabled`` defaults, minus the volume plugins.
+#: v1 ``multiPoint.enabled`` defaults.
 V1_DEFAULT_MULTIPOINT: DefaultList = (
     ("SchedulingGates", None),
     ("PrioritySort", None),
@@ -52,6 +57,10 @@ V1_DEFAULT_MULTIPOINT: DefaultList = (
     ("NodeAffinity", 2),
     ("NodePorts", None),
     ("NodeResourcesFit", 1),
+    ("VolumeRestrictions", None),
+    ("NodeVolumeLimits", None),
+    ("VolumeBinding", None),
+    ("VolumeZone", None),
     ("PodTopologySpread", 2),
     ("InterPodAffinity", 2),
     ("DynamicResources", None),
@@ -166,19 +175,13 @@ V1BETA1_DEFAULT_PLUGINS: dict[str, DefaultList] = {
     "bind": (("DefaultBinder", None),),
 }
 
-_VOLUME = "volume plugins are out of kubesched's scope"
-
 #: kube-scheduler plugins kubesched knows of but does not run: accepted in ``disabled``
 #: silently, dropped with a warning when enabled.
 UNSUPPORTED_PLUGINS: dict[str, str] = {
-    "VolumeRestrictions": _VOLUME,
-    "NodeVolumeLimits": _VOLUME,
-    "VolumeBinding": _VOLUME,
-    "VolumeZone": _VOLUME,
-    "EBSLimits": "removed from kube-scheduler in 1.32 (volume limits; out of scope)",
-    "GCEPDLimits": "removed from kube-scheduler in 1.32 (volume limits; out of scope)",
-    "AzureDiskLimits": "removed from kube-scheduler in 1.32 (volume limits; out of scope)",
-    "CinderLimits": "removed from kube-scheduler in 1.32 (volume limits; out of scope)",
+    "EBSLimits": "removed from kube-scheduler in 1.32 (NodeVolumeLimits enforces the CSI drivers' attach limits)",
+    "GCEPDLimits": "removed from kube-scheduler in 1.32 (NodeVolumeLimits enforces the CSI drivers' attach limits)",
+    "AzureDiskLimits": "removed from kube-scheduler in 1.32 (NodeVolumeLimits enforces the CSI drivers' attach limits)",
+    "CinderLimits": "removed from kube-scheduler in 1.32 (NodeVolumeLimits enforces the CSI drivers' attach limits)",
     "NodePreferAvoidPods": "removed in v1beta2; use node taints instead",
     "SelectorSpread": (
         "removed in v1; PodTopologySpread with defaultingType System provides default spreading"
@@ -210,6 +213,7 @@ ARGS_PLUGINS: frozenset[str] = frozenset(
         "PodTopologySpread",
         "NodeAffinity",
         "DefaultPreemption",
+        "VolumeBinding",
         "DynamicResources",
     }
 )

@@ -8,8 +8,10 @@ kubesched-specific decisions (documented here because they differ from a literal
 * v1beta1 had no in-place override: re-enabling a default plugin without disabling it appended a
   duplicate that kube-scheduler 1.22 rejected. kubesched accepts it, replaces the default in
   place with the new weight (the v1beta2+ rule) and records a warning.
-* For v1beta1/v1beta2, every score plugin that also implements preScore is added to preScore
-  (unless the user disabled it there): those versions' plugins had no PreScore hook, kubesched's do.
+* For v1beta1/v1beta2, every score plugin that also implements preScore is added to preScore,
+  and every filter plugin that also implements preFilter to preFilter (unless the user disabled
+  it there): those versions' plugins lacked these hooks (VolumeRestrictions, NodeVolumeLimits and
+  VolumeZone had no PreFilter), kubesched's have them.
 * SchedulingGates is enabled at preEnqueue for every version, so gated pods stay gated.
 """
 
@@ -204,14 +206,16 @@ def _resolve_per_point(ctx: Ctx, sets: dict[str, PluginSet], path: str, prof_pat
     for point in EXTENSION_POINTS:
         pset = _usable_defaults(ctx, merged[point], join_path(path, point))
         points[point] = check_point_entries(ctx, point, pset.enabled)
-    # Score plugins that now have a PreScore hook get it (see module docstring).
-    prescore_disabled = merged["preScore"].disabled_names()
-    if "*" not in prescore_disabled:
-        have = {e.name for e in points["preScore"]}
-        for entry in points["score"]:
+    # Score and filter plugins that now have a PreScore or PreFilter hook get it (see module docstring).
+    for point, hook in (("score", "preScore"), ("filter", "preFilter")):
+        hook_disabled = merged[hook].disabled_names()
+        if "*" in hook_disabled:
+            continue
+        have = {e.name for e in points[hook]}
+        for entry in points[point]:
             points_of = ctx.points_of(entry.name) or frozenset()
-            if "preScore" in points_of and entry.name not in have and entry.name not in prescore_disabled:
-                points["preScore"].append(Entry(entry.name))
+            if hook in points_of and entry.name not in have and entry.name not in hook_disabled:
+                points[hook].append(Entry(entry.name))
                 have.add(entry.name)
     weights = score_weights(ctx, points["score"], points["score"], [], join_path(path, "score"))
     names = {e.name for lst in points.values() for e in lst}

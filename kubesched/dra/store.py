@@ -14,6 +14,7 @@ when a pod is created, ``release_pod`` when it is gone.
 from __future__ import annotations
 
 import hashlib
+import threading
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from fractions import Fraction
@@ -70,6 +71,14 @@ class DraState:
         # cache keys on it), and the allocations found per node for claims of one spec
         self.pool_versions: dict[tuple[str, str], int] = {}
         self.allocations = AllocationCache()
+        #: False where nothing feeds this store (the extender, whose caller's own DynamicResources
+        #: judges claims): the plugin then takes no part rather than find every claim missing
+        self.tracked = True
+        # live, a binding worker assumes a claim it wrote while the scheduling thread applies the
+        # informer's claims: a newer version must not be replaced by an older one in between, and
+        # what the holders hold is counted under the same lock
+        self._claims_lock = threading.Lock()
+        self._generation_lock = threading.Lock()
 
     def __bool__(self) -> bool:
         return bool(self.classes or self.slices or self.claims or self.templates)
@@ -79,15 +88,24 @@ class DraState:
             self.classes[c.name] = c
         for s in objs.slices:
             self.slices[s.name] = s
-        for c in objs.claims:
-            self._put(c)
+        with self._claims_lock:
+            for c in objs.claims:
+                self._put(c)
         for t in objs.templates:
             self.templates[t.key] = t
-        if objs.slices:
+        self._devices_changed(bool(objs.slices), bool(objs.slices or objs.classes))
+        self._bump()
+
+    def _bump(self) -> None:
+        with self._generation_lock:  # live, a binding worker writes too: no increment may be lost
+            self.generation += 1
+
+    def _devices_changed(self, slices: bool, classes: bool) -> None:
+        """Slices (or classes) changed: the slice index is rebuilt, kept allocations dropped."""
+        if slices:
             self.slice_generation += 1
-        if objs.slices or objs.classes:
+        if slices or classes:
             self.allocations.clear()
-        self.generation += 1
 
     def slice_index(self) -> SliceIndex:
         """The slices indexed by node and pool, kept until slices change."""
@@ -100,14 +118,56 @@ class DraState:
 
     def write_claim(self, claim: ResourceClaim) -> None:
         """A claim's update reached the cluster (UpdateStatus); the store follows."""
-        self._put(claim)
-        self.generation += 1
+        with self._claims_lock:
+            self._put(claim)
+        self._bump()
+
+    def put_claim(self, claim: ResourceClaim) -> bool:
+        """The assume cache's rule for a claim seen live (the informer's, or the API's answer to
+        PreBind's write): kept unless the store holds a newer resourceVersion of it. True when
+        stored."""
+        with self._claims_lock:
+            cur = self.claims.get(claim.key)
+            if cur is not None and cur.uid == claim.uid and _version(cur) > _version(claim):
+                return False
+            self._put(claim)
+        self._bump()
+        return True
+
+    def put(self, obj: DeviceClass | ResourceSlice) -> None:
+        """A DeviceClass or ResourceSlice added or changed (live)."""
+        if isinstance(obj, DeviceClass):
+            self.classes[obj.name] = obj
+        else:
+            self.slices[obj.name] = obj
+        self._devices_changed(isinstance(obj, ResourceSlice), True)
+        self._bump()
+
+    def remove(self, obj: DeviceClass | ResourceSlice | ResourceClaim) -> None:
+        """An object deleted (live)."""
+        if isinstance(obj, DeviceClass):
+            self.classes.pop(obj.name, None)
+            self._devices_changed(False, True)
+        elif isinstance(obj, ResourceSlice):
+            self.slices.pop(obj.name, None)
+            self._devices_changed(True, True)
+        else:
+            with self._claims_lock:
+                self._pop(obj.key)
+        self._bump()
 
     def delete_claim(self, claim: ResourceClaim) -> None:
-        old = self.claims.pop(claim.key, None)
+        """A claim deleted (offline: the resourceclaim controller's)."""
+        with self._claims_lock:
+            gone = self._pop(claim.key)
+        if gone:
+            self._bump()
+
+    def _pop(self, key: str) -> bool:
+        old = self.claims.pop(key, None)
         if old is not None:
             self._count(old, -1)
-            self.generation += 1
+        return old is not None
 
     def _put(self, claim: ResourceClaim) -> None:
         old = self.claims.get(claim.key)
@@ -117,19 +177,22 @@ class DraState:
         self._count(claim, 1)
 
     def signal_pending(self, claim: ResourceClaim) -> None:
-        old = self.in_flight.get(claim.uid)
-        if old is not None:
-            self._count(old, -1)
-        self.in_flight[claim.uid] = claim
-        self._count(claim, 1)
-        self.generation += 1
+        with self._claims_lock:
+            old = self.in_flight.get(claim.uid)
+            if old is not None:
+                self._count(old, -1)
+            self.in_flight[claim.uid] = claim
+            self._count(claim, 1)
+        self._bump()
 
     def remove_pending(self, uid: str) -> bool:
-        old = self.in_flight.pop(uid, None)
+        with self._claims_lock:
+            old = self.in_flight.pop(uid, None)
+            if old is not None:
+                self._count(old, -1)
         if old is None:
             return False
-        self._count(old, -1)
-        self.generation += 1
+        self._bump()
         return True
 
     def _count(self, claim: ResourceClaim, sign: int) -> None:
@@ -191,8 +254,7 @@ class DraState:
                 continue
             claim = claim_from_template(pod, ref.name, template)
             if claim.key not in self.claims:
-                self._put(claim)
-                self.generation += 1
+                self.write_claim(claim)
             pod.resource_claim_statuses[ref.name] = claim.name
         return warnings
 
@@ -222,6 +284,14 @@ class DraState:
                 fins = tuple(f for f in claim.finalizers if f != FINALIZER)
                 self.write_claim(claim.with_status(None, (), fins))
         return changed
+
+
+def _version(claim: ResourceClaim) -> int:
+    rv = (claim.raw.get("metadata") or {}).get("resourceVersion")
+    try:
+        return int(rv) if rv else 0
+    except (TypeError, ValueError):
+        return 0
 
 
 def generated_claim_name(pod: Pod, pod_claim: str) -> str:

@@ -143,7 +143,8 @@ class Signature(NamedTuple):
 
     ``reads``: ``NODE`` (the node object alone: labels, taints, allocatable, images), ``ROW`` (the
     node and the pods on it) or ``NOTHING`` (the plugin takes no part: its PreFilter and PreScore
-    certainly return Skip for this pod). ``key``: what the plugin reads of the pod beyond
+    certainly return Skip for this pod, and its Reserve, Permit and PreBind, still called, write
+    nothing to the cycle state, which the equivalence cache then shares with the binding cycle). ``key``: what the plugin reads of the pod beyond
     ``Pod.signature()`` (its spec), e.g. annotation values; pods with equal signatures and keys
     get equal verdicts. ``pre_filter_each_cycle``: the verdicts read the node's row, but through
     state PreFilter builds from the whole cluster, so PreFilter runs again every cycle and rows

@@ -60,19 +60,7 @@ class NodeFilterPlugin(FilterPlugin):
         raise NotImplementedError
 
     def filter(self, state: CycleState, pod: Pod, snap: Snapshot, rows: np.ndarray) -> FilterResult:
-        statuses = [_as_status(v) for v in _per_node(self.filter_node, pod, snap, rows)]
-        reasons: list[str] = []
-        code = np.zeros(len(rows), np.int8)
-        bits = np.zeros(len(rows), np.int64)
-        for i, st in enumerate(statuses):
-            if st.ok:
-                continue
-            code[i] = int(st.code)
-            for r in st.reasons:
-                if r not in reasons:
-                    reasons.append(r)
-                bits[i] |= 1 << reasons.index(r)
-        return FilterResult(code, bits, tuple(reasons))
+        return FilterResult.from_statuses([_as_status(v) for v in _per_node(self.filter_node, pod, snap, rows)])
 
 
 class NodeScorePlugin(ScorePlugin):

@@ -133,6 +133,22 @@ class FilterResult:
             reasons.append(reason)
         return cls(code, bits, tuple(reasons))
 
+    @classmethod
+    def from_statuses(cls, statuses: list[Status]) -> FilterResult:
+        """One Status per row (per-node plugins); the reasons are shared between rows."""
+        reasons: list[str] = []
+        code = np.zeros(len(statuses), np.int8)
+        bits = np.zeros(len(statuses), np.int64)
+        for i, st in enumerate(statuses):
+            if st.ok:
+                continue
+            code[i] = int(st.code)
+            for r in st.reasons:
+                if r not in reasons:
+                    reasons.append(r)
+                bits[i] |= 1 << reasons.index(r)
+        return cls(code, bits, tuple(reasons))
+
     @property
     def failed(self) -> np.ndarray:
         return self.code != 0

@@ -24,6 +24,7 @@ from kubesched.api.resources import CPU, MEMORY
 from kubesched.app import VirtualClock
 from kubesched.config import SchedulerConfig
 from kubesched.debug import PluginTracebacks
+from kubesched.errors import InputError
 from kubesched.framework.registry import Registry
 from kubesched.framework.status import Code
 from kubesched.gpu.model import GPU_INDEX, format_index
@@ -70,6 +71,9 @@ class SimOptions:
     record_events: bool = True
     debug: bool = False  # write the traceback of any exception a plugin raises to stderr
     end_time: float | None = None  # time mode: nothing after this instant is replayed
+    # time mode: more scheduling attempts than this end the run with an InputError (a cluster far
+    # too small for its pods: every completion retries every waiting pod, as kube-scheduler does)
+    max_attempts: int | None = None
 
 
 def _copy_pod(pod: Pod) -> Pod:
@@ -105,6 +109,7 @@ class Engine:
         self.snap.pdbs.extend(objs.pdbs)
         self.snap.pod_groups.update(((pg.namespace, pg.name), pg) for pg in objs.pod_groups)
         self.snap.elastic_quotas.update((eq.namespace, eq) for eq in objs.elastic_quotas)
+        self.snap.storage.load(objs.storage, objs.origins)  # claims, PVs, ...: VolumeBinding binds them here
         self.cluster = SimCluster(self._noop_bind, self._on_evict)
         # a Scheduler subclass may choose hosts itself (the learning environment's time mode)
         self.sched = scheduler_cls(
@@ -502,12 +507,25 @@ class Engine:
         sched = self.sched
         t0 = time.perf_counter()
         self._attempt_seq = len(self.rec.events)
+        limit = self.opts.max_attempts
         while True:
             res, circling = sched.schedule_one_tracked(self._seen)
             if res is None:
                 break
             self._circling |= circling
+            if limit is not None and sched.attempts > limit:
+                self._too_many_attempts(limit)
         self.sched_wall += time.perf_counter() - t0
+
+    def _too_many_attempts(self, limit: int) -> None:
+        n = len(self.pods)
+        raise InputError(
+            f"stopped after {limit:,} scheduling attempts ({limit / max(n, 1):g} per pod) at t = "
+            f"{self.clock.now - self.t_start:,.0f} s of the replay: {self.n_queued:,} pods are waiting and every "
+            "pod completion retries each of them, as kube-scheduler does; the cluster is too small for this "
+            "workload (add nodes, lower the arrival rate, or give --max-wait SECONDS or --max-attempts-per-pod N)",
+            source=self.wl.source or None,
+        )
 
     def _useful_backoff(self) -> float | None:
         """The next backoff expiry worth waking for: some pod there saw a change since it failed."""

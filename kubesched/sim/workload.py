@@ -10,6 +10,7 @@ from typing import Literal
 from kubesched.api.load import (
     STRICT,
     ClusterObjects,
+    admit_storage,
     check_node_totals,
     check_unique,
     parse_objects,
@@ -60,7 +61,7 @@ class Workload:
     arrival: list[float]
     duration: list[float | None]
     node_events: list[NodeEvent] = field(default_factory=list)
-    objects: ClusterObjects = field(default_factory=ClusterObjects)  # namespaces, PDBs, selectors
+    objects: ClusterObjects = field(default_factory=ClusterObjects)  # namespaces, PDBs, selectors, storage
     skipped: list[str] = field(default_factory=list)  # input rows left out on request (with why)
     source: str = ""
     #: the target workload of fragmentation (default: the workload's own most popular asks)
@@ -140,6 +141,7 @@ def from_manifests(paths: list[str], validate: str = STRICT) -> Workload:
         objs.extend(part)
     check_unique(objs)
     resolve_priorities(objs)
+    admit_storage(objs)
     check_node_totals(objs)
     nodes: list[Node] = []
     events: list[NodeEvent] = []

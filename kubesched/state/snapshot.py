@@ -22,6 +22,7 @@ from kubesched.state.labels import LabelIndex
 from kubesched.state.matchcount import MatchCounts
 from kubesched.state.memo import Memo
 from kubesched.state.pods import PodIndex
+from kubesched.state.storage import Storage
 
 REGION_LABELS = ("topology.kubernetes.io/region", "failure-domain.beta.kubernetes.io/region")
 ZONE_LABELS = ("topology.kubernetes.io/zone", "failure-domain.beta.kubernetes.io/zone")
@@ -89,6 +90,7 @@ class Snapshot:
         # ElasticQuota of each namespace for CapacityScheduling
         self.pod_groups: dict[tuple[str, str], PodGroup] = {}
         self.elastic_quotas: dict[str, ElasticQuota] = {}
+        self.storage = Storage()  # PVs, PVCs, StorageClasses, CSI objects: read by the volume plugins
         # resource.k8s.io objects (DynamicResources' listers)
         self.dra = DraState()
         self.affinity_pods: dict[str, Pod] = {}  # assigned pods with any (anti-)affinity

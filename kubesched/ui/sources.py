@@ -319,6 +319,7 @@ def open_simulation(
             snap.set_namespace(ns.name, ns.labels)
         snap.workload_selectors.extend(objs.workload_selectors)
         snap.pdbs.extend(objs.pdbs)
+        snap.storage.load(objs.storage)
         for n in wl.nodes:
             snap.add_node(n)
         return snap

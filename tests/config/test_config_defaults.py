@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 from config_testlib import EXTRA_POINTS, doc, fake_points_of, one_profile, parse, points, score
 
+from kubesched import features
 from kubesched.config import (
     BUILTIN_POINTS,
     EXTENSION_POINTS,
@@ -28,6 +29,10 @@ DEFAULT_POINTS = {
         "NodeAffinity",
         "NodePorts",
         "NodeResourcesFit",
+        "VolumeRestrictions",
+        "NodeVolumeLimits",
+        "VolumeBinding",
+        "VolumeZone",
         "PodTopologySpread",
         "InterPodAffinity",
         "DynamicResources",
@@ -39,6 +44,10 @@ DEFAULT_POINTS = {
         "NodeAffinity",
         "NodePorts",
         "NodeResourcesFit",
+        "VolumeRestrictions",
+        "NodeVolumeLimits",
+        "VolumeBinding",
+        "VolumeZone",
         "PodTopologySpread",
         "InterPodAffinity",
         "DynamicResources",
@@ -48,6 +57,7 @@ DEFAULT_POINTS = {
         "TaintToleration",
         "NodeAffinity",
         "NodeResourcesFit",
+        "VolumeBinding",
         "PodTopologySpread",
         "InterPodAffinity",
         "NodeResourcesBalancedAllocation",
@@ -56,15 +66,16 @@ DEFAULT_POINTS = {
         "TaintToleration",
         "NodeAffinity",
         "NodeResourcesFit",
+        "VolumeBinding",
         "PodTopologySpread",
         "InterPodAffinity",
         "DynamicResources",
         "NodeResourcesBalancedAllocation",
         "ImageLocality",
     ],
-    "reserve": ["DynamicResources"],
+    "reserve": ["VolumeBinding", "DynamicResources"],
     "permit": [],
-    "preBind": ["DynamicResources"],
+    "preBind": ["VolumeBinding", "DynamicResources"],
     "bind": ["DefaultBinder"],
     "postBind": [],
 }
@@ -81,6 +92,7 @@ DEFAULT_SCORE = [
     ("TaintToleration", 3),
     ("NodeAffinity", 2),
     ("NodeResourcesFit", 1),
+    ("VolumeBinding", 1),  # no weight in the v1 defaults: the framework's 1
     ("PodTopologySpread", 2),
     ("InterPodAffinity", 2),
     ("DynamicResources", 1),
@@ -98,10 +110,11 @@ def test_builtin_points_table() -> None:
     assert BUILTIN_POINTS["NodeResourcesFit"] == {"preFilter", "filter", "preScore", "score"}
     assert BUILTIN_POINTS["ImageLocality"] == {"score"}
     assert BUILTIN_POINTS["DefaultPreemption"] == {"postFilter"}
+    assert BUILTIN_POINTS["VolumeBinding"] == {"preFilter", "filter", "reserve", "preBind", "preScore", "score"}
     assert BUILTIN_POINTS["DynamicResources"] == {
         "preEnqueue", "preFilter", "filter", "postFilter", "score", "reserve", "preBind"
     }
-    assert len(BUILTIN_POINTS) == 15
+    assert len(BUILTIN_POINTS) == 19
     assert all(p <= set(EXTENSION_POINTS) for p in BUILTIN_POINTS.values())
     assert builtin_points_of("Nope") is None
 
@@ -158,7 +171,9 @@ def test_default_plugin_args(cfg) -> None:
         "NodeResourcesBalancedAllocation",
         "NodeResourcesFit",
         "PodTopologySpread",
+        "VolumeBinding",
     ]
+    assert args["VolumeBinding"] == {"bindTimeoutSeconds": 600}  # no shape: StorageCapacityScoring is off
     assert args["NodeResourcesFit"] == {
         "ignoredResources": [],
         "ignoredResourceGroups": [],
@@ -232,7 +247,7 @@ def test_resolved_table_rows(cfg) -> None:
     score_rows = [(r["plugin"], r["weight"]) for r in rows if r["point"] == "score"]
     assert score_rows == DEFAULT_SCORE
     assert len(rows) == sum(len(v) for v in DEFAULT_POINTS.values())
-    assert [r["order"] for r in rows if r["point"] == "filter"] == list(range(1, 10))
+    assert [r["order"] for r in rows if r["point"] == "filter"] == list(range(1, 14))
 
 
 def test_effective_config_round_trips(cfg) -> None:
@@ -248,8 +263,7 @@ def test_pluginref_defaults() -> None:
 # ---- apis/config/v1/defaults_test.go ----------------------------------------------------------
 # kubesched resolves a configuration instead of keeping the defaulted document: the comparison
 # is of what SetDefaults_KubeSchedulerConfiguration fills in, as the resolved config holds it.
-# Only the args of plugins kubesched implements exist (upstream's pluginConfigs also default
-# VolumeBinding).
+# Every in-tree plugin with args has them defaulted, as in upstream's pluginConfigs.
 DEFAULT_PLUGIN_CONFIG = [
     ("DefaultPreemption", {"minCandidateNodesPercentage": 10, "minCandidateNodesAbsolute": 100}),
     ("DynamicResources", {"filterTimeout": "10s", "bindingTimeout": "10m0s"}),
@@ -268,6 +282,7 @@ DEFAULT_PLUGIN_CONFIG = [
         },
     ),
     ("PodTopologySpread", {"defaultConstraints": [], "defaultingType": "System"}),
+    ("VolumeBinding", {"bindTimeoutSeconds": 600}),
 ]
 UPSTREAM_POINTS = {**EXTRA_POINTS, "FooPlugin": frozenset({"filter"}), "BarPlugin": frozenset({"bind"})}
 
@@ -374,6 +389,7 @@ PLUGIN_ARGS_DEFAULTS_CASES = [
      {"ignoredResources": [], "ignoredResourceGroups": [], "scoringStrategy": {"type": "LeastAllocated", "resources": RES}}),
     ("NodeResourcesFitArgs Resources empty", "NodeResourcesFit", {"scoringStrategy": {"type": "MostAllocated"}},
      {"ignoredResources": [], "ignoredResourceGroups": [], "scoringStrategy": {"type": "MostAllocated", "resources": RES}}),
+    ("VolumeBindingArgs empty, StorageCapacityScoring disabled", "VolumeBinding", {}, {"bindTimeoutSeconds": 600}),
     ("DynamicResourcesArgs empty", "DynamicResources", {}, {"filterTimeout": "10s", "bindingTimeout": "10m0s"}),
     ("DynamicResourcesArgs with value", "DynamicResources", {"filterTimeout": "5s"},
      {"filterTimeout": "5s", "bindingTimeout": "10m0s"}),
@@ -384,10 +400,22 @@ PLUGIN_ARGS_DEFAULTS_CASES = [
     ("plugin", "given", "want"), [c[1:] for c in PLUGIN_ARGS_DEFAULTS_CASES], ids=[c[0] for c in PLUGIN_ARGS_DEFAULTS_CASES]
 )
 def test_plugin_args_defaults(plugin: str, given: dict, want: dict) -> None:
-    """TestPluginArgsDefaults (15 of 16 with the one below; the VolumeBindingArgs case is about a
-    plugin kubesched does not have)."""
+    """TestPluginArgsDefaults (16 of 16 with the two tests below; "DynamicResourcesArgs empty" is
+    upstream's "DynamicResourcesArgs defaults, DRADeviceBindingConditions enabled", and
+    "DynamicResourcesArgs with value" is kubesched's own)."""
     cfg = parse(one_profile(plugin_config=[{"name": plugin, "args": given}]))
     assert cfg.profiles[0].plugin_args[plugin] == want
+
+
+def test_plugin_args_defaults_volume_binding_with_storage_capacity_scoring() -> None:
+    """"VolumeBindingArgs empty, StorageCapacityScoring enabled": the default shape favours the
+    emptiest volumes (utilization 0 -> 10, 100 -> 0)."""
+    with features.override("StorageCapacityScoring", True):
+        cfg = parse(one_profile(plugin_config=[{"name": "VolumeBinding", "args": {}}]))
+    assert cfg.profiles[0].plugin_args["VolumeBinding"] == {
+        "bindTimeoutSeconds": 600,
+        "shape": [{"utilization": 0, "score": 10}, {"utilization": 100, "score": 0}],
+    }
 
 
 def test_plugin_args_defaults_pod_topology_spread_with_value() -> None:

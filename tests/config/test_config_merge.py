@@ -14,6 +14,7 @@ DEFAULT_SCORE = [
     ("TaintToleration", 3),
     ("NodeAffinity", 2),
     ("NodeResourcesFit", 1),
+    ("VolumeBinding", 1),
     ("PodTopologySpread", 2),
     ("InterPodAffinity", 2),
     ("DynamicResources", 1),
@@ -43,7 +44,7 @@ def test_disable_one_plugin_at_one_point() -> None:
 def test_disable_star_at_one_point() -> None:
     cfg = parse(one_profile(plugins={"preScore": {"disabled": en("*")}, "score": {"disabled": en("*")}}))
     assert points(cfg, "score") == [] and points(cfg, "preScore") == []
-    assert len(points(cfg, "filter")) == 9
+    assert len(points(cfg, "filter")) == 13
 
 
 def test_star_plus_enabled_at_point_keeps_only_enabled() -> None:
@@ -81,6 +82,10 @@ def test_point_reenable_overrides_multipoint_and_goes_first() -> None:
         "NodeAffinity",
         "NodePorts",
         "NodeResourcesFit",
+        "VolumeRestrictions",
+        "NodeVolumeLimits",
+        "VolumeBinding",
+        "VolumeZone",
         "PodTopologySpread",
         "InterPodAffinity",
         "DynamicResources",
@@ -190,7 +195,7 @@ def test_replace_queue_sort_and_binder() -> None:
 def test_out_of_tree_plugin_at_its_other_points() -> None:
     cfg = parse(one_profile(plugins={"multiPoint": {"enabled": en("Gate")}}))
     assert points(cfg, "preEnqueue") == ["SchedulingGates", "DynamicResources", "Gate"]
-    assert points(cfg, "reserve") == ["DynamicResources", "Gate"]
+    assert points(cfg, "reserve") == ["VolumeBinding", "DynamicResources", "Gate"]
     assert points(cfg, "permit") == ["Gate"]
 
 
@@ -249,10 +254,10 @@ def test_out_of_tree_args_passed_raw() -> None:
 
 
 def test_unsupported_plugin_enabled_is_dropped_with_warning() -> None:
-    cfg = parse(one_profile(plugins={"multiPoint": {"enabled": en("VolumeBinding")}}))
-    assert "VolumeBinding" not in points(cfg, "filter")
+    cfg = parse(one_profile(plugins={"multiPoint": {"enabled": en("NodeDeclaredFeatures")}}))
+    assert "NodeDeclaredFeatures" not in points(cfg, "filter")
     assert any(
-        w.startswith('profiles[0].plugins.multiPoint.enabled[0]: plugin "VolumeBinding" dropped')
+        w.startswith('profiles[0].plugins.multiPoint.enabled[0]: plugin "NodeDeclaredFeatures" dropped')
         for w in cfg.warnings
     )
     old = parse(one_profile(V1BETA3, plugins={"filter": {"enabled": en("EBSLimits")}}))
@@ -278,7 +283,8 @@ def test_unsupported_plugin_disabled_is_silent() -> None:
         )
     )
     assert cfg.warnings == []
-    assert score(cfg) == [sw for sw in DEFAULT_SCORE if sw[0] != "DynamicResources"]
+    assert score(cfg) == [sw for sw in DEFAULT_SCORE if sw[0] not in ("VolumeBinding", "DynamicResources")]
+    assert "NodeVolumeLimits" not in points(cfg, "filter") and "VolumeZone" in points(cfg, "filter")
 
 
 def test_unknown_disabled_plugin_warns() -> None:
@@ -308,4 +314,4 @@ def test_property_disable_and_reweight_in_multipoint(disabled: set[str], weights
     expected = [(n, (weights[n] or 1) if n in weights else w) for n, w in DEFAULT_SCORE if n not in disabled]
     assert score(cfg) == expected
     # disabling at score never touches filter
-    assert len(points(cfg, "filter")) == 9
+    assert len(points(cfg, "filter")) == 13

@@ -10,13 +10,16 @@ file, while upstream's table validates undefaulted structs. A resource weight of
 defaulted to 1 before it is checked ("weight less than min" and "multi invalid resources" of the
 three scoring-strategy tables expect no error for it), and a NodeResourcesFitArgs without
 scoringStrategy gets the default one ("ScoringStrategy: field is required" cannot occur).
-TestValidateVolumeBindingArgs is left out: kubesched has no VolumeBinding plugin.
+TestValidateVolumeBindingArgs: 7 of 8 cases ("[StorageCapacityScoring=on] shape should not be
+empty" cannot occur after defaulting: an empty shape gets the default one); the gate is set for
+a case as upstream's featuregatetesting does.
 """
 
 from __future__ import annotations
 
 import pytest
 
+from kubesched import features
 from kubesched.config.args import decode_args
 from kubesched.config.decode import Ctx
 from kubesched.config.types import V1
@@ -276,3 +279,53 @@ def test_every_error_is_reported_at_once() -> None:
         f"{a}[3].utilization: Invalid value: 101: not in valid range [0, 100]]"
     )
     assert info.value.path is None and str(info.value).startswith("sched.yaml: [")
+
+
+VOLUME_BINDING = {
+    "zero is a valid config": (False, {"bindTimeoutSeconds": 0}, []),
+    "positive value is valid config": (False, {"bindTimeoutSeconds": 10}, []),
+    "negative value is invalid config": (False, {"bindTimeoutSeconds": -10}, [("bindTimeoutSeconds", INV)]),
+    "[StorageCapacityScoring=off] shape should be nil when the feature is off": (False, {"bindTimeoutSeconds": 10}, []),
+    "[StorageCapacityScoring=off] error if the shape is not nil when the feature is off": (
+        False,
+        {"bindTimeoutSeconds": 10, "shape": [{"utilization": 1, "score": 1}, {"utilization": 3, "score": 3}]},
+        [("shape", INV)],
+    ),
+    "[StorageCapacityScoring=on] shape points must be sorted in increasing order": (
+        True,
+        {"bindTimeoutSeconds": 10, "shape": [{"utilization": 3, "score": 3}, {"utilization": 1, "score": 1}]},
+        [("shape[1].utilization", INV)],
+    ),
+    "[StorageCapacityScoring=on] shape point: invalid utilization and score": (
+        True,
+        {
+            "bindTimeoutSeconds": 10,
+            "shape": [
+                {"utilization": -1, "score": 1},
+                {"utilization": 10, "score": -1},
+                {"utilization": 20, "score": 11},
+                {"utilization": 101, "score": 1},
+            ],
+        },
+        [("shape[0].utilization", INV), ("shape[1].score", INV), ("shape[2].score", INV), ("shape[3].utilization", INV)],
+    ),
+}
+
+
+@pytest.mark.parametrize(("gate", "args", "want"), list(VOLUME_BINDING.values()), ids=list(VOLUME_BINDING))
+def test_validate_volume_binding_args(gate: bool, args: dict, want: list) -> None:
+    with features.override("StorageCapacityScoring", gate):
+        assert validate("VolumeBinding", args)[1] == want
+
+
+def test_volume_binding_shape_error_text() -> None:
+    """The error names the shape as Go prints the internal type, and the gate to turn on."""
+    ctx = Ctx(source=None, version=V1, points_of=lambda _n: None)
+    decode_args(ctx, "VolumeBinding", {"shape": [{"utilization": 1, "score": 1}]}, "")
+    assert ctx.errors == [
+        (
+            "shape",
+            "Invalid value: []config.UtilizationShapePoint{config.UtilizationShapePoint{Utilization:1, Score:1}}: "
+            "unexpected field `shape`, remove it or turn on the feature gate StorageCapacityScoring",
+        )
+    ]

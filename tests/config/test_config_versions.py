@@ -14,6 +14,7 @@ V1_SCORE = [
     ("TaintToleration", 3),
     ("NodeAffinity", 2),
     ("NodeResourcesFit", 1),
+    ("VolumeBinding", 1),
     ("PodTopologySpread", 2),
     ("InterPodAffinity", 2),
     ("DynamicResources", 1),
@@ -31,6 +32,7 @@ V1BETA1_SCORE = [
     ("TaintToleration", 1),
 ]
 V1BETA2_SCORE = V1BETA1_SCORE
+# EBSLimits, GCEPDLimits and AzureDiskLimits (removed in 1.32) are dropped from the old lists
 OLD_FILTER = [
     "NodeUnschedulable",
     "NodeName",
@@ -38,6 +40,10 @@ OLD_FILTER = [
     "NodeAffinity",
     "NodePorts",
     "NodeResourcesFit",
+    "VolumeRestrictions",
+    "NodeVolumeLimits",
+    "VolumeBinding",
+    "VolumeZone",
     "PodTopologySpread",
     "InterPodAffinity",
 ]
@@ -116,14 +122,19 @@ def test_v1beta1_defaults() -> None:
         "NodePorts",
         "PodTopologySpread",
         "InterPodAffinity",
+        "VolumeBinding",
         "NodeAffinity",
+        # added: kubesched's plugins have a PreFilter hook v1beta1's lacked
+        "VolumeRestrictions",
+        "NodeVolumeLimits",
+        "VolumeZone",
     ]
     assert points(cfg, "preScore") == OLD_PRESCORE
     assert points(cfg, "queueSort") == ["PrioritySort"]
     assert points(cfg, "postFilter") == ["DefaultPreemption"]
     assert points(cfg, "bind") == ["DefaultBinder"]
     assert points(cfg, "preEnqueue") == ["SchedulingGates"]
-    assert points(cfg, "reserve") == points(cfg, "preBind") == []
+    assert points(cfg, "reserve") == points(cfg, "preBind") == ["VolumeBinding"]
     assert cfg.warnings == [AVOID_WARNING]
     assert cfg.profiles[0].plugin_args["PodTopologySpread"]["defaultingType"] == "System"
 
@@ -134,6 +145,17 @@ def test_v1beta2_defaults() -> None:
     assert score(cfg) == V1BETA2_SCORE
     assert points(cfg, "filter") == OLD_FILTER
     assert points(cfg, "preScore") == OLD_PRESCORE
+    assert points(cfg, "preFilter") == [
+        "NodeResourcesFit",
+        "NodePorts",
+        "VolumeRestrictions",
+        "PodTopologySpread",
+        "InterPodAffinity",
+        "VolumeBinding",
+        "VolumeZone",
+        "NodeAffinity",
+        "NodeVolumeLimits",  # added: kubesched's NodeVolumeLimits has a PreFilter hook v1beta2's lacked
+    ]
     assert cfg.warnings == []
 
 

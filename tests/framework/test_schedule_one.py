@@ -1,11 +1,10 @@
 """kube-scheduler v1.36 pkg/scheduler/schedule_one_test.go: TestSchedulerSchedulePod and
 TestSchedulerScheduleOne, with the fake plugins of testing/framework (tests/framework/fake_plugins.py).
 
-TestSchedulerSchedulePod (30 cases, 25 ported). Left out, for want of the machinery in
-kubesched: "existing PVC", "unknown PVC", "deleted PVC" and "hostname and nodename of the node do
-not match" (VolumeBinding: kubesched schedules no volumes) and "test with extender which filters
-out some Nodes" (kube-scheduler's scheduler-side extender calls; kubesched serves the extender
-protocol but does not call extenders). Each case runs with the equivalence cache on and off.
+TestSchedulerSchedulePod (30 cases, 29 ported). Left out: "test with extender which filters out
+some Nodes" (kube-scheduler's scheduler-side extender calls; kubesched serves the extender
+protocol but does not call extenders). The PVC cases load their claims and PVs into the
+snapshot's storage with the bind-completed annotation, as upstream's test does. Each case runs with the equivalence cache on and off.
 Upstream compares the FitError struct; here its parts are compared: the message (``Error()``),
 each node's status (code, reasons, plugin), the absent nodes' status, the PreFilter message and
 the unschedulable plugins.
@@ -57,8 +56,10 @@ from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.runtime import PluginFailure
 from kubesched.framework.status import Code, Status
 from kubesched.plugins.podtopologyspread import PodTopologySpread
+from kubesched.plugins.volumebinding import VolumeBinding
 from kubesched.scheduler import ScheduleResult
 from kubesched.testing import make_node, make_pod
+from kubesched.testing_storage import make_pv, make_pvc, pvc_volume, with_storage
 
 U, UU = Code.Unschedulable, Code.UnschedulableAndUnresolvable
 
@@ -111,6 +112,22 @@ class SchedulePodCase:
     pods: list[dict] = field(default_factory=list)
     want_evaluated: int | None = None
     err: Fit | str | None = None
+    storage: list[dict] = field(default_factory=list)  # PVCs and PVs (upstream's pvcs, pvs)
+
+
+VB = (VolumeBinding, "preFilter")
+
+
+def bound_pvc(name: str, volume: str = "", **meta: Any) -> dict:
+    """A claim as upstream's test creates it: bind-completed annotation, volumeName, no spec else."""
+    d = make_pvc(name, uid=name, volume_name=volume or None, request=None, access_modes=(),
+                 annotations={"pv.kubernetes.io/bind-completed": "true"})
+    d["metadata"].update(meta)
+    return d
+
+
+def pvc_pod(name: str, claim: str) -> dict:
+    return pod(name, spec={"volumes": [pvc_volume(claim)]})
 
 
 FAKE_FILTER_3_U = variant(FakeFilter, "FakeFilter", codes={"3": U})
@@ -156,6 +173,39 @@ SCHEDULE_POD_CASES = [
             f"0/2 nodes are available: 2 {ERR_REASON_FAKE}.",
             {"1": (U, ERR_REASON_FAKE, "MatchFilter"), "2": (U, ERR_REASON_FAKE, "NoPodsFilter")},
             plugins=frozenset({"MatchFilter", "NoPodsFilter"}),
+        ),
+    ),
+    SchedulePodCase(
+        "existing PVC",
+        [VB, TrueFilter, (EqualPrioritizer, 1)],
+        nodes("node1", "node2"),
+        pvc_pod("ignore", "existingPVC"),
+        want_nodes={"node1", "node2"},
+        storage=[bound_pvc("existingPVC", "existingPV"), make_pv("existingPV", capacity=None, access_modes=(), phase=None)],
+    ),
+    SchedulePodCase(
+        "unknown PVC",
+        [VB, TrueFilter],
+        nodes("node1", "node2"),
+        pvc_pod("ignore", "unknownPVC"),
+        err=Fit(
+            '0/2 nodes are available: persistentvolumeclaim "unknownPVC" not found.',
+            absent=(UU, 'persistentvolumeclaim "unknownPVC" not found'),
+            pre_filter_msg='persistentvolumeclaim "unknownPVC" not found',
+            plugins=frozenset({"VolumeBinding"}),
+        ),
+    ),
+    SchedulePodCase(
+        "deleted PVC",
+        [VB, TrueFilter],
+        nodes("node1", "node2"),
+        pvc_pod("ignore", "existingPVC"),
+        storage=[bound_pvc("existingPVC", deletionTimestamp="2026-01-01T00:00:00Z")],
+        err=Fit(
+            '0/2 nodes are available: persistentvolumeclaim "existingPVC" is being deleted.',
+            absent=(UU, 'persistentvolumeclaim "existingPVC" is being deleted'),
+            pre_filter_msg='persistentvolumeclaim "existingPVC" is being deleted',
+            plugins=frozenset({"VolumeBinding"}),
         ),
     ),
     SchedulePodCase(
@@ -335,6 +385,18 @@ SCHEDULE_POD_CASES = [
             plugins=frozenset({"FakePreFilter"}),
         ),
     ),
+    SchedulePodCase(
+        "hostname and nodename of the node do not match",
+        [VB, TrueFilter, (EqualPrioritizer, 1)],
+        [make_node("node1", pods=None, labels={"kubernetes.io/hostname": "host1"})],
+        pvc_pod("pod1", "PVC1"),
+        want_nodes={"node1"},
+        storage=[
+            bound_pvc("PVC1", "PV1"),
+            make_pv("PV1", capacity=None, access_modes=(), phase=None,
+                    node_affinity=[{"matchExpressions": [{"key": "kubernetes.io/hostname", "operator": "In", "values": ["host1"]}]}]),
+        ],
+    ),
 ]
 
 
@@ -351,6 +413,7 @@ def _statuses(sched: Any, res: ScheduleResult) -> dict[str, tuple[Code, str, str
 @pytest.mark.parametrize("case", SCHEDULE_POD_CASES, ids=[c.name for c in SCHEDULE_POD_CASES])
 def test_scheduler_schedule_pod(case: SchedulePodCase, cache: bool) -> None:
     sched = new_scheduler(case.plugins, case.nodes, case.pods)
+    with_storage(sched.snapshot, *case.storage)
     sched.use_equivalence_cache = cache
     fw = sched.frameworks["default-scheduler"]
     try:

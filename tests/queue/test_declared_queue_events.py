@@ -61,7 +61,17 @@ def test_the_built_in_plugins_register_upstreams_events() -> None:
     sched = Scheduler(_config(reg, gpu=False), build_snapshot([]), MemoryCluster(), reg, clock=VirtualClock())
     ev = sched.queue.event_plugins
     assert ev["AssignedPodAdd"] == {"InterPodAffinity", "PodTopologySpread"}
-    assert ev["AssignedPodDelete"] == {"NodeResourcesFit", "NodePorts", "InterPodAffinity", "PodTopologySpread"}
+    assert ev["AssignedPodDelete"] == {
+        "NodeResourcesFit",
+        "NodePorts",
+        "InterPodAffinity",
+        "PodTopologySpread",
+        "VolumeRestrictions",
+        "NodeVolumeLimits",
+    }
+    assert ev["PersistentVolumeClaimAdd"] == {"VolumeRestrictions", "NodeVolumeLimits", "VolumeBinding", "VolumeZone"}
+    assert ev["PersistentVolumeClaimUpdate"] == {"VolumeBinding", "VolumeZone"}
+    assert ev["CSINodeAdd"] == {"NodeVolumeLimits", "VolumeBinding"}
     assert ev["NamespaceUpdate"] == {"InterPodAffinity"}
     assert "NodeName" in ev["NodeAdd"] and "NodeName" not in ev["NodeUpdate"]
 

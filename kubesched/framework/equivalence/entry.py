@@ -76,6 +76,9 @@ class Entry:
     # PreFilter plugins signed ``pre_filter_each_cycle``: run again every cycle, since re-judged
     # rows must read state as of now.
     each_cycle: list[Any] = field(default_factory=list)
+    # Some Reserve, Permit or PreBind plugin takes part for the pod (is not signed NOTHING) and may
+    # write the cycle's state, which the entry shares: a placed pod's binding cycle gets a copy.
+    binding_writes: bool = True
 
     def set_ok(self, rows: np.ndarray, now: np.ndarray) -> None:
         """New verdicts for ``rows``; what was derived from the old ones is rebuilt when next needed."""
@@ -124,6 +127,7 @@ def build(fw: Framework, pod: Pod, snap: Snapshot, signed: dict[Any, Signature |
     node_ok[order] = fw.passes_rows(state, pod, snap, order, node_filters) if node_filters else True
     feas = np.nonzero(ok)[0].astype(np.intp)
     skip = {pl.name for pl, sig in signed.items() if sig is not None and sig.reads == NOTHING}
+    binding_writes = any(pl.name not in skip for pl in (*fw.reserve, *fw.permit, *fw.pre_bind))
     for pl in fw.pre_score:
         if not local(pl):
             continue
@@ -166,6 +170,7 @@ def build(fw: Framework, pod: Pod, snap: Snapshot, signed: dict[Any, Signature |
         [pl for pl in fw.pre_score if fresh(pl)],
         [pl for pl in fw.score if fresh(pl)],
     )
+    e.binding_writes = binding_writes
     e.each_cycle = [pl for pl in fw.pre_filter if local(pl) and signed[pl].pre_filter_each_cycle]  # type: ignore[union-attr]
     e.local_skip_score = frozenset(skip)
     e.zero_raw = {name for name, arr in raw.items() if normalizes(fw.plugins[name]) and not arr.any()}
