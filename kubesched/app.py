@@ -85,7 +85,7 @@ def build_session(
     objs = load_cluster(files, validate)
     snap = Snapshot()
     pending = populate(snap, objs)
-    cluster = MemoryCluster()
+    cluster = MemoryCluster(dra=snap.dra)
     for pod in objs.pods:
         cluster.pods[pod.uid] = pod
     clock = VirtualClock()

@@ -45,6 +45,18 @@ def as_int(value: Any, path: str, default: int | None = 0) -> int | None:
     return value
 
 
+INT32_MAX = 2**31 - 1
+
+
+def as_int32(value: Any, path: str, default: int | None = 0, minimum: int = -(2**31)) -> int | None:
+    """An int32 field (replicas, priorities): as ``as_int``, and within [minimum, 2^31-1], the range
+    the API server's decoding and validation allow."""
+    v = as_int(value, path, default)
+    if v is not None and not minimum <= v <= INT32_MAX:
+        raise InputError(f"invalid value {v}: must be in [{minimum}, {INT32_MAX}]", path=path)
+    return v
+
+
 def as_bool(value: Any, path: str, default: bool = False) -> bool:
     if value is None:
         return default

@@ -16,7 +16,7 @@ from typing import Any
 
 from kubesched.api.affinity import NodeAffinity, PodAffinity, TopologySpreadConstraint
 from kubesched.api.claims import PodClaimRef, parse_pod_claims
-from kubesched.api.fields import as_bool, as_int, as_list, as_map, as_str, str_map
+from kubesched.api.fields import as_bool, as_int, as_int32, as_list, as_map, as_str, str_map
 from kubesched.api.quantity import format_quantity
 from kubesched.api.resources import (
     PODS,
@@ -472,13 +472,6 @@ def _scheduling_meta(m: dict, path: str, kind: str) -> tuple[str, str, float | N
     return namespace, name, _parse_time(md.get("creationTimestamp"), join_path(mp, "creationTimestamp"))
 
 
-def _int32(value: Any, path: str, default: int | None, minimum: int) -> int | None:
-    v = as_int(value, path, default)
-    if v is not None and not minimum <= v <= 2**31 - 1:
-        raise InputError(f"invalid value {v}: must be in [{minimum}, {2**31 - 1}]", path=path)
-    return v
-
-
 @dataclass(frozen=True, slots=True)
 class PodGroup:
     """A gang for Coscheduling: pods labelled ``scheduling.x-k8s.io/pod-group: <name>``."""
@@ -508,9 +501,9 @@ class PodGroup:
         return cls(
             namespace,
             name,
-            _int32(spec.get("minMember"), join_path(sp, "minMember"), 0, 0) or 0,
+            as_int32(spec.get("minMember"), join_path(sp, "minMember"), 0, 0) or 0,
             min_resources,
-            _int32(spec.get("scheduleTimeoutSeconds"), join_path(sp, "scheduleTimeoutSeconds"), None, 0),
+            as_int32(spec.get("scheduleTimeoutSeconds"), join_path(sp, "scheduleTimeoutSeconds"), None, 0),
             created,
         )
 

@@ -16,13 +16,22 @@ from typing import Any
 
 import numpy as np
 
+from kubesched.api.fields import as_str, str_map
 from kubesched.api.objects import Node
-from kubesched.errors import InputError, check_mapping, join_path
+from kubesched.documents import read_documents
+from kubesched.errors import InputError, check_mapping, describe, join_path
 
 EXPANDERS = ("random", "most-pods", "least-waste", "least-nodes", "priority", "price")
 MODES = ("cluster-autoscaler", "karpenter")
 CONSOLIDATION = ("WhenEmpty", "WhenEmptyOrUnderutilized")
 DELAY_DISTS = {"constant": ("value",), "uniform": ("min", "max"), "exponential": ("mean",), "lognormal": ("median", "sigma")}
+
+#: The simulator runs the loop every scanInterval over the whole replay: a shorter one would spin
+#: (the live loop's tests use 0.2 s).
+MIN_SCAN_INTERVAL = 0.1
+MAX_SIGMA = 10.0  # a lognormal delay's sigma (as the synthetic workload's): exp(sigma * z) stays finite
+MAX_GROUP_SIZE = 100_000  # nodes in one group (the synthetic workload's node bound)
+INT32 = (-(2**31), 2**31 - 1)  # a pod priority's range (expendablePodsPriorityCutoff)
 
 #: the label and taint every node the autoscaler creates carries (its group's name as value)
 GROUP_LABEL = "autoscaling.kubesched.io/node-group"
@@ -172,6 +181,12 @@ class AutoscalerConfig:
         ):
             if not v > 0:
                 raise err(name, f"must be greater than 0 seconds, got {v:g}")
+        if self.scan_interval < MIN_SCAN_INTERVAL:
+            raise err("scanInterval", f"must be at least {MIN_SCAN_INTERVAL:g} seconds, got {self.scan_interval:g}")
+        if self.max_nodes_total < 0:
+            raise err("maxNodesTotal", f"must be 0 (no limit) or more, got {self.max_nodes_total}")
+        if not INT32[0] <= self.expendable_pods_priority_cutoff <= INT32[1]:
+            raise err("expendablePodsPriorityCutoff", f"must be a pod priority, in [{INT32[0]}, {INT32[1]}]")
         sd = self.scale_down
         for name, v in (
             ("newPodScaleUpDelay", self.new_pod_scale_up_delay),
@@ -195,6 +210,8 @@ class AutoscalerConfig:
             raise err("provisioningDelay", "must be 0 or more seconds")
         if d.dist == "uniform" and d.a > d.b:
             raise err("provisioningDelay.min", f"min ({d.a:g}) is greater than max ({d.b:g})")
+        if d.dist == "lognormal" and d.b > MAX_SIGMA:
+            raise err("provisioningDelay.sigma", f"must be at most {MAX_SIGMA:g}, got {d.b:g}")
         if self.karpenter.consolidation not in CONSOLIDATION:
             raise err("karpenter.consolidationPolicy", f'unknown value "{self.karpenter.consolidation}" (known: {", ".join(CONSOLIDATION)})')
         if not re.fullmatch(r"\d+%?", self.karpenter.budget_nodes):
@@ -214,6 +231,8 @@ class AutoscalerConfig:
                 raise err(join_path(p, "min"), f"must be 0 or more, got {g.min_size}")
             if g.min_size > g.max_size:
                 raise err(join_path(p, "min"), f"min ({g.min_size}) is greater than max ({g.max_size})")
+            if g.max_size > MAX_GROUP_SIZE:
+                raise err(join_path(p, "max"), f"must be at most {MAX_GROUP_SIZE:,}, got {g.max_size}")
             if g.price is not None and not (math.isfinite(g.price) and g.price >= 0):
                 raise err(join_path(p, "price"), f"must be 0 or more, got {g.price:g}")
         for prio, patterns in self.priorities.items():
@@ -277,6 +296,12 @@ class _Reader:
             raise self.err(path, f'invalid value "{v}": expected a whole number')
         return v
 
+    def quantity(self, v: Any, path: str) -> str:
+        """A quantity as written (``"8"``, ``32Gi``, ``4``); the node's parser checks its value."""
+        if isinstance(v, bool) or not isinstance(v, (str, int, float)):
+            raise self.err(path, f"expected a quantity such as \"8\" or \"32Gi\", got {describe(v)}")
+        return str(v)
+
     def string(self, v: Any, path: str) -> str:
         if not isinstance(v, str) or not v:
             raise self.err(path, f'invalid value "{v}": expected a non-empty string')
@@ -285,23 +310,27 @@ class _Reader:
 
 def template_node(name: str, t: dict[str, Any], path: str = "template", source: str | None = None) -> Node:
     """A node of a group from ``{cpu, memory, gpus, gpuModel, pods, labels, taints}``."""
-    from kubesched.gpu.model import GPU_COUNT, GPU_MILLI, GPU_MODEL, MILLI
+    from kubesched.gpu.model import GPU_COUNT, GPU_MILLI, GPU_MODEL, MAX_GPUS_PER_NODE, MILLI
 
     r = _Reader(source)
     r.mapping(t, path, TEMPLATE_KEYS)
     for k in ("cpu", "memory"):
         if k not in t:
             raise r.err(join_path(path, k), "required")
-    alloc: dict[str, Any] = {"cpu": str(t["cpu"]), "memory": str(t["memory"]), "pods": str(t.get("pods", 110))}
+    alloc: dict[str, Any] = {k: r.quantity(t.get(k, 110), join_path(path, k)) for k in ("cpu", "memory", "pods")}
     gpus = r.integer(t.get("gpus", 0), join_path(path, "gpus"))
-    if gpus < 0:
-        raise r.err(join_path(path, "gpus"), f"must be 0 or more, got {gpus}")
-    labels = {str(k): str(v) for k, v in r.mapping(t.get("labels") or {}, join_path(path, "labels"), list(t.get("labels") or {})).items()}
+    if not 0 <= gpus <= MAX_GPUS_PER_NODE:
+        raise r.err(join_path(path, "gpus"), f"must be from 0 to {MAX_GPUS_PER_NODE}, got {gpus}")
+    try:
+        labels = str_map(t.get("labels"), join_path(path, "labels"))
+        model = as_str(t.get("gpuModel"), join_path(path, "gpuModel"))
+    except InputError as e:
+        raise e.within(source=source) from None
     if gpus:
         alloc[GPU_COUNT] = str(gpus)
         alloc[GPU_MILLI] = str(gpus * MILLI)
-    if t.get("gpuModel"):
-        labels[GPU_MODEL] = str(t["gpuModel"])
+    if model:
+        labels[GPU_MODEL] = model
     taints = t.get("taints") or []
     raw = {
         "metadata": {"name": name, "labels": labels},
@@ -346,10 +375,9 @@ def load(
             raise r.err("priorities", "expected a mapping of priority to a list of regular expressions")
         for k, v in pr.items():
             p = join_path("priorities", str(k))
-            try:
-                prio = int(k)
-            except (TypeError, ValueError):
-                raise r.err(p, f'invalid priority "{k}": expected a whole number') from None
+            if isinstance(k, bool) or not (isinstance(k, int) or (isinstance(k, str) and re.fullmatch(r"-?\d{1,10}", k))):
+                raise r.err(p, f'invalid priority "{k}": expected a whole number')
+            prio = int(k)
             if not isinstance(v, list) or not all(isinstance(x, str) for x in v):
                 raise r.err(p, "expected a list of regular expressions")
             cfg.priorities[prio] = list(v)
@@ -422,8 +450,9 @@ def _delay(r: _Reader, v: Any, path: str) -> Delay:
     if not isinstance(v, dict):
         return Delay("constant", r.number(v, path), 0.0)
     kind = v.get("dist", "constant")
-    if kind not in DELAY_DISTS:
-        raise r.err(join_path(path, "dist"), f'unknown value "{kind}" (known: {", ".join(DELAY_DISTS)})')
+    if not isinstance(kind, str) or kind not in DELAY_DISTS:
+        shown = f'"{kind}"' if isinstance(kind, str) else describe(kind)
+        raise r.err(join_path(path, "dist"), f'unknown value {shown} (known: {", ".join(DELAY_DISTS)})')
     keys = DELAY_DISTS[kind]
     r.mapping(v, path, ("dist", *keys))
     vals = []
@@ -438,13 +467,9 @@ def _delay(r: _Reader, v: Any, path: str) -> Delay:
 
 
 def load_file(path: str, shapes: dict[str, Node] | None = None, *, groups_required: bool = True) -> AutoscalerConfig:
-    import yaml
-
-    try:
-        with open(path, encoding="utf-8") as f:
-            doc = yaml.safe_load(f)
-    except OSError as e:
-        raise InputError(f"cannot read: {e.strerror or e}", source=path) from None
-    except yaml.YAMLError as e:
-        raise InputError(f"invalid YAML: {str(e).splitlines()[0]}", source=path) from None
-    return load(doc, path, shapes, groups_required=groups_required)
+    """``load`` of a YAML or JSON file, read as every input file is (``kubesched.documents``:
+    UTF-8, bounded nesting and aliases, timestamps kept as written, duplicate keys refused)."""
+    docs = read_documents(path)
+    if len(docs) > 1:
+        raise InputError(f"expected one document, found {len(docs)}", source=path)
+    return load(docs[0] if docs else None, path, shapes, groups_required=groups_required)

@@ -119,7 +119,8 @@ class LiveView:
 
     def __init__(self, nodes: list[dict], pods: list[dict], frameworks: dict[str, Framework]) -> None:
         self.snapshot = Snapshot()
-        self.snapshot.storage.tracked = False  # one listing of nodes and pods: no storage objects
+        # one listing of nodes and pods: no storage or DRA objects, so those plugins take no part
+        self.snapshot.storage.tracked = self.snapshot.dra.tracked = False
         self.frameworks = frameworks
         self._pending: list[Pod] = []
         self._created: dict[str, float] = {}

@@ -1,7 +1,8 @@
 """What scheduler_perf's DRA workloads do around the scheduler: the test driver's ResourceSlices
 (createResourceDriver), DRA objects from templates (createAny), claims allocated before the
 workload (allocResourceClaims), and the resourceclaim controller's part, which makes a claim
-from a template for each pod and deletes it with the pod."""
+from a template for each pod (the store's ``create_pod_claims``; ``release_pod`` deletes it with
+the pod)."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from kubesched.api.objects import Node, Pod
 from kubesched.bench import templates as T
 from kubesched.dra.allocator import Allocator
 from kubesched.dra.objects import DeviceClass, ResourceClaim, ResourceClaimTemplate, ResourceSlice
-from kubesched.dra.store import DraObjects, DraState, make_template_claims
+from kubesched.dra.store import DraObjects, DraState
 from kubesched.plugins.dynamicresources.plugin import allocator_features
 
 
@@ -52,8 +53,6 @@ def allocate_claims(dra: DraState, nodes: list[Node], namespace: str, rng: rando
     (no pod reserves it). A node that had no devices for a claim has none for a claim with the
     same spec later (devices are only taken here), so it is not asked again."""
     feats = allocator_features(features.current())
-    slices = list(dra.slices.values())
-    allocated = set(dra.allocated_devices())
     exhausted: list[tuple[dict, set[str]]] = []  # (claim spec, nodes without devices for it)
     pending = [c for c in dra.claims.values() if c.namespace == namespace and c.allocation is None]
     for claim in pending:
@@ -62,7 +61,10 @@ def allocate_claims(dra: DraState, nodes: list[Node], namespace: str, rng: rando
         if full is None:
             full = set()
             exhausted.append((spec, full))
-        allocator = Allocator(feats, allocated, dra.classes, slices, dra.matches)
+        # the store's views of what is allocated follow each claim written
+        allocator = Allocator(
+            feats, dra.allocated_devices(), dra.classes, dra.slice_index(), dra.matches, consumed=dra.consumed_capacity()
+        )
         order = list(nodes)
         rng.shuffle(order)
         for node in order:
@@ -71,7 +73,6 @@ def allocate_claims(dra: DraState, nodes: list[Node], namespace: str, rng: rando
             result = allocator.allocate(node, [claim])
             if result:
                 dra.write_claim(claim.with_status(result[0], ()))
-                allocated.update(r.device_id for r in result[0].results if not r.admin_access)
                 break
             full.add(node.name)
         else:
@@ -80,19 +81,9 @@ def allocate_claims(dra: DraState, nodes: list[Node], namespace: str, rng: rando
 
 def make_pod_claims(dra: DraState, pods: list[Pod]) -> None:
     """The resourceclaim controller: a claim for each of the pods' template references, recorded
-    in the pod's status (``kubesched.dra.store.make_template_claims``)."""
-    if not any(ref.template_name for p in pods for ref in p.resource_claims):
-        return
-    objs = DraObjects(templates=list(dra.templates.values()))
-    missing = make_template_claims(pods, objs)
-    if missing:
-        raise ValueError(missing[0])
-    dra.add(DraObjects(claims=objs.claims))
-
-
-def delete_pod_claims(dra: DraState, pod: Pod) -> None:
-    """The resourceclaim controller deletes the claims it made for a pod once the pod is gone."""
-    for ref in pod.resource_claims:
-        name = pod.resource_claim_statuses.get(ref.name) if ref.template_name else None
-        if name:
-            dra.remove_claim(f"{pod.namespace}/{name}")
+    in the pod's status (``DraState.create_pod_claims``)."""
+    for pod in pods:
+        if pod.resource_claims:
+            missing = dra.create_pod_claims(pod)
+            if missing:
+                raise ValueError(missing[0])

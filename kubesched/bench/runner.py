@@ -368,7 +368,7 @@ class WorkloadRun:
             self.cluster.bindings.pop(uid, None)
             if pod is not None:
                 self.scheduler.delete_pod(pod)
-                D.delete_pod_claims(self.snapshot.dra, pod)
+                self.snapshot.dra.release_pod(pod)  # the resourceclaim controller deletes its claims
 
     def bind_pods(self, op: BindPods) -> None:
         """Bound pods straight onto nodes, round-robin, as a loaded cluster dump holds them."""

@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 
 from kubesched.api.load import ClusterObjects
 from kubesched.api.objects import Pod
+from kubesched.dra.store import DraState
 from kubesched.state.snapshot import Snapshot
 
 
@@ -23,6 +24,9 @@ class MemoryCluster:
     events: list[Event] = field(default_factory=list)
     bindings: dict[str, str] = field(default_factory=dict)  # uid -> node
     deleted: list[Pod] = field(default_factory=list)
+    #: the cluster's DRA objects: a deleted pod's claims are released (the resourceclaim
+    #: controller's part), so that later pods can have the devices
+    dra: DraState | None = None
 
     def bind(self, pod: Pod, node_name: str) -> None:
         if pod.uid in self.bindings:
@@ -34,6 +38,8 @@ class MemoryCluster:
     def delete_pod(self, pod: Pod, reason: str) -> None:
         self.pods.pop(pod.uid, None)
         self.deleted.append(pod)
+        if self.dra is not None and pod.resource_claims:
+            self.dra.release_pod(pod)
         self.events.append(Event("Normal", "Preempted", pod.key, reason))
 
     def set_nominated_node(self, pod: Pod, node_name: str) -> None:

@@ -148,6 +148,56 @@ def _counters(d: Any, path: str) -> dict[str, Fraction]:
     return out
 
 
+@dataclass(frozen=True, slots=True)
+class CapacityPolicy:
+    """CapacityRequestPolicy of one capacity (DRAConsumableCapacity): what a request consumes
+    when it names no amount (``default``), and the amounts it may consume (``valid_values``,
+    ascending; or ``min``..``max`` in ``step``s from ``min``)."""
+
+    default: Fraction | None = None
+    valid_values: tuple[Fraction, ...] = ()
+    min: Fraction | None = None
+    max: Fraction | None = None
+    step: Fraction | None = None
+    has_range: bool = False
+
+    @classmethod
+    def parse(cls, d: Any, path: str) -> CapacityPolicy | None:
+        if d is None:
+            return None
+        m = as_map(d, path)
+
+        def q(v: Any, p: str) -> Fraction | None:
+            return None if v is None else parse_quantity(v, p)
+
+        vp = join_path(path, "validValues")
+        rp = join_path(path, "validRange")
+        rng = m.get("validRange")
+        r = as_map(rng, rp)
+        return cls(
+            q(m.get("default"), join_path(path, "default")),
+            tuple(parse_quantity(v, join_path(vp, i)) for i, v in enumerate(as_list(m.get("validValues"), vp))),
+            q(r.get("min"), join_path(rp, "min")),
+            q(r.get("max"), join_path(rp, "max")),
+            q(r.get("step"), join_path(rp, "step")),
+            rng is not None,
+        )
+
+
+def quantity_text(q: Fraction) -> str:
+    """A quantity as the API writes it back: whole numbers plain, else milli or nano units."""
+    if q.denominator == 1:
+        return str(q.numerator)
+    milli = q * 1000
+    if milli.denominator == 1:
+        return f"{milli.numerator}m"
+    return f"{-((-q.numerator * 10**9) // q.denominator)}n"  # rounded up, as parsing does
+
+
+def _quantity_map(d: Any, path: str) -> dict[str, Fraction]:
+    return {name: parse_quantity(v, join_path(path, name)) for name, v in as_map(d, path).items()}
+
+
 @dataclass(frozen=True, slots=True, eq=False)
 class Device:
     """One device of a ResourceSlice (v1's flat Device). Identity is by object: the allocator
@@ -163,6 +213,8 @@ class Device:
     all_nodes: bool
     binding_conditions: tuple[str, ...]
     allow_multiple_allocations: bool
+    #: capacity name (as written) -> its request policy, for the capacities that have one
+    capacity_policies: dict[str, CapacityPolicy] = field(default_factory=dict)
 
     @classmethod
     def parse(cls, d: Any, path: str) -> Device:
@@ -179,6 +231,12 @@ class Device:
         capacity = {
             name: parse_quantity(as_map(c, join_path(cap_path, name)).get("value", 0), join_path(cap_path, f"{name}.value"))
             for name, c in as_map(m.get("capacity"), cap_path).items()
+        }
+        policies = {
+            name: pol
+            for name, c in as_map(m.get("capacity"), cap_path).items()
+            if (pol := CapacityPolicy.parse(as_map(c, join_path(cap_path, name)).get("requestPolicy"), join_path(cap_path, f"{name}.requestPolicy")))
+            is not None
         }
         cc_path = join_path(path, "consumesCounters")
         consumes = tuple(
@@ -204,6 +262,7 @@ class Device:
             allow_multiple_allocations=as_bool(
                 m.get("allowMultipleAllocations"), join_path(path, "allowMultipleAllocations")
             ),
+            capacity_policies=policies,
         )
 
 
@@ -267,6 +326,8 @@ class ExactRequest:
     count: int
     admin_access: bool | None  # None: unset (a pointer upstream)
     tolerations: tuple[DeviceToleration, ...]
+    #: ``capacity.requests`` (DRAConsumableCapacity): capacity name as written -> amount; None: unset
+    capacity: dict[str, Fraction] | None = field(default=None, hash=False, compare=False)
 
     @classmethod
     def parse(cls, d: Any, path: str, name: str = "") -> ExactRequest:
@@ -276,6 +337,8 @@ class ExactRequest:
         if count is None:
             count = 1 if mode == EXACT_COUNT else 0  # API server defaulting
         admin = m.get("adminAccess")
+        cap = m.get("capacity")
+        cp = join_path(path, "capacity")
         return cls(
             name,
             as_str(m.get("deviceClassName"), join_path(path, "deviceClassName")),
@@ -284,6 +347,7 @@ class ExactRequest:
             count,
             None if admin is None else as_bool(admin, join_path(path, "adminAccess")),
             _tolerations(m.get("tolerations"), join_path(path, "tolerations")),
+            None if cap is None else _quantity_map(as_map(cap, cp).get("requests"), join_path(cp, "requests")),
         )
 
 
@@ -356,6 +420,9 @@ class DeviceResult:
     device: str
     admin_access: bool | None = None
     tolerations: tuple[DeviceToleration, ...] = ()
+    #: a share of a device that allows multiple allocations (DRAConsumableCapacity)
+    share_id: str | None = None
+    consumed_capacity: tuple[tuple[str, Fraction], ...] | None = None  # (capacity name, amount)
 
     @property
     def device_id(self) -> tuple[str, str, str]:
@@ -365,6 +432,10 @@ class DeviceResult:
         out: dict[str, Any] = {"request": self.request, "driver": self.driver, "pool": self.pool, "device": self.device}
         if self.admin_access is not None:
             out["adminAccess"] = self.admin_access
+        if self.share_id is not None:
+            out["shareID"] = self.share_id
+        if self.consumed_capacity is not None:
+            out["consumedCapacity"] = {k: quantity_text(v) for k, v in self.consumed_capacity}
         if self.tolerations:
             out["tolerations"] = [
                 {k: v for k, v in (("key", t.key), ("operator", t.operator), ("value", t.value), ("effect", t.effect)) if v}
@@ -393,6 +464,8 @@ class Allocation:
             ip = join_path(rp, i)
             rm = as_map(r, ip)
             admin = rm.get("adminAccess")
+            share = rm.get("shareID")
+            consumed = rm.get("consumedCapacity")
             results.append(
                 DeviceResult(
                     as_str(rm.get("request"), join_path(ip, "request")),
@@ -401,6 +474,10 @@ class Allocation:
                     as_str(rm.get("device"), join_path(ip, "device")),
                     None if admin is None else as_bool(admin, join_path(ip, "adminAccess")),
                     _tolerations(rm.get("tolerations"), join_path(ip, "tolerations")),
+                    None if share is None else as_str(share, join_path(ip, "shareID")),
+                    None
+                    if consumed is None
+                    else tuple(_quantity_map(consumed, join_path(ip, "consumedCapacity")).items()),
                 )
             )
         raw_sel = m.get("nodeSelector")

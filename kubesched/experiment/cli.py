@@ -53,6 +53,13 @@ def add_parser(sub: Any) -> None:
     f.add_argument("--tune", type=float, default=1.3, help="arrived workload to reach, x GPU capacity (default 1.3)")
     f.add_argument("--max-nodes", type=int, metavar="N", help="smoke runs: N nodes spread over the node list")
     f.add_argument("--max-pods", type=int, metavar="N", help="smoke runs: the first N pods of each trace")
+    f.add_argument(
+        "--gpu-model",
+        choices=("annotations", "dra"),
+        default="annotations",
+        help="how the GPUs are described: annotations and extended resources (default), or DRA ResourceSlices "
+        "and ResourceClaims allocated by DynamicResources (the same result, slower)",
+    )
     add_no_plots(f, "skip the PNG figures")
     f.add_argument("--no-progress", action="store_true", help="no progress bar (one line per run on stderr instead)")
     f.set_defaults(func=run)
@@ -92,7 +99,8 @@ def build(args: argparse.Namespace) -> tuple[list, list[str], list[str]]:
 
         import_ray()
     grid = build_grid(
-        traces, policies, seeds, data_dir.resolve(), tune=args.tune, max_nodes=args.max_nodes, max_pods=args.max_pods
+        traces, policies, seeds, data_dir.resolve(), tune=args.tune, max_nodes=args.max_nodes, max_pods=args.max_pods,
+        gpu_model=getattr(args, "gpu_model", "annotations"),
     )
     return grid, traces, policies
 

@@ -48,6 +48,7 @@ class RunSpec:
     tune: float = 1.3
     max_nodes: int | None = None
     max_pods: int | None = None
+    gpu_model: str = "annotations"  # or "dra": the GPUs as ResourceSlices and ResourceClaims
 
     @property
     def key(self) -> str:
@@ -157,7 +158,8 @@ def build_grid(
     tune: float = 1.3,
     max_nodes: int | None = None,
     max_pods: int | None = None,
+    gpu_model: str = "annotations",
 ) -> list[RunSpec]:
     """Every (trace, policy, seed), in trace, policy, seed order."""
     d = str(data_dir)
-    return [RunSpec(t, p, s, d, tune, max_nodes, max_pods) for t in traces for p in policies for s in seeds]
+    return [RunSpec(t, p, s, d, tune, max_nodes, max_pods, gpu_model) for t in traces for p in policies for s in seeds]

@@ -8,6 +8,10 @@ at a time through the real ``Scheduler`` (no departures, no retries: a pod that 
 dropped for good but still counts as arrived) and records, after every pod, arrived, allocated,
 idle and fragmented milli-GPU. ``RunResult.curve`` bins them by arrived % (round half to even),
 as the paper's analysis scripts do. See docs/gpu-sharing.md.
+
+``gpu_model="dra"`` runs the same workload with its GPUs described the DRA way
+(``kubesched.gpu.dra_workload``): ResourceSlices and ResourceClaims, allocated by DynamicResources
+on the devices the policy's GPU choice prefers; the result is the annotation model's.
 """
 
 from __future__ import annotations
@@ -21,6 +25,8 @@ import numpy as np
 
 from kubesched.api.objects import Node, Pod
 from kubesched.config import parse_config
+from kubesched.dra.store import DraObjects
+from kubesched.gpu.dra_workload import to_dra
 from kubesched.gpu.frag import POPULARITY_THRESHOLD, TypicalPods, typical_pods_of
 from kubesched.gpu.metrics import GpuMetricsTracker
 from kubesched.gpu.model import MILLI, node_gpu_count, pod_gpu_ask
@@ -32,6 +38,9 @@ from kubesched.trace.openb import TracePods
 
 SCHED_API = "kubescheduler.config.k8s.io/v1"
 GPU_FILTER = "Open-Gpu-Share"
+DRA_PLUGIN = "DynamicResources"
+#: how the GPUs are written: annotations and extended resources, or ResourceSlices and claims
+GPU_MODELS = ("annotations", "dra")
 
 #: policy -> (score plugin, Open-Gpu-Share gpuSelMethod), as generate_run_scripts.py runs them.
 POLICIES: dict[str, tuple[str, str]] = {
@@ -46,11 +55,18 @@ POLICY_WEIGHT = 1000
 
 
 def policy_config(
-    policy: str, typical: TypicalPods | None = None, *, scheduler_name: str = "default-scheduler"
+    policy: str,
+    typical: TypicalPods | None = None,
+    *,
+    scheduler_name: str = "default-scheduler",
+    gpu_model: str = "annotations",
 ) -> dict:
     """The KubeSchedulerConfiguration of one policy: default filters plus Open-Gpu-Share, every
     default score (and pre-score) plugin off, the policy's score plugin at weight 1000, all nodes
-    scored. FGD needs the typical pods (they go into FGDScoreArgs.typicalPods)."""
+    scored. FGD needs the typical pods (they go into FGDScoreArgs.typicalPods). With
+    ``gpu_model="dra"`` DynamicResources (in the default profile either way) filters after
+    Open-Gpu-Share, so that its allocator runs only on nodes whose GPUs can hold the pod: the
+    same verdicts, a fraction of the work."""
     if policy not in POLICIES:
         raise ValueError(f"unknown policy {policy!r} (one of {', '.join(POLICIES)})")
     plugin, sel = POLICIES[policy]
@@ -62,6 +78,11 @@ def policy_config(
         if typical is None:
             raise ValueError("the FGD policy needs typical pods")
         plugin_config.append({"name": plugin, "args": {"typicalPods": typical.to_args()}})
+    if gpu_model not in GPU_MODELS:
+        raise ValueError(f"unknown GPU model {gpu_model!r} (one of {', '.join(GPU_MODELS)})")
+    filters: dict[str, Any] = {"enabled": [{"name": GPU_FILTER}]}
+    if gpu_model == "dra":
+        filters = {"disabled": [{"name": DRA_PLUGIN}], "enabled": [{"name": GPU_FILTER}, {"name": DRA_PLUGIN}]}
     return {
         "apiVersion": SCHED_API,
         "kind": "KubeSchedulerConfiguration",
@@ -71,7 +92,7 @@ def policy_config(
                 "schedulerName": scheduler_name,
                 "plugins": {
                     "preFilter": {"enabled": [{"name": GPU_FILTER}]},
-                    "filter": {"enabled": [{"name": GPU_FILTER}]},
+                    "filter": filters,
                     "reserve": {"enabled": [{"name": GPU_FILTER}]},
                     # every pod has the same priority, so preemption never finds victims
                     "postFilter": {"disabled": [{"name": "*"}]},
@@ -219,13 +240,18 @@ def build_scheduler(
     *,
     config: dict | None = None,
     scheduler_cls: type[Scheduler] = Scheduler,
+    dra: DraObjects | None = None,
 ) -> Scheduler:
     """A Scheduler over an in-memory snapshot of ``nodes`` (in that order) for one policy, or for
-    ``config`` (a KubeSchedulerConfiguration dict; ``policy`` then only names it)."""
+    ``config`` (a KubeSchedulerConfiguration dict; ``policy`` then only names it). ``dra``: the
+    DRA objects of the cluster (its GPUs written the DRA way: the DRA policy configuration)."""
     registry = in_tree_registry(entry_points=False)
-    doc = policy_config(policy, typical) if config is None else config
+    gpu_model = "annotations" if dra is None else "dra"
+    doc = policy_config(policy, typical, gpu_model=gpu_model) if config is None else config
     parsed = parse_config(doc, f"policy {policy}", registry.points_of)
     snap = Snapshot()
+    if dra is not None:
+        snap.dra.add(dra)
     for node in nodes:
         snap.add_node(node)
     sched = scheduler_cls(parsed, snap, None, registry, seed=seed, tie_break="first")
@@ -243,6 +269,7 @@ def run(
     keep_snapshot: bool = True,
     config: dict | None = None,
     until_percent: float | None = None,
+    gpu_model: str = "annotations",
 ) -> RunResult:
     """Schedule ``pods`` strictly one at a time on ``nodes`` (tie-break order = list order).
 
@@ -251,9 +278,18 @@ def run(
     ``RunResult.snapshot`` None (a small result to send between processes). ``config`` runs that
     KubeSchedulerConfiguration instead of the policy's. ``until_percent`` stops after the first
     pod that takes arrived above that % (the events up to there are exactly a full run's).
+    ``gpu_model="dra"`` writes the GPUs of ``nodes`` and ``pods`` the DRA way first (each pod's
+    claim is made when it arrives and released when it is dropped).
     """
     t0 = time.perf_counter()
-    sched = build_scheduler(nodes, policy, seed, typical, config=config)
+    if gpu_model not in GPU_MODELS:
+        raise ValueError(f"unknown GPU model {gpu_model!r} (one of {', '.join(GPU_MODELS)})")
+    asks = [pod_gpu_ask(pod) for pod in pods]
+    dra = None
+    if gpu_model == "dra":
+        converted = to_dra(nodes, pods)
+        nodes, pods, dra = converted.nodes, converted.pods, converted.objects
+    sched = build_scheduler(nodes, policy, seed, typical, config=config, dra=dra)
     snap = sched.snapshot
     tracker = GpuMetricsTracker(snap, typical)
     n = len(pods)
@@ -268,8 +304,10 @@ def run(
     stop = None if until_percent is None else until_percent * cap / 100.0
     with frozen_heap():  # the trace and the cluster outlive the loop: no full GC passes over them
         for i, pod in enumerate(pods):
-            ask = pod_gpu_ask(pod)
+            ask = asks[i]
             total += ask.total_milli if ask else 0
+            if dra is not None:
+                snap.dra.create_pod_claims(pod)  # the resourceclaim controller, as the pod is created
             sched.add_pending(pod)
             res = sched.schedule_one()
             if res is not None and res.node is not None:
@@ -277,6 +315,8 @@ def run(
                 where[i] = res.node
             else:
                 sched.delete_pod(pod)  # unschedulable: dropped for good, never retried
+                if dra is not None:
+                    snap.dra.release_pod(pod)
             m = tracker.update()
             arrived[i], used[i], idle[i], frag[i] = total, m.allocated_milli, m.idle_milli, m.frag_milli
             if stop is not None and total > stop:
@@ -300,5 +340,5 @@ def run(
     )
 
 
-def run_prepared(prep: Prepared, policy: str, *, keep_snapshot: bool = True) -> RunResult:
-    return run(prep.nodes, prep.pods, policy, prep.seed, prep.typical, keep_snapshot=keep_snapshot)
+def run_prepared(prep: Prepared, policy: str, *, keep_snapshot: bool = True, gpu_model: str = "annotations") -> RunResult:
+    return run(prep.nodes, prep.pods, policy, prep.seed, prep.typical, keep_snapshot=keep_snapshot, gpu_model=gpu_model)

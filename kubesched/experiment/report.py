@@ -64,7 +64,7 @@ def read_run(out: Path, spec: RunSpec) -> RunRecord | None:
 RUN_COLUMNS = (
     "trace", "policy", "seed", "pods", "events", "failed", "nodes", "gpus",
     "unallocated_100", "unallocated_130", "frag_amount_100", "frag_ratio_100", "run_seconds", "total_seconds",
-    "cpu_seconds",
+    "cpu_seconds", "gpu_model",
 )
 
 
@@ -78,7 +78,7 @@ def write_runs_csv(out: Path, records: Iterable[RunRecord]) -> Path:
                 r.trace, r.policy, r.seed, r.pods, r.events, r.failed, r.nodes, r.gpus,
                 _num(r.at("unallocated", 100)), _num(r.at("unallocated", 130)),
                 _num(r.at("frag_amount", 100)), _num(r.at("frag_ratio", 100)),
-                r.run_seconds, r.total_seconds, _num(r.cpu_seconds, 3),
+                r.run_seconds, r.total_seconds, _num(r.cpu_seconds, 3), r.gpu_model,
             ])
     return path
 

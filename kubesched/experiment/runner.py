@@ -39,10 +39,11 @@ class RunRecord:
     tune: float = 1.3
     max_nodes: int | None = None
     max_pods: int | None = None
+    gpu_model: str = "annotations"  # records written before the flag are of annotation runs
 
     def matches(self, spec: RunSpec) -> bool:
-        mine = (self.trace, self.policy, self.seed, self.tune, self.max_nodes, self.max_pods)
-        return mine == (spec.trace, spec.policy, spec.seed, spec.tune, spec.max_nodes, spec.max_pods)
+        mine = (self.trace, self.policy, self.seed, self.tune, self.max_nodes, self.max_pods, self.gpu_model)
+        return mine == (spec.trace, spec.policy, spec.seed, spec.tune, spec.max_nodes, spec.max_pods, spec.gpu_model)
 
     def at(self, metric: str, level: int) -> float:
         return self.curves[metric][level]
@@ -93,7 +94,7 @@ def run_one(spec: RunSpec) -> RunRecord:
     t0, c0 = time.perf_counter(), time.process_time()
     nodes, trace = load_inputs(spec)
     prep = prepare(trace, nodes, spec.seed, spec.tune)
-    result = run_prepared(prep, spec.policy, keep_snapshot=False)
+    result = run_prepared(prep, spec.policy, keep_snapshot=False, gpu_model=spec.gpu_model)
     curve = result.curve(LEVELS)
     return RunRecord(
         trace=spec.trace,
@@ -111,4 +112,5 @@ def run_one(spec: RunSpec) -> RunRecord:
         tune=spec.tune,
         max_nodes=spec.max_nodes,
         max_pods=spec.max_pods,
+        gpu_model=spec.gpu_model,
     )

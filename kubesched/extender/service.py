@@ -125,7 +125,8 @@ class Extender:
         else:
             self.snapshot = Snapshot()
             populate(self.snapshot, self.objects)
-            self.snapshot.storage.tracked = False  # kube-scheduler's own volume plugins judge the volumes
+            # kube-scheduler's own volume plugins and DynamicResources judge volumes and claims
+            self.snapshot.storage.tracked = self.snapshot.dra.tracked = False
             for pod in self.objects.pods:
                 self.cluster.pods[pod.uid] = pod
             self.scheduler = Scheduler(config, self.snapshot, self.cluster, registry, seed=seed)
@@ -153,7 +154,8 @@ class Extender:
     def _request_scheduler(self, nodes: list[Node]) -> Scheduler:
         """nodeCacheCapable: false: a snapshot of the request's nodes plus the pods we know."""
         snap = Snapshot()
-        snap.storage.tracked = False  # kube-scheduler's own volume plugins judge the volumes
+        # kube-scheduler's own volume plugins and DynamicResources judge volumes and claims
+        snap.storage.tracked = snap.dra.tracked = False
         held = self.snapshot
         if self.watch is not None:
             for name, labels in held.namespaces.items():

@@ -61,7 +61,9 @@ class ClusterWatch:
         recorder = EventRecorder(self.client, self._writers, controller=name, instance=f"{name}-{socket.gethostname()}")
         self.backend = LiveCluster(self.client, self._writers, recorder, name)
         self.sched = WatchedScheduler(config, Snapshot(), self.backend, registry, seed=seed)
-        self.sched.snapshot.storage.tracked = False  # storage kinds not watched: volume plugins take no part
+        # storage and DRA kinds not watched: kube-scheduler's own volume plugins and
+        # DynamicResources judge them, and here those plugins take no part
+        self.sched.snapshot.storage.tracked = self.sched.snapshot.dra.tracked = False
         self.cache = ClusterCache(self.sched)
         self._stop = threading.Event()
         resources: list[Resource] = list(REQUIRED)

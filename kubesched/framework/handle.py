@@ -8,10 +8,12 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
+from kubesched.cluster.store import StoreAPI
 from kubesched.framework.waiting import WaitingPod, WaitingPods
 
 if TYPE_CHECKING:
     from kubesched.api.objects import Pod
+    from kubesched.cluster.api import ObjectAPI
     from kubesched.framework.runtime import Framework
     from kubesched.state.snapshot import Snapshot
 
@@ -59,9 +61,13 @@ class Handle:
         *,
         waiting_pods: WaitingPods | None = None,
         clock: Callable[[], float] = time.monotonic,
+        api: ObjectAPI | None = None,
     ) -> None:
         self.snapshot = snapshot
         self.cluster = cluster
+        # the API calls of PreBind besides the binding (claims, volumes): offline the snapshot's
+        # stores answer them; ``kubesched run`` puts the Kubernetes API here
+        self.api: ObjectAPI = api if api is not None else StoreAPI(snapshot)
         self.rng = rng if rng is not None else np.random.default_rng()
         self.parallelism = parallelism
         self.framework: Framework | None = None  # set once the profile's framework is built

@@ -9,6 +9,11 @@ earlier on the same node (kept across rebuilds), those in its ``alibabacloud.com
 annotation, else the default choice (lowest-index free GPUs for whole-GPU pods, best fit for
 sharing pods). A bound pod whose GPUs do not fit any more (an over-committed node) is recorded
 without GPUs.
+
+GPUs described the DRA way (``kubesched.gpu.dra``) fill the same model: a node without the
+``alibabacloud.com/gpu-count`` resource has the GPU devices its ResourceSlices give it, a pod
+without GPU annotations asks what its ResourceClaims ask, and holds (after ``fixed``) the GPUs
+its claims' allocations name. The state rebuilds when the slices change.
 """
 
 from __future__ import annotations
@@ -18,6 +23,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from kubesched.gpu.dra import DraGpus, dra_gpus
 from kubesched.gpu.model import (
     GPU_INDEX,
     MILLI,
@@ -64,7 +70,7 @@ class GpuState:
     def of(cls, snap: Snapshot, *, skip_uid: str | None = None) -> GpuState:
         """The snapshot's GPU state, caught up (``skip_uid``: a pod being reserved right now)."""
         st = snap.memo.current(_KEY)  # several reads per cycle: most find the state up to date
-        if st is not None:
+        if st is not None and st.dra_slices == snap.dra.slice_generation:
             return st
 
         def build(old: GpuState | None) -> GpuState:
@@ -79,7 +85,10 @@ class GpuState:
             st._log(changed)
             st.version += 1
 
-        return snap.memo.follow(_KEY, build, update, on=NODES)
+        st = snap.memo.follow(_KEY, build, update, on=NODES)
+        if st.dra_slices != snap.dra.slice_generation:  # the DRA devices changed: as a node change
+            st._rebuild(snap, skip_uid)
+        return st
 
     def __init__(self) -> None:
         self.left = np.zeros((0, 1), np.int64)  # milli left per GPU; padding columns stay 0
@@ -108,6 +117,8 @@ class GpuState:
         # ``epoch`` bumps (and the log restarts) when the whole state is rebuilt.
         self.row_log: list[int] = []
         self.epoch = 0
+        self.dra: DraGpus | None = None  # the GPUs of the snapshot's ResourceSlices, if any
+        self.dra_slices = 0  # the slice generation ``dra`` was read at
 
     # ---- following the snapshot -----------------------------------------------------
     def _rebuild(self, snap: Snapshot, skip_uid: str | None) -> None:
@@ -115,11 +126,18 @@ class GpuState:
         self.row_log = []
         self.version += 1
         n = snap.n
-        counts = np.fromiter((node_gpu_count(nd) for nd in snap.nodes), np.int64, n)
+        self.dra_slices = snap.dra.slice_generation
+        gpus = self.dra = dra_gpus(snap.dra) if snap.dra.slices else None
+        if gpus:
+            counts = np.fromiter((node_gpu_count(nd) or gpus.count(nd.name) for nd in snap.nodes), np.int64, n)
+            models = [node_gpu_model(nd) or gpus.model(nd.name) for nd in snap.nodes]
+        else:
+            counts = np.fromiter((node_gpu_count(nd) for nd in snap.nodes), np.int64, n)
+            models = [node_gpu_model(nd) for nd in snap.nodes]
         width = max(1, int(counts.max()) if n else 1)
         self.count = counts
         self.left = np.where(np.arange(width)[None, :] < counts[:, None], MILLI, 0).astype(np.int64)
-        self.model = np.fromiter((self.model_code(node_gpu_model(nd)) for nd in snap.nodes), np.int32, n)
+        self.model = np.fromiter((self.model_code(m) for m in models), np.int32, n)
         self.affinity = np.zeros((n, max(9, width + 1)), np.int64)
         self.allocs = [{} for _ in range(n)]
         self.node_names = [nd.name for nd in snap.nodes]
@@ -132,7 +150,7 @@ class GpuState:
         for row in range(n):
             for uid, pod in snap.pods_on[row].items():
                 if uid != skip_uid:
-                    self._add_bound(row, pod)
+                    self._add_bound(snap, row, pod)
         live = set(snap.pod_by_uid)
         self._placed = {u: v for u, v in self._placed.items() if u in live}
 
@@ -147,17 +165,20 @@ class GpuState:
         if len(new) > 1:  # in the row's order: default GPU picks depend on it
             new = [uid for uid in pods if uid in new]
         for uid in new:
-            self._add_bound(row, pods[uid])
+            self._add_bound(snap, row, pods[uid])
 
-    def _add_bound(self, row: int, pod: Pod) -> None:
-        """Account a pod found on a row: its fixed GPUs, its earlier ones, its gpu-index
-        annotation, or a default."""
+    def _add_bound(self, snap: Snapshot, row: int, pod: Pod) -> None:
+        """Account a pod found on a row: its fixed GPUs, those its claims were allocated, its
+        earlier ones, its gpu-index annotation, or a default."""
         try:
             ask = pod_gpu_ask(pod)
+            if ask is None and pod.resource_claims and self.dra:
+                ask = self.dra.ask(pod, snap.dra)
         except ValueError:
-            ask = None  # a bad annotation on a bound pod: it holds no GPU we can account
+            ask = None  # a bad ask on a bound pod: it holds no GPU we can account
         if ask is None:
-            self._no_gpu.add(pod.uid)
+            if not pod.resource_claims:  # claims may be made or allocated later: ask again then
+                self._no_gpu.add(pod.uid)
             return
         left = self.left[row]
         node = self.node_names[row]
@@ -165,6 +186,10 @@ class GpuState:
         fixed = self.fixed.get(pod.uid)
         if fixed is not None and fixed[0] == node and (not fixed[1] or self._fits(row, fixed[1], ask)):
             indices = fixed[1]
+        if indices is None and self.dra and pod.resource_claims:
+            held = self.dra.held(pod, snap.dra, node)
+            if held is not None and self._fits(row, held[0], ask):
+                indices = held[0]
         prior = self._placed.get(pod.uid)
         if indices is None and prior is not None and prior[0] == node and self._fits(row, prior[1], ask):
             indices = prior[1]

@@ -20,8 +20,9 @@ from kubesched.api.objects import (
     PodGroup,
     PriorityClass,
 )
+from kubesched.dra.objects import DeviceClass, ResourceClaim, ResourceSlice
 from kubesched.live.binding import LiveScheduler
-from kubesched.live.resources import Workload
+from kubesched.live.resources import STORAGE_KINDS, Workload
 
 log = logging.getLogger("kubesched.live.cache")
 
@@ -30,8 +31,13 @@ _VOLATILE_METADATA = ("resourceVersion", "managedFields", "generation")
 
 def _spec_view(raw: dict) -> dict:
     """What a pending pod's scheduling depends on: everything but status and bookkeeping metadata
-    (and kind/apiVersion, which list items lack and watch events carry)."""
+    (and kind/apiVersion, which list items lack and watch events carry). The status's
+    resourceClaimStatuses count (isPodUpdated keeps them): the resourceclaim controller names a
+    pod's generated claims there, which its PreEnqueue waits for."""
     out = {k: v for k, v in raw.items() if k not in ("status", "kind", "apiVersion")}
+    claims = (raw.get("status") or {}).get("resourceClaimStatuses")
+    if claims:
+        out["status"] = {"resourceClaimStatuses": claims}
     md = out.get("metadata")
     if isinstance(md, dict):
         out["metadata"] = {k: v for k, v in md.items() if k not in _VOLATILE_METADATA}
@@ -61,6 +67,8 @@ class ClusterCache:
         handler = getattr(self, f"_on_{kind}", None)
         if handler is not None:
             handler(old, new)
+        elif kind in STORAGE_KINDS:
+            self._on_storage(old, new)
         elif isinstance(new or old, Workload):
             self._on_workload(old, new)
 
@@ -117,6 +125,38 @@ class ClusterCache:
         if new is not None:
             self.snap.elastic_quotas[new.namespace] = new
             self.sched.queue.move_for_event("ElasticQuotaUpdate")
+
+    # ---- storage and Dynamic Resource Allocation ----------------------------------------
+    def _on_storage(self, old: Any, new: Any) -> None:
+        """PVs, PVCs, StorageClasses, CSINodes, CSIDrivers, CSIStorageCapacities and
+        VolumeAttachments: the store tells the queue (PersistentVolumeClaimUpdate, ...)."""
+        if new is None:
+            self.snap.storage.remove(old)
+        else:
+            self.snap.storage.add(new)
+
+    def _on_DeviceClass(self, old: DeviceClass | None, new: DeviceClass | None) -> None:  # noqa: N802
+        self._on_dra_object("DeviceClass", old, new)
+
+    def _on_ResourceSlice(self, old: ResourceSlice | None, new: ResourceSlice | None) -> None:  # noqa: N802
+        self._on_dra_object("ResourceSlice", old, new)
+
+    def _on_dra_object(self, kind: str, old: Any, new: Any) -> None:
+        if new is None:
+            self.snap.dra.remove(old)
+            return
+        self.snap.dra.put(new)
+        self.sched.queue.move_for_event(f"{kind}{'Update' if old is not None else 'Add'}")
+
+    def _on_ResourceClaim(self, old: ResourceClaim | None, new: ResourceClaim | None) -> None:  # noqa: N802
+        """A claim as the informer shows it, unless PreBind's write of a newer version is assumed
+        (the assume cache's rule: its devices must stay taken until the informer catches up)."""
+        dra = self.snap.dra
+        if new is None:
+            dra.remove(old)
+            return
+        if dra.put_claim(new):
+            self.sched.queue.move_for_event("ResourceClaimUpdate" if old is not None else "ResourceClaimAdd")
 
     def _on_workload(self, old: Workload | None, new: Workload | None) -> None:
         _replace(self.snap.workload_selectors, old.entry if old else None, new.entry if new else None)

@@ -16,6 +16,16 @@ from kubesched.api.objects import (
     PriorityClass,
 )
 from kubesched.api.selectors import LabelSelector
+from kubesched.api.storage import (
+    CSIDriver,
+    CSINode,
+    CSIStorageCapacity,
+    PersistentVolume,
+    PersistentVolumeClaim,
+    StorageClass,
+    VolumeAttachment,
+)
+from kubesched.dra.objects import DeviceClass, ResourceClaim, ResourceSlice
 from kubesched.errors import InputError
 
 
@@ -87,11 +97,36 @@ STATEFUL_SETS = Resource("StatefulSet", "/apis/apps/v1/statefulsets", _workload(
 # scheduler-plugins' custom resources, watched when a profile enables the plugin that reads them
 POD_GROUPS = Resource("PodGroup", "/apis/scheduling.x-k8s.io/v1alpha1/podgroups", PodGroup.parse, True)
 ELASTIC_QUOTAS = Resource("ElasticQuota", "/apis/scheduling.x-k8s.io/v1alpha1/elasticquotas", ElasticQuota.parse, True)
-#: plugin name -> the custom resources it needs
+
+# the storage kinds the volume plugins list (kube-scheduler's informers for them)
+PVS = Resource("PersistentVolume", "/api/v1/persistentvolumes", PersistentVolume.parse, False)
+PVCS = Resource("PersistentVolumeClaim", "/api/v1/persistentvolumeclaims", PersistentVolumeClaim.parse, True)
+STORAGE_CLASSES = Resource("StorageClass", "/apis/storage.k8s.io/v1/storageclasses", StorageClass.parse, False)
+CSI_NODES = Resource("CSINode", "/apis/storage.k8s.io/v1/csinodes", CSINode.parse, False)
+CSI_DRIVERS = Resource("CSIDriver", "/apis/storage.k8s.io/v1/csidrivers", CSIDriver.parse, False)
+CSI_CAPACITIES = Resource(
+    "CSIStorageCapacity", "/apis/storage.k8s.io/v1/csistoragecapacities", CSIStorageCapacity.parse, True
+)
+VOLUME_ATTACHMENTS = Resource("VolumeAttachment", "/apis/storage.k8s.io/v1/volumeattachments", VolumeAttachment.parse, False)
+# Dynamic Resource Allocation (ResourceClaimTemplates are the resourceclaim controller's, not read here)
+DEVICE_CLASSES = Resource("DeviceClass", "/apis/resource.k8s.io/v1/deviceclasses", DeviceClass.parse, False)
+RESOURCE_SLICES = Resource("ResourceSlice", "/apis/resource.k8s.io/v1/resourceslices", ResourceSlice.parse, False)
+RESOURCE_CLAIMS = Resource("ResourceClaim", "/apis/resource.k8s.io/v1/resourceclaims", ResourceClaim.parse, True)
+
+#: plugin name -> the resources it reads beyond REQUIRED (watched when a profile enables it)
 PLUGIN_RESOURCES: dict[str, tuple[Resource, ...]] = {
     "Coscheduling": (POD_GROUPS,),
     "CapacityScheduling": (ELASTIC_QUOTAS,),
+    "VolumeBinding": (PVS, PVCS, STORAGE_CLASSES, CSI_NODES, CSI_DRIVERS, CSI_CAPACITIES),
+    "VolumeZone": (PVS, PVCS, STORAGE_CLASSES),
+    "VolumeRestrictions": (PVCS,),
+    "NodeVolumeLimits": (PVS, PVCS, STORAGE_CLASSES, CSI_NODES, VOLUME_ATTACHMENTS),
+    "DynamicResources": (DEVICE_CLASSES, RESOURCE_SLICES, RESOURCE_CLAIMS),
 }
+#: the kinds ClusterCache puts into ``snap.storage`` and ``snap.dra``
+STORAGE_KINDS = frozenset(
+    r.kind for r in (PVS, PVCS, STORAGE_CLASSES, CSI_NODES, CSI_DRIVERS, CSI_CAPACITIES, VOLUME_ATTACHMENTS)
+)
 
 #: Watched in this order; PriorityClasses before pods so pod priorities resolve on arrival.
 REQUIRED = (NODES, NAMESPACES, PRIORITY_CLASSES, PDBS, PODS)

@@ -34,6 +34,7 @@ from kubesched.live.cache import ClusterCache
 from kubesched.live.client import KubeClient
 from kubesched.live.informer import Backoff, Delta, Informer
 from kubesched.live.leader import LeaderElector, LeaseConfig
+from kubesched.live.objects import LiveObjects
 from kubesched.live.ratelimit import TokenBucket
 from kubesched.live.resources import NODES, PLUGIN_RESOURCES, PODS, REQUIRED, WORKLOADS, Resource
 from kubesched.queue.scheduling_queue import QueuedPodInfo
@@ -64,6 +65,11 @@ class RunOptions:
     # How far scheduling may run ahead of binding: past this many bindings in flight (waiting
     # for a binder or a rate-limiter token, or sent), no pod is popped until one completes.
     max_in_flight_bindings: int = 16
+    # Bindings of pods with PersistentVolumeClaims run on threads of their own: their PreBind may
+    # wait for the PV controller and a provisioner (up to bindTimeoutSeconds), and must neither
+    # hold a binder nor count toward max_in_flight_bindings (kube-scheduler gives every binding a
+    # goroutine); past this many at once, further ones queue behind them.
+    volume_bind_workers: int = 64
     event_writers: int = 2
     watch_idle_timeout: float = 90.0
     watch_backoff: float = 0.2
@@ -83,8 +89,9 @@ def needs_workloads(sched: LiveScheduler) -> bool:
 
 
 def plugin_resources(sched: LiveScheduler) -> list[Resource]:
-    """Custom resources the enabled plugins read (PodGroups for Coscheduling, ElasticQuotas for
-    CapacityScheduling)."""
+    """Resources the enabled plugins read: PodGroups for Coscheduling, ElasticQuotas for
+    CapacityScheduling, the storage kinds for the volume plugins, DeviceClasses, ResourceSlices
+    and ResourceClaims for DynamicResources."""
     names = {name for fw in sched.frameworks.values() for name in fw.plugins}
     out: list[Resource] = []
     for name, resources in PLUGIN_RESOURCES.items():
@@ -118,8 +125,6 @@ class Runner:
         self.sched = LiveScheduler(
             config, Snapshot(), self.backend, registry, seed=opts.seed, clock=time.monotonic, submit=self._submit
         )
-        # the informers do not watch the storage kinds yet: the volume plugins take no part
-        self.sched.snapshot.storage.tracked = False
         self.cache = ClusterCache(self.sched)
         self.metrics = SchedulerMetrics(seed=opts.seed)
         self.sched.hooks.on_scheduled.append(self._on_scheduled)
@@ -127,6 +132,10 @@ class Runner:
         self.sched.hooks.on_skipped.append(self._on_skipped)
         self.metrics.attach(self.sched)
         self._binders = ThreadPoolExecutor(max_workers=max(1, opts.bind_workers), thread_name_prefix="bind")
+        self._volume_binders = ThreadPoolExecutor(
+            max_workers=max(1, opts.volume_bind_workers), thread_name_prefix="bind-volumes"
+        )
+        self._volume_bindings: set[str] = set()  # uids of in-flight bindings on _volume_binders
         self._stop_informers = threading.Event()
         resources: list[Resource] = list(REQUIRED)
         if needs_workloads(self.sched):
@@ -145,6 +154,11 @@ class Runner:
         ]
         self._nodes = next(inf for inf in self.informers if inf.resource is NODES)
         self._pods = next(inf for inf in self.informers if inf.resource is PODS)
+        # PreBind's writes besides the binding (claims, volumes) go to the API; it reads back
+        # through these informers
+        self.objects = LiveObjects(self.client, {inf.kind: inf for inf in self.informers})
+        for fw in self.sched.frameworks.values():
+            fw.handle.api = self.objects
         self.elector: LeaderElector | None = None
         if opts.leader_elect:
             lease = opts.lease or LeaseConfig(name)
@@ -173,9 +187,14 @@ class Runner:
 
     def _sink(self, deltas: list[Delta]) -> None:
         self.events.put(("deltas", deltas))
+        self.objects.notify({kind for kind, _, _ in deltas})
 
     def _submit(self, b: InFlight) -> None:
-        self._binders.submit(self._bind, b)
+        if any(v.uses_claim for v in b.pod.volumes):
+            self._volume_bindings.add(b.pod.uid)
+            self._volume_binders.submit(self._bind, b)
+        else:
+            self._binders.submit(self._bind, b)
 
     def _target_problem(self, pod: Pod, node: str) -> str | None:
         """Why a binding of ``pod`` to ``node`` must not be sent now: the node informer (fresher
@@ -322,7 +341,7 @@ class Runner:
                 sched.expire_waiting_pods()  # Permit timeouts
                 # Run ahead of binding only so far: beyond the bound, wait for an outcome (drained
                 # below) so that decisions are not made long before the cluster sees them.
-                if len(sched.in_flight) < self.options.max_in_flight_bindings:
+                if len(sched.in_flight) - len(self._volume_bindings) < self.options.max_in_flight_bindings:
                     qpi = sched.queue.pop()
                     if qpi is not None:
                         self._attempt(qpi)
@@ -370,6 +389,7 @@ class Runner:
                     log.exception("applying a %s change failed", kind)
         elif item[0] == "bound":
             _, b, st, gone = item
+            self._volume_bindings.discard(b.pod.uid)
             outcome = self.sched.complete(b, st, gone)
             self.outcomes[outcome] += 1
             if outcome != "bound":
@@ -389,6 +409,7 @@ class Runner:
         for inf in self.informers:
             inf.close()
         self._binders.shutdown(wait=False, cancel_futures=True)
+        self._volume_binders.shutdown(wait=False, cancel_futures=True)
         self.writers.drain(max(0.5, deadline - time.monotonic()))
         self.writers.close()
         if self.elector is not None:

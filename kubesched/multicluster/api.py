@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from kubesched.api.fields import as_int, as_list, as_str, str_map
+from kubesched.api.fields import as_int, as_int32, as_list, as_map, as_str, str_map
 from kubesched.api.objects import Pod
 from kubesched.api.resources import Resources, parse_resource_list
 from kubesched.api.selectors import LabelSelector, NodeSelectorRequirement, validate_label_key
@@ -318,8 +318,8 @@ class PropagationPolicy:
 def parse_policy(m: dict, path: str) -> PropagationPolicy:
     kind = m["kind"]
     _obj(m, path, ("apiVersion", "kind", "metadata", "spec", "status"))
-    md = m.get("metadata") or {}
     mp = join_path(path, "metadata")
+    md = as_map(m.get("metadata"), mp)
     name = as_str(md.get("name"), join_path(mp, "name"))
     if not name:
         raise InputError("metadata.name is required", path=join_path(mp, "name"))
@@ -348,7 +348,7 @@ def parse_policy(m: dict, path: str) -> PropagationPolicy:
         )
     if not selectors:
         raise InputError("must have at least 1 items", path=rp)
-    priority = as_int(spec.get("priority"), join_path(sp, "priority")) or 0
+    priority = as_int32(spec.get("priority"), join_path(sp, "priority")) or 0
     return PropagationPolicy(
         kind,
         name,
@@ -401,8 +401,8 @@ _CLUSTER_STATUS = ("kubernetesVersion", "apiEnablements", "conditions", "nodeSum
 
 def parse_cluster(m: dict, path: str) -> Cluster:
     _obj(m, path, ("apiVersion", "kind", "metadata", "spec", "status"))
-    md = m.get("metadata") or {}
     mp = join_path(path, "metadata")
+    md = as_map(m.get("metadata"), mp)
     name = as_str(md.get("name"), join_path(mp, "name"))
     if not name:
         raise InputError("metadata.name is required", path=join_path(mp, "name"))
@@ -446,7 +446,7 @@ def parse_cluster(m: dict, path: str) -> Cluster:
         api_enablements=enablements,
         complete_api_enablements=complete,
         resource_summary=summary,
-        deleting=md.get("deletionTimestamp") is not None,
+        deleting=bool(as_str(md.get("deletionTimestamp"), join_path(mp, "deletionTimestamp"))),
     )
 
 

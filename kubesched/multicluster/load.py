@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from kubesched.api.fields import as_int, as_map, as_str, str_map
+from kubesched.api.fields import as_int32, as_map, as_str, str_map
 from kubesched.api.load import kind_items, load_cluster, read_documents
 from kubesched.api.objects import Pod
 from kubesched.errors import InputError, join_path
@@ -29,6 +29,9 @@ from kubesched.multicluster.api import (
     parse_policy,
 )
 
+#: kubesched creates every replica it assigns in the member clusters (their schedulers place each):
+#: the resource templates may ask for this many in all, which one process simulates in a minute.
+MAX_REPLICAS = 100_000
 TEMPLATE_KINDS = {"Deployment": "apps/v1", "StatefulSet": "apps/v1", "ReplicaSet": "apps/v1", "Job": "batch/v1", "Pod": "v1"}
 MATCH_NAME, MATCH_LABELS, MATCH_ALL = 3, 2, 1
 
@@ -57,6 +60,7 @@ class Setup:
     dumps: dict[str, str] = field(default_factory=dict)  # member name -> dump file
     policies: list[PropagationPolicy] = field(default_factory=list)
     templates: list[Template] = field(default_factory=list)
+    replicas: int = 0  # of all templates
 
 
 def split_file_arg(arg: str) -> tuple[str | None, str]:
@@ -112,7 +116,15 @@ def _add(setup: Setup, m: dict, path: str, source: str) -> None:
             raise InputError(f'duplicate {p.key}', path=path)
         setup.policies.append(PropagationPolicy(**{**p.__dict__, "source": source}))
     elif kind in TEMPLATE_KINDS:
-        setup.templates.append(parse_template(m, path, source))
+        t = parse_template(m, path, source)
+        setup.replicas += t.replicas
+        if setup.replicas > MAX_REPLICAS:
+            raise InputError(
+                f"the resource templates ask for more than {MAX_REPLICAS:,} replicas in all (kubesched creates each "
+                "in the member clusters)",
+                path=join_path(path, "spec"),
+            )
+        setup.templates.append(t)
     elif kind in ("Node", "Namespace", "PriorityClass"):
         raise InputError(f'a {kind} belongs to a member cluster: give member dumps as NAME=FILE', path=join_path(path, "kind"))
     else:
@@ -140,19 +152,25 @@ def parse_template(m: dict, path: str, source: str) -> Template:
         pod_doc = {"metadata": {**tmd, "name": name, "namespace": ns}, "spec": tmpl.get("spec")}
         pp = tp
         if kind == "Job":
-            par = as_int(spec.get("parallelism"), join_path(sp, "parallelism"), 1)
-            comp = as_int(spec.get("completions"), join_path(sp, "completions"), par)
-            replicas = min(par or 0, comp if comp is not None else par or 0)
+            par = _count(spec.get("parallelism"), join_path(sp, "parallelism"), 1)
+            replicas = min(par, _count(spec.get("completions"), join_path(sp, "completions"), par))
         else:
-            replicas = as_int(spec.get("replicas"), join_path(sp, "replicas"), 1) or 0
-        if replicas < 0:
-            raise InputError("must be greater than or equal to 0", path=join_path(sp, "replicas"))
+            replicas = _count(spec.get("replicas"), join_path(sp, "replicas"), 1)
     pod = Pod.parse(pod_doc, pp)
     return Template(
         api, kind, ns, name, as_str(md.get("uid"), join_path(mp, "uid")),
         str_map(md.get("labels"), join_path(mp, "labels")), str_map(md.get("annotations"), join_path(mp, "annotations")),
         replicas, pod, source,
     )
+
+
+def _count(value: object, path: str, default: int) -> int:
+    """A replica count: an *int32 field, at least 0 (apps/v1 and batch/v1 validation)."""
+    n = as_int32(value, path, default)
+    assert n is not None
+    if n < 0:
+        raise InputError("must be greater than or equal to 0", path=path)
+    return n
 
 
 # ---- matching templates to policies (the detector) ----------------------------------------------

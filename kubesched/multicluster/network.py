@@ -25,14 +25,16 @@ Two cluster plugins read them:
 from __future__ import annotations
 
 import csv
+import io
 import math
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from kubesched.api.fields import as_int, as_list, as_map, as_str
+from kubesched.api.fields import as_int32, as_list, as_map, as_str
 from kubesched.api.load import read_documents
+from kubesched.documents import read_text
 from kubesched.errors import InputError, join_path
 from kubesched.multicluster.api import Binding, Cluster
 from kubesched.multicluster.framework import MAX_CLUSTER_SCORE, SUCCESS, ClusterPlugin, Result, unschedulable
@@ -62,10 +64,9 @@ class LatencyTable:
     def read(cls, path: str | Path) -> LatencyTable:
         out = cls(source=str(path))
         try:
-            with open(path, newline="") as f:
-                rows = list(csv.reader(f))
-        except OSError as e:
-            raise InputError(f"cannot read: {e.strerror}", source=str(path)) from None
+            rows = list(csv.reader(io.StringIO(read_text(str(path)), newline="")))
+        except csv.Error as e:
+            raise InputError(f"invalid CSV: {e}", source=str(path)) from None
         if not rows or len(rows[0]) < 2:
             raise InputError("expected a header row: Source,REGION,...", source=str(path))
         dests = rows[0][1:]
@@ -76,9 +77,12 @@ class LatencyTable:
             for d, v in zip(dests, row[1:], strict=True):
                 if v.strip():
                     try:
-                        out.rtt[(row[0], d)] = float(v)
+                        ms = float(v)
                     except ValueError:
-                        raise InputError(f'line {i}: "{v}" is not a number of milliseconds', source=str(path)) from None
+                        ms = math.nan
+                    if not (math.isfinite(ms) and ms >= 0):
+                        raise InputError(f'line {i}: "{v}" is not a number of milliseconds, 0 or more', source=str(path))
+                    out.rtt[(row[0], d)] = ms
         return out
 
     def between(self, a: str, b: str) -> float | None:
@@ -136,6 +140,10 @@ def load_network(path: str) -> Network:
         raise e.within(source=path) from None
 
 
+def _finite(v: Any) -> bool:
+    return not isinstance(v, bool) and isinstance(v, int | float) and math.isfinite(v)
+
+
 def parse_network(doc: Any, path: str, base: Path = Path(".")) -> Network:
     m = as_map(doc, path or "document")
     allowed = ("apiVersion", "kind", "table", "accessRttMs", "classes", "defaultClass", "weight")
@@ -147,7 +155,7 @@ def parse_network(doc: Any, path: str, base: Path = Path(".")) -> Network:
     table_spec = as_str(m.get("table"), join_path(path, "table"), "azure")
     table = LatencyTable.read(azure_table_path() if table_spec == "azure" else base / table_spec)
     access = m.get("accessRttMs", 5)
-    if isinstance(access, bool) or not isinstance(access, int | float) or access < 0 or not math.isfinite(access):
+    if not (_finite(access) and access >= 0):
         raise InputError("must be a number of milliseconds, 0 or more", path=join_path(path, "accessRttMs"))
     classes: dict[str, LatencyClass] = {}
     cp = join_path(path, "classes")
@@ -161,18 +169,16 @@ def parse_network(doc: Any, path: str, base: Path = Path(".")) -> Network:
         if not name or name in classes:
             raise InputError("a class needs a unique, non-empty name", path=join_path(ip, "name"))
         budget = cm.get("budgetMs")
-        if budget is not None and (isinstance(budget, bool) or not isinstance(budget, int | float) or budget <= 0):
+        if budget is not None and not (_finite(budget) and budget > 0):
             raise InputError("must be a positive number of milliseconds (or absent: no budget)", path=join_path(ip, "budgetMs"))
         timeout = cm.get("timeoutSeconds")
-        if timeout is not None and (isinstance(timeout, bool) or not isinstance(timeout, int | float) or timeout < 0):
+        if timeout is not None and not (_finite(timeout) and timeout >= 0):
             raise InputError("must be a number of seconds, 0 or more", path=join_path(ip, "timeoutSeconds"))
         classes[name] = LatencyClass(name, None if budget is None else float(budget), None if timeout is None else float(timeout))
     default = as_str(m.get("defaultClass"), join_path(path, "defaultClass"))
     if default and default not in classes:
         raise InputError(f'no class named "{default}"', path=join_path(path, "defaultClass"))
-    weight = as_int(m.get("weight"), join_path(path, "weight"), 1)
-    if weight is None or weight < 0:
-        raise InputError("must be 0 or more", path=join_path(path, "weight"))
+    weight = as_int32(m.get("weight"), join_path(path, "weight"), 1, 0)
     return Network(table, float(access), classes, default, weight)
 
 

@@ -312,12 +312,22 @@ class SchedulingQueue:
         for uid, events in self._inflight_events.items():
             if uid != except_uid:
                 events.append(event)
-        if not self.unschedulable:  # the common case: every bind sends AssignedPodAdd
+        if not self.unschedulable and not self.gated:  # the common case: every bind sends AssignedPodAdd
             return 0
         moved = 0
         for uid, qpi in list(self.unschedulable.items()):
             if uid != except_uid and self._may_help(event, qpi.unschedulable_plugins):
                 del self.unschedulable[uid]
+                self._requeue(qpi, event)
+                moved += 1
+        # A pod a PreEnqueue plugin gates is moved only by the events that plugin registered
+        # (v1.36: a gated pod's UnschedulablePlugins is its gating plugin): DynamicResources'
+        # ResourceClaimAdd lets in a pod that waited for its claim to be created.
+        helped = self.event_plugins.get(event, ())
+        for uid, qpi in list(self.gated.items()):
+            gate = qpi.gated.plugin if qpi.gated is not None else ""
+            if uid != except_uid and gate and gate in helped:
+                del self.gated[uid]
                 self._requeue(qpi, event)
                 moved += 1
         return moved

@@ -14,6 +14,8 @@ from kubesched.errors import InputError
 from kubesched.flags import add_no_plots, add_out_dir, add_output, add_workload_source
 
 MAX_BINS = 100_000  # time bins: one state sample each
+#: time mode: attempts per pod, on average, after which a run stops (a retry storm; see --help)
+DEFAULT_ATTEMPTS_PER_POD = 50
 
 
 def add_parser(sub: Any) -> None:
@@ -29,9 +31,21 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--plugin-path", action="append", default=[], help="Python file defining plugins (repeatable)")
     p.add_argument("--seed", type=argtypes.seed, default=0, help="seed for tie-breaks, usage draws and synthetic workloads")
     p.add_argument("--tie-break", choices=("random", "first"), default="random", help="among equal top scores")
+    p.add_argument(
+        "--gpu-model",
+        choices=("annotations", "dra"),
+        default="annotations",
+        help="dra: write the workload's GPUs (gpu-count nodes, gpu-milli pods) as ResourceSlices and "
+        "ResourceClaimTemplates, allocated by DynamicResources (default: as they are written)",
+    )
     add_out_dir(p, "sim-out", "the CSV, JSON, PNG and HTML files")
     p.add_argument("--bins", type=int, default=100, help="time mode: number of time bins (default 100)")
     p.add_argument("--max-wait", type=float, metavar="SECONDS", help="time mode: withdraw pods pending longer")
+    p.add_argument(
+        "--max-attempts-per-pod", type=int, default=DEFAULT_ATTEMPTS_PER_POD, metavar="N",
+        help="time mode: stop (exit 2) once the scheduler has made N attempts per pod on average: a cluster far "
+        f"too small for its pods, whose every completion retries every waiting pod (default {DEFAULT_ATTEMPTS_PER_POD}; 0: no limit)",
+    )
     p.add_argument(
         "--usage-fraction", default="0.5:1.0", metavar="LOW:HIGH", help="share of requests a pod uses (uniform)"
     )
@@ -60,6 +74,8 @@ def _check(args: argparse.Namespace) -> None:
         raise InputError(f"--max-wait: must be a positive number of seconds, got {args.max_wait}")
     if args.max_wait is not None and args.mode != "time":
         raise InputError("--max-wait: only with --mode time")
+    if args.max_attempts_per_pod < 0:
+        raise InputError(f"--max-attempts-per-pod: must be 0 (no limit) or more, got {args.max_attempts_per_pod}")
 
 
 def run_warnings(summary: dict[str, Any]) -> list[str]:
@@ -90,7 +106,15 @@ def load_workload(args: argparse.Namespace):  # noqa: ANN201 - Workload, importe
 
         spec, source = load_spec(args.synthetic, args.synth)
         wl = generate(spec, args.seed, source)
-    return wl.head(args.limit) if args.limit else wl
+    wl = wl.head(args.limit) if args.limit else wl
+    if getattr(args, "gpu_model", "annotations") == "dra":
+        from kubesched.sim.workload import with_dra_gpus
+
+        try:
+            wl = with_dra_gpus(wl)
+        except ValueError as e:
+            raise InputError(str(e), source="--gpu-model") from None
+    return wl
 
 
 def write_inputs(args: argparse.Namespace, out: Path) -> None:
@@ -114,6 +138,7 @@ def write_inputs(args: argparse.Namespace, out: Path) -> None:
         "mode": args.mode,
         "seed": args.seed,
         "tie_break": args.tie_break,
+        "gpu_model": getattr(args, "gpu_model", "annotations"),
         "usage_fraction": args.usage_fraction,
         "max_wait": args.max_wait,
         "bins": args.bins,
@@ -155,6 +180,7 @@ def run(args: argparse.Namespace) -> int:
     kwargs = dict(
         mode=args.mode, seed=args.seed, registry=registry, usage=usage, bins=args.bins,
         max_wait=args.max_wait, tie_break=args.tie_break, debug=args.debug,
+        max_attempts=args.max_attempts_per_pod * len(wl.pods) or None,
     )
     if show:
         from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn

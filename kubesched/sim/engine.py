@@ -24,9 +24,11 @@ from kubesched.api.resources import CPU, MEMORY
 from kubesched.app import VirtualClock
 from kubesched.config import SchedulerConfig
 from kubesched.debug import PluginTracebacks
+from kubesched.errors import InputError
 from kubesched.framework.registry import Registry
 from kubesched.framework.status import Code
-from kubesched.gpu.model import GPU_INDEX
+from kubesched.gpu.model import GPU_INDEX, format_index
+from kubesched.gpu.state import GpuState
 from kubesched.scheduler import CircleKey, Scheduler, ScheduleResult
 from kubesched.sim.backend import SimCluster
 from kubesched.sim.gpu import FragMeter, node_gpu_milli, pod_gpu_milli
@@ -70,6 +72,9 @@ class SimOptions:
     record_events: bool = True
     debug: bool = False  # write the traceback of any exception a plugin raises to stderr
     end_time: float | None = None  # time mode: nothing after this instant is replayed
+    # time mode: more scheduling attempts than this end the run with an InputError (a cluster far
+    # too small for its pods: every completion retries every waiting pod, as kube-scheduler does)
+    max_attempts: int | None = None
 
 
 def _copy_pod(pod: Pod) -> Pod:
@@ -98,6 +103,7 @@ class Engine:
         self.clock = VirtualClock()
         self.snap = Snapshot()
         objs = workload.objects
+        self.snap.dra.add(objs.dra)  # before the nodes: GPUs in ResourceSlices are theirs
         for ns in objs.namespaces:
             self.snap.set_namespace(ns.name, ns.labels)
         self.snap.workload_selectors.extend(objs.workload_selectors)
@@ -141,12 +147,12 @@ class Engine:
         self.run_id = [0] * n  # bumps on every start: stale completions are ignored
         self.cpu_req = np.fromiter((p.requests.get(CPU, 0) for p in self.pods), np.int64, n)
         self.mem_req = np.fromiter((p.requests.get(MEMORY, 0) for p in self.pods), np.int64, n)
-        self.gpu_req = np.fromiter((pod_gpu_milli(p) for p in self.pods), np.int64, n)
+        self.gpu_req = np.fromiter((pod_gpu_milli(p, self.snap.dra) for p in self.pods), np.int64, n)
 
         self.heap: list[tuple[float, int, int, object]] = []
         self._seq = 0
         self.rec = Recorder(options.record_events)
-        self.frag = FragMeter(self.snap, self.pods)
+        self.frag = FragMeter(self.snap, self.pods, workload.typical)
         # cluster totals, kept up to date per event (O(1) per-event metrics)
         # plain floats, not numpy: these change on every event and small-array ops cost microseconds
         self.cap = [0.0, 0.0, 0.0]  # cpu milli, memory bytes, gpu milli
@@ -285,11 +291,12 @@ class Engine:
         self.pods[i] = pod
         self.state[i] = QUEUED
         self.n_queued += 1
+        self._make_claims(pod)  # a pod made anew gets claims anew
         self.sched.add_pending(self.pods[i])
         self.row("arrive", i, message="recreated after eviction")
 
     def _capacity(self, node: Node, sign: int) -> None:
-        amounts = (node.allocatable.get(CPU, 0), node.allocatable.get(MEMORY, 0), node_gpu_milli(node))
+        amounts = (node.allocatable.get(CPU, 0), node.allocatable.get(MEMORY, 0), node_gpu_milli(node, self.snap.dra))
         self.cap = [c + sign * a for c, a in zip(self.cap, amounts, strict=True)]
 
     def _node_event(self, ev: NodeEvent) -> None:
@@ -320,9 +327,22 @@ class Engine:
         self.row("node_remove", node=name)
 
     # ---- pods ----------------------------------------------------------------------------
+    # ---- the resourceclaim controller (claims made when a pod is created, released when it is gone)
+    def _make_claims(self, pod: Pod) -> None:
+        if pod.resource_claims:  # a template the input lacks was warned about when it was read
+            self.snap.dra.create_pod_claims(pod)
+
+    def _release(self, i: int) -> None:
+        """The pod is gone: its claims no longer hold devices for it (pods waiting for devices
+        are moved as on a ResourceClaim update)."""
+        pod = self.pods[i]
+        if pod.resource_claims and self.snap.dra.release_pod(pod):
+            self.sched.queue.move_for_event("ResourceClaimUpdate")
+
     def _arrive(self, i: int) -> None:
         pod = self.pods[i]
         self.arrived_work += self.req3[i][self.work_key]
+        self._make_claims(pod)
         if pod.node_name:  # already bound (a cluster dump's running pods): no scheduling cycle
             if pod.node_name not in self.snap.row_of:
                 self.state[i] = FAILED
@@ -382,6 +402,7 @@ class Engine:
         u[2] -= r[2]
         self.util.stop(self.pods[i].uid)
         self.cluster.bindings.pop(self.pods[i].uid, None)
+        self._release(i)
         self.row(STATE_NAMES[state] if state != DONE else "complete", i, self.node_of[i], message=why)
         self._detach(i)
 
@@ -409,6 +430,7 @@ class Engine:
         if self.state[i] != QUEUED:
             return
         self.sched.delete_pod(self.pods[i])
+        self._release(i)
         self.state[i] = WITHDRAWN
         self.n_queued -= 1
         self.end_time[i] = self.clock.now
@@ -426,6 +448,9 @@ class Engine:
         bound = self.snap.pod_by_uid.get(res.pod.uid)
         if bound is not None:
             self.gpu_index[i] = bound.annotations.get(GPU_INDEX, "")
+            if not self.gpu_index[i] and bound.resource_claims and self.snap.dra.slices:  # GPUs of its claims
+                held = GpuState.of(self.snap).indices_of(bound.uid)
+                self.gpu_index[i] = format_index(held) if held else ""
         self._attempt_row(i, res, "scheduled")
         self._start(i, res.node)
         self._attempt_seq = len(self.rec.events)
@@ -461,6 +486,7 @@ class Engine:
         self.state[i] = FAILED
         self.n_queued -= 1
         self.message[i] = res.message or ""
+        self._release(i)
         self.row("failed", i, message=self.message[i])
 
     def _gate(self, i: int) -> bool:
@@ -492,12 +518,25 @@ class Engine:
         sched = self.sched
         t0 = time.perf_counter()
         self._attempt_seq = len(self.rec.events)
+        limit = self.opts.max_attempts
         while True:
             res, circling = sched.schedule_one_tracked(self._seen)
             if res is None:
                 break
             self._circling |= circling
+            if limit is not None and sched.attempts > limit:
+                self._too_many_attempts(limit)
         self.sched_wall += time.perf_counter() - t0
+
+    def _too_many_attempts(self, limit: int) -> None:
+        n = len(self.pods)
+        raise InputError(
+            f"stopped after {limit:,} scheduling attempts ({limit / max(n, 1):g} per pod) at t = "
+            f"{self.clock.now - self.t_start:,.0f} s of the replay: {self.n_queued:,} pods are waiting and every "
+            "pod completion retries each of them, as kube-scheduler does; the cluster is too small for this "
+            "workload (add nodes, lower the arrival rate, or give --max-wait SECONDS or --max-attempts-per-pod N)",
+            source=self.wl.source or None,
+        )
 
     def _useful_backoff(self) -> float | None:
         """The next backoff expiry worth waking for: some pod there saw a change since it failed."""
@@ -675,6 +714,7 @@ class Engine:
                 if self.state[i] == QUEUED:  # tried once (or gated), never retried
                     gated = self._gate(i)
                     sched.delete_pod(self.pods[i])
+                    self._release(i)
                     self.n_queued -= 1
                     if not gated:
                         self.state[i] = FAILED

@@ -257,9 +257,10 @@ class Recorder:
                 for k, (name, final) in enumerate((("cpu", cpu), ("memory", mem), ("gpu", gpu)))
             },
             "gpu": {
-                # the node resources the GPU figures count (nvidia.com/gpu, alibabacloud.com/gpu-count)
+                # the node resources the GPU figures count (nvidia.com/gpu, alibabacloud.com/gpu-count,
+                # or gpu.nvidia.com: GPUs in ResourceSlices)
                 "resources": gpu_resources(
-                    [*eng.wl.nodes, *(e.node for e in eng.wl.node_events if not isinstance(e.node, str))]
+                    [*eng.wl.nodes, *(e.node for e in eng.wl.node_events if not isinstance(e.node, str))], eng.snap.dra
                 ),
                 "capacity_milli": int(eng.cap[2]),
                 "allocated_milli": int(eng.used_req[2]),

@@ -44,6 +44,7 @@ def simulate(
     record_events: bool = True,
     progress: Progress | None = None,
     debug: bool = False,
+    max_attempts: int | None = None,
 ) -> SimResult:
     """Replay ``workload`` through a Scheduler built from ``config``; the workload is not modified.
 
@@ -58,6 +59,7 @@ def simulate(
         tie_break=tie_break,
         record_events=record_events,
         debug=debug,
+        max_attempts=max_attempts,
     )
     eng = Engine(config, workload, registry or in_tree_registry(), opts, progress)
     eng.run()

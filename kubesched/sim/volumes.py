@@ -38,7 +38,7 @@ def detach_unused(storage: Storage, node_name: str, gone: Pod, staying: Iterable
     for va in storage.attachments_on(node_name):
         info = CSILimits.attachment_volume(va, storage)
         if info is not None and info[0] in leaving and info[0] not in kept:
-            detached.append(va.name)
-    for name in detached:
-        storage.remove_attachment(name)
-    return detached
+            detached.append(va)
+    for va in detached:
+        storage.remove(va)  # VolumeAttachmentDelete: pods waiting for the limit move
+    return [va.name for va in detached]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass, field
 from typing import Literal
@@ -17,7 +18,9 @@ from kubesched.api.load import (
     resolve_priorities,
 )
 from kubesched.api.objects import Node, Pod
+from kubesched.dra.store import DraObjects
 from kubesched.errors import InputError
+from kubesched.gpu.frag import TypicalPods
 from kubesched.sim.gpu import pod_gpu_milli
 
 # Manifest annotations (seconds, decimal numbers) that place objects on the simulated timeline.
@@ -61,6 +64,8 @@ class Workload:
     objects: ClusterObjects = field(default_factory=ClusterObjects)  # namespaces, PDBs, selectors, storage
     skipped: list[str] = field(default_factory=list)  # input rows left out on request (with why)
     source: str = ""
+    #: the target workload of fragmentation (default: the workload's own most popular asks)
+    typical: TypicalPods | None = None
 
     def __post_init__(self) -> None:
         if not (len(self.pods) == len(self.arrival) == len(self.duration)):
@@ -78,7 +83,33 @@ class Workload:
             self.objects,
             self.skipped,
             self.source,
+            self.typical,
         )
+
+
+def with_dra_gpus(wl: Workload) -> Workload:
+    """The workload with its GPUs written the DRA way (``kubesched.gpu.dra_workload``): nodes
+    (those added later too) with their GPUs in ResourceSlices, pods asking through
+    ResourceClaimTemplates; fragmentation is measured against the typical pods of the
+    annotations, as the annotation run measures it. ValueError on a malformed GPU annotation."""
+    from kubesched.gpu.dra_workload import to_dra
+    from kubesched.gpu.frag import typical_pods_of
+    from kubesched.gpu.model import pod_gpu_ask
+
+    later = [ev.node for ev in wl.node_events if ev.action == "add" and isinstance(ev.node, Node)]
+    work = to_dra([*wl.nodes, *later], wl.pods)
+    converted = dict(zip((n.name for n in [*wl.nodes, *later]), work.nodes, strict=True))
+    events = [NodeEvent(ev.time, ev.action, converted[ev.node_name]) if ev.action == "add" else ev for ev in wl.node_events]
+    objects = dataclasses.replace(wl.objects, dra=DraObjects())
+    objects.dra.extend(wl.objects.dra)
+    objects.dra.extend(work.objects)
+    typical = wl.typical
+    if typical is None and any(pod_gpu_ask(p) is not None for p in wl.pods):
+        typical = typical_pods_of(wl.pods)
+    return Workload(
+        work.nodes[: len(wl.nodes)], work.pods, list(wl.arrival), list(wl.duration), events, objects, wl.skipped,
+        f"{wl.source} (GPUs as DRA devices)", typical,
+    )
 
 
 def parse_seconds(value: str, what: str, *, source: str | None = None, positive: bool = False) -> float:

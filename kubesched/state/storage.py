@@ -59,8 +59,9 @@ class Storage:
         self.capacities: dict[tuple[str, str], CSIStorageCapacity] = {}
         self.attachments: dict[str, VolumeAttachment] = {}
         self.generation = 0  # bumps on every change
-        #: False where nothing feeds this store (``run`` and the extender do not watch the storage
-        #: kinds yet): the volume plugins then take no part rather than find every claim missing
+        #: False where nothing feeds this store (the extender, whose caller's own volume plugins
+        #: judge volumes; the autoscaler's one listing): the volume plugins then take no part
+        #: rather than find every claim missing
         self.tracked = True
         #: who hears the cluster events of changes made here (the scheduling queue)
         self.listeners: list[Callable[[str], Any]] = []
@@ -95,43 +96,40 @@ class Storage:
 
     # ---- changes -----------------------------------------------------------------------
     def add(self, obj: Any) -> None:
-        """Add a parsed storage object (a new one, or one replacing its namesake)."""
-        if isinstance(obj, PersistentVolume):
-            event = _event("PersistentVolume", obj.name in self.pvs)
-            self.pvs[obj.name] = obj
-        elif isinstance(obj, PersistentVolumeClaim):
-            key = (obj.namespace, obj.name)
-            event = _event("PersistentVolumeClaim", key in self.pvcs)
-            self.pvcs[key] = obj
-        elif isinstance(obj, StorageClass):
-            event = _event("StorageClass", obj.name in self.classes)
-            self.classes[obj.name] = obj
-        elif isinstance(obj, CSINode):
-            event = _event("CSINode", obj.name in self.csi_nodes)
-            self.csi_nodes[obj.name] = obj
-        elif isinstance(obj, CSIDriver):
-            event = _event("CSIDriver", obj.name in self.csi_drivers)
-            self.csi_drivers[obj.name] = obj
-        elif isinstance(obj, CSIStorageCapacity):
-            key = (obj.namespace, obj.name)
-            event = _event("CSIStorageCapacity", key in self.capacities)
-            self.capacities[key] = obj
-        elif isinstance(obj, VolumeAttachment):
-            event = _event("VolumeAttachment", obj.name in self.attachments)
-            self.attachments[obj.name] = obj
-        else:
-            raise TypeError(f"not a storage object: {type(obj).__name__}")
+        """Add a parsed storage object (a new one, or one replacing its namesake); listeners hear
+        ``<Kind>Add`` or ``<Kind>Update``."""
+        table, key = self._table(obj)
+        event = _event(type(obj).__name__, key in table)
+        table[key] = obj
         self.generation += 1
         for listener in self.listeners:
             listener(event)
 
-    def remove_attachment(self, name: str) -> None:
-        """A VolumeAttachment is deleted (its volume detached from the node)."""
-        if self.attachments.pop(name, None) is None:
+    def remove(self, obj: Any) -> None:
+        """Forget a storage object (its informer saw it deleted); listeners hear ``<Kind>Delete``."""
+        table, key = self._table(obj)
+        if table.pop(key, None) is None:
             return
         self.generation += 1
         for listener in self.listeners:
-            listener("VolumeAttachmentDelete")
+            listener(f"{type(obj).__name__}Delete")
+
+    def _table(self, obj: Any) -> tuple[dict, Any]:
+        if isinstance(obj, PersistentVolume):
+            return self.pvs, obj.name
+        if isinstance(obj, PersistentVolumeClaim):
+            return self.pvcs, (obj.namespace, obj.name)
+        if isinstance(obj, StorageClass):
+            return self.classes, obj.name
+        if isinstance(obj, CSINode):
+            return self.csi_nodes, obj.name
+        if isinstance(obj, CSIDriver):
+            return self.csi_drivers, obj.name
+        if isinstance(obj, CSIStorageCapacity):
+            return self.capacities, (obj.namespace, obj.name)
+        if isinstance(obj, VolumeAttachment):
+            return self.attachments, obj.name
+        raise TypeError(f"not a storage object: {type(obj).__name__}")
 
     def load(self, objects: Iterable[Any], origins: dict[int, tuple[str, str]] | None = None) -> None:
         """Add the objects of a cluster dump (names unique per kind, as in a cluster)."""

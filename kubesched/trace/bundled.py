@@ -19,11 +19,19 @@ NODE_PREFIX = "openb_node_list_"
 NODE_LISTS = {"all": "all_node", "gpu": "gpu_node"}
 
 
+def _is_file(path: Path) -> bool:
+    """``path.is_file()``, False for a name the system cannot even look up (too long)."""
+    try:
+        return path.is_file()
+    except OSError:
+        return False
+
+
 def csv_in(folder: str | Path, stem: str) -> Path | None:
     """``folder/stem.csv``, else ``folder/stem.csv.gz``, else None."""
     for suffix in (".csv", ".csv.gz"):
         p = Path(folder) / f"{stem}{suffix}"
-        if p.is_file():
+        if _is_file(p):
             return p
     return None
 
@@ -45,7 +53,7 @@ def _short(name: str, prefix: str) -> str:
 def _resolve(spec: str, stem: str | None, *, flag: str, what: str, names: list[str]) -> Path:
     """``spec`` itself when it is a file or a path; else the shipped file ``stem``."""
     path = Path(spec)
-    if path.is_file() or "/" in spec:
+    if _is_file(path) or "/" in spec:
         return path
     shipped = csv_in(OPENB_DIR, stem) if stem else None
     if shipped is not None:

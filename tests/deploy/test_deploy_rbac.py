@@ -26,6 +26,23 @@ CLUSTER_WIDE: dict[tuple[str, str, str | None], set[str]] = {
     ("apps", "statefulsets", None): {"list", "watch"},
     ("scheduling.x-k8s.io", "podgroups", None): {"list", "watch"},
     ("scheduling.x-k8s.io", "elasticquotas", None): {"list", "watch"},
+    # the volume plugins (kubesched.live.resources.PLUGIN_RESOURCES); VolumeBinding's PreBind
+    # updates PVs and claims (kubesched.live.objects)
+    ("", "persistentvolumes", None): {"list", "watch", "update"},
+    ("", "persistentvolumeclaims", None): {"list", "watch", "update"},
+    ("storage.k8s.io", "storageclasses", None): {"list", "watch"},
+    ("storage.k8s.io", "csinodes", None): {"list", "watch"},
+    ("storage.k8s.io", "csidrivers", None): {"list", "watch"},
+    ("storage.k8s.io", "csistoragecapacities", None): {"list", "watch"},
+    ("storage.k8s.io", "volumeattachments", None): {"list", "watch"},
+    # DynamicResources: PreBind's finalizer update, status update and re-read after a conflict,
+    # PostFilter's status update, Unreserve's status patch (v1.36 authorizes allocation and
+    # reservedFor changes on resourceclaims/binding too)
+    ("resource.k8s.io", "deviceclasses", None): {"list", "watch"},
+    ("resource.k8s.io", "resourceslices", None): {"list", "watch"},
+    ("resource.k8s.io", "resourceclaims", None): {"get", "list", "watch", "update"},
+    ("resource.k8s.io", "resourceclaims/status", None): {"update", "patch"},
+    ("resource.k8s.io", "resourceclaims/binding", None): {"update", "patch"},
 }
 
 

@@ -4,8 +4,10 @@ internal/allocatortesting/allocator_testing.go), ported case by case under the u
 UPSTREAM lists every case of the table in order with whether it is ported here; the count is
 asserted below (``test_case_count``). Left out, by reason:
 
-* consumable capacity (``capacity.requests``, ``allowMultipleAllocations``, ``distinctAttribute``,
-  share IDs) and list-type attributes (the alpha gate DRAListTypeAttributes): not modelled;
+* list-type attributes (the alpha gate DRAListTypeAttributes): not modelled; of the
+  consumable-capacity section (``capacity.requests``, ``allowMultipleAllocations``,
+  ``distinctAttribute``, share IDs), the cases listed in CONSUMABLE are ported (share IDs are
+  compared by presence, as upstream compares them with a fixed one);
 * binding conditions in the results and ``bindsToNode`` (DRADeviceBindingConditions): the
   allocator does not copy them into the result, nothing waits for them;
 * the ``expectNumAllocateOneInvocations``-only cases of the optimised allocators
@@ -22,10 +24,12 @@ from typing import Any
 import pytest
 
 from kubesched.api.objects import Node
+from kubesched.api.quantity import parse_quantity
 from kubesched.dra.allocator import AllocationError, Allocator, FailedOnNode, Features
 from kubesched.dra.objects import DeviceClass, ResourceClaim, ResourceSlice
 
 REGION, PLANET = "region", "planet"
+CAPACITY0 = "capacity-0"
 NODE1 = Node.parse({"metadata": {"name": "node-1", "labels": {REGION: "region-1", PLANET: "earth"}}})
 NODE2 = Node.parse({"metadata": {"name": "node-2", "labels": {REGION: "region-2", PLANET: "earth"}}})
 A, B = "driver-a", "driver-b"
@@ -96,8 +100,10 @@ def local(node: str) -> dict:
 
 
 def exact(cls: str, count: int | None = 1, *selectors: str, mode: str | None = None, admin: bool | None = None,
-          tolerations: list[dict] | None = None) -> dict:
+          tolerations: list[dict] | None = None, capacity: str | None = None) -> dict:
     body: dict[str, Any] = {"deviceClassName": cls, "allocationMode": mode or "ExactCount"}
+    if capacity is not None:
+        body["capacity"] = {"requests": {CAPACITY0: capacity}}
     if count is not None and (mode or "ExactCount") == "ExactCount":
         body["count"] = count
     if selectors:
@@ -130,8 +136,11 @@ def claim(name: str, *requests: dict, constraints: list[dict] | None = None, con
     return ResourceClaim.parse({"metadata": {"name": name}, "spec": {"devices": devices}}, default_namespace="")
 
 
-def res(request: str, driver: str, pool: str, device: str, admin: bool = False, tolerations: tuple = ()) -> tuple:
-    return (request, driver, pool, device, admin, tuple(sorted(tuple(sorted(t.items())) for t in tolerations)))
+def res(request: str, driver: str, pool: str, device: str, admin: bool = False, tolerations: tuple = (),
+        consumed: dict[str, str] | None = None) -> tuple:
+    """A result; ``consumed``: a share (withConsumedCapacity), compared by its consumed capacity."""
+    shared = None if consumed is None else tuple(sorted((k, parse_quantity(v)) for k, v in consumed.items()))
+    return (request, driver, pool, device, admin, tuple(sorted(tuple(sorted(t.items())) for t in tolerations)), shared)
 
 
 def result(selector: dict | None, *results: tuple, config: list[dict] | None = None) -> tuple:
@@ -161,7 +170,8 @@ def _got(allocations: list) -> list[tuple]:
         results = tuple(
             sorted(
                 (r.request, r.driver, r.pool, r.device, bool(r.admin_access),
-                 tuple(sorted(tuple(sorted({k: v for k, v in (("key", t.key), ("operator", t.operator), ("value", t.value), ("effect", t.effect)) if v}.items())) for t in r.tolerations)))
+                 tuple(sorted(tuple(sorted({k: v for k, v in (("key", t.key), ("operator", t.operator), ("value", t.value), ("effect", t.effect)) if v}.items())) for t in r.tolerations)),
+                 None if r.share_id is None else tuple(sorted(r.consumed_capacity or ())))
                 for r in a.results
             )
         )
@@ -170,15 +180,19 @@ def _got(allocations: list) -> list[tuple]:
 
 
 def run(*, claims: list[ResourceClaim], classes: list[DeviceClass] = (), slices: list[ResourceSlice] = (),  # type: ignore[assignment]
-        allocated: list[tuple[str, str, str]] = (), node: Node = NODE1, features: Features | None = None) -> list[tuple] | None:  # type: ignore[assignment]
-    a = Allocator(features or Features(False, False, False, False, False), set(allocated), {c.name: c for c in classes}, list(slices))
+        allocated: list[tuple[str, str, str]] = (), node: Node = NODE1, features: Features | None = None,
+        consumed: dict[tuple[str, str, str], dict[str, str]] | None = None) -> list[tuple] | None:  # type: ignore[assignment]
+    """``consumed``: allocatedCapacityDevices (device -> capacity -> amount)."""
+    held = {d: {f"{d[0]}/{k}": parse_quantity(v) for k, v in c.items()} for d, c in (consumed or {}).items()}
+    a = Allocator(features or Features(False, False, False, False, False, False), set(allocated), {c.name: c for c in classes},
+                  list(slices), consumed=held)
     out = a.allocate(node, claims)
     return None if out is None else _got(out)
 
 
 def feats(**on: bool) -> Features:
     base = dict(admin_access=False, prioritized_list=False, partitionable_devices=False, device_taints=False,
-                device_binding_and_status=False)
+                device_binding_and_status=False, consumable_capacity=False)
     base.update(on)
     return Features(**base)
 
@@ -750,6 +764,200 @@ CASES.update({
         [result(local("node-1"), res("req-1/subReq-1", A, "pool-1", "device-2"), res("req-1/subReq-1", A, "pool-1", "device-3"), res("req-2/subReq-1", A, "pool-1", "device-1"))]),
 })
 
+
+# ---- consumable capacity (DRAConsumableCapacity) -------------------------------------------------
+CC = feats(consumable_capacity=True)
+RANGE = {"default": "2", "validRange": {"min": "2", "step": "2", "max": "4"}}  # withCapacityRequestPolicyRange
+
+
+def values_policy(default: str, *extra: str) -> dict:
+    """withCapacityRequestPolicyValidValues: the default first, then the others."""
+    return {"default": default, "validValues": [default, *extra]}
+
+
+def multi_class(name: str, driver: str, multi: bool) -> DeviceClass:
+    """classWithAllowMultipleAllocations."""
+    return klass(name, driver, expr=f'device.driver == "{driver}" && device.allowMultipleAllocations == {str(multi).lower()}')
+
+
+def cdev(name: str, value: str | None = None, *, policy: dict | None = None, multi: bool = True,
+         attrs: dict[str, tuple[str, Any]] | None = None, counters: dict[str, dict[str, str]] | None = None) -> dict:
+    """A device with capacity-0 (``value``, and a request policy) that allows multiple allocations."""
+    d = dev(name, None if value is None else {CAPACITY0: value}, attrs, counters=counters, from_counters=counters is not None)
+    if policy is not None:
+        d["capacity"][CAPACITY0]["requestPolicy"] = policy
+    if multi:
+        d["allowMultipleAllocations"] = True
+    return d
+
+
+def shared(request: str, device: str, amount: str, name: str = CAPACITY0) -> tuple:
+    return res(request, A, "pool-1", device, consumed={name: amount})
+
+
+CMA, CMX = multi_class("class-a", A, True), multi_class("class-a", A, False)
+D1 = ("driver-a", "pool-1", "device-1")
+CONSUMABLE: dict[str, tuple[dict, Any]] = {
+    "consumable-capacity-multi-allocatable-device-without-policy-without-capacity-request-block": (
+        {"claims": [claim("claim-0", req("req-0", "class-a")), claim("claim-1", req("req-0", "class-a"))], "classes": [CMA], "features": CC,
+         "slices": [slc("slice-1", "node-1", "pool-1", A, cdev("device-1", "2"))]},
+        None),
+    "consumable-capacity-multi-allocatable-device-without-policy-with-capacity-request": (
+        {"claims": [claim("claim-0", req("req-0", "class-a", capacity="1")), claim("claim-1", req("req-0", "class-a", capacity="1"))],
+         "classes": [CMA], "features": CC, "slices": [slc("slice-1", "node-1", "pool-1", A, cdev("device-1", "2"))]},
+        [result(local("node-1"), shared("req-0", "device-1", "1")), result(local("node-1"), shared("req-0", "device-1", "1"))]),
+    "consumable-capacity-multi-allocatable-device-with-policy-without-capacity-request": (
+        {"claims": [claim("claim-0", req("req-0", "class-a")), claim("claim-1", req("req-0", "class-a"))], "classes": [CMA], "features": CC,
+         "slices": [slc("slice-1", "node-1", "pool-1", A, cdev("device-1", "4", policy=RANGE))]},
+        [result(local("node-1"), shared("req-0", "device-1", "2")), result(local("node-1"), shared("req-0", "device-1", "2"))]),
+    "consumable-capacity-multi-allocatable-device-with-zero-request-policy": (
+        {"claims": [claim("claim-0", req("req-0", "class-a")), claim("claim-1", req("req-0", "class-a"))], "classes": [CMA], "features": CC,
+         "slices": [slc("slice-1", "node-1", "pool-1", A, cdev("device-1", "1", policy=values_policy("0")))]},
+        [result(local("node-1"), shared("req-0", "device-1", "0")), result(local("node-1"), shared("req-0", "device-1", "0"))]),
+    "consumable-capacity-multi-allocatable-device-violates-zero-request-policy": (
+        {"claims": [claim("claim-0", req("req-0", "class-a", capacity="1"))], "classes": [CMA], "features": CC,
+         "slices": [slc("slice-1", "node-1", "pool-1", A, cdev("device-1", "1", policy=values_policy("0")))]},
+        None),
+    "consumable-capacity-multi-allocatable-device-with-range-policy-with-capacity-request": (
+        {"claims": [claim("claim-0", req("req-0", "class-a", capacity="1")), claim("claim-1", req("req-0", "class-a", capacity="1"))],
+         "classes": [CMA], "features": CC, "slices": [slc("slice-1", "node-1", "pool-1", A, cdev("device-1", "4", policy=RANGE))]},
+        [result(local("node-1"), shared("req-0", "device-1", "2")), result(local("node-1"), shared("req-0", "device-1", "2"))]),
+    "consumable-capacity-multi-allocatable-device-with-range-policy-step": (
+        {"claims": [claim("claim-0", req("req-0", "class-a", capacity="3"))], "classes": [CMA], "features": CC,
+         "slices": [slc("slice-1", "node-1", "pool-1", A, cdev("device-1", "4", policy=RANGE))]},
+        [result(local("node-1"), shared("req-0", "device-1", "4"))]),
+    "consumable-capacity-multi-allocatable-device-with-valid-values-policy": (
+        {"claims": [claim("claim-0", req("req-0", "class-a", capacity="2"))], "classes": [CMA], "features": CC,
+         "slices": [slc("slice-1", "node-1", "pool-1", A, cdev("device-1", "4", policy=values_policy("1", "2")))]},
+        [result(local("node-1"), shared("req-0", "device-1", "2"))]),
+    "consumable-capacity-multi-allocatable-device-with-valid-values-policy-round-up": (
+        {"claims": [claim("claim-0", req("req-0", "class-a", capacity="2"))], "classes": [CMA], "features": CC,
+         "slices": [slc("slice-1", "node-1", "pool-1", A, cdev("device-1", "3", policy=values_policy("1", "3")))]},
+        [result(local("node-1"), shared("req-0", "device-1", "3"))]),
+    "consumable-capacity-multi-allocatable-device-with-exceeded-consumable-capacity-request": (
+        {"claims": [claim("claim-0", req("req-0", "class-a", capacity="1")), claim("claim-1", req("req-0", "class-a", capacity="2"))],
+         "classes": [CMA], "features": CC, "slices": [slc("slice-1", "node-1", "pool-1", A, cdev("device-1", "2", policy=RANGE))]},
+        None),
+    "consumable-capacity-multi-allocatable-device-with-request-over-max-sharing-policy": (
+        {"claims": [claim("claim-0", req("req-0", "class-a", capacity="6"))], "classes": [CMA], "features": CC,
+         "slices": [slc("slice-1", "node-1", "pool-1", A, cdev("device-1", "10", policy=RANGE))]},
+        None),
+    "consumable-capacity-multi-allocatable-device-with-allocated-capacity-use-remaining": (
+        {"claims": [claim("claim-0", req("req-0", "class-a", capacity="2"))], "classes": [CMA], "features": CC,
+         "consumed": {D1: {CAPACITY0: "2"}}, "slices": [slc("slice-1", "node-1", "pool-1", A, cdev("device-1", "4", policy=RANGE))]},
+        [result(local("node-1"), shared("req-0", "device-1", "2"))]),
+    "consumable-capacity-multi-allocatable-device-with-allocated-capacity-next-device": (
+        {"claims": [claim("claim-0", req("req-0", "class-a", capacity="2"))], "classes": [CMA], "features": CC,
+         "consumed": {D1: {CAPACITY0: "2"}},
+         "slices": [slc("slice-1", "node-1", "pool-1", A, cdev("device-1", "2", policy=RANGE), cdev("device-2", "2", policy=RANGE))]},
+        [result(local("node-1"), shared("req-0", "device-2", "2"))]),
+    "consumable-capacity-with-multi-allocatable-device-backtrack": (
+        {"claims": [claim("claim-0", req("req-0", "class-a", capacity="2"), req("req-1", "class-a", capacity="2"),
+                          constraints=[{"matchAttribute": f"{A}/stringAttribute"}]),
+                    claim("claim-1", req("req-0", "class-a", capacity="2"))],
+         "classes": [CA], "features": CC,
+         "slices": [slc("slice-1", "node-1", "pool-1", A,
+                        cdev("device-2", "2", policy=RANGE, attrs={"stringAttribute": ("string", "stringAttributeValue1")}),
+                        cdev("device-1", "4", policy=RANGE, attrs={"stringAttribute": ("string", "stringAttributeValue2")}))]},
+        [result(local("node-1"), shared("req-0", "device-1", "2"), shared("req-1", "device-1", "2")),
+         result(local("node-1"), shared("req-0", "device-2", "2"))]),
+    "consumable-capacity-multi-allocatable-device-with-no-available-consumable-capacity": (
+        {"claims": [claim("claim-0", req("req-0", "class-a", capacity="2"))], "classes": [CMA], "features": CC,
+         "consumed": {D1: {CAPACITY0: "2"}}, "slices": [slc("slice-1", "node-1", "pool-1", A, cdev("device-1", "2", policy=RANGE))]},
+        None),
+    "consumable-capacity-multi-allocatable-device-allocation-mode-all-filter-out-no-capacity": (
+        {"claims": [claim("claim-0", req("req-0", "class-a", None, mode="All", capacity="2"))], "classes": [CMA], "features": CC,
+         "slices": [slc("slice-1", "node-1", "pool-1", A, cdev("device-1", "2"), cdev("device-2"))]},
+        [result(local("node-1"), shared("req-0", "device-1", "2"))]),
+    "consumable-capacity-multi-allocatable-device-allocation-mode-all-filter-out-insufficient-capacity": (
+        {"claims": [claim("claim-0", req("req-0", "class-a", None, mode="All", capacity="2"))], "classes": [CMA], "features": CC,
+         "slices": [slc("slice-1", "node-1", "pool-1", A, cdev("device-1", "2"), cdev("device-2", "1"))]},
+        [result(local("node-1"), shared("req-0", "device-1", "2"))]),
+    "consumable-capacity-multi-allocatable-device-allocation-mode-all-allocating-sufficient": (
+        {"claims": [claim("claim-0", req("req-0", "class-a", capacity="1"), req("req-1", "class-a", None, mode="All", capacity="1"))],
+         "classes": [CA], "features": CC, "slices": [slc("slice-1", "node-1", "pool-1", A, cdev("device-1", "2"), cdev("device-2", "1"))]},
+        [result(local("node-1"), shared("req-0", "device-1", "1"), shared("req-1", "device-1", "1"), shared("req-1", "device-2", "1"))]),
+    "consumable-capacity-multi-allocatable-device-allocation-mode-all-in-use-sufficient": (
+        {"claims": [claim("claim-0", req("req-0", "class-a", None, mode="All", capacity="1"))], "classes": [CA], "features": CC,
+         "consumed": {D1: {CAPACITY0: "1"}}, "slices": [slc("slice-1", "node-1", "pool-1", A, cdev("device-1", "2"), cdev("device-2", "1"))]},
+        [result(local("node-1"), shared("req-0", "device-1", "1"), shared("req-0", "device-2", "1"))]),
+    "consumable-capacity-multi-allocatable-device-allocation-mode-all-allocating-insufficient": (
+        {"claims": [claim("claim-0", req("req-0", "class-a", capacity="1"), req("req-1", "class-a", None, mode="All", capacity="1"))],
+         "classes": [CA], "features": CC, "slices": [slc("slice-1", "node-1", "pool-1", A, cdev("device-1", "1"), cdev("device-2", "1"))]},
+        None),
+    "consumable-capacity-multi-allocatable-device-allocation-mode-all-in-use-insufficient": (
+        {"claims": [claim("claim-0", req("req-0", "class-a", None, mode="All", capacity="1"))], "classes": [CA], "features": CC,
+         "consumed": {D1: {CAPACITY0: "1"}}, "slices": [slc("slice-1", "node-1", "pool-1", A, cdev("device-1", "1"), cdev("device-2", "1"))]},
+        [result(local("node-1"), shared("req-0", "device-2", "1"))]),
+    "consumable-capacity-dedicated-device-with-consumable-capacity-request": (
+        {"claims": [claim("claim-0", req("req-0", "class-a", capacity="1"))], "classes": [CMX], "features": CC,
+         "slices": [slc("slice-1", "node-1", "pool-1", A, cdev("device-1", "1", multi=False))]},
+        [result(local("node-1"), res("req-0", A, "pool-1", "device-1"))]),
+    "consumable-capacity-dedicated-device-with-multiple-consumable-capacity-request": (
+        {"claims": [claim("claim-0", req("req-0", "class-a", capacity="1")), claim("claim-1", req("req-0", "class-a", capacity="1"))],
+         "classes": [CMX], "features": CC, "slices": [slc("slice-1", "node-1", "pool-1", A, cdev("device-1", "2", policy=RANGE, multi=False))]},
+        None),
+    "allow-multiple-allocations-exclude-multi-allocatable-device-by-class-selector": (
+        {"claims": [claim("claim-0", req("req-0", "class-a", capacity="1"))], "classes": [CMX], "features": CC,
+         "slices": [slc("slice-1", "node-1", "pool-1", A, cdev("device-1", "1"))]},
+        None),
+    "allow-multiple-allocations-not-allocate-multi-allocatable-device-which-already-dedicated": (
+        {"claims": [claim("claim-0", req("req-0", "class-a", capacity="1"))], "classes": [CMA], "features": CC, "allocated": [D1],
+         "slices": [slc("slice-1", "node-1", "pool-1", A, cdev("device-1", "2", policy=RANGE))]},
+        None),
+    "allow-multiple-allocations-not-allocate-dedicated-device-which-change-from-multi-allocatable": (
+        {"claims": [claim("claim-0", req("req-0", "class-a", capacity="1"))], "classes": [CMA], "features": CC,
+         "consumed": {D1: {CAPACITY0: "1"}}, "slices": [slc("slice-1", "node-1", "pool-1", A, cdev("device-1", "2", policy=RANGE, multi=False))]},
+        None),
+    "allow-multiple-allocations-with-partitionable-device": (
+        {"claims": [claim("claim-0", req("req-0", "class-a"),
+                          first("req-1", sub("subReq-0", "class-a", 1, f'device.capacity["{A}"].memory.compareTo(quantity("6Gi")) >= 0'),
+                                sub("subReq-1", "class-a", 1, f'device.capacity["{A}"].memory.compareTo(quantity("4Gi")) >= 0')))],
+         "classes": [CMA], "features": feats(prioritized_list=True, partitionable_devices=True, consumable_capacity=True),
+         "slices": [slc("slice-1", "node-1", "pool-1", A,
+                        *[{**dev(n, None, None, counters={"counter-set-1": {"memory": m}}, from_counters=True), "allowMultipleAllocations": True}
+                          for n, m in (("device-1", "4Gi"), ("device-2", "6Gi"), ("device-3", "4Gi"))], count=2),
+                    slc("slice-2", "node-1", "pool-1", A, count=2, counter_sets={"counter-set-1": {"memory": "8Gi"}})]},
+        [result(local("node-1"), shared("req-0", "device-1", "4Gi", "memory"), shared("req-1/subReq-1", "device-3", "4Gi", "memory"))]),
+    "with-distinct-constraints": (
+        {"claims": [claim("claim-0", req("req-0", "class-a"), req("req-1", "class-a"), req("req-2", "class-a"), req("req-3", "class-a"),
+                          constraints=[{"distinctAttribute": f"{A}/boolAttribute", "requests": ["req-0", "req-1"]},
+                                       {"distinctAttribute": f"{A}/driverVersion", "requests": ["req-0", "req-1", "req-2"]},
+                                       {"distinctAttribute": f"{A}/numa", "requests": ["req-0", "req-1", "req-2", "req-3"]}])],
+         "classes": [CA], "features": CC,
+         "slices": [slc("slice-1", "node-1", "pool-1", A,
+                        *[cdev(f"device-{i}", attrs={"driverVersion": ("version", v), "numa": ("int", i - 1), "boolAttribute": ("bool", b)})
+                          for i, v, b in ((1, "1.0.0", True), (2, "1.0.1", False), (3, "1.0.2", True), (4, "1.0.0", True))])]},
+        [result(local("node-1"), *(res(f"req-{i}", A, "pool-1", f"device-{i + 1}", consumed={}) for i in range(4)))]),
+    "with-distinct-constraints-attribute-not-set": (
+        {"claims": [claim("claim-0", req("req-0", "class-a"), constraints=[{"distinctAttribute": f"{A}/boolAttribute", "requests": ["req-0"]}])],
+         "classes": [CA], "features": CC, "slices": [slc("slice-1", "node-1", "pool-1", A, cdev("device-1"))]},
+        None),
+    "with-distinct-constraints-with-subrequests": (
+        {"claims": [claim("claim-0", *(first(r, sub("subReq-0", "class-a", 1, f'device.attributes["{A}"].boolAttribute'), sub("subReq-1", "class-a", 1))
+                                       for r in ("req-0", "req-1", "req-2")),
+                          constraints=[{"distinctAttribute": f"{A}/boolAttribute", "requests": ["req-0", "req-1"]}])],
+         "classes": [CA], "features": feats(consumable_capacity=True, prioritized_list=True),
+         "slices": [slc("slice-1", "node-1", "pool-1", A, cdev("device-1", attrs={"boolAttribute": ("bool", True)}),
+                        cdev("device-2", attrs={"boolAttribute": ("bool", False)}))]},
+        [result(local("node-1"), res("req-0/subReq-0", A, "pool-1", "device-1", consumed={}),
+                res("req-1/subReq-1", A, "pool-1", "device-2", consumed={}), res("req-2/subReq-0", A, "pool-1", "device-1", consumed={}))]),
+    "distinct-constraint-one-multi-allocatable-device-with-distinct-constraint": (
+        {"claims": [claim("claim-0", req("req-0", "class-a", capacity="1"), req("req-1", "class-a", capacity="1"),
+                          constraints=[{"distinctAttribute": f"{A}/stringAttribute"}])],
+         "classes": [CMA], "features": CC,
+         "slices": [slc("slice-1", "node-1", "pool-1", A, cdev("device-1", "2", policy=RANGE, attrs={"stringAttribute": ("string", "stringAttributeValue")}))]},
+        None),
+    "distinct-constraint-two-multi-allocatable-devices-with-distinct-constraint": (
+        {"claims": [claim("claim-0", req("req-0", "class-a", capacity="2"), req("req-1", "class-a", capacity="2"),
+                          constraints=[{"distinctAttribute": f"{A}/stringAttribute"}])],
+         "classes": [CMA], "features": CC,
+         "slices": [slc("slice-1", "node-1", "pool-1", A, cdev(f"device-{i}", "4", policy=RANGE, attrs={"stringAttribute": ("string", f"stringAttributeValue{i}")}), count=2)
+                    for i in (1, 2)]},
+        [result(local("node-1"), shared("req-0", "device-1", "2"), shared("req-1", "device-2", "2"))]),
+}
+CASES.update(CONSUMABLE)
+
 #: Every case of the upstream table, in its order (post-v1.36 master copy); the ones in CASES are ported.
 UPSTREAM = """
 empty simple other-node small-and-large small-and-large-backtrack-requests small-and-large-backtrack-claims
@@ -797,8 +1005,10 @@ partitionable-devices-with-binding-conditions-some-devices-no-conditions
 partitionable-devices-with-binding-conditions-multi-slices partitionable-devices-with-binding-conditions-and-taints
 partitionable-devices-with-binding-conditions-and-taints-tolerated
 """.split()
-# the consumable-capacity, distinct-attribute and list-type attribute section (none ported), then the rest
-UPSTREAM_NOT_MODELLED = 64
+# the consumable-capacity, distinct-attribute and list-type attribute section: CONSUMABLE is ported, the
+# rest is counted; then the rest of the table
+UPSTREAM += list(CONSUMABLE)
+UPSTREAM_NOT_MODELLED = 64 - len(CONSUMABLE)
 UPSTREAM += """
 allocation-mode-all-with-multi-host-resource-pool multi-host-resource-pool-with-stale-slice-for-current-node
 multi-host-resource-pool-complete-update-from-node-1-to-node-2 multi-host-resource-pool-complete-update-from-node-2-to-node-1
@@ -822,7 +1032,7 @@ def test_case_count() -> None:
     """TestAllocator: the ported cases are a subset of upstream's table, counted here."""
     total = len(UPSTREAM) + UPSTREAM_NOT_MODELLED
     assert set(CASES) <= set(UPSTREAM)
-    assert (len(CASES), total) == (123, 213)
+    assert (len(CASES), total) == (123 + len(CONSUMABLE), 213)
 
 
 @pytest.mark.parametrize("name", list(CASES))
@@ -844,7 +1054,8 @@ def test_allocator(name: str) -> None:
 
 
 def test_devices_in_use_by_the_search_cache_their_verdicts() -> None:
-    """A (selector, device) verdict is computed once and kept (the CEL result cache)."""
+    """A (selector, device) verdict is computed once and kept (the CEL result cache), shared by
+    devices CEL cannot tell apart."""
     from kubesched.dra.allocator import MatchCache
 
     cache = MatchCache()
@@ -852,5 +1063,9 @@ def test_devices_in_use_by_the_search_cache_their_verdicts() -> None:
     assert a.allocate(NODE1, [claim("c", req("r", "class-a"))]) is not None
     assert len(cache) == 1  # device-1 matched first and was taken
     assert a.allocate(NODE1, [claim("c", req("r", "class-a", 2))]) is not None
+    assert len(cache) == 1  # device-2 looks like device-1 to CEL: the same verdict
+    other = slc("slice-2", "node-1", "pool-2", A, dev("device-3", None, {"numa": ("int", 1)}))
+    b = Allocator(Features(), set(), {"class-a": CA}, [other], cache)
+    assert b.allocate(NODE1, [claim("c", req("r", "class-a"))]) is not None
     assert len(cache) == 2
 

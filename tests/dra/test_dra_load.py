@@ -129,7 +129,7 @@ def test_populate_fills_the_snapshot_listers() -> None:
     populate(snap, objs)
     assert set(snap.dra.classes) == {"gpu.example.com"}
     assert snap.dra.claim("ml", "pair") is not None
-    assert snap.dra.allocated_devices() == set()
+    assert dict(snap.dra.allocated_devices()) == {}
 
 
 def test_kubectl_typed_lists_load(tmp_path: Path) -> None:
@@ -172,6 +172,13 @@ BAD = [
     (_with(SLICE, "spec.devices.0.attributes", {"v": {"version": "1.0"}}), 'items[0].spec.devices[0].attributes.v.version: Invalid value: "1.0": must be a string compatible with semver.org spec 2.0.0'),
     (_with(SLICE, "spec.devices.0.capacity", {"memory": {"value": "lots"}}), 'items[0].spec.devices[0].capacity.memory.value: invalid quantity "lots"'),
     (_with(SLICE, "spec.devices.0.name", "GPU_0"), 'items[0].spec.devices[0].name: Invalid value: "GPU_0"'),
+    (_with(SLICE, "spec.devices.0.capacity", {"memory": {"value": "40Gi", "requestPolicy": {"validRange": {"min": "x"}}}}),
+     'items[0].spec.devices[0].capacity.memory.requestPolicy.validRange.min: invalid quantity "x"'),
+    (_with(CLAIM, "spec.devices.requests.0.exactly.capacity", {"requests": {"memory": "lots"}}),
+     'items[0].spec.devices.requests[0].exactly.capacity.requests.memory: invalid quantity "lots"'),
+    (_with(CLAIM, "status", {"allocation": {"devices": {"results": [{"request": "gpu", "driver": "d", "pool": "p", "device": "x",
+                                                                     "consumedCapacity": {"memory": "?"}}]}}}),
+     'items[0].status.allocation.devices.results[0].consumedCapacity.memory: invalid quantity "?"'),
     (_with(CLAIM, "spec.devices.requests.0.exactly.allocationMode", "Some"), 'items[0].spec.devices.requests[0].exactly.allocationMode: Unsupported value: "Some": supported values: "All", "ExactCount"'),
     (_with(CLAIM, "spec.devices.requests.0.exactly.count", 0), "items[0].spec.devices.requests[0].exactly.count: Invalid value: 0: must be greater than zero"),
     (_with(CLAIM, "spec.devices.requests.0.exactly", None), "items[0].spec.devices.requests[0]: Required value: exactly one of `exactly` or `firstAvailable` is required"),

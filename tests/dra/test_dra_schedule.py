@@ -91,3 +91,51 @@ def test_explain_shows_per_node_reasons(capsys: pytest.CaptureFixture[str]) -> N
     for name in ("gpu-b", "gpu-c", "cpu-1"):
         reasons = [r for f in verdicts[name]["filter"] if f["plugin"] == "DynamicResources" for r in f["reasons"]]
         assert reasons == ["cannot allocate all claims"], name
+
+
+def test_a_preempted_pods_claim_is_released_for_later_pods(tmp_path) -> None:  # noqa: ANN001
+    """A victim of preemption gives its devices back (offline, kubesched plays the resourceclaim
+    controller): a pod asking for the GPU after the preemption gets it."""
+    import yaml
+
+    docs = [
+        {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n1"}, "status": {"allocatable": {"cpu": "2", "memory": "4Gi", "pods": "10"}}},
+        {"apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass", "metadata": {"name": "gpu"},
+         "spec": {"selectors": [{"cel": {"expression": 'device.driver == "gpu.example.com"'}}]}},
+        {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice", "metadata": {"name": "n1-gpus"},
+         "spec": {"driver": "gpu.example.com", "nodeName": "n1", "pool": {"name": "n1", "generation": 1, "resourceSliceCount": 1},
+                  "devices": [{"name": "gpu-0"}]}},
+        {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaimTemplate", "metadata": {"name": "one-gpu", "namespace": "default"},
+         "spec": {"spec": {"devices": {"requests": [{"name": "gpu", "exactly": {"deviceClassName": "gpu"}}]}}}},
+        {"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": "high"}, "value": 1000},
+    ]
+
+    def gpu_pod(name: str, cpu: str, **spec: object) -> dict:
+        return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "namespace": "default", "uid": f"uid-{name}"},
+                "spec": {"containers": [{"name": "c", "resources": {"requests": {"cpu": cpu}, "claims": [{"name": "gpu"}]}}],
+                         "resourceClaims": [{"name": "gpu", "resourceClaimTemplateName": "one-gpu"}], **spec}}
+
+    low = gpu_pod("low", "2", nodeName="n1")
+    low["spec"]["resourceClaims"] = [{"name": "gpu", "resourceClaimName": "low-gpu"}]
+    low_claim = {
+        "apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim", "metadata": {"name": "low-gpu", "namespace": "default"},
+        "spec": {"devices": {"requests": [{"name": "gpu", "exactly": {"deviceClassName": "gpu"}}]}},
+        "status": {"allocation": {"devices": {"results": [{"request": "gpu", "driver": "gpu.example.com", "pool": "n1", "device": "gpu-0"}]}},
+                   "reservedFor": [{"resource": "pods", "name": "low", "uid": "uid-low"}]},
+    }
+    urgent = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "urgent", "namespace": "default", "uid": "uid-urgent"},
+              "spec": {"priorityClassName": "high", "containers": [{"name": "c", "resources": {"requests": {"cpu": "1"}}}]}}
+    later = gpu_pod("later", "1", priorityClassName="high")
+    path = tmp_path / "cluster.yaml"
+    path.write_text(yaml.safe_dump_all([*docs, low_claim, low, urgent, later]))
+    s = build_session([str(path)], seed=1)
+    result = schedule_all(s)
+    placed = {p["pod"]: p["node"] for p in result.placements}
+    assert placed.get("default/urgent") == "n1" and placed.get("default/later") == "n1"
+    assert [p.name for p in s.cluster.deleted] == ["low"]
+    dra = s.scheduler.snapshot.dra
+    released = dra.claim("default", "low-gpu")  # nobody holds it: deallocated
+    assert released is not None and released.allocation is None and released.reserved_for == ()
+    made = dra.claim("default", s.objects.pods[-1].resource_claim_statuses["gpu"])
+    assert made is not None and [r.name for r in made.reserved_for] == ["later"]
+    assert [r.device for r in made.allocation.results] == ["gpu-0"]

@@ -119,3 +119,32 @@ def test_importing_never_imports_ray() -> None:
     )
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
+
+
+def test_gpu_model_dra_gives_the_same_grid(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """--gpu-model dra: the same run with the GPUs as ResourceSlices and ResourceClaims gives the
+    annotation run's curves; a record says which model made it, and --resume does not take a
+    run of the other model for one of this."""
+    from kubesched.experiment.grid import build_grid
+    from kubesched.experiment.report import read_run, write_run
+    from kubesched.experiment.runner import run_one
+    from kubesched.trace.bundled import OPENB_DIR
+
+    flags = ["--traces", "default", "--policies", "FGD", "--seeds", "42", "--max-nodes", "30", "--max-pods", "150",
+             "--workers", "1", "--no-progress", "--no-plots"]
+    dra = tmp_path / "dra"
+    assert main(["experiment", "fgd", *flags, "--gpu-model", "dra", "--out-dir", str(dra)]) == 0
+    (d,) = _curves(dra).values()
+    (spec,) = build_grid(["default"], ["FGD"], [42], Path(OPENB_DIR).resolve(), max_nodes=30, max_pods=150)
+    ann = tmp_path / "ann"
+    write_run(ann, run_one(spec))  # the annotation run, in this process
+    (a,) = _curves(ann).values()
+    assert (a.pop("gpu_model"), d.pop("gpu_model")) == ("annotations", "dra")
+    assert a == d
+    assert [r["gpu_model"] for r in csv.DictReader(open(dra / "runs.csv"))] == ["dra"]
+    assert read_run(ann, spec) is not None and read_run(dra, spec) is None  # --resume would run it again
+    capsys.readouterr()
+    with pytest.raises(SystemExit) as exit_:
+        main(["experiment", "fgd", *flags, "--gpu-model", "cdi", "--out-dir", str(tmp_path / "x")])
+    assert exit_.value.code == 2
+    assert "argument --gpu-model: invalid choice: 'cdi'" in capsys.readouterr().err

@@ -15,6 +15,7 @@ MERGE_KEYS: dict[str, str] = {
     "spec.containers.env": "name", "spec.containers.ports": "containerPort",
     "spec.containers.volumeMounts": "mountPath", "spec.volumes": "name", "spec.imagePullSecrets": "name",
     "spec.schedulingGates": "name", "spec.resourceClaims": "name",
+    "status.reservedFor": "uid",  # ResourceClaim
     "status.conditions": "type", "status.addresses": "type", "status.podIPs": "ip", "status.hostIPs": "ip",
 }
 MERGED_PRIMITIVE_LISTS = {"metadata.finalizers"}

@@ -252,3 +252,43 @@ def test_deletes_and_discovery(kube_api, core, api_client):  # noqa: F811
     assert {"coordination.k8s.io", "events.k8s.io", "scheduling.x-k8s.io", "policy"} <= groups
     pods = [r for r in core.get_api_resources().resources if r.name.startswith("pods")]
     assert {r.name for r in pods} == {"pods", "pods/status", "pods/binding", "pods/eviction"}
+
+
+def test_resource_claims_status_subresource_conflicts_and_reservation_patch(kube_api, api_client):  # noqa: F811
+    """resource.k8s.io/v1 through the official client: the status subresource keeps the spec, a
+    stale resourceVersion is a 409, and Unreserve's strategic merge patch deletes one
+    reservedFor entry by uid."""
+    res = client.ResourceV1Api(api_client)
+    claim = {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim", "metadata": {"name": "gpu"},
+             "spec": {"devices": {"requests": [{"name": "g", "exactly": {"deviceClassName": "gpu"}}]}},
+             "status": {"reservedFor": [{"resource": "pods", "name": "x", "uid": "u0"}]}}
+    created = res.create_namespaced_resource_claim("default", claim)
+    assert created.status is None  # create cannot set status where status is a subresource
+    body = api_client.sanitize_for_serialization(created)
+    body["status"] = {"reservedFor": [{"resource": "pods", "name": "a", "uid": "ua"},
+                                      {"resource": "pods", "name": "b", "uid": "ub"}]}
+    body["spec"]["devices"]["requests"][0]["name"] = "ignored"
+    updated = res.replace_namespaced_resource_claim_status("gpu", "default", body)
+    assert [r.uid for r in updated.status.reserved_for] == ["ua", "ub"]
+    assert updated.spec.devices.requests[0].name == "g"  # a status write keeps the spec
+    with pytest.raises(client.ApiException) as err:  # body still carries the old resourceVersion
+        res.replace_namespaced_resource_claim_status("gpu", "default", body)
+    assert err.value.status == 409 and status_of(err)["reason"] == "Conflict"
+    patch = {"metadata": {"uid": created.metadata.uid}, "status": {"reservedFor": [{"$patch": "delete", "uid": "ua"}]}}
+    res.patch_namespaced_resource_claim_status("gpu", "default", patch)
+    assert [r["uid"] for r in kube_api.get("ResourceClaim", "gpu")["status"]["reservedFor"]] == ["ub"]
+    names = {r.name for r in res.get_api_resources().resources}
+    assert {"deviceclasses", "resourceslices", "resourceclaims", "resourceclaims/status",
+            "resourceclaimtemplates"} <= names
+
+
+def test_storage_kinds_for_the_volume_plugins(kube_api, api_client):  # noqa: F811
+    storage = client.StorageV1Api(api_client)
+    storage.create_csi_driver({"metadata": {"name": "csi.example.com"}, "spec": {"storageCapacity": True}})
+    storage.create_namespaced_csi_storage_capacity("default", {
+        "metadata": {"name": "cap"}, "storageClassName": "fast", "capacity": "10Gi"})
+    storage.create_volume_attachment({"metadata": {"name": "va"}, "spec": {
+        "attacher": "csi.example.com", "nodeName": "n1", "source": {"persistentVolumeName": "pv"}}})
+    assert [d.metadata.name for d in storage.list_csi_driver().items] == ["csi.example.com"]
+    assert storage.list_csi_storage_capacity_for_all_namespaces().items[0].capacity == "10Gi"
+    assert kube_api.get("VolumeAttachment", "va")["spec"]["nodeName"] == "n1"

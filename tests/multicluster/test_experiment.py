@@ -118,3 +118,39 @@ def test_bad_scenario_file(tmp_path, capsys):
     rc = main(["multicluster", "simulate", "--scenario", str(f), "--out-dir", str(tmp_path / "o")])
     err = capsys.readouterr().err
     assert rc == 2 and err == f'kubesched: error: {f}: sites[0].tier: must be "edge" or "cloud"\n'
+
+
+@pytest.mark.parametrize(
+    "text,message",
+    [
+        # the fuzz campaign of issue 22: each was a traceback, or a line without the file
+        ("splitSeed: .inf", "splitSeed: expected an integer"),
+        ("splitSeed: 1.5", "splitSeed: expected an integer"),
+        ("accessRttMs: .inf", "accessRttMs: must be a number at least 0"),
+        ("classes: {LS: {timeoutSeconds: .nan}}", "classes.LS.timeoutSeconds: must be a number at least 0"),
+        ("trace: no-such-trace", 'trace: "no-such-trace": no such file, and not a shipped openb pod list'),
+        ("nodes: " + "n" * 300, "nodes: "),
+    ],
+)
+def test_bad_scenario_fields_name_the_file(tmp_path, capsys, text, message):
+    f = tmp_path / "s.yaml"
+    f.write_text(f"kind: EdgeCloudScenario\n{text}\n")
+    rc = main(["multicluster", "simulate", "--scenario", str(f), "--limit", "10", "--seeds", "0", "--out-dir", str(tmp_path / "o")])
+    err = capsys.readouterr().err
+    assert rc == 2 and err.startswith(f"kubesched: error: {f}: {message}") and err.count("\n") == 1
+
+
+def test_a_scenario_that_is_no_mapping_names_the_file(tmp_path, capsys):
+    f = tmp_path / "s.yaml"
+    f.write_text("just a string\n")
+    rc = main(["multicluster", "simulate", "--scenario", str(f), "--out-dir", str(tmp_path / "o")])
+    assert rc == 2 and capsys.readouterr().err == f"kubesched: error: {f}: document: expected an object, got str\n"
+
+
+def test_a_scenario_without_classes_runs(tmp_path, capsys):
+    # every pod then falls to the default class (none): the run's end used max() of no timeouts
+    f = tmp_path / "s.yaml"
+    f.write_text("kind: EdgeCloudScenario\ntimeScale: 2000\nclasses: {}\n")
+    rc = main(["multicluster", "simulate", "--scenario", str(f), "--limit", "20", "--seeds", "0", "--modes", "collaborative",
+               "--out-dir", str(tmp_path / "o"), "--no-plots", "-o", "json"])
+    assert rc == 0 and json.loads(capsys.readouterr().out)["seeds"] == [0]

@@ -95,6 +95,17 @@ def test_no_cluster_fits_prints_karmadas_fit_error(tmp_path, capsys):
          "documents[3].spec.placement.clusterAffinities[1].labelSelector.matchExpressions[0].operator"),
         ("  region: Japan East", "  region: Japan East\n  regions: [x]", 'documents[0].spec.regions: unknown field "regions"'),
         ("- affinityName: cloud\n", "- affinityName: home-edge\n", "each affinity term in a policy must have a unique name"),
+        # a metadata that is no mapping: an AttributeError traceback before (fuzz campaign of issue 22)
+        ("metadata:\n  name: edge-tokyo\n  labels: {tier: edge}\n", "metadata: edge-tokyo\n",
+         "documents[0].metadata: expected an object, got str"),
+        ("metadata:\n  name: batch\n", "metadata: [batch]\n", "documents[4].metadata: expected an object, got list"),
+        ("  name: edge-seoul\n", "  name: edge-seoul\n  deletionTimestamp: [now]\n",
+         "documents[1].metadata.deletionTimestamp: expected a string, got list"),
+        # Deployment replicas are *int32 (the API server refuses more); before, the members were
+        # asked to create 2^31 pods and the run never ended
+        ("replicas: 6", "replicas: 2147483648", "documents[6].spec.replicas: invalid value 2147483648: must be in"),
+        ("replicas: 6", "replicas: -1", "documents[6].spec.replicas: must be greater than or equal to 0"),
+        ("replicas: 6", "replicas: 100000", "documents[6].spec: the resource templates ask for more than 100,000 replicas"),
     ],
 )
 def test_bad_input_is_one_line_naming_file_and_field(tmp_path, capsys, snippet, replacement, message):
@@ -105,6 +116,21 @@ def test_bad_input_is_one_line_naming_file_and_field(tmp_path, capsys, snippet, 
     rc, out, err = run(capsys, "multicluster", "schedule", "-f", str(f), "-f", f"edge-tokyo={EX / 'edge-tokyo.yaml'}")
     assert rc == 2 and out == ""
     assert err.count("\n") == 1 and err.startswith(f"kubesched: error: {f}: ") and message in err
+
+
+def test_job_counts_are_int32_and_name_their_field(tmp_path, capsys):
+    job = (
+        "apiVersion: batch/v1\nkind: Job\nmetadata: {name: j}\nspec:\n  parallelism: 2\n  completions: -3\n"
+        "  template: {spec: {containers: [{name: c, image: i}]}}\n"
+    )
+    f = tmp_path / "job.yaml"
+    f.write_text(job)
+    rc, _, err = run(capsys, "multicluster", "schedule", "-f", str(f), "-f", f"edge-tokyo={EX / 'edge-tokyo.yaml'}")
+    # the field that is wrong (the old message named spec.replicas, which a Job does not have)
+    assert rc == 2 and f"{f}: document.spec.completions: must be greater than or equal to 0" in err
+    f.write_text(job.replace("completions: -3", "completions: 3").replace("parallelism: 2", "parallelism: 1e3"))
+    rc, _, err = run(capsys, "multicluster", "schedule", "-f", str(f), "-f", f"edge-tokyo={EX / 'edge-tokyo.yaml'}")
+    assert rc == 2 and f"{f}: document.spec.parallelism: expected an integer" in err
 
 
 def test_member_objects_in_a_karmada_file_are_refused(tmp_path, capsys):

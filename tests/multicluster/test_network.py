@@ -68,9 +68,32 @@ def test_network_overhead_cost_model_and_normalisation():
         ({"kind": "NetworkLatency", "defaultClass": "x"}, 'defaultClass: no class named "x"'),
         ({"kind": "NetworkLatency", "accessRtt": 3}, 'accessRtt: unknown field "accessRtt"'),
         ({"kind": "Latency"}, "kind"),
+        # NaN and infinity are no milliseconds (NaN passed every comparison before)
+        ({"kind": "NetworkLatency", "classes": [{"name": "a", "budgetMs": float("nan")}]}, "classes[0].budgetMs"),
+        ({"kind": "NetworkLatency", "classes": [{"name": "a", "timeoutSeconds": float("nan")}]}, "classes[0].timeoutSeconds"),
+        ({"kind": "NetworkLatency", "weight": 2**40}, "weight: invalid value 1099511627776"),
     ],
 )
 def test_bad_latency_files(doc, path):
     with pytest.raises(InputError) as e:
         parse_network(doc, "")
     assert path in str(e.value)
+
+
+@pytest.mark.parametrize(
+    "table,message",
+    [
+        # read as every input file is: a non-UTF-8 byte was a UnicodeDecodeError traceback
+        (b"Source,A\nA,1\xff\n", "not UTF-8 text (byte 0xff at line 2"),
+        (b"Source,A\nA,\x00\n", 'line 2: "\\x00" is not a number of milliseconds'),
+        # infinite and negative round trips were taken as they came: int(inf) then failed in scoring
+        (b"Source,A,B\nA,0,inf\n", 'line 2: "inf" is not a number of milliseconds, 0 or more'),
+        (b"Source,A,B\nA,0,-4\n", 'line 2: "-4" is not a number of milliseconds'),
+    ],
+)
+def test_bad_latency_tables_name_the_file(tmp_path, table, message):
+    f = tmp_path / "rtt.csv"
+    f.write_bytes(table)
+    with pytest.raises(InputError) as e:
+        LatencyTable.read(f)
+    assert str(e.value).startswith(f"{f}: ") and message in str(e.value) and "\n" not in str(e.value)

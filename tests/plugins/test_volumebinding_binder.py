@@ -9,10 +9,13 @@
   one-provision-tmpupdate-failed" hinge on the assume cache refusing an object older than the
   one it holds (resource versions), which the offline store does not keep.
 - TestRevertAssumedPodVolumes: 1 of 1.
-- TestBindAPIUpdate, TestCheckBindings, TestBindPodVolumes, TestFindAssumeVolumes, TestCapacity,
-  the assume-cache tables: left out. They drive API writes, conflicts and PreBind's polling
-  against a fake API server and PV controller; offline, PreBind writes to the in-memory store and
-  completes the binding itself (tests/plugins/test_volumebinding.py covers that path).
+- TestCheckBindings: 17 of 20 scenarios, against an in-test ObjectAPI holding "the API's"
+  objects. "nothing-to-bind-nil", "nothing-to-bind-bindings-nil" and
+  "nothing-to-bind-provisionings-nil" pass nil slices, which kubesched's lists cannot be.
+- TestBindAPIUpdate, TestBindPodVolumes, TestCheckBindingsWithCSIMigration, TestFindAssumeVolumes,
+  TestCapacity, the assume-cache tables: left out. BindPodVolumes' writes and its wait are
+  covered against the test API server and a PV controller in tests/live/test_run_storage.py, and
+  offline (writes completed at once) in tests/plugins/test_volumebinding.py.
 """
 
 from __future__ import annotations
@@ -27,6 +30,8 @@ from kubesched.api.storage import (
     ANN_BOUND_BY_CONTROLLER,
     ANN_SELECTED_NODE,
     STORAGE_KINDS,
+    PersistentVolume,
+    PersistentVolumeClaim,
 )
 from kubesched.framework.status import PluginError
 from kubesched.plugins.volumebinding import (
@@ -35,7 +40,13 @@ from kubesched.plugins.volumebinding import (
     ERR_REASON_NOT_ENOUGH_SPACE,
     ERR_REASON_PV_NOT_EXIST,
 )
-from kubesched.plugins.volumebinding.binder import BindingInfo, DynamicProvision, PodVolumes, VolumeBinder
+from kubesched.plugins.volumebinding.binder import (
+    BindingInfo,
+    DynamicProvision,
+    PodVolumes,
+    VolumeBinder,
+    check_bindings,
+)
 from kubesched.state.storage import Storage
 from kubesched.testing import make_node, make_pod
 from kubesched.testing_storage import make_csi_node, make_pv, make_pvc, make_storage_class
@@ -331,3 +342,103 @@ def test_revert_assumed_pod_volumes() -> None:
     # validateCacheRestored: the PVs are the API's again and the claims carry no selected node
     assert binder.get_pv(st, "pv-node1a") is st.pvs["pv-node1a"]
     assert ANN_SELECTED_NODE not in binder.get_pvc(st, NS, "provisioned-pvc").annotations
+
+
+# ---- TestCheckBindings ---------------------------------------------------------------------
+PROVISIONED_PVC_BOUND = test_pvc("provisioned-pvc", "1Gi", "bound", "pv-bound", cls=WAIT_PROV)
+PV_PROVISIONED_BOUND = test_pv("pv-bound", "node1", "1G", PROVISIONED_PVC_BOUND, WAIT)
+
+
+def versioned(d: dict[str, Any], rv: str) -> dict[str, Any]:
+    """The object as the API holds it at resourceVersion ``rv``."""
+    return {**d, "metadata": {**d["metadata"], "resourceVersion": rv}}
+
+
+def with_selected_node(d: dict[str, Any], node: str = "node1") -> dict[str, Any]:
+    """addProvisionAnn / pvcSetSelectedNode."""
+    return {**d, "metadata": {**d["metadata"], "annotations": {**d["metadata"]["annotations"], ANN_SELECTED_NODE: node}}}
+
+
+def without_claim_uid(d: dict[str, Any]) -> dict[str, Any]:
+    """pvRemoveClaimUID."""
+    return {**d, "spec": {**d["spec"], "claimRef": {**d["spec"]["claimRef"], "uid": ""}}}
+
+
+def without_annotations(d: dict[str, Any]) -> dict[str, Any]:
+    """The claim with no annotations at all (a nil map in Go)."""
+    return {**d, "metadata": {k: v for k, v in d["metadata"].items() if k != "annotations"}}
+
+
+def empty_annotations(d: dict[str, Any]) -> dict[str, Any]:
+    """pvcSetEmptyAnnotations."""
+    return {**d, "metadata": {**d["metadata"], "annotations": {}}}
+
+
+class FakeAPI:
+    """The API's objects as checkBindings reads them (upstream's GetAPIPV/GetAPIPVC and listers)."""
+
+    def __init__(self, pvs: list[dict[str, Any]], pvcs: list[dict[str, Any]]) -> None:
+        self.pvs = {d["metadata"]["name"]: PersistentVolume.parse(d) for d in pvs}
+        self.pvcs = {(d["metadata"]["namespace"], d["metadata"]["name"]): PersistentVolumeClaim.parse(d) for d in pvcs}
+
+    def pv(self, name: str) -> Any:
+        return self.pvs.get(name)
+
+    def pvc(self, namespace: str, name: str) -> Any:
+        return self.pvcs.get((namespace, name))
+
+    def node(self, name: str) -> Node | None:
+        return TEST_NODE if name == "node1" else None
+
+    def csi_node(self, name: str) -> None:
+        return None
+
+    def pod_exists(self, pod: Pod) -> bool:
+        return True
+
+
+def binding(pvc: dict[str, Any], pv: dict[str, Any]) -> BindingInfo:
+    return BindingInfo(PersistentVolumeClaim.parse(versioned(pvc, "1")), PersistentVolume.parse(versioned(pv, "1")))
+
+
+def provision(pvc: dict[str, Any]) -> Any:
+    return PersistentVolumeClaim.parse(versioned(pvc, "1"))
+
+
+# name: (bindings, claims to provision, the API's PVs, the API's PVCs (versions after the
+# scenario's updates), should fail, expected bound)
+CHECK_BINDINGS: dict[str, tuple[list, list, list, list, bool, bool]] = {
+    "nothing-to-bind": ([], [], [], [], False, True),
+    "binding-bound": ([(UNBOUND_PVC, PV_NODE1A_BOUND)], [], [PV_NODE1A_BOUND], [test_pvc("unbound-pvc", "1G", "bound", "pv-node1a")], False, True),
+    "binding-prebound": ([(UNBOUND_PVC, PV_NODE1A_BOUND)], [], [PV_NODE1A_BOUND], [test_pvc("unbound-pvc", "1G", "prebound", "pv-node1a")], False, False),
+    "binding-unbound": ([(UNBOUND_PVC, PV_NODE1A_BOUND)], [], [PV_NODE1A_BOUND], [UNBOUND_PVC], False, False),
+    "binding-pvc-not-exists": ([(UNBOUND_PVC, PV_NODE1A_BOUND)], [], [PV_NODE1A_BOUND], [], True, False),
+    "binding-pv-not-exists": ([(UNBOUND_PVC, PV_NODE1A_BOUND)], [], [], [test_pvc("unbound-pvc", "1G", "bound", "pv-node1a")], True, False),
+    "binding-claimref-nil": ([(UNBOUND_PVC, PV_NODE1A_BOUND)], [], [versioned(PV_NODE1A, "2")], [test_pvc("unbound-pvc", "1G", "bound", "pv-node1a")], True, False),
+    "binding-claimref-uid-empty": ([(UNBOUND_PVC, PV_NODE1A_BOUND)], [], [versioned(without_claim_uid(PV_NODE1A_BOUND), "2")], [test_pvc("unbound-pvc", "1G", "bound", "pv-node1a")], True, False),
+    "binding-one-bound,one-unbound": ([(UNBOUND_PVC, PV_NODE1A_BOUND), (UNBOUND_PVC2, PV_NODE1B_BOUND)], [], [PV_NODE1A_BOUND, PV_NODE1B_BOUND], [test_pvc("unbound-pvc", "1G", "bound", "pv-node1a"), UNBOUND_PVC2], False, False),
+    "provisioning-pvc-bound": ([], [with_selected_node(PROVISIONED_PVC)], [PV_PROVISIONED_BOUND], [versioned(with_selected_node(PROVISIONED_PVC_BOUND), "2")], False, True),
+    "provisioning-pvc-unbound": ([], [with_selected_node(PROVISIONED_PVC)], [], [with_selected_node(PROVISIONED_PVC)], False, False),
+    "provisioning-pvc-not-exists": ([], [with_selected_node(PROVISIONED_PVC)], [], [], True, False),
+    "provisioning-pvc-annotations-nil": ([], [with_selected_node(PROVISIONED_PVC)], [], [versioned(without_annotations(PROVISIONED_PVC), "2")], True, False),
+    "provisioning-pvc-selected-node-dropped": ([], [with_selected_node(PROVISIONED_PVC)], [], [versioned(empty_annotations(PROVISIONED_PVC), "2")], True, False),
+    "provisioning-pvc-selected-node-wrong-node": ([], [with_selected_node(PROVISIONED_PVC)], [], [versioned(with_selected_node(PROVISIONED_PVC, "wrong-node"), "2")], True, False),
+    "binding-bound-provisioning-unbound": ([(UNBOUND_PVC, PV_NODE1A_BOUND)], [with_selected_node(PROVISIONED_PVC)], [PV_NODE1A_BOUND], [test_pvc("unbound-pvc", "1G", "bound", "pv-node1a"), with_selected_node(PROVISIONED_PVC)], False, False),
+    "tolerate-provisioning-pvc-bound-pv-not-found": ([], [with_selected_node(PROVISIONED_PVC)], [], [versioned(with_selected_node(PROVISIONED_PVC_BOUND), "2")], False, False),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("name", list(CHECK_BINDINGS))
+def test_check_bindings(name: str) -> None:
+    bindings, provisions, pvs, pvcs, should_fail, expected_bound = CHECK_BINDINGS[name]
+    api = FakeAPI([d if "resourceVersion" in d["metadata"] else versioned(d, "1") for d in pvs],
+                  [d if "resourceVersion" in d["metadata"] else versioned(d, "1") for d in pvcs])
+    pod = Pod.parse(make_pod("test-pod", namespace=NS, uid="test-pod-uid"))
+    try:
+        bound = check_bindings(pod, "node1", [binding(*b) for b in bindings], [provision(p) for p in provisions], api,
+                               VolumeBinder())
+    except PluginError:
+        assert should_fail, name
+        return
+    assert not should_fail, name
+    assert bound == expected_bound

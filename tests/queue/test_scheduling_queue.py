@@ -122,6 +122,26 @@ def test_pre_enqueue_gates_pods():
     assert q.pop().pod.name == "g"
 
 
+def test_an_event_of_the_gating_plugin_moves_a_gated_pod():
+    """A pod DynamicResources gates (its claim does not exist yet) is let in by
+    ResourceClaimAdd, which that plugin registered, and by no other plugin's event."""
+    claims: set[str] = set()
+
+    def gate(p: Pod) -> Status:
+        return Status() if p.name in claims else Status(Code.UnschedulableAndUnresolvable, ("no claim",), "DynamicResources")
+
+    q = SchedulingQueue(
+        Clock(),
+        pre_enqueue=gate,
+        event_plugins={"ResourceClaimAdd": {"DynamicResources"}, "NodeAdd": {"NodeResourcesFit"}},
+    )
+    q.add(pod("a"))
+    claims.add("a")
+    assert q.move_for_event("NodeAdd") == 0 and q.counts()["gated"] == 1
+    assert q.move_for_event("ResourceClaimAdd") == 1
+    assert q.pop().pod.name == "a"
+
+
 def test_activate_moves_backoff_and_unschedulable_pods_only():
     clock = Clock()
     q = SchedulingQueue(clock, initial_backoff=5)

@@ -304,3 +304,16 @@ def test_normalize_prefix():
     assert normalize_prefix("") == normalize_prefix("/") == ""
     assert normalize_prefix("/scheduler/") == normalize_prefix("scheduler") == "/scheduler"
     assert normalize_prefix("https://ext.svc:8888/a/b") == "/a/b"
+
+
+def test_filter_leaves_claims_to_kube_scheduler(server):
+    """DynamicResources takes no part in the extender, as the volume plugins: kube-scheduler's own
+    judged the claims before calling it, so a pod with a claim the extender has never seen passes
+    the same nodes as without it (not 'resourceclaim ... not found' on every node)."""
+    _, url = server
+    plain = post(f"{url}/filter", {"Pod": web_pod(), "NodeNames": ALL})[1]
+    with_claim = web_pod(resourceClaims=[{"name": "gpu", "resourceClaimName": "elsewhere"}])
+    status, res = post(f"{url}/filter", {"Pod": with_claim, "NodeNames": ALL})
+    assert status == 200 and res["Error"] == ""
+    assert res["NodeNames"] == plain["NodeNames"] == ["n5", "n6", "n7"]
+    assert res["FailedAndUnresolvableNodes"] == plain["FailedAndUnresolvableNodes"]

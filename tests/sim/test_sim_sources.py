@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -85,6 +86,41 @@ def test_spec_overrides_and_errors() -> None:
         generate({"nodes": {"cpu": "lots"}}, 0)
     with pytest.raises(InputError, match="no list item 3"):
         load_spec(None, ["nodes.3.count=1"])
+
+
+def test_huge_drawn_requests_stay_positive() -> None:
+    # a quantity past int64 is clamped to 2^63-1, which as a float cast back to int64 wrapped to a
+    # negative request (a one-line error without the file, and a numpy RuntimeWarning on stderr)
+    spec = {"nodes": {"count": 2, "gpus": 1}, "pods": {"count": 50, "cpu": {"dist": "choice", "values": ["1", 2**70]},
+                                            "memory": {"dist": "uniform", "min": "1Gi", "max": "8Ei"}}}
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        wl = generate(spec, 0)
+    cpu = [p.requests["cpu"] for p in wl.pods]
+    assert min(cpu) == 1000 and max(cpu) == 2**62
+    assert all(0 < p.requests["memory"] <= 2**62 for p in wl.pods)
+
+
+def test_a_retry_storm_stops_in_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # issue 22: one default node (32 cores) for pods sized for sixteen; every completion retries
+    # every waiting pod, as kube-scheduler does, so the attempts grow with the square of the pods
+    # (431,000 for the default 1,000 pods: minutes). 150 pods would take 8,576 attempts; the run
+    # stops at 50 per pod (7,500), names the spec and says why.
+    spec = tmp_path / "one-node.yaml"
+    spec.write_text("nodes: [{}]\npods: {count: 150, gpu: {fraction: 0}}\n")
+    rc = main(["simulate", "--synthetic", str(spec), "--out-dir", str(tmp_path / "out"), "--no-plots"])
+    err = capsys.readouterr().err
+    assert rc == 2 and err.count("\n") == 1, err
+    assert err.startswith(f"kubesched: error: synthetic ({spec}): stopped after 7,500 scheduling attempts (50 per pod)")
+    assert "pods are waiting and every pod completion retries each of them" in err
+    assert not (tmp_path / "out" / "summary.json").exists()
+
+
+def test_the_attempt_bound_ends_the_engine(tmp_path: Path) -> None:
+    cfg, reg = gpu_cfg("BestFitScore")
+    spec, source = load_spec(None, ["nodes.0.count=1", "nodes.0.cpu=4", "pods.count=120", "pods.gpu.fraction=0"])
+    with pytest.raises(InputError, match=r"^synthetic \(synthetic\): stopped after 500 scheduling attempts \(4.16667 per pod\)"):
+        simulate(cfg, generate(spec, 0, source), seed=0, registry=reg, max_attempts=500)
 
 
 # ---- the real trace -----------------------------------------------------------------------------

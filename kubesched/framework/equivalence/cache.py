@@ -151,6 +151,9 @@ class EquivalenceCache:
             ]
         if filters:
             window, cut = self._window_fresh(fw, pod, snap, e, state, filters, s, k)
+            if window.size == 0 and n == snap.n and not detail:
+                # no node fits and nobody reads why: the regular path would only filter again
+                return Batch(e, state, window, cut, fresh, True, Diagnosis(absent_status=NO_DETAIL))
         else:
             if failed_last and e.dirty and n == snap.n:
                 assert e.records is not None

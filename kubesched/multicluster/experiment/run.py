@@ -81,7 +81,7 @@ def prepare(scenario, limit: int | None = None) -> Prepared:  # noqa: ANN001
     arrival = [(a - t0) / scenario.time_scale for a in wl.arrival]
     net = Network(LatencyTable.read(azure_table_path()), scenario.access_rtt_ms, scenario.classes(), scenario.default_class)
     qos = [qos_by_name.get(p.name, "") for p in wl.pods]
-    longest = max((c.timeout_s or 0.0) for c in scenario.qos_classes.values())
+    longest = max((c.timeout_s or 0.0 for c in scenario.qos_classes.values()), default=0.0)
     end = (max(arrival) if arrival else 0.0) + longest
     return Prepared(scenario, site_nodes, list(wl.pods), arrival, list(wl.duration), qos, net, end)
 

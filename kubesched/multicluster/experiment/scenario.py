@@ -18,13 +18,15 @@ from __future__ import annotations
 
 import csv
 import gzip
+import math
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from kubesched.api.fields import as_list, as_map, as_str
+from kubesched.api.fields import as_int, as_list, as_map, as_str
 from kubesched.errors import InputError, join_path
 from kubesched.multicluster.network import LatencyClass
+from kubesched.trace import bundled
 
 QOS_CLASSES: dict[str, LatencyClass] = {
     "LS": LatencyClass("latency-sensitive", 100.0, 60.0),
@@ -77,66 +79,76 @@ class Scenario:
 
 
 def _num(v: Any, path: str, lo: float, hi: float | None = None) -> float:
-    if isinstance(v, bool) or not isinstance(v, int | float) or v < lo or (hi is not None and v > hi):
+    if isinstance(v, bool) or not isinstance(v, int | float) or not math.isfinite(v) or v < lo or (hi is not None and v > hi):
         rng = f"between {lo} and {hi}" if hi is not None else f"at least {lo}"
         raise InputError(f"must be a number {rng}", path=path)
     return float(v)
 
 
-def parse_scenario(doc: Any, source: str) -> Scenario:
-    m = as_map(doc, "")
-    allowed = ("apiVersion", "kind", "trace", "nodes", "sites", "timeScale", "accessRttMs", "classes", "splitSeed")
+def _keys(m: dict, path: str, allowed: tuple[str, ...]) -> None:
     for k in m:
         if k not in allowed:
-            raise InputError(f'unknown field "{k}"', source=source, path=k)
-    if m.get("kind") != "EdgeCloudScenario":
-        raise InputError('kind must be "EdgeCloudScenario"', source=source, path="kind")
-    sc = Scenario(source=source)
+            raise InputError(f'unknown field "{k}"', path=join_path(path, str(k)))
+
+
+def parse_scenario(doc: Any, source: str) -> Scenario:
     try:
-        sc.trace = as_str(m.get("trace"), "trace", sc.trace)
-        sc.nodes = as_str(m.get("nodes"), "nodes", sc.nodes)
-        if "timeScale" in m:
-            sc.time_scale = _num(m["timeScale"], "timeScale", 1e-9)
-        if "accessRttMs" in m:
-            sc.access_rtt_ms = _num(m["accessRttMs"], "accessRttMs", 0)
-        if "splitSeed" in m:
-            sc.split_seed = int(_num(m["splitSeed"], "splitSeed", 0))
-        if "sites" in m:
-            sites = []
-            for i, s in enumerate(as_list(m["sites"], "sites")):
-                p = join_path("sites", i)
-                sm = as_map(s, p)
-                for k in sm:
-                    if k not in ("name", "region", "tier", "share", "users"):
-                        raise InputError(f'unknown field "{k}"', path=join_path(p, k))
-                tier = as_str(sm.get("tier"), join_path(p, "tier"))
-                if tier not in ("edge", "cloud"):
-                    raise InputError('must be "edge" or "cloud"', path=join_path(p, "tier"))
-                name = as_str(sm.get("name"), join_path(p, "name"))
-                region = as_str(sm.get("region"), join_path(p, "region"))
-                if not name or not region:
-                    raise InputError("name and region are required", path=p)
-                sites.append(Site(name, region, tier, _num(sm.get("share", 0), join_path(p, "share"), 0, 1),
-                                  _num(sm.get("users", 0), join_path(p, "users"), 0)))
-            sc.sites = tuple(sites)
-        if "classes" in m:
-            classes = {}
-            for qos, c in as_map(m["classes"], "classes").items():
-                p = join_path("classes", qos)
-                cm = as_map(c, p)
-                for k in cm:
-                    if k not in ("name", "budgetMs", "timeoutSeconds"):
-                        raise InputError(f'unknown field "{k}"', path=join_path(p, k))
-                budget = cm.get("budgetMs")
-                classes[qos] = LatencyClass(
-                    as_str(cm.get("name"), join_path(p, "name"), qos),
-                    None if budget is None else _num(budget, join_path(p, "budgetMs"), 1e-9),
-                    _num(cm.get("timeoutSeconds", 3600), join_path(p, "timeoutSeconds"), 0),
-                )
-            sc.qos_classes = classes
+        sc = _parse(doc, source)
     except InputError as e:
         raise e.within(source=source) from None
     check(sc)
+    return sc
+
+
+def _parse(doc: Any, source: str) -> Scenario:
+    m = as_map(doc, "document")
+    _keys(m, "", ("apiVersion", "kind", "trace", "nodes", "sites", "timeScale", "accessRttMs", "classes", "splitSeed"))
+    if m.get("kind") != "EdgeCloudScenario":
+        raise InputError('kind must be "EdgeCloudScenario"', path="kind")
+    sc = Scenario(source=source)
+    sc.trace = as_str(m.get("trace"), "trace", sc.trace)
+    sc.nodes = as_str(m.get("nodes"), "nodes", sc.nodes)
+    # files or shipped names, resolved now: an unknown one is this file's error, before any run
+    bundled.pod_list(sc.trace, flag="trace")
+    bundled.node_list(sc.nodes, flag="nodes")
+    if "timeScale" in m:
+        sc.time_scale = _num(m["timeScale"], "timeScale", 1e-9)
+    if "accessRttMs" in m:
+        sc.access_rtt_ms = _num(m["accessRttMs"], "accessRttMs", 0)
+    if "splitSeed" in m:
+        seed = as_int(m["splitSeed"], "splitSeed")
+        if seed is None or seed < 0:
+            raise InputError("must be an integer, 0 or more", path="splitSeed")
+        sc.split_seed = seed
+    if "sites" in m:
+        sites = []
+        for i, s in enumerate(as_list(m["sites"], "sites")):
+            p = join_path("sites", i)
+            sm = as_map(s, p)
+            _keys(sm, p, ("name", "region", "tier", "share", "users"))
+            tier = as_str(sm.get("tier"), join_path(p, "tier"))
+            if tier not in ("edge", "cloud"):
+                raise InputError('must be "edge" or "cloud"', path=join_path(p, "tier"))
+            name = as_str(sm.get("name"), join_path(p, "name"))
+            region = as_str(sm.get("region"), join_path(p, "region"))
+            if not name or not region:
+                raise InputError("name and region are required", path=p)
+            sites.append(Site(name, region, tier, _num(sm.get("share", 0), join_path(p, "share"), 0, 1),
+                              _num(sm.get("users", 0), join_path(p, "users"), 0)))
+        sc.sites = tuple(sites)
+    if "classes" in m:
+        classes = {}
+        for qos, c in as_map(m["classes"], "classes").items():
+            p = join_path("classes", str(qos))
+            cm = as_map(c, p)
+            _keys(cm, p, ("name", "budgetMs", "timeoutSeconds"))
+            budget = cm.get("budgetMs")
+            classes[str(qos)] = LatencyClass(
+                as_str(cm.get("name"), join_path(p, "name"), str(qos)),
+                None if budget is None else _num(budget, join_path(p, "budgetMs"), 1e-9),
+                _num(cm.get("timeoutSeconds", 3600), join_path(p, "timeoutSeconds"), 0),
+            )
+        sc.qos_classes = classes
     return sc
 
 

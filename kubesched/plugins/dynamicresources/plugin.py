@@ -12,13 +12,17 @@ node when no other pod holds it. Pods without claims skip every point (PreFilter
 
 Offline the claims live in the in-memory cluster (``snap.dra``): PreBind's write is the API
 update, so later pods see the devices taken and pods sharing a claim reuse its allocation.
-Not modelled: DRA extended resources (DRAExtendedResource), waiting for device binding
-conditions, the resourceclaim controller's deallocation when pods go away, and writes through a
-live API server (``kubesched run``).
+PreBind, Unreserve and PostFilter write through ``handle.api`` (kubesched.cluster.api): offline
+the store is the cluster, live (``kubesched run``) they are API updates of the claim with its
+resourceVersion, so that two writers cannot both allocate it. A plugin that chooses devices
+itself may ask Reserve for them (``preference``, kubesched's). Not modelled: DRA extended
+resources (DRAExtendedResource) and waiting for device binding conditions; the resourceclaim
+controller's release of a gone pod's claims is the offline clusters' (``DraState.release_pod``).
 """
 
 from __future__ import annotations
 
+import logging
 import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -26,9 +30,10 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from kubesched import features
+from kubesched.cluster.api import Conflict, WriteError
 from kubesched.config.args import plugin_args
 from kubesched.config.decode import parse_duration
-from kubesched.dra.allocator import AllocationError, Allocator, FailedOnNode, Features
+from kubesched.dra.allocator import AllocationError, Allocator, FailedOnNode, Features, with_share_ids
 from kubesched.dra.objects import FINALIZER, FIRST_AVAILABLE_MAX_SIZE, Allocation, ConsumerRef, ResourceClaim
 from kubesched.framework.interfaces import (
     NOT_INVOLVED,
@@ -45,9 +50,11 @@ from kubesched.framework.interfaces import (
 )
 from kubesched.framework.status import Code, FilterResult, PluginError, Status
 from kubesched.plugins.dynamicresources.claims import ClaimUnavailable, pod_claims
+from kubesched.plugins.dynamicresources.preference import PREFERRED_DEVICES, DevicePreference
 
 if TYPE_CHECKING:
     from kubesched.api.objects import Pod
+    from kubesched.cluster.api import ObjectAPI
     from kubesched.dra.store import DraState
     from kubesched.framework.cycle_state import CycleState
     from kubesched.framework.handle import Handle
@@ -63,6 +70,11 @@ TIMED_OUT = "timed out trying to allocate devices"
 NO_NEW_CLAIMS = "no new claims to deallocate"
 DEALLOCATED = "deallocation of ResourceClaim completed"
 STILL_NOT_SCHEDULABLE = "still not schedulable"
+#: retry.DefaultRetry, which bindClaim retries a conflict with: 5 steps 10 ms apart
+CONFLICT_RETRY_STEPS = 5
+CONFLICT_RETRY_DELAY = 0.01
+
+log = logging.getLogger("kubesched.plugins.dynamicresources")
 
 
 def allocator_features(gates: features.FeatureGates) -> Features:
@@ -74,6 +86,7 @@ def allocator_features(gates: features.FeatureGates) -> Features:
         device_taints=gates.enabled("DRADeviceTaints"),
         device_binding_and_status=gates.enabled("DRADeviceBindingConditions")
         and gates.enabled("DRAResourceClaimDeviceStatus"),
+        consumable_capacity=gates.enabled("DRAConsumableCapacity"),
     )
 
 
@@ -91,6 +104,7 @@ class _State:
     available_on: list[Any] = field(default_factory=list)  # an allocated claim's NodeSelector, or None
     allocator: Allocator | None = None
     node_allocations: dict[str, list[Allocation]] = field(default_factory=dict)
+    pending: list[ResourceClaim] = field(default_factory=list)  # the claims to allocate, in order
     unavailable: set[int] = field(default_factory=set)
     reserved: dict[int, Allocation] = field(default_factory=dict)  # claim index -> Reserve's allocation
 
@@ -131,6 +145,11 @@ class DynamicResources(
         use_timeout = gates.enabled("DRASchedulerFilterTimeout") and filter_timeout is not None
         self.filter_timeout = (parse_duration(filter_timeout) or 0.0) if use_timeout else 0.0
 
+    def _api(self) -> ObjectAPI:
+        if self.handle is None:
+            raise PluginError("DynamicResources needs the scheduler's handle")
+        return self.handle.api
+
     def _dra(self, snap: Snapshot | None = None) -> DraState:
         if snap is not None:
             return snap.dra
@@ -143,10 +162,10 @@ class DynamicResources(
 
     def sign_pod(self, pod: Pod, snap: Snapshot) -> Signature | None:
         """Pods with claims are not signable (as upstream); the others take no part."""
-        return None if pod.resource_claims else NOT_INVOLVED
+        return None if pod.resource_claims and snap.dra.tracked else NOT_INVOLVED
 
     def pre_enqueue(self, pod: Pod) -> Status | None:
-        if not pod.resource_claims:
+        if not pod.resource_claims or not self._dra().tracked:
             return None
         try:
             pod_claims(pod, self._dra())
@@ -158,7 +177,7 @@ class DynamicResources(
     def pre_filter(self, state: CycleState, pod: Pod, snap: Snapshot) -> Status | None:
         s = _State()
         state.write(STATE_KEY, s)
-        if not pod.resource_claims:
+        if not pod.resource_claims or not snap.dra.tracked:
             return Status(Code.Skip)
         dra = snap.dra
         try:
@@ -194,9 +213,20 @@ class DynamicResources(
                 if bad is not None:
                     return bad
         if to_allocate:
+            # the store's views of the holders, read as the search goes (not copied per cycle)
             s.allocator = Allocator(
-                self.features, set(dra.allocated_devices()), dra.classes, list(dra.slices.values()), dra.matches
+                self.features,
+                dra.allocated_devices(),
+                dra.classes,
+                dra.slice_index(),
+                dra.matches,
+                consumed=dra.consumed_capacity(),
+                cache=dra.allocations,
+                cache_key=tuple(repr(c.raw.get("spec")) for c in claims if c.allocation is None),
+                versions=dra.pool_versions,
+                timeout=self.filter_timeout,  # per node, as upstream's filterTimeout
             )
+            s.pending = [c for c in claims if c.allocation is None]
         s.claims = claims
         return None
 
@@ -239,17 +269,12 @@ class DynamicResources(
     def _filter_node(self, s: _State, node: Any) -> Status | None:
         unavailable = [
             i for i, sel in enumerate(s.available_on) if sel is not None and not sel.matches(node.labels, node.name)
-        ]
+        ] if len(s.pending) < len(s.claims) else []  # allocated claims must be usable here
         allocations: list[Allocation] | None = None
         if s.allocator is not None:
-            claims = [c for _, c in s.to_allocate()]
-            if self.filter_timeout > 0:
-                end = time.monotonic() + self.filter_timeout
-                s.allocator.deadline = lambda: time.monotonic() > end
-            else:
-                s.allocator.deadline = None
+            claims = s.pending  # the allocator's timeout (filterTimeout) is per node
             try:
-                allocations = s.allocator.allocate(node, claims)
+                allocations = s.allocator.allocate(node, claims, shares=False)  # Reserve makes them the claims'
             except TimeoutError:
                 return _unresolvable(TIMED_OUT)
             except FailedOnNode as e:
@@ -278,7 +303,10 @@ class DynamicResources(
         for index in sorted(s.unavailable):
             claim = s.claims[index]
             if not claim.reserved_for or (len(claim.reserved_for) == 1 and claim.reserved_for[0].uid == pod.uid):
-                snap.dra.write_claim(claim.with_status(None, ()))
+                try:
+                    self._api().update_claim_status(claim.with_status(None, ()))
+                except WriteError as e:
+                    return None, Status.error(str(e), NAME)
                 return None, Status(Code.Unschedulable, (DEALLOCATED,))
         return None, Status(Code.Unschedulable, (STILL_NOT_SCHEDULABLE,))
 
@@ -315,6 +343,11 @@ class DynamicResources(
                 f"internal error, have {len(allocations)} allocations, {len(pending)} claims to allocate, want {len(pending)} claims",
                 NAME,
             )
+        claims = [c for _, c in pending]
+        prefer: DevicePreference | None = state.read(PREFERRED_DEVICES)
+        if prefer is not None:
+            allocations = self._preferred(s, node_name, claims, allocations, prefer)
+        allocations = with_share_ids(allocations, claims)
         dra = self._dra()
         for (index, claim), allocation in zip(pending, allocations, strict=True):
             s.reserved[index] = allocation
@@ -322,17 +355,46 @@ class DynamicResources(
             dra.signal_pending(claim.with_status(allocation, claim.reserved_for, fins))
         return None
 
+    def _preferred(
+        self,
+        s: _State,
+        node_name: str,
+        claims: list[ResourceClaim],
+        allocations: list[Allocation],
+        prefer: DevicePreference,
+    ) -> list[Allocation]:
+        """The node's allocation with the devices another plugin chose (``preference``), when
+        they can satisfy the claims; else Filter's."""
+        wanted = list(prefer(node_name))
+        held = {r.device_id for a in allocations for r in a.results}
+        if not wanted or all(d in held for d in wanted) or s.allocator is None:
+            return allocations
+        snap = self.handle.snapshot if self.handle is not None else None
+        row = snap.row_of.get(node_name) if snap is not None else None
+        if row is None:
+            return allocations
+        try:
+            again = s.allocator.allocate(snap.nodes[row], claims, prefer=wanted)
+        except (AllocationError, FailedOnNode, TimeoutError):
+            return allocations
+        if again is None or len(again) != len(claims):
+            return allocations
+        s.node_allocations[node_name] = again
+        return again
+
     def unreserve(self, state: CycleState, pod: Pod, node_name: str) -> None:
         s: _State | None = state.read(STATE_KEY)
         if s is None or not s.claims:
             return
-        dra = self._dra()
+        dra, api = self._dra(), self._api()
         for claim in s.claims:
             dra.remove_pending(claim.uid)
             current = dra.claim(claim.namespace, claim.name) or claim
             if current.allocation is not None and current.reserved_for_pod(pod.uid):
-                kept = tuple(r for r in current.reserved_for if r.uid != pod.uid)
-                dra.write_claim(current.with_status(current.allocation, kept))
+                try:
+                    api.remove_claim_reservation(current, pod.uid)
+                except WriteError as e:  # upstream logs it: the claim stays reserved until the controller clears it
+                    log.warning("unreserve: claim %s keeps pod %s reserved: %s", current.key, pod.key, e)
 
     # ---- PreBind ----------------------------------------------------------------------
     def pre_bind_pre_flight(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
@@ -342,34 +404,80 @@ class DynamicResources(
         return None
 
     def pre_bind(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
-        """Write each claim's allocation (Reserve's) and the pod's reservation (bindClaim)."""
+        """Write each claim's allocation (Reserve's) and the pod's reservation (bindClaim) through
+        the cluster's API, before the pod is bound."""
         s: _State | None = state.read(STATE_KEY)
         if s is None or not s.claims:
             return None
-        dra = self._dra()
         for index, claim in enumerate(s.claims):
             if claim.reserved_for_pod(pod.uid):
                 continue
-            allocation = s.reserved.get(index)
             try:
-                current = dra.claim(claim.namespace, claim.name)
-                if current is None or current.deleting:
-                    return Status.error(f"claim {claim.key} got deleted in the meantime", NAME)
-                fins = current.finalizers
-                if allocation is not None:
-                    if current.allocation is not None:
-                        return Status.error(f"claim {claim.key} got allocated elsewhere in the meantime", NAME)
-                    fins = fins if FINALIZER in fins else (*fins, FINALIZER)
-                else:
-                    allocation = current.allocation
-                reserved = (*current.reserved_for, ConsumerRef("pods", pod.name, pod.uid))
-                updated = current.with_status(allocation, reserved, fins)
-                dra.write_claim(updated)
-                s.claims[index] = updated
-            finally:
-                if s.reserved.get(index) is not None:
-                    dra.remove_pending(claim.uid)
+                s.claims[index] = self._bind_claim(s, index, pod)
+            except WriteError as e:
+                return Status.error(str(e), NAME)
         return None
+
+    def _bind_claim(self, s: _State, index: int, pod: Pod) -> ResourceClaim:
+        """bindClaim: the finalizer (a normal update, when missing), then the allocation from
+        Reserve and the pod's reservation (an update of the status subresource). A conflict (the
+        claim changed since it was read: another scheduler, a controller) reads the claim again
+        and retries (retry.RetryOnConflict's five steps); a claim that got allocated meanwhile
+        fails the binding, and the pod is tried again."""
+        dra, api = self._dra(), self._api()
+        allocation = s.reserved.get(index)
+        claim = s.claims[index]
+        key = claim.key
+        try:
+            for step in range(CONFLICT_RETRY_STEPS):
+                if step:
+                    time.sleep(CONFLICT_RETRY_DELAY)
+                    try:
+                        claim = api.get_claim(claim.namespace, claim.name)
+                    except WriteError as e:
+                        raise WriteError(f"get updated claim {key} after conflict: {e}") from None
+                else:
+                    claim = dra.claim(claim.namespace, claim.name) or claim  # the latest the informer showed
+                try:
+                    updated = self._write_claim(api, claim, allocation, pod)
+                except Conflict as e:
+                    if step == CONFLICT_RETRY_STEPS - 1:
+                        raise WriteError(str(e)) from None
+                    continue
+                if allocation is not None:
+                    dra.put_claim(updated)  # AssumeClaimAfterAPICall: its devices stay taken
+                return updated
+            raise AssertionError("unreachable")
+        finally:
+            if allocation is not None:
+                dra.remove_pending(claim.uid)
+
+    @staticmethod
+    def _write_claim(api: ObjectAPI, claim: ResourceClaim, allocation: Allocation | None, pod: Pod) -> ResourceClaim:
+        """One try of bindClaim's update; Conflict when the claim's resourceVersion is stale."""
+        key = claim.key
+        if claim.deleting:
+            raise WriteError(f"claim {key} got deleted in the meantime")
+        if allocation is not None:
+            if claim.allocation is not None:
+                raise WriteError(f"claim {key} got allocated elsewhere in the meantime")
+            if FINALIZER not in claim.finalizers:
+                try:
+                    claim = api.update_claim(claim.with_status(claim.allocation, claim.reserved_for, (*claim.finalizers, FINALIZER)))
+                except Conflict as e:
+                    raise Conflict(f"add finalizer to claim {key}: {e}") from None
+                except WriteError as e:
+                    raise WriteError(f"add finalizer to claim {key}: {e}") from None
+        else:
+            allocation = claim.allocation
+        reserved = (*claim.reserved_for, ConsumerRef("pods", pod.name, pod.uid))
+        what = "allocation and reservation" if claim.allocation is None else "reservation"
+        try:
+            return api.update_claim_status(claim.with_status(allocation, reserved))
+        except Conflict as e:
+            raise Conflict(f"add {what} to claim {key}: {e}") from None
+        except WriteError as e:
+            raise WriteError(f"add {what} to claim {key}: {e}") from None
 
 
 def _first_available_score(claims: list[ResourceClaim], allocations: list[Allocation]) -> int:

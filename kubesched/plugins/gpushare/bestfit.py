@@ -38,7 +38,7 @@ class BestFitScore(ReadsGpuAsk, ScorePlugin):
     name = NAME
 
     def score(self, state: CycleState, pod: Pod, snap: Snapshot, rows: np.ndarray) -> np.ndarray:
-        ask = cycle_ask(state, pod)
+        ask = cycle_ask(state, pod, snap)
         st = GpuState.of(snap)
         cl = cpu_left(snap, rows).astype(np.float64)
         gl = st.total_left(rows).astype(np.float64)

@@ -1,4 +1,5 @@
-"""What every GPU-sharing plugin reads: the pod's GPU ask (parsed once per cycle) and CPU left."""
+"""What every GPU-sharing plugin reads: the pod's GPU ask (parsed once per cycle, from its
+annotations or, without them, from its ResourceClaims: ``kubesched.gpu.dra``) and CPU left."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import numpy as np
 
 from kubesched.api.resources import CPU
 from kubesched.framework.interfaces import NOT_INVOLVED, ROW, Signature, SignPlugin
+from kubesched.gpu.dra import pod_ask as dra_pod_ask
 from kubesched.gpu.model import ASK_ANNOTATIONS, GpuAsk, pod_gpu_ask
 
 if TYPE_CHECKING:
@@ -27,6 +29,8 @@ class ReadsGpuAsk(SignPlugin):
     signature_slot: ClassVar[int] = 0
 
     def sign_pod(self, pod: Pod, snap: Snapshot) -> Signature | None:
+        if pod.resource_claims:  # the ask may be in the claims: no signature (as DynamicResources)
+            return None
         key = tuple(map(pod.annotations.get, ASK_ANNOTATIONS))
         sigs = _SIGNATURES.get(key)
         if sigs is None:
@@ -54,13 +58,16 @@ def _signatures(key: tuple[str | None, ...], pod: Pod) -> tuple[Signature, Signa
 _NONE = object()
 
 
-def cycle_ask(state: CycleState | None, pod: Pod) -> GpuAsk | None:
-    """The pod's GPU ask, cached in the cycle state (ValueError on a malformed annotation)."""
+def cycle_ask(state: CycleState | None, pod: Pod, snap: Snapshot | None) -> GpuAsk | None:
+    """The pod's GPU ask, cached in the cycle state: its annotations', else its claims' (in
+    ``snap``'s DRA store). ValueError on a malformed one."""
     if state is not None:
         hit = state.read(ASK_KEY)
         if hit is not None and hit[0] is pod:
             return None if hit[1] is _NONE else hit[1]
     ask = pod_gpu_ask(pod)
+    if ask is None and pod.resource_claims and snap is not None:
+        ask = dra_pod_ask(pod, snap.dra)
     if state is not None:
         state.write(ASK_KEY, (pod, _NONE if ask is None else ask))
     return ask

@@ -34,7 +34,7 @@ class DotProductScore(ReadsGpuAsk, ScorePlugin):
         args_body(NAME, args, ())
 
     def score(self, state: CycleState, pod: Pod, snap: Snapshot, rows: np.ndarray) -> np.ndarray:
-        ask = cycle_ask(state, pod)
+        ask = cycle_ask(state, pod, snap)
         st = GpuState.of(snap)
         cl = cpu_left(snap, rows).astype(np.float64)
         c = float(pod_cpu(pod))

@@ -245,7 +245,7 @@ class FGDScore(ReadsGpuAsk, ScorePlugin):
     def score(self, state: CycleState, pod: Pod, snap: Snapshot, rows: np.ndarray) -> np.ndarray:
         if not pod.requests:
             return np.full(len(rows), MAX_NODE_SCORE, np.int64)
-        ask = cycle_ask(state, pod)
+        ask = cycle_ask(state, pod, snap)
         st = GpuState.of(snap)
         b = self._base(snap, st)
         # A node's score depends on its own state and the pod's (cpu, GPU ask) only: keep every

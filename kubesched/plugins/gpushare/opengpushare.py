@@ -7,6 +7,12 @@ at least that milli left, a whole-GPU pod needs ``count`` fully free GPUs. Reser
 indices (``gpuSelMethod``: best, worst, random or FGDScore for sharing pods; whole-GPU pods
 always take the lowest-index free GPUs), records them in the shared ``GpuState`` and writes them
 to the pod's ``alibabacloud.com/gpu-index`` annotation; Unreserve undoes both.
+
+A pod whose GPUs come from ResourceClaims (``kubesched.gpu.dra``) is filtered the same way on
+the same state; its GPUs are DynamicResources' to allocate. PreFilter hands DynamicResources
+the GPUs this plugin would choose on a node (a ``DevicePreference``, asked for at Reserve), so
+the allocation takes them; Reserve records the GPUs the allocation holds (its own choice when
+DynamicResources has not reserved yet) and writes no annotation.
 """
 
 from __future__ import annotations
@@ -24,8 +30,9 @@ from kubesched.framework.interfaces import (
 )
 from kubesched.framework.plugin_args import args_body
 from kubesched.framework.status import Code, FilterResult, Status
-from kubesched.gpu.model import GPU_INDEX, GpuAsk, format_index
+from kubesched.gpu.model import GPU_INDEX, GpuAsk, format_index, pod_gpu_ask
 from kubesched.gpu.state import GpuState, best_fit_pick, exclusive_pick
+from kubesched.plugins.dynamicresources.preference import PREFERRED_DEVICES
 from kubesched.plugins.gpushare.common import ReadsGpuAsk, cpu_left, cycle_ask
 
 if TYPE_CHECKING:
@@ -40,6 +47,7 @@ REASON_NO_GPU = "node(s) have no GPU"
 REASON_MODEL = "node(s) didn't match the pod's GPU card model"
 REASON_INSUFFICIENT = "Insufficient GPU"
 _ANNOTATIONS_KEY = NAME + "/annotations"
+_PICKS_KEY = NAME + "/picks"  # node name -> GPU indices chosen for a pod whose GPUs are claims
 _REASONS = (REASON_NO_GPU, REASON_MODEL, REASON_INSUFFICIENT)
 # indexed by "why": 0 fits, 1 no GPU, 2 wrong model, 3 no room
 _CODES = np.array(
@@ -74,13 +82,33 @@ class OpenGpuShare(ReadsGpuAsk, PreFilterPlugin, FilterPlugin, ReservePlugin):
 
     def pre_filter(self, state: CycleState, pod: Pod, snap: Snapshot) -> Status | None:
         try:
-            ask = cycle_ask(state, pod)
+            ask = cycle_ask(state, pod, snap)
         except ValueError as e:
             return Status.unschedulable(str(e), plugin=NAME, unresolvable=True)
-        return Status(Code.Skip) if ask is None else None
+        if ask is None:
+            return Status(Code.Skip)
+        if pod.resource_claims and pod_gpu_ask(pod) is None:  # GPUs from claims: choose for DynamicResources
+            picks: dict[str, tuple[int, ...] | None] = {}
+            state.write(_PICKS_KEY, picks)
+            state.write(PREFERRED_DEVICES, lambda node: self._prefer(snap, pod, ask, picks, node))
+        return None
+
+    def _prefer(
+        self, snap: Snapshot, pod: Pod, ask: GpuAsk, picks: dict[str, tuple[int, ...] | None], node: str
+    ) -> list[tuple[str, str, str]]:
+        """The devices of the GPUs this plugin chooses for the pod on ``node`` (chosen once per
+        node and cycle: ``random`` draws once)."""
+        if node not in picks:
+            st = GpuState.of(snap, skip_uid=pod.uid)
+            row = snap.row_of[node]
+            st.release(pod.uid, row)
+            picks[node] = self.pick(snap, st, row, pod, ask)
+        chosen = picks[node]
+        st = GpuState.of(snap, skip_uid=pod.uid)
+        return [] if chosen is None or st.dra is None else st.dra.devices(node, chosen)
 
     def filter(self, state: CycleState, pod: Pod, snap: Snapshot, rows: np.ndarray) -> FilterResult:
-        ask = cycle_ask(state, pod)
+        ask = cycle_ask(state, pod, snap)
         if ask is None:
             return FilterResult.all_pass(len(rows))
         st = GpuState.of(snap)
@@ -93,7 +121,7 @@ class OpenGpuShare(ReadsGpuAsk, PreFilterPlugin, FilterPlugin, ReservePlugin):
         return FilterResult(code, _BITS[why], _REASONS)
 
     def passes(self, state: CycleState, pod: Pod, snap: Snapshot, rows: np.ndarray) -> np.ndarray | None:
-        ask = cycle_ask(state, pod)
+        ask = cycle_ask(state, pod, snap)
         if ask is None:
             return np.ones(len(rows), bool)
         st = GpuState.of(snap)
@@ -129,13 +157,26 @@ class OpenGpuShare(ReadsGpuAsk, PreFilterPlugin, FilterPlugin, ReservePlugin):
         return fgd
 
     def reserve(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
-        ask = cycle_ask(state, pod)
+        snap = self.handle.snapshot
+        ask = cycle_ask(state, pod, snap)
         if ask is None:
             return None
-        snap = self.handle.snapshot
         st = GpuState.of(snap, skip_uid=pod.uid)
         row = snap.row_of[node_name]
         st.release(pod.uid, row)
+        picks: dict[str, tuple[int, ...] | None] | None = state.read(_PICKS_KEY)
+        if picks is not None:  # GPUs from claims: those the allocation holds, else this plugin's choice
+            held = st.dra.held(pod, snap.dra, node_name) if st.dra is not None else None
+            if held is not None:
+                indices: tuple[int, ...] | None = held[0]
+            else:
+                if node_name not in picks:
+                    picks[node_name] = self.pick(snap, st, row, pod, ask)
+                indices = picks[node_name]
+            if indices is None:
+                return Status.unschedulable(REASON_INSUFFICIENT, plugin=NAME)
+            st.assign(row, pod.uid, ask, indices)
+            return None
         indices = self.pick(snap, st, row, pod, ask)
         if indices is None:
             return Status.unschedulable(REASON_INSUFFICIENT, plugin=NAME)

@@ -47,7 +47,7 @@ class GpuPackingScore(ReadsGpuAsk, ScorePlugin):
     name = NAME
 
     def score(self, state: CycleState, pod: Pod, snap: Snapshot, rows: np.ndarray) -> np.ndarray:
-        ask = cycle_ask(state, pod)
+        ask = cycle_ask(state, pod, snap)
         if ask is None:
             return np.zeros(len(rows), np.int64)
         st = GpuState.of(snap)

@@ -4,37 +4,34 @@
 PVs its unbound claims can bind to or the provisioning they need (Filter: FindPodVolumes),
 assumes the chosen bindings in its assume cache (Reserve: AssumePodVolumes) so that later cycles
 see them before they are written, reverts them (Unreserve) and writes them (PreBind:
-BindPodVolumes).
+BindPodVolumes) through the cluster's ``ObjectAPI``, then waits until the claims are bound
+(checkBindings over the API's objects).
 
-Offline (the in-memory cluster) the store in ``snap.storage`` is the API server: writing a
-binding replaces the PV and PVC there and does what the PV controller and an external
-provisioner then do (``complete_binding``), so PreBind returns at once with every claim bound.
+Offline (``kubesched.cluster.store``) the store in ``snap.storage`` is the API server, and the PV
+controller and an external provisioner answer a write at once, so PreBind returns with every
+claim bound. Live the writes are API updates and the wait follows the informers.
 """
 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping
+import time
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from fractions import Fraction
 from types import MappingProxyType
+from typing import Any, TypeVar
 
-from kubesched.api.csi_migration import migrated_on_node, pv_migration
+from kubesched.api.csi_migration import migrated_on_node, pv_migration, translate_pv
 from kubesched.api.objects import Node, Pod
-from kubesched.api.selectors import NodeSelector, NodeSelectorRequirement, NodeSelectorTerm
 from kubesched.api.storage import (
-    ANN_BIND_COMPLETED,
     ANN_BOUND_BY_CONTROLLER,
-    ANN_DYNAMICALLY_PROVISIONED,
     ANN_SELECTED_NODE,
-    ANN_STORAGE_PROVISIONER,
-    CLAIM_BOUND,
     CLAIM_LOST,
     EPHEMERAL,
     NOT_SUPPORTED_PROVISIONER,
     PVC,
     VOLUME_AVAILABLE,
-    VOLUME_BOUND,
     ClaimRef,
     CSIStorageCapacity,
     PersistentVolume,
@@ -42,8 +39,12 @@ from kubesched.api.storage import (
     StorageClass,
     match_topology_terms,
 )
+from kubesched.cluster.api import ObjectAPI, WriteError
 from kubesched.framework.status import PluginError
 from kubesched.state.storage import Storage, not_found
+
+K = TypeVar("K")
+V = TypeVar("V")
 
 ERR_REASON_BIND_CONFLICT = "node(s) didn't find available persistent volumes to bind"
 ERR_REASON_NODE_CONFLICT = "node(s) had volume node affinity conflict"
@@ -150,19 +151,27 @@ class VolumeBinder:
     assumed, by name and by namespace/name, over the store's objects)."""
 
     def __init__(self) -> None:
-        self.assumed_pvs: dict[str, PersistentVolume] = {}
-        self.assumed_pvcs: dict[tuple[str, str], PersistentVolumeClaim] = {}
+        self.assumed_pvs: AssumeCache[str, PersistentVolume] = AssumeCache()
+        self.assumed_pvcs: AssumeCache[tuple[str, str], PersistentVolumeClaim] = AssumeCache()
+        #: seconds between two looks at the API objects while PreBind waits (upstream polls every
+        #: second; live, a change seen by the informers ends a wait at once)
+        self.poll_interval = 1.0
 
     # ---- the assume caches' views ------------------------------------------------------
     def get_pv(self, storage: Storage, name: str) -> PersistentVolume | None:
-        return self.assumed_pvs.get(name) or storage.pvs.get(name)
+        return self.assumed_pvs.latest(name, storage.pvs.get(name))
 
     def get_pvc(self, storage: Storage, namespace: str, name: str) -> PersistentVolumeClaim | None:
-        return self.assumed_pvcs.get((namespace, name)) or storage.pvc(namespace, name)
+        return self.assumed_pvcs.latest((namespace, name), storage.pvc(namespace, name))
 
     def list_pvs(self, storage: Storage, class_name: str) -> list[PersistentVolume]:
         """pvCache.ListPVs: the PVs of a class, as assumed."""
-        return [self.assumed_pvs.get(pv.name, pv) for pv in storage.pvs_of_class(class_name)]
+        out = []
+        for pv in storage.pvs_of_class(class_name):
+            latest = self.assumed_pvs.latest(pv.name, pv)
+            assert latest is not None
+            out.append(latest)
+        return out
 
     # ---- PreFilter ---------------------------------------------------------------------
     def get_pod_volume_claims(self, pod: Pod, storage: Storage) -> PodVolumeClaims:
@@ -221,12 +230,15 @@ class VolumeBinder:
         return True, True
 
     @staticmethod
-    def translated(pv: PersistentVolume, migrated_plugins: frozenset[str] | None, storage: Storage) -> PersistentVolume:
-        """tryTranslatePVToCSI: an in-tree PV migrated on the node, as its CSI driver sees it."""
+    def translated(
+        pv: PersistentVolume, migrated_plugins: frozenset[str] | None, storage: Storage | None = None
+    ) -> PersistentVolume:
+        """tryTranslatePVToCSI: an in-tree PV migrated on the node, as its CSI driver sees it
+        (kept by ``storage`` when the PV is one of its own)."""
         migration = pv_migration(pv)
         if migration is None or not migrated_on_node(migration, migrated_plugins, annotation=True):
             return pv
-        out = storage.translated(pv, migration)
+        out = storage.translated(pv, migration) if storage is not None else translate_pv(pv, migration)
         if out is None:
             raise PluginError(f"could not translate pv: invalid volume id of pv {pv.name}")
         return out
@@ -305,37 +317,195 @@ class VolumeBinder:
         for b in volumes.static_bindings:
             pv, dirty = bind_volume_to_claim(b.pv, b.pvc)
             if dirty:
-                self.assumed_pvs[pv.name] = pv
+                self.assumed_pvs.assume(pv.name, pv, over=storage.pvs.get(pv.name))
             bindings.append(BindingInfo(b.pvc, pv))
         provisions = []
         for p in volumes.dynamic_provisions:
             claim = p.pvc.with_annotations({ANN_SELECTED_NODE: node_name})
-            self.assumed_pvcs[(claim.namespace, claim.name)] = claim
+            key = (claim.namespace, claim.name)
+            self.assumed_pvcs.assume(key, claim, over=storage.pvc(*key))
             provisions.append(DynamicProvision(claim, p.node_capacity))
         volumes.static_bindings, volumes.dynamic_provisions = bindings, provisions
         return False
 
     def revert_assumed_pod_volumes(self, volumes: PodVolumes) -> None:
         for b in volumes.static_bindings:
-            self.assumed_pvs.pop(b.pv.name, None)
+            self.assumed_pvs.restore(b.pv.name)
         for p in volumes.dynamic_provisions:
-            self.assumed_pvcs.pop((p.pvc.namespace, p.pvc.name), None)
+            self.assumed_pvcs.restore((p.pvc.namespace, p.pvc.name))
 
     # ---- PreBind -----------------------------------------------------------------------
-    def bind_pod_volumes(self, pod: Pod, node: Node, volumes: PodVolumes, storage: Storage) -> None:
-        """BindPodVolumes offline: write the assumed PVs and claims, then complete what the PV
-        controller and the external provisioner do (the claims end up bound), and drop the
-        assumptions, which the store now holds."""
-        for b in volumes.static_bindings:
-            storage.add(b.pv)
-            self.assumed_pvs.pop(b.pv.name, None)
-        for p in volumes.dynamic_provisions:
-            storage.add(p.pvc)
-            self.assumed_pvcs.pop((p.pvc.namespace, p.pvc.name), None)
-        for b in volumes.static_bindings:
-            complete_static_binding(b.pv, storage)
-        for p in volumes.dynamic_provisions:
-            complete_provisioning(p.pvc, node, storage)
+    def bind_pod_volumes(
+        self, pod: Pod, node_name: str, volumes: PodVolumes, api: ObjectAPI, timeout: float, storage: Storage
+    ) -> None:
+        """BindPodVolumes: write the chosen PVs and claims through ``api`` (bindAPIUpdate), then
+        wait, up to ``timeout`` seconds, until the PV controller (and an external provisioner)
+        has bound every claim (checkBindings). PluginError with upstream's message when a write
+        fails, a binding goes wrong or the wait times out."""
+        try:
+            bindings, provisions = self._bind_api_update(volumes, api)
+        except WriteError as e:
+            raise PluginError(str(e)) from None
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                done = check_bindings(pod, node_name, bindings, provisions, api, self)
+            except PluginError as e:
+                raise PluginError(f"binding volumes: {e}") from None
+            if done:
+                break
+            left = deadline - time.monotonic()
+            if left <= 0 or not api.wait_for_change(min(left, self.poll_interval)):
+                raise PluginError("binding volumes: context deadline exceeded")
+        # the store has caught up with what was written: end those assumptions now
+        for b in bindings:
+            self.assumed_pvs.latest(b.pv.name, storage.pvs.get(b.pv.name))
+        for c in provisions:
+            self.assumed_pvcs.latest((c.namespace, c.name), storage.pvc(c.namespace, c.name))
+
+    def _bind_api_update(
+        self, volumes: PodVolumes, api: ObjectAPI
+    ) -> tuple[list[BindingInfo], list[PersistentVolumeClaim]]:
+        """bindAPIUpdate: update each PV (claimRef), then each claim to provision (the selected
+        node); the objects the API returned, for checkBindings. On a failure the assumptions not
+        written yet are reverted (the ones written stay until the informer shows them)."""
+        bindings: list[BindingInfo] = []
+        provisions: list[PersistentVolumeClaim] = []
+        try:
+            for b in volumes.static_bindings:
+                bindings.append(BindingInfo(b.pvc, api.update_pv(b.pv)))
+            for p in volumes.dynamic_provisions:
+                provisions.append(api.update_pvc(p.pvc))
+        finally:
+            for b in volumes.static_bindings[len(bindings) :]:
+                self.assumed_pvs.restore(b.pv.name)
+            for p in volumes.dynamic_provisions[len(provisions) :]:
+                self.assumed_pvcs.restore((p.pvc.namespace, p.pvc.name))
+        return bindings, provisions
+
+
+def check_bindings(
+    pod: Pod,
+    node_name: str,
+    bindings: list[BindingInfo],
+    provisions: list[PersistentVolumeClaim],
+    api: ObjectAPI,
+    binder: VolumeBinder,
+) -> bool:
+    """checkBindings: True when every claim PreBind wrote is fully bound in the API objects;
+    PluginError when the binding must fail and the pod be retried."""
+    node = api.node(node_name)
+    if node is None:
+        raise PluginError(f'failed to get node "{node_name}": node "{node_name}" not found')
+    csi_node = api.csi_node(node_name)
+    migrated = csi_node.migrated_plugins if csi_node is not None else None
+    if not api.pod_exists(pod):
+        raise PluginError(f'pod does not exist any more: pod "{pod.name}" not found')
+    for b in bindings:
+        pv = api.pv(b.pv.name)
+        if pv is None:
+            raise PluginError(f'failed to check binding: could not find v1.PersistentVolume "{b.pv.name}"')
+        pvc = api.pvc(b.pvc.namespace, b.pvc.name)
+        if pvc is None:
+            raise PluginError(f'failed to check binding: could not find v1.PersistentVolumeClaim "{b.pvc.key}"')
+        if _older(pv, b.pv):
+            return False  # the informer has not shown our update yet
+        pv = binder.translated(pv, migrated)
+        if not check_node_affinity(pv, node.labels):
+            raise PluginError(f'pv "{pv.name}" node affinity doesn\'t match node "{node_name}": no matching NodeSelectorTerms')
+        if pv.claim_ref is None or not pv.claim_ref.uid:
+            raise PluginError(f'ClaimRef got reset for pv "{pv.name}"')
+        if not pvc.fully_bound:
+            return False
+    for claim in provisions:
+        pvc = api.pvc(claim.namespace, claim.name)
+        if pvc is None:
+            raise PluginError(f'failed to check provisioning pvc: could not find v1.PersistentVolumeClaim "{claim.key}"')
+        if _older(pvc, claim):
+            return False
+        if not pvc.annotations and pvc.raw and (pvc.raw.get("metadata") or {}).get("annotations") is None:
+            raise PluginError(f'selectedNode annotation reset for PVC "{pvc.name}"')
+        if pvc.annotations.get(ANN_SELECTED_NODE) != node_name:
+            # a provisioner that failed removes the annotation to make the scheduler retry
+            raise PluginError(f'provisioning failed for PVC "{pvc.name}"')
+        if pvc.volume_name:
+            pv = api.pv(pvc.volume_name)
+            if pv is None:
+                return False  # not seen yet (or deleted: the claim will be unbound)
+            pv = binder.translated(pv, migrated)
+            if not check_node_affinity(pv, node.labels):
+                raise PluginError(
+                    f'pv "{pv.name}" node affinity doesn\'t match node "{node_name}": no matching NodeSelectorTerms'
+                )
+        if not pvc.fully_bound:
+            return False
+    return True
+
+
+def _newer(stored: Any, over: Any) -> bool:
+    """The store's object replaced the one an assumption was made over: a higher resourceVersion
+    (an informer's relist redelivers the same one), or any other object where there is none."""
+    a, b = resource_version(stored), resource_version(over)
+    return a is None or b is None or a > b
+
+
+def _older(seen: Any, written: Any) -> bool:
+    """versioner.CompareResourceVersion(written, seen) > 0: the API object is older than the
+    one the update returned."""
+    a, b = resource_version(seen), resource_version(written)
+    return a is not None and b is not None and a < b
+
+
+def resource_version(obj: Any) -> int | None:
+    """An object's metadata.resourceVersion as the API server's versioner reads it (None
+    offline, where objects carry none)."""
+    if obj is None:
+        return None
+    rv = (obj.raw.get("metadata") or {}).get("resourceVersion")
+    try:
+        return int(rv) if rv else None
+    except (TypeError, ValueError):
+        return None
+
+
+class AssumeCache(Mapping[K, V]):
+    """Upstream's assume cache over one kind (read-only as a mapping: key -> assumed object).
+    An assumption is made over the object the store held then; it ends when the store holds a
+    newer one (the informer delivered an update: one with a higher resourceVersion, or, offline
+    where objects carry none, any other object) or when it is restored (Unreserve, a failed
+    write). Until then lookups answer the assumed object."""
+
+    def __init__(self) -> None:
+        self._assumed: dict[K, V] = {}
+        self._over: dict[K, V | None] = {}
+
+    def __getitem__(self, key: K) -> V:
+        return self._assumed[key]
+
+    def __iter__(self) -> Iterator[K]:
+        return iter(list(self._assumed))
+
+    def __len__(self) -> int:
+        return len(self._assumed)
+
+    def assume(self, key: K, obj: V, over: V | None) -> None:
+        self._assumed[key] = obj
+        self._over[key] = over
+
+    def restore(self, key: K) -> None:
+        self._assumed.pop(key, None)
+        self._over.pop(key, None)
+
+    def latest(self, key: K, stored: V | None) -> V | None:
+        """The assumed object, or ``stored`` once the store has moved past the assumption."""
+        mine = self._assumed.get(key)
+        if mine is None:
+            return stored
+        over = self._over.get(key)
+        if stored is None or (stored is not over and _newer(stored, over)):
+            self.restore(key)
+            return stored
+        return mine
 
 
 def not_owned(pvc: PersistentVolumeClaim, pod: Pod) -> str:
@@ -393,61 +563,6 @@ def bind_volume_to_claim(pv: PersistentVolume, claim: PersistentVolumeClaim) -> 
         pv = dataclasses.replace(pv, annotations=MappingProxyType({**pv.annotations, ANN_BOUND_BY_CONTROLLER: "yes"}))
         dirty = True
     return pv, dirty
-
-
-def _bound_claim(claim: PersistentVolumeClaim, pv: PersistentVolume, extra: Mapping[str, str]) -> PersistentVolumeClaim:
-    """The claim as the PV controller leaves it once bound to ``pv``."""
-    annotations = {**claim.annotations, ANN_BIND_COMPLETED: "yes", ANN_BOUND_BY_CONTROLLER: "yes", **extra}
-    return dataclasses.replace(claim, volume_name=pv.name, phase=CLAIM_BOUND, annotations=MappingProxyType(annotations))
-
-
-def complete_static_binding(pv: PersistentVolume, storage: Storage) -> None:
-    """The PV controller's side of a binding the scheduler pre-bound: the PV Bound, the claim
-    bound to it."""
-    ref = pv.claim_ref
-    assert ref is not None
-    claim = storage.pvc(ref.namespace, ref.name)
-    storage.add(dataclasses.replace(pv, phase=VOLUME_BOUND))
-    if claim is not None and not claim.fully_bound:
-        storage.add(_bound_claim(claim, pv, {}))
-
-
-def provisioned_volume(claim: PersistentVolumeClaim, node: Node, storage: Storage) -> PersistentVolume:
-    """The PV an external provisioner creates for a claim the scheduler annotated with a node:
-    named ``pvc-<claim uid>``, of the claim's size, modes and class, bound to the claim, a CSI
-    volume of the class's provisioner, and constrained to the node's value of each topology key
-    the driver's CSINode entry lists (the accessible topology of a CSI CreateVolume)."""
-    sc = storage.classes.get(claim.storage_class)
-    provisioner = sc.provisioner if sc is not None else ""
-    name = f"pvc-{claim.uid}"
-    labels = node.labels
-    csi_node = storage.csi_nodes.get(node.name)
-    keys = csi_node.drivers[provisioner].topology_keys if csi_node and provisioner in csi_node.drivers else ()
-    reqs = tuple(NodeSelectorRequirement(k, "In", frozenset({labels[k]})) for k in keys if k in labels)
-    return PersistentVolume(
-        name=name,
-        labels=MappingProxyType({}),
-        annotations=MappingProxyType({ANN_DYNAMICALLY_PROVISIONED: provisioner, ANN_BOUND_BY_CONTROLLER: "yes"}),
-        capacity=claim.request,
-        access_modes=claim.access_modes,
-        volume_mode=claim.volume_mode,
-        spec_class=claim.storage_class,
-        claim_ref=ClaimRef(claim.namespace, claim.name, claim.uid),
-        node_affinity=NodeSelector((NodeSelectorTerm(reqs),)) if reqs else None,
-        phase=VOLUME_BOUND,
-        source="csi",
-        source_fields=MappingProxyType({"driver": provisioner, "volumeHandle": name}),
-        volume_attributes_class=claim.volume_attributes_class,
-    )
-
-
-def complete_provisioning(claim: PersistentVolumeClaim, node: Node, storage: Storage) -> None:
-    """The external provisioner and the PV controller: a PV for the claim, the claim bound to it."""
-    pv = provisioned_volume(claim, node, storage)
-    storage.add(pv)
-    sc = storage.classes.get(claim.storage_class)
-    extra = {ANN_STORAGE_PROVISIONER: sc.provisioner} if sc is not None else {}
-    storage.add(_bound_claim(claim, pv, extra))
 
 
 def pod_claims_status(pod: Pod, storage: Storage) -> str | None:

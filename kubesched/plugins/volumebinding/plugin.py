@@ -16,9 +16,12 @@ As kube-scheduler v1.36's volumebinding plugin:
   PreScore skips. With it, nodes are scored by the utilization of the volumes they would get,
   through VolumeBindingArgs.shape.
 
-Offline, PreBind's writes complete at once: kubesched does what the PV controller and an external
-provisioner do (see ``binder``), so a WaitForFirstConsumer claim is provisioned on the chosen
-node and bound before the pod is.
+PreBind writes through ``handle.api`` (kubesched.cluster.api) and waits until the claims are
+bound. Offline the writes complete at once: kubesched does what the PV controller and an external
+provisioner do (kubesched.cluster.controllers), so a WaitForFirstConsumer claim is provisioned on
+the chosen node and bound before the pod is. Live (``kubesched run``) the writes are API updates
+and the wait watches the informers until the cluster's controllers have bound the claims, or
+``bindTimeoutSeconds`` have passed ("binding volumes: context deadline exceeded").
 """
 
 from __future__ import annotations
@@ -32,6 +35,7 @@ import numpy as np
 
 from kubesched import features
 from kubesched.api.quantity import value as quantity_value
+from kubesched.cluster.store import StoreAPI
 from kubesched.config.args import plugin_args
 from kubesched.config.defaults import MAX_CUSTOM_PRIORITY_SCORE
 from kubesched.framework.interfaces import (
@@ -256,6 +260,8 @@ class VolumeBinding(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin, 
         return None
 
     def pre_bind(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
+        """Write the bindings through the cluster's API and wait until the claims are bound
+        (at most ``bindTimeoutSeconds``); an error status fails the binding cycle."""
         s = self._state(state)
         if s.claims is None or s.all_bound:
             return None
@@ -264,6 +270,9 @@ class VolumeBinding(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin, 
             return Status.error(f'no pod volumes found for node "{node_name}"', NAME)
         snap = self.handle.snapshot if self.handle is not None else self._snap
         assert snap is not None
-        node = snap.nodes[snap.row_of[node_name]]
-        self.binder.bind_pod_volumes(pod, node, volumes, snap.storage)
+        api = self.handle.api if self.handle is not None else StoreAPI(snap)
+        try:
+            self.binder.bind_pod_volumes(pod, node_name, volumes, api, self.bind_timeout_seconds, snap.storage)
+        except PluginError as e:
+            return Status.error(str(e), NAME)
         return None
