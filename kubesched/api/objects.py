@@ -27,7 +27,7 @@ from kubesched.api.resources import (
     supported_pod_level,
 )
 from kubesched.api.selectors import LabelSelector
-from kubesched.api.storage import PodVolume, parse_pod_volumes, volume_key
+from kubesched.api.storage import SCHEDULED_SOURCES, PodVolume, parse_pod_volumes, volume_key
 from kubesched.api.taints import Taint, Toleration, parse_taints, parse_tolerations
 from kubesched.errors import InputError, join_path
 
@@ -160,6 +160,8 @@ class Pod:
     # spec.resourceClaims, and status.resourceClaimStatuses (pod claim -> generated claim name)
     resource_claims: tuple[PodClaimRef, ...] = ()
     resource_claim_statuses: dict[str, str | None] = field(default_factory=dict, repr=False)
+    # the volumes the volume plugins read (claims, in-tree disks, inline CSI: SCHEDULED_SOURCES)
+    storage_volumes: tuple[PodVolume, ...] = field(default=(), repr=False)
 
     @property
     def key(self) -> str:
@@ -227,7 +229,11 @@ class Pod:
             for g in as_list(spec.get("schedulingGates"), join_path(sp, "schedulingGates"))
         )
         tp = join_path(sp, "topologySpreadConstraints")
-        claims, claim_statuses = parse_pod_claims(spec, status, path)
+        volumes = parse_pod_volumes(vols, join_path(sp, "volumes"), name) if (vols := spec.get("volumes")) else ()
+        if spec.get("resourceClaims") or status.get("resourceClaimStatuses"):
+            claims, claim_statuses = parse_pod_claims(spec, status, path)
+        else:  # most pods: nothing to parse (each pod its own statuses: the claim controller writes them)
+            claims, claim_statuses = (), {}
         return cls(
             namespace=namespace,
             name=name,
@@ -263,7 +269,8 @@ class Pod:
             start_time=_parse_time(status.get("startTime"), join_path(path, "status.startTime")),
             deleting=md.get("deletionTimestamp") is not None,
             raw=m,
-            volumes=parse_pod_volumes(vols, join_path(sp, "volumes"), name) if (vols := spec.get("volumes")) else (),
+            volumes=volumes,
+            storage_volumes=tuple(v for v in volumes if v.source in SCHEDULED_SOURCES) if volumes else (),
             resource_claims=claims,
             resource_claim_statuses=claim_statuses,
         )

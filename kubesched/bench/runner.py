@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import gc
 import math
+import random
 import resource
 import sys
 import time
@@ -30,15 +31,21 @@ from typing import Any
 
 from kubesched.api.objects import Node, Pod
 from kubesched.api.selectors import LabelSelector
+from kubesched.api.storage import CSINode, PersistentVolume, PersistentVolumeClaim
+from kubesched.bench import dra as D
 from kubesched.bench import templates as T
 from kubesched.bench.workloads import (
+    AllocClaims,
     BindPods,
     Churn,
+    CreateDraObject,
     CreateNamespaces,
     CreateNodes,
     CreatePods,
     CreatePodSets,
+    CreateResourceDriver,
     CreateService,
+    SteadyPods,
     Workload,
 )
 from kubesched.cluster.memory import MemoryCluster
@@ -262,6 +269,7 @@ class WorkloadRun:
         seed: int = 0,
         progress: Progress | None = None,
         churn_every: int | None = None,
+        steady_batches: int | None = None,
         default_tolerations: bool = True,
     ) -> None:
         self.workload = workload
@@ -269,6 +277,7 @@ class WorkloadRun:
         self.seed = seed
         self.progress = progress
         self.churn_every = churn_every
+        self.steady_batches = steady_batches
         self.default_tolerations = default_tolerations
         self.names = T.NameGenerator(seed)
         self.registry = in_tree_registry()
@@ -284,6 +293,8 @@ class WorkloadRun:
         self.created = {INIT: 0, MEASURED: 0, CHURN: 0}
         self.scheduled = {INIT: 0, MEASURED: 0, CHURN: 0}
         self.bound_pods = 0
+        self.nodes_created = 0  # createNodes' nextNodeIndex: a node template's {index}
+        self.steady_in_flight = 0  # steady state: pods of the batch the time ran out on
         self.measured_times: list[float] = []
         self.placements: dict[str, str] = {}  # uid -> node, every pod the scheduler bound
         self._factories: dict[str, T.PodFactory] = {}
@@ -308,23 +319,56 @@ class WorkloadRun:
 
     def create_nodes(self, op: CreateNodes, op_index: int) -> None:
         count = self.workload.count(op.count, self.params)
+        strategy = op.allocatable
+        csi_nodes = []
         for i in range(count):
             tpl = T.base_node(op_index) if op.template is None else T.NODE_TEMPLATES[op.template]()
             label = (op.label_key, op.label_values[i % len(op.label_values)]) if op.label_key else None
-            wire = T.instantiate_node(tpl, self.names, label)
+            wire = T.instantiate_node(tpl, self.names, label, self.nodes_created)
+            self.nodes_created += 1
+            if strategy is not None:  # nodeAllocatableStrategy: a patch of allocatable, the CSINode
+                wire["status"]["allocatable"].update(strategy.node_allocatable)
+                name = wire["metadata"]["name"]
+                csi = T.csi_node(name, dict(strategy.csi_drivers), strategy.migrated_plugins)
+                csi_nodes.append(CSINode.parse(csi, f"CSINode {name}"))
             self.snapshot.add_node(Node.parse(wire))
+        if csi_nodes:
+            self.snapshot.storage.load(csi_nodes)
 
-    def create_pods(self, template: str, namespace: str, count: int, group: str) -> list[Pod]:
+    def create_pods(
+        self, template: str, namespace: str, count: int, group: str, volume: str | None = None
+    ) -> list[Pod]:
+        """``count`` pods of ``template``; with ``volume`` each gets its bound PV and PVC first.
+        Claims the pods' templates call for are made as the resourceclaim controller would."""
         self.ensure_namespace(namespace)
         make = self.factory(template)
         out = []
-        for _ in range(count):
-            pod = Pod.parse(make(namespace))
+        storage = []
+        for i in range(count):
+            wire = make(namespace)
+            if volume is not None:
+                pv, pvc = T.bound_volume(volume, namespace, i)
+                storage += [PersistentVolume.parse(pv, "PersistentVolume"), PersistentVolumeClaim.parse(pvc, "PersistentVolumeClaim")]
+                wire["spec"]["volumes"] = [T.pod_volume(pvc["metadata"]["name"])]
+            pod = Pod.parse(wire)
             self.group[pod.uid] = group
             self.cluster.pods[pod.uid] = pod  # the "API server" copy; bind replaces it
             out.append(pod)
+        if storage:
+            self.snapshot.storage.load(storage)
+        D.make_pod_claims(self.snapshot.dra, out)
         self.created[group] += count
         return out
+
+    def delete_pods(self, uids: list[str]) -> None:
+        """Pods deleted from the cluster, with the claims made for them."""
+        for uid in uids:
+            pod = self.snapshot.pod_by_uid.get(uid) or self.cluster.pods.get(uid)
+            self.cluster.pods.pop(uid, None)
+            self.cluster.bindings.pop(uid, None)
+            if pod is not None:
+                self.scheduler.delete_pod(pod)
+                self.snapshot.dra.release_pod(pod)  # the resourceclaim controller deletes its claims
 
     def bind_pods(self, op: BindPods) -> None:
         """Bound pods straight onto nodes, round-robin, as a loaded cluster dump holds them."""
@@ -369,11 +413,16 @@ class WorkloadRun:
         if self.progress is not None and (done % max(1, total // 200) == 0 or done == total):
             self.progress(phase, done, total)
 
-    def _drain(self, group: str, target: int, churn: _ChurnDriver | None = None) -> None:
-        """Schedule until ``target`` pods of ``group`` are bound or nothing is left to try."""
+    def _drain(
+        self, group: str, target: int, churn: _ChurnDriver | None = None, deadline: float | None = None
+    ) -> None:
+        """Schedule until ``target`` pods of ``group`` are bound, nothing is left to try, or the
+        bench clock reaches ``deadline``."""
         sched = self.scheduler
         self._phase, self._phase_total = group, target
         while self.scheduled[group] < target:
+            if deadline is not None and self.clock() >= deadline:
+                break
             if churn is not None:
                 churn.tick()
             if sched.schedule_one() is None:
@@ -393,16 +442,47 @@ class WorkloadRun:
         self._enqueue(pods)
         self._drain(INIT, target)
 
+    def run_steady(self, op: SteadyPods) -> None:
+        """createPods in steady state: ``op.count`` pods; when all are bound they are deleted
+        (and their claims) and a new batch is created, until the duration is over on the bench
+        clock (or, for tests, ``steady_batches`` batches are done). A batch that cannot complete
+        ends the phase: its unbound pods are unschedulable."""
+        deadline = None if self.steady_batches is not None else self.clock() + self.params[op.duration_param] / 1000
+        batches = 0
+        while self.steady_batches is None or batches < self.steady_batches:
+            pods = self.create_pods(op.template, op.namespace, op.count, MEASURED)
+            uids = [p.uid for p in pods]
+            target = self.scheduled[MEASURED] + len(pods)
+            self._enqueue(pods)
+            self._drain(MEASURED, target, deadline=deadline)
+            if self.scheduled[MEASURED] < target:
+                if deadline is not None and self.clock() >= deadline:
+                    self.steady_in_flight = target - self.scheduled[MEASURED]
+                return
+            batches += 1
+            self.delete_pods(uids)
+
     def run(self) -> BenchResult:
         wl = self.workload
         gc.collect()
         rss_start = current_rss_mib()
         reset_peak_rss()
         t_setup = time.perf_counter()
-        measured: tuple[CreatePods, int] | None = None
+        measured: tuple[CreatePods | SteadyPods, int] | None = None
         for i, op in enumerate(wl.ops):
             if isinstance(op, CreateNodes):
                 self.create_nodes(op, i)
+            elif isinstance(op, CreateResourceDriver):
+                devices = wl.count(op.max_claims_per_node, self.params)
+                D.create_resource_driver(self.snapshot.dra, self.snapshot.nodes, op.driver, op.nodes, devices)
+            elif isinstance(op, CreateDraObject):
+                if op.namespace:
+                    self.ensure_namespace(op.namespace)
+                D.create_objects(self.snapshot.dra, op.template, op.namespace, wl.count(op.count, self.params))
+            elif isinstance(op, AllocClaims):
+                D.allocate_claims(self.snapshot.dra, self.snapshot.nodes, op.namespace, random.Random(self.seed))
+            elif isinstance(op, SteadyPods):
+                measured = (op, i)
             elif isinstance(op, CreateNamespaces):
                 for k in range(wl.count(op.count, self.params)):
                     self.ensure_namespace(f"{op.prefix}-{k}", dict(op.labels or {}))
@@ -423,17 +503,23 @@ class WorkloadRun:
                     measured = (op, i)
                     continue
                 ns = op.namespace or f"namespace-{i}"
-                self.schedule_init(self.create_pods(op.template, ns, wl.count(op.count, self.params), INIT))
+                count = wl.count(op.count, self.params)
+                self.schedule_init(self.create_pods(op.template, ns, count, INIT, op.volume))
         setup_s = time.perf_counter() - t_setup
 
         attempts0 = self.scheduler.attempts
         skipped0 = self.clock.skipped
         start = end = time.perf_counter()
         cpu0 = cpu1 = time.process_time()
-        if measured is not None:
+        if measured is not None and isinstance(measured[0], SteadyPods):
+            with frozen_heap():
+                start, cpu0 = time.perf_counter(), time.process_time()
+                self.run_steady(measured[0])
+                end, cpu1 = time.perf_counter(), time.process_time()
+        elif measured is not None:
             op, i = measured
             ns = op.namespace or f"namespace-{i}"
-            pods = self.create_pods(op.template, ns, wl.count(op.count, self.params), MEASURED)
+            pods = self.create_pods(op.template, ns, wl.count(op.count, self.params), MEASURED, op.volume)
             churn = None
             if self._churn is not None:
                 churn = _ChurnDriver(self, self._churn, self._churn_ns, self.churn_every)
@@ -476,7 +562,7 @@ class WorkloadRun:
             cpu_s=cpu_s,
             setup_s=setup_s,
             scheduled=self.scheduled[MEASURED],
-            unschedulable=self.created[MEASURED] - self.scheduled[MEASURED],
+            unschedulable=self.created[MEASURED] - self.scheduled[MEASURED] - self.steady_in_flight,
             init_scheduled=self.scheduled[INIT],
             init_unschedulable=init_created - self.scheduled[INIT],
             bound_pods=self.bound_pods,
@@ -488,6 +574,7 @@ class WorkloadRun:
             peak_rss_mib=peak_rss_mib(),
             rss_start_mib=rss_start,
             note=wl.note,
+            extra={"steady_in_flight": self.steady_in_flight} if self.steady_in_flight else {},
         )
 
 
@@ -532,10 +619,14 @@ def run_workload(
     seed: int = 0,
     progress: Progress | None = None,
     churn_every: int | None = None,
+    steady_batches: int | None = None,
 ) -> BenchResult:
-    """Build and run one workload; ``churn_every`` makes churn deterministic (every N cycles) for tests."""
+    """Build and run one workload; ``churn_every`` makes churn deterministic (every N cycles) and
+    ``steady_batches`` a steady-state phase a number of batches instead of a duration, for tests."""
     params = workload.resolve(scale, nodes, pods)
-    run = WorkloadRun(workload, params, seed=seed, progress=progress, churn_every=churn_every)
+    run = WorkloadRun(
+        workload, params, seed=seed, progress=progress, churn_every=churn_every, steady_batches=steady_batches
+    )
     res = run.run()
     res.scale, res.seed = scale, seed
     return res

@@ -112,10 +112,27 @@ def node_with_taint() -> WireDict:
     }
 
 
+def node_with_dra_test_driver() -> WireDict:
+    """dra/templates/node-with-dra-test-driver.yaml: named ``scheduler-perf-dra-<index>`` (the
+    node's index in the workload), which createResourceDriver's ``nodes`` glob matches."""
+    return {
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {"name": "scheduler-perf-dra-{index}"},
+        "spec": {},
+        "status": {
+            "capacity": _capacity("110"),
+            "conditions": [{"status": "True", "type": "Ready"}],
+            "phase": "Running",
+        },
+    }
+
+
 NODE_TEMPLATES: dict[str, Callable[[], WireDict]] = {
     "node-default": node_default,
     "node-with-name": node_with_name,
     "node-with-taint": node_with_taint,
+    "node-with-dra-test-driver": node_with_dra_test_driver,
 }
 
 
@@ -123,12 +140,14 @@ def instantiate_node(
     template: WireDict,
     names: NameGenerator,
     label: tuple[str, str] | None = None,
+    index: int = 0,
 ) -> WireDict:
     """One created node: a name, the hostname label, allocatable defaulted, one prepared label.
 
     ``template`` must be a fresh dict (a NODE_TEMPLATES factory's result): it is filled in
     place, which is cheaper than a deep copy per node. ``label`` is labelNodePrepareStrategy's
-    (key, value) for this node, chosen round-robin by the caller.
+    (key, value) for this node, chosen round-robin by the caller. A fixed name may hold
+    ``{index}`` (Go's ``{{ .Index }}``): the node's index among the workload's nodes.
     """
     node = template
     md = node["metadata"]
@@ -136,6 +155,7 @@ def instantiate_node(
         md["name"] = names(md.pop("generateName"), "Node")
     else:
         md.pop("generateName", None)
+        md["name"] = md["name"].replace("{index}", str(index))
     labels = md.setdefault("labels", {})
     labels[HOSTNAME_LABEL] = md["name"]
     if label is not None:
@@ -346,6 +366,24 @@ def pod_with_node_inclusion_policy() -> WireDict:
     return _pod("spreading-pod-with-node-inclusion-policy-", spec, {"foo": "bar"})
 
 
+def pod_with_secret_volume() -> WireDict:
+    """templates/pod-with-secret-volume.yaml: pod-default's container and a secret volume
+    (no volume plugin reads it)."""
+    spec = {"containers": [_std_container()], "volumes": [{"name": "secret", "secret": {"secretName": "secret"}}]}
+    return _pod("secret-volume-", spec)
+
+
+def pod_with_claim_template() -> WireDict:
+    """dra/templates/pod-with-claim-template.yaml: a pause container (no requests) using the
+    claim the resourceclaim controller makes from ``test-claim-template``."""
+    container = {**_bare_container(), "resources": {"claims": [{"name": "resource"}]}}
+    spec = {
+        "containers": [container],
+        "resourceClaims": [{"name": "resource", "resourceClaimTemplateName": CLAIM_TEMPLATE_NAME}],
+    }
+    return _pod("test-dra", spec)
+
+
 POD_TEMPLATES: dict[str, Callable[[], WireDict]] = {
     "pod-default": pod_default,
     "pod-with-pod-anti-affinity": pod_with_pod_anti_affinity,
@@ -366,6 +404,8 @@ POD_TEMPLATES: dict[str, Callable[[], WireDict]] = {
     "pod-high-priority-large-cpu": pod_high_priority_large_cpu,
     "pod-with-label": pod_with_label,
     "pod-with-node-inclusion-policy": pod_with_node_inclusion_policy,
+    "pod-with-secret-volume": pod_with_secret_volume,
+    "pod-with-claim-template": pod_with_claim_template,
 }
 
 # ---- Go's case-insensitive JSON field matching ---------------------------------------------
@@ -454,4 +494,166 @@ def service() -> WireDict:
         "kind": "Service",
         "metadata": {"generateName": "service-"},
         "spec": {"selector": {"app": "scheduler-perf"}, "ports": [{"port": 80, "targetPort": 8000}]},
+    }
+
+
+# ---- volumes (volumes/): a PV and a pre-bound PVC per pod --------------------------------------
+EBS_CSI_DRIVER = "ebs.csi.aws.com"
+AWS_EBS_PLUGIN = "kubernetes.io/aws-ebs"
+
+
+def pv_aws() -> WireDict:
+    """templates/pv-aws.yaml: an in-tree AWS EBS volume (its volumeID set per pod)."""
+    return {
+        "apiVersion": "v1",
+        "kind": "PersistentVolume",
+        "spec": {
+            "accessModes": ["ReadOnlyMany"],
+            "awsElasticBlockStore": {"volumeID": "<volume-id>"},
+            "capacity": {"storage": "1Gi"},
+            "persistentVolumeReclaimPolicy": "Retain",
+        },
+    }
+
+
+def pv_csi() -> WireDict:
+    """templates/pv-csi.yaml: a CSI volume of the EBS driver (its volumeHandle set per pod)."""
+    return {
+        "apiVersion": "v1",
+        "kind": "PersistentVolume",
+        "spec": {
+            "accessModes": ["ReadOnlyMany"],
+            "capacity": {"storage": "1Gi"},
+            "csi": {"driver": EBS_CSI_DRIVER},
+            "persistentVolumeReclaimPolicy": "Retain",
+        },
+    }
+
+
+def pvc() -> WireDict:
+    """templates/pvc.yaml: bind-completed, so VolumeBinding finds it fully bound."""
+    return {
+        "apiVersion": "v1",
+        "kind": "PersistentVolumeClaim",
+        "metadata": {"annotations": {"pv.kubernetes.io/bind-completed": "true"}},
+        "spec": {"accessModes": ["ReadOnlyMany"], "resources": {"requests": {"storage": "1Gi"}}},
+    }
+
+
+PV_TEMPLATES: dict[str, Callable[[], WireDict]] = {"pv-aws": pv_aws, "pv-csi": pv_csi}
+
+
+def bound_volume(pv_template: str, namespace: str, index: int) -> tuple[WireDict, WireDict]:
+    """The PV and PVC createPods makes for its ``index``-th pod, bound to each other before the
+    pod exists (test/utils' CreatePodWithPersistentVolume with bindVolume, and
+    getCustomVolumeFactory): claim ``pvc-<index>``, volume ``<namespace>-vol-<index>``; an EBS
+    volume's ID is ``vol-<index>``, a CSI volume's handle the PV's name."""
+    claim_name = f"pvc-{index}"
+    pv = PV_TEMPLATES[pv_template]()
+    spec = pv["spec"]
+    pv["metadata"] = {"name": f"{namespace}-vol-{index}"}
+    if "csi" in spec:
+        spec["csi"]["volumeHandle"] = pv["metadata"]["name"]
+    elif "awsElasticBlockStore" in spec:
+        spec["awsElasticBlockStore"]["volumeID"] = f"vol-{index}"
+    spec["claimRef"] = {"kind": "PersistentVolumeClaim", "namespace": namespace, "name": claim_name, "apiVersion": "v1"}
+    pv["status"] = {"phase": "Bound"}
+    claim = pvc()
+    claim["metadata"].update(name=claim_name, namespace=namespace)
+    claim["spec"]["volumeName"] = pv["metadata"]["name"]
+    claim["status"] = {"phase": "Bound"}
+    return pv, claim
+
+
+def pod_volume(claim_name: str) -> WireDict:
+    """The volume CreatePodWithPersistentVolume puts in the pod (its only one)."""
+    return {"name": "vol", "persistentVolumeClaim": {"claimName": claim_name}}
+
+
+def csi_node(node_name: str, drivers: dict[str, int], migrated_plugins: tuple[str, ...]) -> WireDict:
+    """NodeAllocatableStrategy's CSINode: each driver's attach limit, the migrated plugins."""
+    return {
+        "apiVersion": "storage.k8s.io/v1",
+        "kind": "CSINode",
+        "metadata": {
+            "name": node_name,
+            "annotations": {"storage.alpha.kubernetes.io/migrated-plugins": ",".join(migrated_plugins)},
+        },
+        "spec": {
+            "drivers": [
+                {"name": d, "nodeID": node_name, "allocatable": {"count": count}} for d, count in drivers.items()
+            ]
+        },
+    }
+
+
+# ---- Dynamic Resource Allocation (dra/) ----------------------------------------------------------
+DRA_TEST_DRIVER = "test-driver.cdi.k8s.io"
+DEVICE_CLASS_NAME = "test-class"
+CLAIM_TEMPLATE_NAME = "test-claim-template"
+DRA_API_VERSION = "resource.k8s.io/v1"
+
+
+def device_class() -> WireDict:
+    """dra/templates/deviceclass.yaml: every device of the test driver."""
+    return {
+        "apiVersion": DRA_API_VERSION,
+        "kind": "DeviceClass",
+        "metadata": {"name": DEVICE_CLASS_NAME},
+        "spec": {"selectors": [{"cel": {"expression": f'device.driver == "{DRA_TEST_DRIVER}"'}}]},
+    }
+
+
+def _one_device_request() -> WireDict:
+    return {"requests": [{"name": "req-0", "exactly": {"deviceClassName": DEVICE_CLASS_NAME}}]}
+
+
+def resource_claim_template(namespace: str) -> WireDict:
+    """dra/templates/resourceclaimtemplate.yaml with its defaults: one request of one device."""
+    return {
+        "apiVersion": DRA_API_VERSION,
+        "kind": "ResourceClaimTemplate",
+        "metadata": {"name": CLAIM_TEMPLATE_NAME, "namespace": namespace},
+        "spec": {"spec": {"devices": _one_device_request()}},
+    }
+
+
+def resource_claim(namespace: str, index: int) -> WireDict:
+    """dra/templates/resourceclaim.yaml: ``test-claim-<index>``, one device of the class."""
+    return {
+        "apiVersion": DRA_API_VERSION,
+        "kind": "ResourceClaim",
+        "metadata": {"name": f"test-claim-{index}", "namespace": namespace},
+        "spec": {"devices": _one_device_request()},
+    }
+
+
+def resource_slice(driver: str, node_name: str, devices: int) -> WireDict:
+    """createResourceDriver's slice for one node (scheduler_perf's resourceSlice): a pool of the
+    node's name, ``devices`` devices ``instance-<i>`` with the model, family, driverVersion and
+    NUMA attributes and 1Gi of memory each. The binding conditions newer scheduler_perf versions
+    also give the devices are left out: kubesched does not wait for binding conditions (see
+    docs/plugins/DynamicResources.md), so they would change nothing."""
+    return {
+        "apiVersion": DRA_API_VERSION,
+        "kind": "ResourceSlice",
+        "metadata": {"name": node_name},
+        "spec": {
+            "driver": driver,
+            "nodeName": node_name,
+            "pool": {"name": node_name, "resourceSliceCount": 1, "generation": 0},
+            "devices": [
+                {
+                    "name": f"instance-{i}",
+                    "attributes": {
+                        "model": {"string": "A100"},
+                        "family": {"string": "GPU"},
+                        "driverVersion": {"version": "1.2.3"},
+                        "dra.example.com/numa": {"int": i},
+                    },
+                    "capacity": {"memory": {"value": "1Gi"}},
+                }
+                for i in range(devices)
+            ],
+        },
     }

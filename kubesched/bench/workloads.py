@@ -17,15 +17,31 @@ arrives). See kubesched.bench.runner.BenchClock.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 
-from kubesched.bench.templates import NAMESPACE_WITH_LABELS, ZONE_LABEL
+from kubesched.bench.templates import (
+    AWS_EBS_PLUGIN,
+    DRA_TEST_DRIVER,
+    EBS_CSI_DRIVER,
+    NAMESPACE_WITH_LABELS,
+    ZONE_LABEL,
+)
 
 Count = int | str  # a literal or the name of a param
 
 
 # ---- ops -----------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class NodeAllocatable:
+    """nodeAllocatableStrategy: more allocatable on every node, and a CSINode per node giving
+    each CSI driver's attach limit and naming the in-tree plugins migrated to CSI."""
+
+    node_allocatable: Mapping[str, str]
+    csi_drivers: Mapping[str, int]
+    migrated_plugins: tuple[str, ...] = ()
+
+
 @dataclass(frozen=True)
 class CreateNodes:
     """createNodes; ``template`` None is makeBaseNode (generateName node-<opIndex>-)."""
@@ -34,6 +50,7 @@ class CreateNodes:
     template: str | None = None
     label_key: str | None = None  # labelNodePrepareStrategy
     label_values: tuple[str, ...] = ()
+    allocatable: NodeAllocatable | None = None  # nodeAllocatableStrategy
 
 
 @dataclass(frozen=True)
@@ -45,12 +62,54 @@ class CreateNamespaces:
 
 @dataclass(frozen=True)
 class CreatePods:
-    """createPods; without ``namespace`` upstream uses ``namespace-<opIndex>``."""
+    """createPods; without ``namespace`` upstream uses ``namespace-<opIndex>``. With ``volume``
+    (persistentVolumeTemplatePath: ``pv-aws`` or ``pv-csi``, with templates/pvc.yaml) each pod
+    gets a PV and a PVC bound to each other before it is created."""
 
     count: Count
     template: str
     namespace: str | None = None
     measured: bool = False  # collectMetrics: true
+    volume: str | None = None
+
+
+@dataclass(frozen=True)
+class SteadyPods:
+    """createPods with steadyState: ``count`` pods; once all are bound they are deleted and
+    ``count`` new ones created, until the ``duration_param`` (milliseconds) is over. Measured."""
+
+    count: int
+    template: str
+    namespace: str
+    duration_param: str = "durationMs"
+
+
+@dataclass(frozen=True)
+class CreateResourceDriver:
+    """createResourceDriver: a ResourceSlice with ``max_claims_per_node`` devices of ``driver``
+    for every node whose name matches the glob ``nodes``."""
+
+    driver: str
+    nodes: str
+    max_claims_per_node: Count
+
+
+@dataclass(frozen=True)
+class CreateDraObject:
+    """createAny of a DRA template (``deviceclass``, ``resourceclaimtemplate`` or, ``count`` of
+    them, ``resourceclaim``)."""
+
+    template: str
+    namespace: str = ""
+    count: Count = 1
+
+
+@dataclass(frozen=True)
+class AllocClaims:
+    """allocResourceClaims: the namespace's claims allocated one at a time, each on the first
+    node of a fresh random order where the structured allocator finds devices."""
+
+    namespace: str
 
 
 @dataclass(frozen=True)
@@ -90,7 +149,19 @@ class BindPods:
     namespace: str = "bound"
 
 
-Op = CreateNodes | CreateNamespaces | CreatePods | CreatePodSets | CreateService | Churn | BindPods
+Op = (
+    CreateNodes
+    | CreateNamespaces
+    | CreatePods
+    | CreatePodSets
+    | CreateService
+    | Churn
+    | BindPods
+    | SteadyPods
+    | CreateResourceDriver
+    | CreateDraObject
+    | AllocClaims
+)
 
 
 # ---- workloads -----------------------------------------------------------------------------
@@ -105,6 +176,8 @@ class Workload:
     node_params: tuple[str, ...] = ("initNodes",)  # scale with --nodes (rounded up)
     pod_param: str | None = "measurePods"  # set by --pods (rounded down when scaled)
     fixed_params: tuple[str, ...] = ()  # never scaled (pods per namespace)
+    #: params computed from the others after scaling (devices left free whatever the scale)
+    derived: Mapping[str, Callable[[Mapping[str, int]], int]] = field(default_factory=dict)
     note: str = ""
 
     @property
@@ -119,7 +192,8 @@ class Workload:
     def resolve(
         self, scale: float = 1.0, nodes: int | None = None, pods: int | None = None
     ) -> dict[str, int]:
-        """Concrete params: node counts scale up (ceil), pod and namespace counts down (floor, >= 1)."""
+        """Concrete params: node counts scale up (ceil), pod and namespace counts down (floor,
+        >= 1; a count that is 0 stays 0), then the ``derived`` ones."""
         if scale <= 0:
             raise ValueError("scale must be positive")
         base_nodes = sum(self.params[p] for p in self.node_params)
@@ -129,7 +203,7 @@ class Workload:
             pod_factor = pods / self.params[self.pod_param]
         out: dict[str, int] = {}
         for k, v in self.params.items():
-            if k in self.fixed_params:
+            if k in self.fixed_params or v == 0:
                 out[k] = v
             elif k in self.node_params:
                 out[k] = max(1, math.ceil(v * node_factor - 1e-9))
@@ -137,6 +211,8 @@ class Workload:
                 out[k] = max(1, math.floor(v * pod_factor + 1e-9))
             else:
                 out[k] = max(1, math.floor(v * node_factor + 1e-9))
+        for k, fn in self.derived.items():
+            out[k] = fn(out)
         return out
 
     def count(self, c: Count, params: Mapping[str, int]) -> int:
@@ -185,6 +261,63 @@ def _spreading_ops(measured_template: str) -> tuple[Op, ...]:
         CreateNodes("initNodes", "node-default", ZONE_LABEL, MOON),
         CreatePods("initPods", "pod-default"),
         CreatePods("measurePods", measured_template, measured=True),
+    )
+
+
+def _volume_ops(volume: str, nodes: CreateNodes) -> tuple[Op, ...]:
+    """volumes/: nodes, then init and measured pods with a bound PV and PVC each."""
+    return (
+        nodes,
+        CreatePods("initPods", "pod-default", volume=volume),
+        CreatePods("measurePods", "pod-default", measured=True, volume=volume),
+    )
+
+
+#: SchedulingMigratedInTreePVs' and SchedulingCSIPVs' nodeAllocatableStrategy: 39 EBS volumes a node.
+def _ebs_limit(*migrated: str) -> NodeAllocatable:
+    return NodeAllocatable({f"attachable-volumes-csi-{EBS_CSI_DRIVER}": "39"}, {EBS_CSI_DRIVER: 39}, migrated)
+
+
+def _dra_nodes() -> tuple[Op, ...]:
+    """dra/: plain nodes, DRA nodes, the test driver's slices and the DeviceClass."""
+    return (
+        CreateNodes("nodesWithoutDRA"),
+        CreateNodes("nodesWithDRA", "node-with-dra-test-driver"),
+        CreateResourceDriver(DRA_TEST_DRIVER, "scheduler-perf-dra-*", "maxClaimsPerNode"),
+        CreateDraObject("deviceclass"),
+    )
+
+
+_DRA_NODES = ("nodesWithDRA", "nodesWithoutDRA")
+_DRA_FIXED = ("maxClaimsPerNode", "durationMs")
+
+
+def _steady_state(name: str, init_claims: int, threshold: float, in_use: Callable[[int], int] | None) -> Workload:
+    """SteadyStateClusterResourceClaimTemplate/<name>: ``init_claims`` claims allocated up front,
+    then 10 pods at a time for 10 s. ``in_use`` gives initClaims from the number of devices after
+    scaling (half of them; all but 10, so that exactly 10 more pods fit), as upstream's 100-,
+    200- and 500-node variants do."""
+    ops = (
+        *_dra_nodes(),
+        CreateDraObject("resourceclaim", "init", "initClaims"),
+        AllocClaims("init"),
+        CreateDraObject("resourceclaimtemplate", "test"),
+        SteadyPods(10, "pod-with-claim-template", "test"),
+    )
+    params = {"nodesWithDRA": 500, "nodesWithoutDRA": 0, "initClaims": init_claims, "maxClaimsPerNode": 10, "durationMs": 10000}
+    derived = {} if in_use is None else {"initClaims": lambda p: in_use(p["nodesWithDRA"] * p["maxClaimsPerNode"])}
+    return Workload(
+        "SteadyStateClusterResourceClaimTemplate",
+        name,
+        ops,
+        params,
+        threshold,
+        default=False,
+        node_params=_DRA_NODES,
+        pod_param=None,
+        fixed_params=_DRA_FIXED,
+        derived=derived,
+        note="runs for 10 s whatever the scale: not in the default set",
     )
 
 
@@ -389,6 +522,52 @@ WORKLOADS: tuple[Workload, ...] = (
         270,
         node_params=("normalNodes", "taintNodes"),
     ),
+    # ---- volumes/ ----
+    Workload(
+        "SchedulingSecrets",
+        "5000Nodes_10000Pods",
+        (
+            CreateNodes("initNodes"),
+            CreatePods("initPods", "pod-with-secret-volume"),
+            CreatePods("measurePods", "pod-with-secret-volume", measured=True),
+        ),
+        _p(5000, 1000, 10000),
+        790,
+    ),
+    Workload("SchedulingInTreePVs", "5000Nodes_2000Pods", _volume_ops("pv-aws", CreateNodes("initNodes")), _p(5000, 1000, 2000), 290),
+    Workload(
+        "SchedulingMigratedInTreePVs",
+        "5000Nodes_5000Pods",
+        _volume_ops("pv-aws", CreateNodes("initNodes", "node-default", allocatable=_ebs_limit(AWS_EBS_PLUGIN))),
+        _p(5000, 5000, 5000),
+        100,
+    ),
+    Workload(
+        "SchedulingCSIPVs",
+        "5000Nodes_5000Pods",
+        _volume_ops("pv-csi", CreateNodes("initNodes", "node-default", allocatable=_ebs_limit())),
+        _p(5000, 5000, 5000),
+        100,
+    ),
+    # ---- dra/ ----
+    Workload(
+        "SchedulingWithResourceClaimTemplate",
+        "5000pods_500nodes",
+        (
+            *_dra_nodes(),
+            CreateDraObject("resourceclaimtemplate", "init"),
+            CreatePods("initPods", "pod-with-claim-template", "init"),
+            CreateDraObject("resourceclaimtemplate", "test"),
+            CreatePods("measurePods", "pod-with-claim-template", "test", measured=True),
+        ),
+        {"nodesWithDRA": 500, "nodesWithoutDRA": 0, "initPods": 2500, "measurePods": 2500, "maxClaimsPerNode": 10},
+        40,
+        node_params=_DRA_NODES,
+        fixed_params=("maxClaimsPerNode",),
+    ),
+    _steady_state("empty_500nodes", 0, 64, None),
+    _steady_state("half_500nodes", 2500, 70, lambda devices: devices // 2),
+    _steady_state("full_500nodes", 4990, 60, lambda devices: devices - 10),
     # ---- kubesched's own scale experiments (not upstream workloads) ----
     Workload(
         "SchedulingBasic",

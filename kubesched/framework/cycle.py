@@ -156,7 +156,7 @@ def _schedule_pod(
         res.node = snap.nodes[row].name
     if fit.batch is not None:
         # the cache's state is shared read-only: a copy for the points that may write to it
-        # (plugins signed NOTHING for the pod write no state at Reserve, Permit and PreBind)
+        # (plugins signed NOTHING for the pod are not called at Reserve, Permit and PreBind)
         writers = fw.post_filter if res.node is None else fit.batch.entry.binding_writes
         res.state = fit.state.clone() if writers else fit.state
     return res

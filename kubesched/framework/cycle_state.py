@@ -9,13 +9,17 @@ from typing import Any
 class CycleState:
     """A dict keyed by plugin-chosen keys; ``clone`` is used by preemption dry runs."""
 
-    __slots__ = ("_data", "skip_filter", "skip_pre_bind", "skip_score")
+    __slots__ = ("_data", "binding", "skip_filter", "skip_pre_bind", "skip_score")
 
     def __init__(self) -> None:
         self._data: dict[str, Any] = {}
         self.skip_filter: set[str] = set()
         self.skip_score: set[str] = set()
         self.skip_pre_bind: set[str] = set()
+        #: the Reserve, Permit and PreBind plugins taking part for the pod
+        #: (``Framework.binding_plugins``: the equivalence cache leaves out those signed NOTHING);
+        #: None: all of the profile's
+        self.binding: Any = None
 
     def read(self, key: str) -> Any:
         return self._data.get(key)
@@ -35,6 +39,7 @@ class CycleState:
         c.skip_filter = set(self.skip_filter)
         c.skip_score = set(self.skip_score)
         c.skip_pre_bind = set(self.skip_pre_bind)
+        c.binding = self.binding
         return c
 
     def clone(self) -> CycleState:
@@ -43,4 +48,5 @@ class CycleState:
         c.skip_filter = set(self.skip_filter)
         c.skip_score = set(self.skip_score)
         c.skip_pre_bind = set(self.skip_pre_bind)
+        c.binding = self.binding
         return c

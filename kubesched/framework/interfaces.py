@@ -143,8 +143,9 @@ class Signature(NamedTuple):
 
     ``reads``: ``NODE`` (the node object alone: labels, taints, allocatable, images), ``ROW`` (the
     node and the pods on it) or ``NOTHING`` (the plugin takes no part: its PreFilter and PreScore
-    certainly return Skip for this pod, and its Reserve, Permit and PreBind, still called, write
-    nothing to the cycle state, which the equivalence cache then shares with the binding cycle). ``key``: what the plugin reads of the pod beyond
+    certainly return Skip for this pod, and its Reserve, Unreserve, Permit, PreBindPreFlight and
+    PreBind would do nothing for it, so a cycle the equivalence cache serves does not call them and
+    shares its cycle state with the binding cycle). ``key``: what the plugin reads of the pod beyond
     ``Pod.signature()`` (its spec), e.g. annotation values; pods with equal signatures and keys
     get equal verdicts. ``pre_filter_each_cycle``: the verdicts read the node's row, but through
     state PreFilter builds from the whole cluster, so PreFilter runs again every cycle and rows
@@ -171,6 +172,12 @@ class SignPlugin(Plugin):
     ``sign_pod`` is asked every cycle, before PreFilter; its answer must hold for the whole cycle.
     NormalizeScore must depend on the raw scores alone. The two other methods are optional.
     """
+
+    #: A Pod attribute (``volumes``, ``resource_claims``) without which the plugin takes no part:
+    #: for a pod where it is empty ``sign_pod`` answers NOT_INVOLVED and PreEnqueue admits it, and
+    #: the framework answers so itself instead of calling (a plugin most pods do not concern costs
+    #: them nothing).
+    needs_pod_field: ClassVar[str] = ""
 
     def sign_pod(self, pod: Pod, snap: Snapshot) -> Signature | None:
         """This pod's Signature, or None when the plugin cannot sign it (it then runs every cycle)."""

@@ -10,7 +10,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 
@@ -21,6 +21,7 @@ from kubesched.framework.interfaces import (
     MAX_NODE_SCORE,
     MIN_NODE_SCORE,
     NODE_LOCAL,
+    NOT_INVOLVED,
     NOTHING,
     ROW_LOCAL,
     BindPlugin,
@@ -64,6 +65,14 @@ class Scores:
     # plugin -> (raw, normalized, weight); absent when the plugin was skipped
     per_plugin: dict[str, tuple[np.ndarray, np.ndarray, int]] = field(default_factory=dict)
     in_order: bool = False  # rows ascend in node order (then the first highest total is the first in order)
+
+
+class BindingPlugins(NamedTuple):
+    """A profile's Reserve, Permit and PreBind plugins less those a pod's signatures leave out."""
+
+    reserve: list[ReservePlugin]
+    permit: list[PermitPlugin]
+    pre_bind: list[PreBindPlugin]
 
 
 #: How the framework words a plugin's Error status at each point (framework/runtime/framework.go);
@@ -113,6 +122,15 @@ def reword_error(st: Status, source: str, point: str) -> Status:
     if st.code != Code.Error or not st.plugin or not st.message.startswith(head):
         return st
     return plugin_error(point, st.plugin, st.message[len(head) :]).status
+
+
+def _named_failure(point: str, pl: Plugin, st: Status) -> Status:
+    """A plugin's non-success status at ``point``: a rejection naming the plugin, or the Error
+    worded as the framework words it."""
+    if not st.rejected:
+        return _error_status(point, pl.name, st)
+    st.plugin = pl.name
+    return st
 
 
 def _error_status(point: str, plugin: str, st: Status) -> Status:
@@ -176,6 +194,7 @@ class Framework:
             return out
 
         self.pre_enqueue: list[PreEnqueuePlugin] = at("preEnqueue", PreEnqueuePlugin)
+        self._pre_enqueue_plan = tuple((pl, getattr(type(pl), "needs_pod_field", "")) for pl in self.pre_enqueue)
         qs = at("queueSort", QueueSortPlugin)
         self.queue_sort: QueueSortPlugin | None = qs[0] if qs else None
         self.pre_filter: list[PreFilterPlugin] = at("preFilter", PreFilterPlugin)
@@ -189,6 +208,8 @@ class Framework:
         self.reserve: list[ReservePlugin] = at("reserve", ReservePlugin)
         self.permit: list[PermitPlugin] = at("permit", PermitPlugin)
         self.pre_bind: list[PreBindPlugin] = at("preBind", PreBindPlugin)
+        self._binding: dict[frozenset[str], BindingPlugins] = {}  # by the plugins left out
+        self._all = self.binding_plugins(frozenset())
         self.bind: list[BindPlugin] = at("bind", BindPlugin)
         self.post_bind: list[PostBindPlugin] = at("postBind", PostBindPlugin)
         self.plugins = instances
@@ -203,6 +224,8 @@ class Framework:
         fixed = {pl: _FIXED.get(type(pl).sign_pod) for pl in self.signers}
         self._fixed: dict[SignPlugin, Signature] = {pl: sig for pl, sig in fixed.items() if sig is not None}
         self._asked: tuple[SignPlugin, ...] = tuple(pl for pl, sig in fixed.items() if sig is None)
+        # each asked signer with the Pod attribute it needs ("": asked for every pod)
+        self._ask_plan = tuple((pl, type(pl).needs_pod_field) for pl in self._asked)
         from kubesched.framework.equivalence import EquivalenceCache  # it calls back into this module
 
         self.cache = EquivalenceCache()
@@ -237,12 +260,13 @@ class Framework:
         ``signers`` order (None: not signable); ``signed`` gives every signer's."""
         if self.observer is not None:
             return tuple([self.call(pl, "Sign", pl.sign_pod, pod, snap) for pl in self._asked])
-        # unobserved, ``call``'s guard around the loop (asked every cycle: a frame less per signer)
+        # unobserved, ``call``'s guard around the loop (asked every cycle: a frame less per signer);
+        # a signer is not asked for a pod without the attribute it needs (its answer is known)
         out = []
         pl = None
         try:
-            for pl in self._asked:
-                out.append(pl.sign_pod(pod, snap))
+            for pl, need in self._ask_plan:
+                out.append(NOT_INVOLVED if need and not getattr(pod, need) else pl.sign_pod(pod, snap))
         except PluginFailure:
             raise
         except Exception as e:  # noqa: BLE001 - as in ``call``
@@ -272,7 +296,15 @@ class Framework:
 
     # ---- PreEnqueue ------------------------------------------------------------------
     def run_pre_enqueue(self, pod: Pod) -> Status:
-        return self._until_failure(self.pre_enqueue, "PreEnqueue", "pre_enqueue", pod)
+        """RunPreEnqueuePlugins; a plugin that needs a pod attribute this pod lacks
+        (``SignPlugin.needs_pod_field``) takes no part and is not called."""
+        for pl, need in self._pre_enqueue_plan:
+            if need and not getattr(pod, need):
+                continue
+            st = self.call(pl, "PreEnqueue", pl.pre_enqueue, pod)
+            if st is not None and not st.ok:
+                return _named_failure("PreEnqueue", pl, st)
+        return Status()
 
     # ---- PreFilter -------------------------------------------------------------------
     def run_pre_filter(
@@ -538,17 +570,26 @@ class Framework:
         for pl in plugins:
             st = self.call(pl, point, getattr(pl, method), *args)
             if st is not None and not st.ok:
-                if not st.rejected:
-                    return _error_status(point, pl.name, st)
-                st.plugin = pl.name
-                return st
+                return _named_failure(point, pl, st)
         return Status()
 
+    def binding_plugins(self, uninvolved: frozenset[str]) -> BindingPlugins:
+        """The Reserve, Permit and PreBind plugins but those named in ``uninvolved`` (signed
+        NOTHING for a pod: they would do nothing for it there), one object per set."""
+        out = self._binding.get(uninvolved)
+        if out is None:
+            out = self._binding[uninvolved] = BindingPlugins(
+                [pl for pl in self.reserve if pl.name not in uninvolved],
+                [pl for pl in self.permit if pl.name not in uninvolved],
+                [pl for pl in self.pre_bind if pl.name not in uninvolved],
+            )
+        return out
+
     def run_reserve(self, state: CycleState, pod: Pod, node: str) -> Status:
-        return self._until_failure(self.reserve, "Reserve", "reserve", state, pod, node)
+        return self._until_failure((state.binding or self._all).reserve, "Reserve", "reserve", state, pod, node)
 
     def run_unreserve(self, state: CycleState, pod: Pod, node: str) -> None:
-        for pl in reversed(self.reserve):
+        for pl in reversed((state.binding or self._all).reserve):
             try:
                 self.call(pl, "Unreserve", pl.unreserve, state, pod, node)
             except PluginFailure:  # unreserve must reach every plugin
@@ -557,10 +598,11 @@ class Framework:
     def run_permit(self, state: CycleState, pod: Pod, node: str) -> tuple[Status, dict[str, float]]:
         """RunPermitPlugins: the first rejection or error stops; otherwise Wait (with each waiting
         plugin's timeout, capped at 15 minutes) or Success."""
-        if not self.permit:
+        permit = (state.binding or self._all).permit
+        if not permit:
             return Status(), {}
         waits: dict[str, float] = {}
-        for pl in self.permit:
+        for pl in permit:
             st, timeout = self.call(pl, "Permit", pl.permit, state, pod, node)
             st = st or Status()
             if st.ok:
@@ -582,7 +624,7 @@ class Framework:
         (or there is none), else the Error; plugins that skip are left out of PreBind."""
         ret = Status(Code.Skip)
         skip: set[str] = set()
-        for pl in self.pre_bind:
+        for pl in (state.binding or self._all).pre_bind:
             st = self.call(pl, "PreBindPreFlight", pl.pre_bind_pre_flight, state, pod, node) or Status()
             if st.ok:
                 ret = Status()
@@ -600,7 +642,7 @@ class Framework:
         return ret
 
     def run_pre_bind(self, state: CycleState, pod: Pod, node: str) -> Status:
-        plugins = [pl for pl in self.pre_bind if pl.name not in state.skip_pre_bind]
+        plugins = [pl for pl in (state.binding or self._all).pre_bind if pl.name not in state.skip_pre_bind]
         return self._until_failure(plugins, "PreBind", "pre_bind", state, pod, node)
 
     def run_bind(self, state: CycleState, pod: Pod, node: str) -> Status:

@@ -20,7 +20,6 @@ from kubesched.api.csi_migration import (
     inline_migration,
     migrated_on_node,
     pv_migration,
-    translate_pv,
 )
 from kubesched.api.storage import EPHEMERAL, PVC, CSINode, PersistentVolumeClaim, PodVolume, VolumeAttachment
 from kubesched.framework.interfaces import NOT_INVOLVED, FilterPlugin, PreFilterPlugin, Signature, SignPlugin
@@ -55,6 +54,8 @@ class CSILimits(PreFilterPlugin, FilterPlugin, SignPlugin):
     events_to_register = frozenset(
         {"CSINodeAdd", "CSINodeUpdate", "AssignedPodDelete", "PersistentVolumeClaimAdd", "VolumeAttachmentDelete"}
     )
+
+    needs_pod_field = "storage_volumes"
 
     def sign_pod(self, pod: Pod, snap: Snapshot) -> Signature | None:
         """A pod with no volume a CSI driver attaches takes no part; the others read the node's
@@ -113,15 +114,16 @@ class CSILimits(PreFilterPlugin, FilterPlugin, SignPlugin):
                 return Status(Code.Unschedulable, (ERR_REASON_MAX_VOLUME_COUNT_EXCEEDED,), NAME)
         return Status(plugin=NAME)
 
+    @classmethod
     def attachable_volumes(
-        self, pod: Pod, csi_node: CSINode | None, storage: Storage, result: dict[str, str], *, new_pod: bool
+        cls, pod: Pod, csi_node: CSINode | None, storage: Storage, result: dict[str, str], *, new_pod: bool
     ) -> None:
         """filterAttachableVolumes: ``driver/handle`` -> driver of the pod's attachable volumes."""
         for v in pod.volumes:
             if v.source == PVC or v.source == EPHEMERAL:
                 name = v.claim_name
             else:
-                self._inline(v, csi_node, result)
+                cls._inline(v, csi_node, result)
                 continue
             if not name:
                 raise PluginError("PersistentVolumeClaim had no name")
@@ -136,7 +138,7 @@ class CSILimits(PreFilterPlugin, FilterPlugin, SignPlugin):
                 raise PluginError(
                     f"PVC {pvc.namespace}/{pvc.name} was not created for pod {pod.namespace}/{pod.name} (pod is not owner)"
                 )
-            driver, handle = self.claim_driver_info(csi_node, pvc, storage)
+            driver, handle = cls.claim_driver_info(csi_node, pvc, storage)
             if driver and handle:
                 result[f"{driver}/{handle}"] = driver
 
@@ -153,12 +155,13 @@ class CSILimits(PreFilterPlugin, FilterPlugin, SignPlugin):
             raise PluginError(f"converting volume({volume.name}) from inline to csi: invalid volume id")
         result[f"{migration.driver}/{handle}"] = migration.driver
 
-    def claim_driver_info(self, csi_node: CSINode | None, pvc: PersistentVolumeClaim, storage: Storage) -> tuple[str, str]:
+    @classmethod
+    def claim_driver_info(cls, csi_node: CSINode | None, pvc: PersistentVolumeClaim, storage: Storage) -> tuple[str, str]:
         """getCSIDriverInfo: the bound PV's CSI driver and handle (translated when in-tree and
         migrated); an unbound claim (or one whose PV is missing) counts through its class."""
         pv = storage.pvs.get(pvc.volume_name) if pvc.volume_name else None
         if pv is None:
-            return self._driver_info_from_class(csi_node, pvc, storage)
+            return cls._driver_info_from_class(csi_node, pvc, storage)
         csi = pv.csi
         if csi is not None:
             return csi
@@ -167,7 +170,7 @@ class CSILimits(PreFilterPlugin, FilterPlugin, SignPlugin):
             return "", ""
         if not migrated_on_node(migration, csi_node.migrated_plugins if csi_node else None, annotation=False):
             return "", ""
-        translated = translate_pv(pv, migration)
+        translated = storage.translated(pv, migration)
         return translated.csi if translated is not None and translated.csi else ("", "")
 
     @staticmethod
@@ -194,7 +197,7 @@ class CSILimits(PreFilterPlugin, FilterPlugin, SignPlugin):
             csi = pv.csi
             if csi is None:
                 migration = pv_migration(pv)
-                translated = translate_pv(pv, migration) if migration is not None and migration.translated else None
+                translated = storage.translated(pv, migration) if migration is not None and migration.translated else None
                 csi = translated.csi if translated is not None else None
             if csi is None or not csi[0] or not csi[1]:
                 return None

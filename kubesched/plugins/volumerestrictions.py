@@ -101,6 +101,8 @@ class VolumeRestrictions(PreFilterPlugin, FilterPlugin, SignPlugin):
     # a pod releasing the disk or the claim, a new node, the claim created (to read its modes)
     events_to_register = frozenset({"AssignedPodDelete", "NodeAdd", "PersistentVolumeClaimAdd"})
 
+    needs_pod_field = "storage_volumes"
+
     def sign_pod(self, pod: Pod, snap: Snapshot) -> Signature | None:
         """A pod without claims or checked in-tree disks takes no part; the others read the
         claims and the pods using them, which the equivalence cache does not follow."""

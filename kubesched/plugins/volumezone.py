@@ -129,6 +129,8 @@ class VolumeZone(PreFilterPlugin, FilterPlugin, SignPlugin):
         }
     )
 
+    needs_pod_field = "storage_volumes"
+
     def sign_pod(self, pod: Pod, snap: Snapshot) -> Signature | None:
         """A pod without persistentVolumeClaim volumes takes no part; the others read the
         storage objects, which the equivalence cache does not follow."""

@@ -46,6 +46,7 @@ from kubesched.sim.states import (
     WITHDRAWN,
 )
 from kubesched.sim.usage import SimUtilization, UsageModel
+from kubesched.sim.volumes import detach_unused
 from kubesched.sim.workload import NodeEvent, Workload
 from kubesched.state.snapshot import Snapshot
 
@@ -403,6 +404,16 @@ class Engine:
         self.cluster.bindings.pop(self.pods[i].uid, None)
         self._release(i)
         self.row(STATE_NAMES[state] if state != DONE else "complete", i, self.node_of[i], message=why)
+        self._detach(i)
+
+    def _detach(self, i: int) -> None:
+        """Pod ``i`` left its node: the volumes it alone used there are detached."""
+        pod, node = self.pods[i], self.node_of[i]
+        row = self.snap.row_of.get(node)
+        if not pod.volumes or row is None:
+            return
+        staying = [p for uid, p in self.snap.pods_on[row].items() if uid != pod.uid]
+        detach_unused(self.snap.storage, node, pod, staying)
 
     def _complete(self, i: int, run: int) -> None:
         if self.state[i] != RUNNING or self.run_id[i] != run:

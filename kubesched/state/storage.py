@@ -13,6 +13,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
+from kubesched.api.csi_migration import Migration, translate_pv
 from kubesched.api.storage import (
     PVC,
     CSIDriver,
@@ -64,6 +65,8 @@ class Storage:
         self.tracked = True
         #: who hears the cluster events of changes made here (the scheduling queue)
         self.listeners: list[Callable[[str], Any]] = []
+        # PV name -> (the PV, the migration, its CSI translation): ``translated``
+        self._translated: dict[str, tuple[PersistentVolume, Migration, PersistentVolume | None]] = {}
 
     def __len__(self) -> int:
         return sum(
@@ -78,6 +81,15 @@ class Storage:
     def pvs_of_class(self, class_name: str) -> list[PersistentVolume]:
         """pvCache.ListPVs: the PVs of a storage class (by GetPersistentVolumeClass)."""
         return [pv for pv in self.pvs.values() if pv.storage_class == class_name]
+
+    def translated(self, pv: PersistentVolume, migration: Migration) -> PersistentVolume | None:
+        """``translate_pv(pv, migration)``, kept per PV: a PV object never changes (an update is
+        a new object), and VolumeBinding and NodeVolumeLimits translate the same in-tree PVs on
+        every node they judge."""
+        hit = self._translated.get(pv.name)
+        if hit is None or hit[0] is not pv or hit[1] is not migration:
+            hit = self._translated[pv.name] = (pv, migration, translate_pv(pv, migration))
+        return hit[2]
 
     def attachments_on(self, node_name: str) -> list[VolumeAttachment]:
         return [va for va in self.attachments.values() if va.node_name == node_name]

@@ -287,3 +287,45 @@ def test_validate_warn_and_ignore_load_invalid_storage(tmp_path: Path, capsys: p
     ]
     assert main(["schedule", "-f", f, "--validate=ignore", "-o", "json"]) == 0
     assert capsys.readouterr().err == ""
+
+
+def test_storage_keeps_each_pvs_csi_translation_until_the_pv_changes() -> None:
+    """VolumeBinding and NodeVolumeLimits translate an in-tree PV on every node they judge:
+    the storage keeps the translation per PV object, and a new object (an update) is translated
+    again."""
+    from kubesched.api.csi_migration import pv_migration, translate_pv
+    from kubesched.api.storage import PersistentVolume
+    from kubesched.state.storage import Storage
+
+    def ebs(volume_id: str) -> PersistentVolume:
+        return PersistentVolume.parse(
+            {
+                "kind": "PersistentVolume",
+                "metadata": {"name": "pv-a", "labels": {"topology.kubernetes.io/zone": "z1"}},
+                "spec": {"capacity": {"storage": "1Gi"}, "awsElasticBlockStore": {"volumeID": volume_id}},
+            }
+        )
+
+    storage = Storage()
+    pv = ebs("vol-1")
+    migration = pv_migration(pv)
+    first = storage.translated(pv, migration)
+    assert first == translate_pv(pv, migration) and first.csi == ("ebs.csi.aws.com", "vol-1")
+    assert storage.translated(pv, migration) is first
+    updated = ebs("vol-2")
+    assert storage.translated(updated, migration).csi == ("ebs.csi.aws.com", "vol-2")
+
+
+def test_storage_volumes_are_the_ones_the_volume_plugins_read() -> None:
+    pod = Pod.parse(
+        _pod(
+            "p",
+            {"name": "data", "persistentVolumeClaim": {"claimName": "c"}},
+            {"name": "cfg", "configMap": {"name": "x"}},
+            {"name": "disk", "gcePersistentDisk": {"pdName": "d"}},
+            {"name": "tmp", "emptyDir": {}},
+        )
+    )
+    assert [v.name for v in pod.volumes] == ["data", "cfg", "disk", "tmp"]
+    assert [v.name for v in pod.storage_volumes] == ["data", "disk"]
+    assert pod.copy().storage_volumes == pod.storage_volumes

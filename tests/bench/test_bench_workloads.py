@@ -8,7 +8,7 @@ import pytest
 
 from kubesched.bench import templates as T
 from kubesched.bench.runner import MEASURED, WorkloadRun, run_workload
-from kubesched.bench.workloads import WORKLOADS, CreatePods, default_set, get, select
+from kubesched.bench.workloads import WORKLOADS, CreatePods, SteadyPods, default_set, get, select
 
 TINY = 0.01
 
@@ -33,6 +33,12 @@ ISSUE_DEFAULTS = {
     "SchedulingPreferredAntiAffinityWithNSSelector/5000Nodes_2000Pods",
     "SchedulingRequiredPodAffinityWithNSSelector/5000Nodes_2000Pods",
     "SchedulingPreferredAffinityWithNSSelector/5000Nodes_5000Pods",
+    # issue 23: volumes/ and dra/ (SteadyState* run for a fixed 10 s: not default)
+    "SchedulingSecrets/5000Nodes_10000Pods",
+    "SchedulingInTreePVs/5000Nodes_2000Pods",
+    "SchedulingMigratedInTreePVs/5000Nodes_5000Pods",
+    "SchedulingCSIPVs/5000Nodes_5000Pods",
+    "SchedulingWithResourceClaimTemplate/5000pods_500nodes",
 }
 
 
@@ -91,10 +97,11 @@ def test_scale_is_proportional():
 @pytest.mark.parametrize("w", WORKLOADS, ids=lambda w: w.full_name)
 def test_every_workload_runs_to_completion(w):
     params = w.resolve(TINY)
-    run = WorkloadRun(w, params, seed=0, churn_every=7)
+    run = WorkloadRun(w, params, seed=0, churn_every=7, steady_batches=2)
     res = run.run()
     measured = [op for op in w.ops if isinstance(op, CreatePods) and op.measured]
     expected = sum(w.count(op.count, params) for op in measured)
+    expected += sum(2 * op.count for op in w.ops if isinstance(op, SteadyPods))
     assert res.measured_pods == expected
     if w.test_case != "PreemptionAsync":
         assert res.init_unschedulable == 0

@@ -22,6 +22,7 @@ from kubesched.framework.interfaces import (
     FilterPlugin,
     PermitPlugin,
     PreBindPlugin,
+    PreEnqueuePlugin,
     PreFilterPlugin,
     PreScorePlugin,
     ReservePlugin,
@@ -219,6 +220,7 @@ class FakePreBind(PreBindPlugin):
 # ---- a one-profile scheduler ------------------------------------------------------------------
 #: extension point of each fake base class, as tf.Register<Point>Plugin registers it
 _POINTS = {
+    PreEnqueuePlugin: "preEnqueue",
     FilterPlugin: "filter",
     PreFilterPlugin: "preFilter",
     PreScorePlugin: "preScore",

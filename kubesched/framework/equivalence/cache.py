@@ -314,8 +314,7 @@ class EquivalenceCache:
         total: np.ndarray | int | None = e.static[window] if e.has_static else None
         per: dict[str, tuple[np.ndarray, np.ndarray, int]] = {}
         details = self.keep_details
-        for pl in fw.score:
-            w = fw.score_weights.get(pl.name, 1)
+        for pl, w in e.scorers:
             arr = e.raw.get(pl.name)
             if arr is not None:
                 if pl.name in e.zero_raw:

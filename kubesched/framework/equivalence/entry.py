@@ -76,8 +76,12 @@ class Entry:
     # PreFilter plugins signed ``pre_filter_each_cycle``: run again every cycle, since re-judged
     # rows must read state as of now.
     each_cycle: list[Any] = field(default_factory=list)
+    # The score plugins that may score a window (with their weights): not those the entry's pod
+    # skips whatever the cycle (signed NOTHING, or PreScore Skip), in profile order.
+    scorers: list[tuple[Any, int]] = field(default_factory=list)
     # Some Reserve, Permit or PreBind plugin takes part for the pod (is not signed NOTHING) and may
     # write the cycle's state, which the entry shares: a placed pod's binding cycle gets a copy.
+    # (The others are not called there: ``CycleState.binding``.)
     binding_writes: bool = True
 
     def set_ok(self, rows: np.ndarray, now: np.ndarray) -> None:
@@ -127,6 +131,7 @@ def build(fw: Framework, pod: Pod, snap: Snapshot, signed: dict[Any, Signature |
     node_ok[order] = fw.passes_rows(state, pod, snap, order, node_filters) if node_filters else True
     feas = np.nonzero(ok)[0].astype(np.intp)
     skip = {pl.name for pl, sig in signed.items() if sig is not None and sig.reads == NOTHING}
+    state.binding = fw.binding_plugins(frozenset(skip))
     binding_writes = any(pl.name not in skip for pl in (*fw.reserve, *fw.permit, *fw.pre_bind))
     for pl in fw.pre_score:
         if not local(pl):
@@ -173,6 +178,7 @@ def build(fw: Framework, pod: Pod, snap: Snapshot, signed: dict[Any, Signature |
     e.binding_writes = binding_writes
     e.each_cycle = [pl for pl in fw.pre_filter if local(pl) and signed[pl].pre_filter_each_cycle]  # type: ignore[union-attr]
     e.local_skip_score = frozenset(skip)
+    e.scorers = [(pl, fw.score_weights.get(pl.name, 1)) for pl in fw.score if pl.name in raw or pl.name not in skip]
     e.zero_raw = {name for name, arr in raw.items() if normalizes(fw.plugins[name]) and not arr.any()}
     e.has_static = any(not normalizes(fw.plugins[name]) for name in raw)
     e.skip_without_fresh = e.local_skip_score | {pl.name for pl in e.fresh_score}

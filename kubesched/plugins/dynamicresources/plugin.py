@@ -158,6 +158,8 @@ class DynamicResources(
         return self.handle.snapshot.dra
 
     # ---- SignPlugin, PreEnqueue -------------------------------------------------------
+    needs_pod_field = "resource_claims"  # a pod without claims is not asked to sign
+
     def sign_pod(self, pod: Pod, snap: Snapshot) -> Signature | None:
         """Pods with claims are not signable (as upstream); the others take no part."""
         return None if pod.resource_claims and snap.dra.tracked else NOT_INVOLVED

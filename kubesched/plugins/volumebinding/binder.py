@@ -224,18 +224,21 @@ class VolumeBinder:
             pv = self.get_pv(storage, pvc.volume_name)
             if pv is None:
                 return True, False
-            pv = self.translated(pv, csi_node.migrated_plugins if csi_node else None)
+            pv = self.translated(pv, csi_node.migrated_plugins if csi_node else None, storage)
             if not check_node_affinity(pv, node.labels):
                 return False, True
         return True, True
 
     @staticmethod
-    def translated(pv: PersistentVolume, migrated_plugins: frozenset[str] | None) -> PersistentVolume:
-        """tryTranslatePVToCSI: an in-tree PV migrated on the node, as its CSI driver sees it."""
+    def translated(
+        pv: PersistentVolume, migrated_plugins: frozenset[str] | None, storage: Storage | None = None
+    ) -> PersistentVolume:
+        """tryTranslatePVToCSI: an in-tree PV migrated on the node, as its CSI driver sees it
+        (kept by ``storage`` when the PV is one of its own)."""
         migration = pv_migration(pv)
         if migration is None or not migrated_on_node(migration, migrated_plugins, annotation=True):
             return pv
-        out = translate_pv(pv, migration)
+        out = storage.translated(pv, migration) if storage is not None else translate_pv(pv, migration)
         if out is None:
             raise PluginError(f"could not translate pv: invalid volume id of pv {pv.name}")
         return out

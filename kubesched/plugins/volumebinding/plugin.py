@@ -107,6 +107,7 @@ class VolumeBinding(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin, 
             "CSIStorageCapacityUpdate",
         }
     )
+    needs_pod_field = "storage_volumes"
 
     def __init__(self, args: dict[str, Any] | None = None, handle: Handle | None = None) -> None:
         super().__init__(args, handle)
