@@ -95,7 +95,7 @@ def cmd_explain(args: argparse.Namespace) -> int:
     from kubesched.app import build_session
     from kubesched.batch import schedule_all
     from kubesched.explain import explain_pod
-    from kubesched.framework.runtime import PluginFailure
+    from kubesched.framework.failures import PluginFailure
 
     if bool(args.pod_ref) == bool(args.pod):
         raise InputError("give exactly one of NAMESPACE/POD (or POD with -n NAMESPACE) or --pod FILE")

@@ -23,12 +23,14 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from kubesched.framework.cycle_state import CycleState
-from kubesched.framework.diagnosis import NO_NODES, Diagnosis, NodeFailures, unsatisfied_plugins
+from kubesched.framework.diagnosis import NO_NODES, Diagnosis, NodeFailures
 
 # loaded with the cycle that asks it, not inside the first scheduling run (Framework, which owns
 # the cache, imports it lazily: the cache imports runtime)
 from kubesched.framework.equivalence import Batch
-from kubesched.framework.runtime import PluginFailure, Scores
+from kubesched.framework.failures import PluginFailure
+from kubesched.framework.runtime import PreFiltered
+from kubesched.framework.scoring import Scores
 from kubesched.framework.status import Code, FilterResult, Status
 
 if TYPE_CHECKING:
@@ -87,22 +89,6 @@ class ScheduleResult:
     duration: float = 0.0
     state: CycleState | None = None  # the cycle's state when it differs from the caller's (cache)
     error: BaseException | None = None  # what a plugin raised, for an Error result (--debug)
-
-
-@dataclass
-class PreFiltered:
-    """RunPreFilterPlugins' outcome: the status, the nodes a PreFilterResult narrowed the
-    cycle to (None: every node) and the plugins that narrowed, each plugin's own status."""
-
-    status: Status
-    names: frozenset[str] | None = None
-    narrowed_by: list[str] = field(default_factory=list)
-    per_plugin: dict[str, Status] = field(default_factory=dict)
-
-    @property
-    def outside(self) -> Status:
-        """The status of a node the PreFilterResult left out."""
-        return Status(Code.UnschedulableAndUnresolvable, (unsatisfied_plugins(self.narrowed_by),))
 
 
 @dataclass
@@ -301,8 +287,7 @@ def post_filter(fw: Framework, state: CycleState, pod: Pod, snap: Snapshot, res:
 # ---- the same points over given nodes (extender, preemption) ---------------------------------
 def pre_filter(fw: Framework, state: CycleState, pod: Pod, snap: Snapshot, *, run_all: bool = False) -> PreFiltered:
     """RunPreFilterPlugins into ``state``; ``run_all`` goes on after a rejection (explain)."""
-    names, status, narrowed_by, per_plugin = fw.run_pre_filter(state, pod, snap, run_all=run_all)
-    return PreFiltered(status, names, narrowed_by, per_plugin)
+    return fw.run_pre_filter(state, pod, snap, run_all=run_all)
 
 
 def filter_nodes(
@@ -436,7 +421,6 @@ __all__: list[Any] = [
     "CycleContext",
     "EveryPlugin",
     "Feasible",
-    "PreFiltered",
     "ScheduleResult",
     "evaluate_every_plugin",
     "filter_nodes",

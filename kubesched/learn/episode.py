@@ -25,7 +25,8 @@ from kubesched.api.objects import Pod
 from kubesched.experiment.protocol import POLICY_WEIGHT, Prepared, RunResult, build_scheduler
 from kubesched.framework.cycle import ScheduleResult
 from kubesched.framework.cycle_state import CycleState
-from kubesched.framework.runtime import Framework, Scores
+from kubesched.framework.runtime import Framework
+from kubesched.framework.scoring import Scores
 from kubesched.gpu.metrics import GpuMetricsTracker
 from kubesched.gpu.model import pod_gpu_ask
 from kubesched.learn.features import CandidateFeatures

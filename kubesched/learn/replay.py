@@ -28,7 +28,7 @@ import numpy as np
 from kubesched.api.objects import Pod
 from kubesched.config import parse_config
 from kubesched.experiment.protocol import POLICY_WEIGHT, policy_config, prepare
-from kubesched.framework.runtime import Scores
+from kubesched.framework.scoring import Scores
 from kubesched.learn.data import Instance, load
 from kubesched.learn.episode import Decision, DecisionScheduler
 from kubesched.learn.features import CandidateFeatures

@@ -116,7 +116,7 @@ def record_run(s: Session) -> Run:
     run = Run()
     clock = _PluginClock()
     for fw in sched.frameworks.values():
-        fw.observer = clock
+        fw.add_observer(clock)
     deleted_seen = len(s.cluster.deleted)
 
     def record(res: ScheduleResult) -> None:

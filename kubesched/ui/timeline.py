@@ -216,13 +216,13 @@ class Timeline:
 
             fws = list(sched.frameworks.values())
             for fw in fws:
-                fw.observer = observe
+                fw.add_observer(observe)
             t0 = time.perf_counter()
             try:
                 out = explain_pod(sched, pod.with_node("") if pod.node_name else pod)
             finally:
                 for fw in fws:
-                    fw.observer = None
+                    fw.remove_observer(observe)
                 if bound is not None:
                     snap.add_pod(bound)
             return out, timing, (time.perf_counter() - t0) * 1000.0

@@ -83,7 +83,7 @@ def test_the_observer_hears_every_plugin_call(seed: int) -> None:
     calls: Counter[tuple[str, str]] = Counter()
     heard: Counter[tuple[str, str]] = Counter()
     spy_on(fw, calls)
-    fw.observer = lambda plugin, point, status, seconds: heard.update([(plugin, point)])
+    fw.add_observer(lambda plugin, point, status, seconds: heard.update([(plugin, point)]))
     pods = workload(rng, 300)
     # high-priority pods arrive last: preemption's dry runs, nominated pods (the regular path)
     pods += [Pod.parse(make_pod(f"vip{i}", requests={"cpu": "2", "memory": "4Gi"}, priority=1000)) for i in range(10)]

@@ -23,7 +23,7 @@ import numpy as np
 from kubesched.framework.diagnosis import Diagnosis
 from kubesched.framework.equivalence.entry import Entry, build, normalizes, refresh, rescore
 from kubesched.framework.equivalence.records import NO_DETAIL, Disagreement, diagnose, refresh_records
-from kubesched.framework.runtime import Scores, check_score_range
+from kubesched.framework.scoring import Scores, check_score_range
 from kubesched.framework.status import Code, PreFilterResult
 
 if TYPE_CHECKING:

@@ -112,7 +112,8 @@ def build(fw: Framework, pod: Pod, snap: Snapshot, signed: dict[Any, Signature |
         return sig is None
 
     state = CycleState()
-    names, st, _narrowed_by, _ = fw.run_pre_filter(state, pod, snap)
+    pre = fw.run_pre_filter(state, pod, snap)
+    names, st = pre.names, pre.status
     if not st.ok:
         return None
     fresh_pf = [pl for pl in fw.pre_filter if fresh(pl)]
