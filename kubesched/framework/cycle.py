@@ -10,8 +10,9 @@ prioritizeNodes, selectHost); ``Framework`` runs each point. Its callers:
   are given, and the extender's prioritize verb ``score_nodes``.
 
 A pod whose profile's plugins sign it (``SignPlugin``) is served inside ``find_nodes_that_fit``
-and ``prioritize`` by the framework's equivalence cache, which returns what this path would:
-the same nodes examined, verdicts, scores and FitError.
+by the framework's equivalence cache, which returns what this path would (the same nodes
+examined, verdicts and FitError); ``prioritize`` then scores them with ``Framework.run_score``
+like any window, from the raw scores the cache keeps.
 """
 
 from __future__ import annotations
@@ -24,9 +25,6 @@ import numpy as np
 
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.diagnosis import NO_NODES, Diagnosis, NodeFailures
-
-# loaded with the cycle that asks it, not inside the first scheduling run (Framework, which owns
-# the cache, imports it lazily: the cache imports runtime)
 from kubesched.framework.equivalence import Batch
 from kubesched.framework.failures import PluginFailure
 from kubesched.framework.runtime import PreFiltered
@@ -102,28 +100,18 @@ class Feasible:
     state: CycleState
     error: Status | None = None  # a PreFilter or Filter Error: the cycle's result
     advance: int = 0  # how far the rotating start index moves
-    batch: Batch | None = None  # set when the equivalence cache found the rows: it scores them too
+    batch: Batch | None = None  # set when the equivalence cache found the rows: it knows their raw scores
 
 
 # ---- the scheduling cycle ---------------------------------------------------------------------
 def schedule_pod(fw: Framework, state: CycleState, pod: Pod, snap: Snapshot, ctx: CycleContext) -> ScheduleResult:
     """schedulePod: the nodes that fit, their scores, the selected host."""
-    res = _schedule_pod(fw, state, pod, snap, ctx, ctx.use_cache)
-    if res is None:  # the equivalence cache could not score its window: the regular path says why
-        res = _schedule_pod(fw, state, pod, snap, ctx, False)
-        assert res is not None
-    return res
-
-
-def _schedule_pod(
-    fw: Framework, state: CycleState, pod: Pod, snap: Snapshot, ctx: CycleContext, use_cache: bool
-) -> ScheduleResult | None:
     res = ScheduleResult(pod, fw.profile_name)
     if snap.n == 0:
         res.code, res.message = Code.UnschedulableAndUnresolvable, NO_NODES
         return res
-    fit = find_nodes_that_fit(fw, state, pod, snap, ctx, use_cache=use_cache)
-    start, ctx.start = ctx.start, (ctx.start + fit.advance) % snap.n
+    fit = find_nodes_that_fit(fw, state, pod, snap, ctx, use_cache=ctx.use_cache)
+    ctx.start = (ctx.start + fit.advance) % snap.n
     res.evaluated, res.feasible, res.diagnosis = fit.examined, int(fit.rows.size), fit.diagnosis
     if fit.error is not None:
         res.code, res.message = Code.Error, fit.error.message
@@ -133,17 +121,13 @@ def _schedule_pod(
     elif fit.rows.size == 1:
         res.node = snap.nodes[int(fit.rows[0])].name
     else:
-        scores = prioritize(fw, pod, snap, fit)
-        if scores is None:
-            ctx.start = start
-            return None
-        res.scores = scores
+        res.scores = scores = prioritize(fw, pod, snap, fit)
         row = select_host(scores, snap, ctx) if ctx.select is None else ctx.select(scores)
         res.node = snap.nodes[row].name
     if fit.batch is not None:
         # the cache's state is shared read-only: a copy for the points that may write to it
         # (plugins signed NOTHING for the pod are not called at Reserve, Permit and PreBind)
-        writers = fw.post_filter if res.node is None else fit.batch.entry.binding_writes
+        writers = fw.post_filter if res.node is None else fit.batch.entry.roles.binding_writes
         res.state = fit.state.clone() if writers else fit.state
     return res
 
@@ -153,11 +137,13 @@ def find_nodes_that_fit(
 ) -> Feasible:
     """findNodesThatFitPod: PreFilter, then Filter from the rotating start index until enough
     nodes fit (the adaptive percentageOfNodesToScore; one node when nothing scores). The
-    equivalence cache answers when it may (not with nominated pods, which need the full path)."""
+    equivalence cache answers when it may (not with nominated pods, which need the full path);
+    on a miss it runs the PreFilter, and the regular path goes on from it when it cannot answer."""
     pct = fw.percentage_of_nodes_to_score
     if pct is None:
         pct = ctx.percentage_of_nodes_to_score
     nominator = fw.handle.nominator
+    pre: PreFiltered | None = None
     if use_cache and not pod.nominated_node_name and not (nominator is not None and nominator.nominated):
         scoring = fw.has_scoring
 
@@ -165,11 +151,13 @@ def find_nodes_that_fit(
             return num_feasible_nodes_to_find(m, pct) if scoring else 1
 
         detail = ctx.failure_detail or bool(fw.post_filter)
-        batch = fw.cache.find_feasible(fw, pod, snap, ctx.start, num_to_find, detail)
-        if batch is not None:
-            return Feasible(batch.rows, batch.examined, batch.diagnosis, batch.state, advance=batch.examined, batch=batch)
+        found = fw.cache.find_feasible(fw, state, pod, snap, ctx.start, num_to_find, detail)
+        if isinstance(found, Batch):
+            return Feasible(found.rows, found.examined, found.diagnosis, found.state, advance=found.examined, batch=found)
+        pre = found
     diag = Diagnosis()
-    pre = pre_filter(fw, state, pod, snap)
+    if pre is None:
+        pre = pre_filter(fw, state, pod, snap)
     diag.unschedulable_plugins.update(pre.narrowed_by)
     none = np.zeros(0, np.intp)
     if not pre.status.ok:
@@ -246,12 +234,18 @@ def find_nodes_that_pass_filters(
     return feasible, int(feasible.size) + diagnosis.num_failed
 
 
-def prioritize(fw: Framework, pod: Pod, snap: Snapshot, fit: Feasible) -> Scores | None:
-    """prioritizeNodes: PreScore, Score, NormalizeScore and weights over the feasible rows. None:
-    the equivalence cache found the rows but cannot score them (the regular path must run)."""
-    if fit.batch is not None:
-        return fw.cache.score(fw, pod, snap, fit.batch)
-    return fw.run_score(fit.state, pod, snap, fit.rows)
+def prioritize(fw: Framework, pod: Pod, snap: Snapshot, fit: Feasible) -> Scores:
+    """prioritizeNodes: PreScore, Score, NormalizeScore and weights over the feasible rows, with
+    the raw scores the equivalence cache keeps when it found the rows."""
+    if fit.batch is None:
+        return fw.run_score(fit.state, pod, snap, fit.rows)
+    known = fw.cache.known_scores(fw, pod, snap, fit.batch)
+    if known is None:  # the cache could not bring its scores up to date: every plugin scores
+        fit.state = fit.state.clone()  # the entry's, shared read-only
+        return fw.run_score(fit.state, pod, snap, fit.rows)
+    scores = fw.run_score(fit.state, pod, snap, fit.rows, known)
+    scores.in_order = fit.batch.in_order
+    return scores
 
 
 def select_host(scores: Scores, snap: Snapshot, ctx: CycleContext) -> int:

@@ -151,7 +151,7 @@ class Framework:
         self._asked: tuple[SignPlugin, ...] = tuple(pl for pl, sig in fixed.items() if sig is None)
         # each asked signer with the Pod attribute it needs ("": asked for every pod)
         self._ask_plan = tuple((pl, type(pl).needs_pod_field) for pl in self._asked)
-        self._scorers = [(pl, self.score_weights.get(pl.name, 1)) for pl in self.score]
+        self.score_plan = [(pl, self.score_weights.get(pl.name, 1)) for pl in self.score]
         self._zero_norm: dict[tuple[ScorePlugin, int], np.ndarray | int] = {}
         self.cache = EquivalenceCache()
         self.observers: list[PluginObserver] = []  # ``add_observer``; empty: no clock reads
@@ -412,7 +412,7 @@ class Framework:
             return Scores(rows, np.ones(len(rows), np.int64))
         if known is None:
             state.skip_score = skip = self.run_pre_score(state, pod, snap, rows, self.pre_score)
-            plan, kept, zero, total = self._scorers, _NO_RAW, _NO_RAW, None
+            plan, kept, zero, total = self.score_plan, _NO_RAW, _NO_RAW, None
         else:
             skip = known.skip
             if known.fresh:
