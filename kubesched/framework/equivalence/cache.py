@@ -48,6 +48,9 @@ def entry_limit(nodes: int) -> int:
     return max(MIN_ENTRIES, min(MAX_ENTRIES, ENTRY_BUDGET // (ENTRY_BYTES_PER_NODE * max(nodes, 1))))
 
 
+_FEW_ROWS = 16  # stale rows checked one by one against a window (numpy for more)
+
+
 class _Fallback(Exception):
     """This cycle needs the regular path (a rejection, narrowing, or an out-of-range score)."""
 
@@ -221,14 +224,25 @@ class EquivalenceCache:
     ) -> bool:
         """Refresh stale rows if any sits at rotated positions [lo, hi); True if it did."""
         v = e.verdicts
-        if not v.dirty:
+        dirty = v.dirty
+        if not dirty:
             return False
         n = len(v.order)
-        stale = np.fromiter(v.dirty, np.intp, len(v.dirty))
+        if len(dirty) <= _FEW_ROWS:  # usually: the rows of the pods bound since; ints beat numpy's call costs
+            pos = v.pos
+            ident = v.identity
+            for row in dirty:
+                p = row if ident else pos.item(row)
+                if p >= 0 and lo <= (p - s) % n < hi:
+                    break
+            else:
+                return False
+        stale = np.fromiter(dirty, np.intp, len(dirty))
         p = v.pos[stale]
-        rel = (p - s) % n
-        if not ((p >= 0) & (rel >= lo) & (rel < hi)).any():
-            return False
+        if len(dirty) > _FEW_ROWS:
+            rel = (p - s) % n
+            if not ((p >= 0) & (rel >= lo) & (rel < hi)).any():
+                return False
         # Refresh every stale candidate at once: the others would be needed by later windows
         # anyway, and one batched call costs about what one row costs.
         v.dirty.clear()
@@ -299,9 +313,9 @@ class EquivalenceCache:
             c = v.csum
             after = int(c[n] - c[s])  # feasible nodes from the start index to the end
             if after >= k:
-                cut = int(np.searchsorted(c, c[s] + k, side="left")) - s
+                cut = int(c.searchsorted(c[s] + k, side="left")) - s  # the method: no Python wrapper
             elif int(c[n]) >= k:
-                cut = (n - s) + int(np.searchsorted(c, k - after, side="left"))
+                cut = (n - s) + int(c.searchsorted(k - after, side="left"))
             else:
                 cut = n
             if not self._refresh_in(fw, pod, snap, e, state, s, 0, cut):
