@@ -109,6 +109,7 @@ class EquivalenceCache:
         e = self._entries.get(key)
         if e is not None and e.structure != snap.structure:
             e = None
+        pre: PreFiltered | None = None
         if e is None:
             self.misses += 1
             pre = fw.run_pre_filter(state, pod, snap)  # the cycle's one PreFilter (its errors are the cycle's)
@@ -120,17 +121,21 @@ class EquivalenceCache:
                 self.clear()
                 return pre
             self._keep(key, e, snap.n)
-            found = self._feasible(fw, pod, snap, e, start, num_to_find, detail, rerun=False)
-            if found is None:  # the regular path goes on in the cycle's state: no entry may share it
-                self._entries.pop(key, None)
-                self._last = None
-                return pre
-            return found
-        self.hits += 1
-        if e is not self._last:  # already the most recent: skip hashing the key again
-            self._entries.move_to_end(key)
-        self._last = e
-        return self._feasible(fw, pod, snap, e, start, num_to_find, detail, rerun=True)
+        else:
+            self.hits += 1
+            if e is not self._last:  # already the most recent: skip hashing the key again
+                self._entries.move_to_end(key)
+            self._last = e
+        try:
+            found = self._window(fw, pod, snap, e, start, num_to_find, detail, rerun=pre is None)
+        except Exception:  # noqa: BLE001 - a plugin failed (or a disagreement): the regular path reports it
+            self.clear()
+            found = None
+        if found is None and pre is not None:  # the regular path goes on in the cycle's state: no entry may share it
+            self._entries.pop(key, None)
+            self._last = None
+            return pre
+        return found
 
     def _keep(self, key: tuple, e: Entry, nodes: int) -> None:
         self._entries[key] = e
@@ -138,25 +143,6 @@ class EquivalenceCache:
         if len(self._entries) > entry_limit(nodes):
             self._entries.popitem(last=False)
         self._last = e
-
-    def _feasible(
-        self,
-        fw: Framework,
-        pod: Pod,
-        snap: Snapshot,
-        e: Entry,
-        start: int,
-        num_to_find: Callable[[int], int],
-        detail: bool,
-        rerun: bool,
-    ) -> Batch | None:
-        """The window from entry ``e`` (``rerun``: a hit, the entry's stale rows and fresh
-        PreFilters are brought up to date), or None when the regular path must run."""
-        try:
-            return self._window(fw, pod, snap, e, start, num_to_find, detail, rerun)
-        except Exception:  # noqa: BLE001 - a plugin failed (or a disagreement): the regular path reports it
-            self.clear()
-            return None
 
     def _window(
         self,
@@ -169,6 +155,8 @@ class EquivalenceCache:
         detail: bool,
         rerun: bool,
     ) -> Batch | None:
+        """The window from entry ``e`` (``rerun``: a hit, the entry's stale rows and fresh
+        PreFilters are brought up to date), or None when the regular path must run."""
         v = e.verdicts
         failed_last = False
         if rerun:

@@ -162,11 +162,11 @@ def build(
     ok[order] = judge(fw, pod, snap, state, order, node_ok[order], roles.pod_filters)
     feas = np.nonzero(ok)[0].astype(np.intp)
     nothing = frozenset(pl.name for pl, sig in signed.items() if sig is not None and sig.reads == NOTHING)
-    skip = _pre_score_skips(fw, pod, snap, state, feas, signed, nothing)
-    if skip is None:
+    scoring = _scores(fw, pod, snap, state, feas, signed, nothing, roles)
+    if scoring is None:
         return None
-    scores, rescoring = _scores(fw, pod, snap, state, feas, signed, skip, roles)
-    state.skip_score = set(skip)
+    scores, rescoring = scoring
+    state.skip_score = set(scores.skip)
     state.binding = fw.binding_plugins(nothing)
     verdicts = Verdicts(order, ok, node_ok)
     return Entry(snap.structure, len(snap.changed_rows), state, roles, verdicts, scores, rescoring)
@@ -177,7 +177,7 @@ def _local(signed: dict[Any, Signature | None], pl: Any) -> bool:
     return sig is not None and sig.reads != NOTHING
 
 
-def _pre_score_skips(
+def _scores(
     fw: Framework,
     pod: Pod,
     snap: Snapshot,
@@ -185,11 +185,12 @@ def _pre_score_skips(
     feas: np.ndarray,
     signed: dict[Any, Signature | None],
     nothing: frozenset[str],
-) -> set[str] | None:
-    """The local PreScore plugins run over every feasible row: the score plugins that take no part
-    (signed NOTHING, or their PreScore skipped), or None when a PreScore fails or does not skip
+    roles: Roles,
+) -> tuple[KnownScores, Rescoring] | None:
+    """The local PreScore plugins, then the local score plugins' raw scores, over every feasible
+    row: what the framework's scoring loop reads, or None when a PreScore fails or does not skip
     where its signature promised it would."""
-    skip = set(nothing)
+    skip = set(nothing)  # score plugins that take no part: signed NOTHING, or their PreScore skipped
     for pl in fw.pre_score:
         if not _local(signed, pl):
             continue
@@ -200,21 +201,6 @@ def _pre_score_skips(
             return None
         elif signed[pl].pre_filter_each_cycle:  # type: ignore[union-attr]
             return None  # its signature promised a Skip: its scores are not known to be row-local
-    return skip
-
-
-def _scores(
-    fw: Framework,
-    pod: Pod,
-    snap: Snapshot,
-    state: CycleState,
-    feas: np.ndarray,
-    signed: dict[Any, Signature | None],
-    skip: set[str],
-    roles: Roles,
-) -> tuple[KnownScores, Rescoring]:
-    """The local score plugins' raw scores of every feasible row, the weighted sum of those that
-    need no normalisation, and what the framework's scoring loop still runs."""
     raw: dict[str, np.ndarray] = {}
     for pl in fw.score:
         if _local(signed, pl) and pl.name not in skip:
