@@ -36,6 +36,7 @@ if TYPE_CHECKING:
     from kubesched.framework.runtime import Framework
     from kubesched.state.snapshot import Snapshot
 
+_MAX = np.maximum.reduce
 MIN_FEASIBLE_NODES_TO_FIND = 100
 MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND = 5
 
@@ -253,8 +254,8 @@ def select_host(scores: Scores, snap: Snapshot, ctx: CycleContext) -> int:
     with tie-break "first", by node order."""
     if scores.in_order and ctx.tie_break == "first":
         return int(scores.rows[int(scores.total.argmax())])  # argmax: the first of the ties
-    best = scores.total.max()
-    ties = np.nonzero(scores.total == best)[0]
+    total = scores.total
+    ties = (total == _MAX(total)).nonzero()[0]  # ufunc and method: no Python wrappers, every cycle
     if ties.size == 1:
         return int(scores.rows[ties[0]])
     if ctx.tie_break == "first":
