@@ -56,10 +56,12 @@ def pm(mean: float | None, sd: float | None, digits: int = 2) -> str:
 
 
 def markdown_table(header: Sequence[str], rows: Iterable[Sequence[Any]]) -> list[str]:
-    """The lines of a Markdown table."""
-    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    lines += ["| " + " | ".join(str(c) for c in row) + " |" for row in rows]
-    return lines
+    """The lines of a Markdown table (an empty cell is one space)."""
+
+    def line(cells: Sequence[Any]) -> str:
+        return "|" + "|".join(f" {c} " if str(c) else " " for c in cells) + "|"
+
+    return [line(header), "|" + "---|" * len(header), *(line(row) for row in rows)]
 
 
 def print_table(title: str, header: Sequence[str], rows: Iterable[Sequence[str]], right: Sequence[str] = ()) -> None:
