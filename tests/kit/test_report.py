@@ -24,4 +24,4 @@ def test_json_and_csv(tmp_path: Path) -> None:
     write_json(p, {"a": 1}, indent=2, newline=True)
     assert p.read_text() == '{\n  "a": 1\n}\n' and json.loads(p.read_text()) == {"a": 1}
     c = write_rows(tmp_path / "r.csv", ["x", "y"], [[1, ""], [2, "a,b"]])
-    assert c.read_text() == 'x,y\r\n1,\r\n2,"a,b"\r\n'
+    assert c.read_bytes() == b'x,y\r\n1,\r\n2,"a,b"\r\n'
