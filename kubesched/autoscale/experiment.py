@@ -8,7 +8,6 @@ import base64
 import html
 import io
 import math
-import os
 import sys
 import time
 from typing import Any
@@ -196,7 +195,7 @@ def run(args: argparse.Namespace) -> int:
     seeds = parse_seeds(args.seeds)
     if args.base_nodes < 0:
         raise InputError(f"must be 0 or more, got {args.base_nodes}", source="--base-nodes")
-    workers = workers_from(args.workers, default=os.cpu_count() or 1)
+    workers = workers_from(args.workers)
     if not (math.isfinite(args.peak_headroom) and args.peak_headroom >= 0):
         raise InputError(f"must be 0 or more, got {args.peak_headroom}", source="--peak-headroom")
     kwargs = dict(
