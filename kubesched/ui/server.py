@@ -45,7 +45,7 @@ from starlette.staticfiles import StaticFiles
 
 from kubesched.errors import InputError
 from kubesched.framework.registry import Registry
-from kubesched.ui import dashboards, interop, views, whatif
+from kubesched.ui import dashboards, decisions, interop, views, whatif
 from kubesched.ui.guard import Access, Guard, Roots
 from kubesched.ui.sources import CLUSTER, EXPERIMENT, SIMULATION, Workspace, open_cluster, open_source
 from kubesched.ui.timeline import BIND, DELETE
@@ -220,7 +220,7 @@ def build_app(
 
         def job() -> Response:
             t0 = time.perf_counter()
-            d = (views.decision_tables if tables else views.decision_view)(w, key, attempt)
+            d = (decisions.decision_tables if tables else decisions.decision_view)(w, key, attempt)
             t1 = time.perf_counter()
             out = _json(d)
             # where the time went, for the browser's Resource Timing (bench/ui_render.py reads it)
@@ -379,7 +379,7 @@ def _annotated_pods(w: Workspace, limit: int, max_bytes: int) -> tuple[str, int,
     items: list[dict[str, Any]] = []
     size = 0
     for key in keys:
-        explain, selected = views.explained(w, key)
+        explain, selected = decisions.explained(w, key)
         ann = interop.simulator_annotations(explain, selected)
         size += sum(len(k) + len(v) + 8 for k, v in ann.items()) + 1024  # the annotations, then the rest
         if items and size > max_bytes:

@@ -1,0 +1,227 @@
+"""The decision view: one pod's attempts and, for the attempt picked, kubesched explain against the
+cluster as that attempt saw it (Filter and Score as columns the page draws), every extension
+point's result (``points``), the pod's volumes and claims (``volumes``), and why the run's node
+is where it is."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kubesched.api.objects import Pod
+from kubesched.errors import InputError
+from kubesched.framework.cycle import num_feasible_nodes_to_find
+from kubesched.ui.runs import Attempt
+from kubesched.ui.sources import Workspace
+
+DECISIONS_KEPT = 64
+
+
+def decision_view(ws: Workspace, key: str, attempt: int | None = None) -> dict[str, Any]:
+    """One pod: every attempt, and the explain tables against the cluster as an attempt saw it
+    (default: its last attempt; a pod never tried is judged against the end of the run). The
+    last few are kept: going back to a pod or an attempt costs nothing. Concurrent callers take
+    turns on the timeline's lock (the explain moves its one snapshot; the cache is shared)."""
+    if ws.timeline is None:
+        raise InputError("this source has no per-pod decisions (an experiment folder has dashboards only)", path="pod")
+    with ws.timeline.lock:
+        kept = ws.decisions.get((key, attempt))
+        if kept is not None:
+            ws.decisions.move_to_end((key, attempt))
+            return kept
+        out = _decision(ws, key, attempt)
+        ws.decisions[key, attempt] = out
+        while len(ws.decisions) > DECISIONS_KEPT:
+            ws.decisions.popitem(last=False)
+        return out
+
+
+def decision_tables(ws: Workspace, key: str, attempt: int | None = None) -> dict[str, Any]:
+    """``decision_view`` with its explain's per-node lists as columns (``tables``), which the page
+    draws: the same verdicts and scores in about a sixth of the JSON (the contract repeats every
+    plugin's name on every node), so less to encode, send and parse. Kept like the decisions."""
+    d = decision_view(ws, key, attempt)
+    assert ws.timeline is not None
+    with ws.timeline.lock:
+        kept = ws.decisions.get((key, attempt, "tables"))
+        if kept is None:
+            ex = d["explain"]
+            kept = {**d, "explain": {k: v for k, v in ex.items() if k != "nodes"}, "tables": _columns_of(ex.get("nodes", []))}
+            ws.decisions[key, attempt, "tables"] = kept
+            while len(ws.decisions) > DECISIONS_KEPT:
+                ws.decisions.popitem(last=False)
+        return kept
+
+
+def _columns_of(nodes: list[dict[str, Any]]) -> dict[str, Any]:
+    """Explain's nodes as columns: ``name``, ``feasible``, ``total`` per node; ``filter``: the
+    plugins, each distinct verdict once (``verdicts``: code and reasons) and per plugin the
+    verdict of every node (``at``: an index, -1 where the plugin gave none); ``score``: per
+    plugin its weight and per node its raw and weighted score (null where not scored)."""
+    plugins: dict[str, int] = {}
+    width = -1
+    for n in nodes:  # nodes a PreFilterResult left out carry one entry more
+        if len(n["filter"]) != width:
+            width = len(n["filter"])
+            for f in n["filter"]:
+                plugins.setdefault(f["plugin"], len(plugins))
+    # thousands of nodes share a handful of verdicts, most of them "Success" without reasons
+    verdicts: dict[Any, int] = {}
+    at = [[-1] * len(nodes) for _ in plugins]
+    for i, n in enumerate(nodes):
+        for f in n["filter"]:
+            r = f["reasons"]
+            key = f["code"] if not r else (f["code"], *r)
+            v = verdicts.get(key)
+            if v is None:
+                v = verdicts[key] = len(verdicts)
+            at[plugins[f["plugin"]]][i] = v
+    scored = next((n["score"] for n in nodes if n["score"]), [])
+    raw = [[None] * len(nodes) for _ in scored]
+    weighted = [[None] * len(nodes) for _ in scored]
+    for i, n in enumerate(nodes):
+        for k, sc in enumerate(n["score"]):
+            raw[k][i] = sc["raw"]
+            weighted[k][i] = sc["weighted"]
+    said = [(key, ()) if isinstance(key, str) else (key[0], key[1:]) for key in verdicts]
+    return {
+        "name": [n["name"] for n in nodes],
+        "feasible": [n["feasible"] for n in nodes],
+        "total": [n["total"] for n in nodes],
+        "filter": {"plugins": list(plugins), "verdicts": [{"code": c, "reasons": list(r)} for c, r in said], "at": at},
+        "score": {
+            "plugins": [sc["plugin"] for sc in scored], "weight": [sc["weight"] for sc in scored],
+            "raw": raw, "weighted": weighted,
+        },
+    }
+
+
+def explained(ws: Workspace, key: str) -> tuple[dict[str, Any], str | None]:
+    """A pod's explain as its last attempt saw the cluster, and the node the run gave it (for the
+    exports). A decision the view keeps is reused; others are explained without being kept, so
+    that an export of many pods does not push out the decisions the user looked at."""
+    if ws.timeline is None:
+        raise InputError("this source has no per-pod decisions (an experiment folder has dashboards only)", path="pod")
+    with ws.timeline.lock:
+        kept = ws.decisions.get((key, None))
+        if kept is not None:
+            return kept["explain"], kept["selected"]
+        pod, _, chosen, step = _basis(ws, key, None)
+        explain, _, _ = ws.timeline.explain(pod, step)
+        return explain, chosen.node if chosen and chosen.outcome == "scheduled" else None
+
+
+def _basis(ws: Workspace, key: str, attempt: int | None) -> tuple[Pod, list[Attempt], Attempt | None, int]:
+    """(the pod, its attempts, the attempt picked (None: never tried), the step it saw)."""
+    assert ws.timeline is not None
+    pod = ws.pods.get(key)
+    if pod is None:
+        raise InputError(f"no pod {key!r} in this source", path="pod")
+    tries: list[Attempt] = ws.attempts.get(key, [])
+    if attempt is None:
+        chosen = tries[-1] if tries else None
+    else:
+        chosen = next((a for a in tries if a.attempt == attempt), None)
+        if chosen is None:
+            raise InputError(f"pod {key} has {len(tries)} attempt(s), no attempt {attempt}", path="attempt")
+    step = chosen.step if chosen else len(ws.timeline)
+    if pod.scheduler_name not in ws.timeline.scheduler.frameworks:
+        raise InputError(
+            f'spec.schedulerName "{pod.scheduler_name}" matches no profile ({", ".join(ws.timeline.scheduler.frameworks)})',
+            path="pod",
+        )
+    return pod, tries, chosen, step
+
+
+def _decision(ws: Workspace, key: str, attempt: int | None) -> dict[str, Any]:
+    assert ws.timeline is not None
+    pod, tries, chosen, step = _basis(ws, key, attempt)
+    explain, timing, took = ws.timeline.explain(pod, step)
+    victims = [v for a in tries for v in a.victims]
+    nominated = next((a.nominated_node for a in reversed(tries) if a.nominated_node), None)
+    return {
+        "pod": key,
+        "basis": {
+            "step": step,
+            "steps": len(ws.timeline),
+            "attempt": chosen.attempt if chosen else None,
+            "what": "the cluster just before this attempt" if chosen else "the cluster at the end of the run",
+        },
+        "attempts": [a.to_json() for a in tries],
+        "selected": chosen.node if chosen and chosen.outcome == "scheduled" else None,
+        "selected_why": _why_selected(ws, pod, tries, chosen, explain),
+        "nominated_node": nominated,
+        "victims": victims,
+        "explain": explain,
+        "explain_plugin_ms": {p: {k: round(v, 4) for k, v in d.items()} for p, d in timing.items()},
+        "explain_ms": round(took, 3),
+        "weights": _weights(ws, pod),
+    }
+
+
+def _why_selected(
+    ws: Workspace, pod: Pod, tries: list[Attempt], chosen: Attempt | None, explain: dict[str, Any]
+) -> dict[str, Any] | None:
+    """Why the run's node (the ★) is where it is, against explain's scores of every node:
+    ``kind`` is "nominated" (an earlier preemption's node, tried first and taken when it passes
+    the filters, unscored), "tie" (several nodes share the top total; the run's draw picked),
+    "top" (the highest total), "subset" (the cycle scored only the feasible nodes it found
+    before stopping) or "other"; ``text`` says it in a sentence. None: the attempt placed nothing."""
+    if chosen is None or chosen.outcome != "scheduled" or not chosen.node:
+        return None
+    assert ws.timeline is not None
+    node = chosen.node
+    totals = {n["name"]: n["total"] for n in explain.get("nodes", []) if n["total"] is not None}
+    top = max(totals.values()) if totals else None
+    ties = sorted(k for k, v in totals.items() if v == top)
+    mine = totals.get(node)
+    out: dict[str, Any] = {"node": node, "score": mine, "top_score": top, "top_nodes": len(ties)}
+    higher = f"; explain, which scores every node, gives {ties[0]} {top} against {mine}" if mine is not None and top is not None and mine < top else ""
+    earlier = next((a for a in reversed(tries) if a.attempt < chosen.attempt and a.nominated_node), None)
+    if earlier is not None and earlier.nominated_node == node:
+        out["kind"] = "nominated"
+        out["text"] = (
+            f"the node attempt {earlier.attempt}'s preemption nominated: a pod's nominated node is tried first and "
+            f"taken when it passes the filters, without scoring the others{higher}"
+        )
+        return out
+    if mine is None:
+        out["kind"] = "other"
+        out["text"] = (
+            "it fails a filter in this explain: explain does not replay other pods' nominations, which the "
+            "scheduling cycle saw"
+        )
+        return out
+    if mine == top:
+        if len(ties) == 1:
+            out["kind"], out["text"] = "top", f"the highest total score ({top})"
+            return out
+        sim_first = ws.inputs.get("tie_break") == "first"
+        how = "by node order (--tie-break first)" if sim_first else f"by the run's seeded random draw (seed {ws.seed})"
+        out["kind"] = "tie"
+        out["text"] = f"tie: {len(ties)} nodes share the top total score {top}; the scheduler broke it {how}"
+        return out
+    fw = ws.timeline.scheduler.frameworks[pod.scheduler_name]
+    pct = fw.percentage_of_nodes_to_score
+    if pct is None:
+        pct = ws.timeline.config.percentage_of_nodes_to_score
+    nodes = len(explain.get("nodes", []))
+    find = num_feasible_nodes_to_find(nodes, pct or 0)
+    if len(totals) > find:
+        out["kind"] = "subset"
+        out["text"] = (
+            f"the scheduling cycle stops filtering once it has found {find} feasible nodes of {nodes} "
+            f"(percentageOfNodesToScore), starting where the previous cycle stopped, and scores only those; "
+            f"{len(totals)} nodes are feasible here{higher}"
+        )
+        return out
+    out["kind"] = "other"
+    out["text"] = f"explain's scores differ from the cycle's: it does not replay other pods' nominations{higher}"
+    return out
+
+
+def _weights(ws: Workspace, pod: Pod) -> dict[str, int]:
+    assert ws.timeline is not None
+    fw = ws.timeline.scheduler.frameworks.get(pod.scheduler_name)
+    return dict(fw.score_weights) if fw else {}
+
+
