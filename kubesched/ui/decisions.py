@@ -5,11 +5,12 @@ is where it is."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NamedTuple
 
 from kubesched.api.objects import Pod
 from kubesched.errors import InputError
 from kubesched.framework.cycle import num_feasible_nodes_to_find
+from kubesched.ui import points, volumes
 from kubesched.ui.runs import Attempt
 from kubesched.ui.sources import Workspace
 
@@ -95,19 +96,45 @@ def _columns_of(nodes: list[dict[str, Any]]) -> dict[str, Any]:
     }
 
 
-def explained(ws: Workspace, key: str) -> tuple[dict[str, Any], str | None]:
-    """A pod's explain as its last attempt saw the cluster, and the node the run gave it (for the
-    exports). A decision the view keeps is reused; others are explained without being kept, so
-    that an export of many pods does not push out the decisions the user looked at."""
+class Explained(NamedTuple):
+    """What the exports need of a pod's decision."""
+
+    explain: dict[str, Any]
+    selected: str | None  # the node the run gave it
+    points: list[dict[str, Any]]  # every extension point's result (kubesched.ui.points)
+    recorded: bool  # the run recorded its attempt's results (a simulation's attempts.csv does not)
+
+
+def explained(ws: Workspace, key: str) -> Explained:
+    """A pod's explain as its last attempt saw the cluster, the node the run gave it and every
+    extension point's result (for the exports). A decision the view keeps is reused; others are
+    explained without being kept, so that an export of many pods does not push out the decisions
+    the user looked at."""
     if ws.timeline is None:
         raise InputError("this source has no per-pod decisions (an experiment folder has dashboards only)", path="pod")
     with ws.timeline.lock:
         kept = ws.decisions.get((key, None))
         if kept is not None:
-            return kept["explain"], kept["selected"]
+            return Explained(kept["explain"], kept["selected"], kept["points"], kept["points_recorded"])
         pod, _, chosen, step = _basis(ws, key, None)
-        explain, _, _ = ws.timeline.explain(pod, step)
-        return explain, chosen.node if chosen and chosen.outcome == "scheduled" else None
+        explain, _, _, rows = _explain(ws, pod, step)
+        selected = chosen.node if chosen and chosen.outcome == "scheduled" else None
+        return Explained(explain, selected, points.rows_of(rows, chosen), bool(chosen and chosen.results is not None))
+
+
+def _explain(ws: Workspace, pod: Pod, step: int) -> tuple[dict[str, Any], dict[str, dict[str, float]], float, list[dict[str, Any]]]:
+    """``Timeline.explain`` hearing the PreFilter and PreScore results too (callers hold the lock)."""
+    assert ws.timeline is not None
+    heard = points.ExplainResults()
+    fws = list(ws.timeline.scheduler.frameworks.values())
+    for fw in fws:
+        fw.recorder = heard
+    try:
+        explain, timing, took = ws.timeline.explain(pod, step)
+    finally:
+        for fw in fws:
+            fw.recorder = None
+    return explain, timing, took, heard.rows
 
 
 def _basis(ws: Workspace, key: str, attempt: int | None) -> tuple[Pod, list[Attempt], Attempt | None, int]:
@@ -135,7 +162,10 @@ def _basis(ws: Workspace, key: str, attempt: int | None) -> tuple[Pod, list[Atte
 def _decision(ws: Workspace, key: str, attempt: int | None) -> dict[str, Any]:
     assert ws.timeline is not None
     pod, tries, chosen, step = _basis(ws, key, attempt)
-    explain, timing, took = ws.timeline.explain(pod, step)
+    explain, timing, took, rows = _explain(ws, pod, step)
+    storage = volumes.pod_storage(
+        ws.timeline.scheduler.frameworks[pod.scheduler_name], ws.timeline.seek(step), pod.with_node("") if pod.node_name else pod, explain
+    )
     victims = [v for a in tries for v in a.victims]
     nominated = next((a.nominated_node for a in reversed(tries) if a.nominated_node), None)
     return {
@@ -151,6 +181,9 @@ def _decision(ws: Workspace, key: str, attempt: int | None) -> dict[str, Any]:
         "selected_why": _why_selected(ws, pod, tries, chosen, explain),
         "nominated_node": nominated,
         "victims": victims,
+        "points": points.rows_of(rows, chosen),
+        "points_recorded": bool(chosen and chosen.results is not None),
+        "volumes": storage,
         "explain": explain,
         "explain_plugin_ms": {p: {k: round(v, 4) for k, v in d.items()} for p, d in timing.items()},
         "explain_ms": round(took, 3),
