@@ -29,8 +29,9 @@ import yaml
 
 from kubesched.api.load import ClusterObjects, finish_objects, parse_objects
 from kubesched.errors import InputError
+from kubesched.framework.waiting import go_duration
 from kubesched.state.snapshot import Snapshot
-from kubesched.ui.points import explicit_nodes, go_duration
+from kubesched.ui.points import explicit_nodes
 
 PREFIX = "kube-scheduler-simulator.sigs.k8s.io/"
 PREFILTER_STATUS = PREFIX + "prefilter-result-status"

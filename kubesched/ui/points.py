@@ -122,35 +122,6 @@ def rows_of(explained: list[dict[str, Any]], attempt: Any) -> list[dict[str, Any
     return sorted([*explained, *run], key=lambda r: ORDER.index(r["point"]) if r["point"] in ORDER else len(ORDER))
 
 
-def go_duration(seconds: float) -> str:
-    """Go's ``time.Duration.String`` of ``seconds`` ("0s", "1.5s", "2m0s", "1h0m30s", "250ms"):
-    how the simulator writes a Permit timeout."""
-    ns = round(seconds * 1e9)
-    if ns == 0:
-        return "0s"
-    sign, ns = ("-", -ns) if ns < 0 else ("", ns)
-    if ns < 1_000_000_000:  # under a second: the largest unit that leaves a whole part
-        for unit, size in (("ms", 1_000_000), ("µs", 1_000), ("ns", 1)):
-            if ns >= size:
-                return sign + _decimal(ns, size) + unit
-    h, rest = divmod(ns, 3_600_000_000_000)
-    m, rest = divmod(rest, 60_000_000_000)
-    s = _decimal(rest, 1_000_000_000) + "s"
-    if h:
-        return f"{sign}{h}h{m}m{s}"
-    if m:
-        return f"{sign}{m}m{s}"
-    return sign + s
-
-
-def _decimal(value: int, unit: int) -> str:
-    whole, frac = divmod(value, unit)
-    if not frac:
-        return str(whole)
-    digits = len(str(unit)) - 1
-    return f"{whole}." + f"{frac:0{digits}d}".rstrip("0")
-
-
 def explicit_nodes(explain: dict[str, Any], rows: list[dict[str, Any]]) -> list[str]:
     """The nodes the cycle judged and found failing (NodeToStatus's explicit nodes, which the
     simulator lists in its PostFilter result): none when a PreFilter rejected the pod (every node

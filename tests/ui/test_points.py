@@ -10,7 +10,6 @@ import pytest
 import yaml
 
 from kubesched.ui import interop
-from kubesched.ui.points import go_duration
 from kubesched.ui.sources import open_cluster, open_source
 from tests.ui.conftest import PREEMPT, ui_client
 
@@ -145,19 +144,6 @@ def test_a_simulation_records_no_binding_points(sim_dir: Path) -> None:
     assert d["points_recorded"] is False
     assert {r["point"] for r in d["points"]} <= {"PreFilter", "PreScore"}
     assert d["volumes"] is None
-
-
-# Go's time.Duration.String, TestDurationString's table (9 of 11 cases: the two at the int64
-# limits are beyond a float's nanoseconds)
-@pytest.mark.parametrize(
-    ("text", "seconds"),
-    [
-        ("0s", 0), ("1ns", 1e-9), ("1.1µs", 1.1e-6), ("2.2ms", 2.2e-3), ("3.3s", 3.3), ("4m5s", 245),
-        ("4m5.001s", 245.001), ("5h6m7.001s", 5 * 3600 + 6 * 60 + 7.001), ("8m0.000000001s", 480.000000001),
-    ],
-)
-def test_go_duration(text: str, seconds: float) -> None:
-    assert go_duration(seconds) == text
 
 
 # ---- volumes and claims -----------------------------------------------------------------------
