@@ -9,19 +9,35 @@ from typing import Any, NamedTuple
 
 from kubesched.api.objects import Pod
 from kubesched.errors import InputError
+from kubesched.explain import nodes_of
 from kubesched.framework.cycle import num_feasible_nodes_to_find
 from kubesched.ui import points, volumes
 from kubesched.ui.runs import Attempt
 from kubesched.ui.sources import Workspace
 
 DECISIONS_KEPT = 64
+#: the columns of an explain with nothing per node (PreFilter or a filter failed)
+EMPTY_COLUMNS: dict[str, Any] = {
+    "name": [], "feasible": [], "total": [], "filter": {"plugins": [], "verdicts": [], "at": []},
+    "score": {"plugins": [], "weight": [], "raw": [], "normalized": [], "weighted": []},
+}
 
 
 def decision_view(ws: Workspace, key: str, attempt: int | None = None) -> dict[str, Any]:
-    """One pod: every attempt, and the explain tables against the cluster as an attempt saw it
-    (default: its last attempt; a pod never tried is judged against the end of the run). The
-    last few are kept: going back to a pod or an attempt costs nothing. Concurrent callers take
-    turns on the timeline's lock (the explain moves its one snapshot; the cache is shared)."""
+    """``decision_tables`` with the explain contract whole (``explain.nodes``: a dict per node
+    and plugin, as `kubesched explain -o json` writes it) instead of its columns."""
+    d = decision_tables(ws, key, attempt)
+    ex = d["explain"]
+    contract = {"pod": ex["pod"], "profile": ex["profile"], "nodes": nodes_of(d["tables"]), "selected": ex["selected"], "message": ex["message"]}
+    return {**{k: v for k, v in d.items() if k != "tables"}, "explain": contract}
+
+
+def decision_tables(ws: Workspace, key: str, attempt: int | None = None) -> dict[str, Any]:
+    """One pod: every attempt, and explain against the cluster as an attempt saw it (default: its
+    last attempt; a pod never tried is judged against the end of the run), its nodes as columns
+    (``tables``, ``explain_columns``), which the page draws. The last few are kept: going back to
+    a pod or an attempt costs nothing. Concurrent callers take turns on the timeline's lock (the
+    explain moves its one snapshot; the cache is shared)."""
     if ws.timeline is None:
         raise InputError("this source has no per-pod decisions (an experiment folder has dashboards only)", path="pod")
     with ws.timeline.lock:
@@ -36,70 +52,10 @@ def decision_view(ws: Workspace, key: str, attempt: int | None = None) -> dict[s
         return out
 
 
-def decision_tables(ws: Workspace, key: str, attempt: int | None = None) -> dict[str, Any]:
-    """``decision_view`` with its explain's per-node lists as columns (``tables``), which the page
-    draws: the same verdicts and scores in about a sixth of the JSON (the contract repeats every
-    plugin's name on every node), so less to encode, send and parse. Kept like the decisions."""
-    d = decision_view(ws, key, attempt)
-    assert ws.timeline is not None
-    with ws.timeline.lock:
-        kept = ws.decisions.get((key, attempt, "tables"))
-        if kept is None:
-            ex = d["explain"]
-            kept = {**d, "explain": {k: v for k, v in ex.items() if k != "nodes"}, "tables": _columns_of(ex.get("nodes", []))}
-            ws.decisions[key, attempt, "tables"] = kept
-            while len(ws.decisions) > DECISIONS_KEPT:
-                ws.decisions.popitem(last=False)
-        return kept
-
-
-def _columns_of(nodes: list[dict[str, Any]]) -> dict[str, Any]:
-    """Explain's nodes as columns: ``name``, ``feasible``, ``total`` per node; ``filter``: the
-    plugins, each distinct verdict once (``verdicts``: code and reasons) and per plugin the
-    verdict of every node (``at``: an index, -1 where the plugin gave none); ``score``: per
-    plugin its weight and per node its raw and weighted score (null where not scored)."""
-    plugins: dict[str, int] = {}
-    width = -1
-    for n in nodes:  # nodes a PreFilterResult left out carry one entry more
-        if len(n["filter"]) != width:
-            width = len(n["filter"])
-            for f in n["filter"]:
-                plugins.setdefault(f["plugin"], len(plugins))
-    # thousands of nodes share a handful of verdicts, most of them "Success" without reasons
-    verdicts: dict[Any, int] = {}
-    at = [[-1] * len(nodes) for _ in plugins]
-    for i, n in enumerate(nodes):
-        for f in n["filter"]:
-            r = f["reasons"]
-            key = f["code"] if not r else (f["code"], *r)
-            v = verdicts.get(key)
-            if v is None:
-                v = verdicts[key] = len(verdicts)
-            at[plugins[f["plugin"]]][i] = v
-    scored = next((n["score"] for n in nodes if n["score"]), [])
-    raw = [[None] * len(nodes) for _ in scored]
-    weighted = [[None] * len(nodes) for _ in scored]
-    for i, n in enumerate(nodes):
-        for k, sc in enumerate(n["score"]):
-            raw[k][i] = sc["raw"]
-            weighted[k][i] = sc["weighted"]
-    said = [(key, ()) if isinstance(key, str) else (key[0], key[1:]) for key in verdicts]
-    return {
-        "name": [n["name"] for n in nodes],
-        "feasible": [n["feasible"] for n in nodes],
-        "total": [n["total"] for n in nodes],
-        "filter": {"plugins": list(plugins), "verdicts": [{"code": c, "reasons": list(r)} for c, r in said], "at": at},
-        "score": {
-            "plugins": [sc["plugin"] for sc in scored], "weight": [sc["weight"] for sc in scored],
-            "raw": raw, "weighted": weighted,
-        },
-    }
-
-
 class Explained(NamedTuple):
     """What the exports need of a pod's decision."""
 
-    explain: dict[str, Any]
+    columns: dict[str, Any]  # explain's nodes as columns (``explain_columns``)
     selected: str | None  # the node the run gave it
     points: list[dict[str, Any]]  # every extension point's result (kubesched.ui.points)
     recorded: bool  # the run recorded its attempt's results (a simulation's attempts.csv does not)
@@ -115,26 +71,31 @@ def explained(ws: Workspace, key: str) -> Explained:
     with ws.timeline.lock:
         kept = ws.decisions.get((key, None))
         if kept is not None:
-            return Explained(kept["explain"], kept["selected"], kept["points"], kept["points_recorded"])
+            return Explained(kept["tables"], kept["selected"], kept["points"], kept["points_recorded"])
         pod, _, chosen, step = _basis(ws, key, None)
-        explain, _, _, rows = _explain(ws, pod, step)
+        _, columns, _, _, rows = _explain(ws, pod, step)
         selected = chosen.node if chosen and chosen.outcome == "scheduled" else None
-        return Explained(explain, selected, points.rows_of(rows, chosen), bool(chosen and chosen.results is not None))
+        return Explained(columns, selected, points.rows_of(rows, chosen), bool(chosen and chosen.results is not None))
 
 
-def _explain(ws: Workspace, pod: Pod, step: int) -> tuple[dict[str, Any], dict[str, dict[str, float]], float, list[dict[str, Any]]]:
-    """``Timeline.explain`` hearing the PreFilter and PreScore results too (callers hold the lock)."""
+def _explain(
+    ws: Workspace, pod: Pod, step: int
+) -> tuple[dict[str, Any], dict[str, Any], dict[str, dict[str, float]], float, list[dict[str, Any]]]:
+    """``Timeline.explain`` as columns, hearing the PreFilter and PreScore results too: (the
+    contract without nodes, its nodes as columns, plugin time, explain's ms, the results).
+    Callers hold the timeline's lock."""
     assert ws.timeline is not None
     heard = points.ExplainResults()
     fws = list(ws.timeline.scheduler.frameworks.values())
     for fw in fws:
         fw.recorder = heard
     try:
-        explain, timing, took = ws.timeline.explain(pod, step)
+        explain, timing, took = ws.timeline.explain(pod, step, columns=True)
     finally:
         for fw in fws:
             fw.recorder = None
-    return explain, timing, took, heard.rows
+    columns = explain.pop("columns") or EMPTY_COLUMNS
+    return explain, columns, timing, took, heard.rows
 
 
 def _basis(ws: Workspace, key: str, attempt: int | None) -> tuple[Pod, list[Attempt], Attempt | None, int]:
@@ -162,9 +123,9 @@ def _basis(ws: Workspace, key: str, attempt: int | None) -> tuple[Pod, list[Atte
 def _decision(ws: Workspace, key: str, attempt: int | None) -> dict[str, Any]:
     assert ws.timeline is not None
     pod, tries, chosen, step = _basis(ws, key, attempt)
-    explain, timing, took, rows = _explain(ws, pod, step)
+    explain, columns, timing, took, rows = _explain(ws, pod, step)
     storage = volumes.pod_storage(
-        ws.timeline.scheduler.frameworks[pod.scheduler_name], ws.timeline.seek(step), pod.with_node("") if pod.node_name else pod, explain
+        ws.timeline.scheduler.frameworks[pod.scheduler_name], ws.timeline.seek(step), pod.with_node("") if pod.node_name else pod, columns
     )
     victims = [v for a in tries for v in a.victims]
     nominated = next((a.nominated_node for a in reversed(tries) if a.nominated_node), None)
@@ -178,13 +139,14 @@ def _decision(ws: Workspace, key: str, attempt: int | None) -> dict[str, Any]:
         },
         "attempts": [a.to_json() for a in tries],
         "selected": chosen.node if chosen and chosen.outcome == "scheduled" else None,
-        "selected_why": _why_selected(ws, pod, tries, chosen, explain),
+        "selected_why": _why_selected(ws, pod, tries, chosen, columns),
         "nominated_node": nominated,
         "victims": victims,
         "points": points.rows_of(rows, chosen),
         "points_recorded": bool(chosen and chosen.results is not None),
         "volumes": storage,
         "explain": explain,
+        "tables": columns,
         "explain_plugin_ms": {p: {k: round(v, 4) for k, v in d.items()} for p, d in timing.items()},
         "explain_ms": round(took, 3),
         "weights": _weights(ws, pod),
@@ -192,7 +154,7 @@ def _decision(ws: Workspace, key: str, attempt: int | None) -> dict[str, Any]:
 
 
 def _why_selected(
-    ws: Workspace, pod: Pod, tries: list[Attempt], chosen: Attempt | None, explain: dict[str, Any]
+    ws: Workspace, pod: Pod, tries: list[Attempt], chosen: Attempt | None, columns: dict[str, Any]
 ) -> dict[str, Any] | None:
     """Why the run's node (the ★) is where it is, against explain's scores of every node:
     ``kind`` is "nominated" (an earlier preemption's node, tried first and taken when it passes
@@ -203,7 +165,7 @@ def _why_selected(
         return None
     assert ws.timeline is not None
     node = chosen.node
-    totals = {n["name"]: n["total"] for n in explain.get("nodes", []) if n["total"] is not None}
+    totals = {name: t for name, t in zip(columns["name"], columns["total"], strict=True) if t is not None}
     top = max(totals.values()) if totals else None
     ties = sorted(k for k, v in totals.items() if v == top)
     mine = totals.get(node)
@@ -237,7 +199,7 @@ def _why_selected(
     pct = fw.percentage_of_nodes_to_score
     if pct is None:
         pct = ws.timeline.config.percentage_of_nodes_to_score
-    nodes = len(explain.get("nodes", []))
+    nodes = len(columns["name"])
     find = num_feasible_nodes_to_find(nodes, pct or 0)
     if len(totals) > find:
         out["kind"] = "subset"

@@ -88,7 +88,7 @@ def _annotated_pods(w: Workspace, limit: int, max_bytes: int) -> tuple[str, int,
     for key in keys:
         d = decisions.explained(w, key)
         selected = d.selected
-        ann = interop.simulator_annotations(d.explain, selected, d.points, d.recorded)
+        ann = interop.simulator_annotations(d.columns, selected, d.points, d.recorded)
         size += sum(len(k) + len(v) + 8 for k, v in ann.items()) + 1024  # the annotations, then the rest
         if items and size > max_bytes:
             break

@@ -61,20 +61,22 @@ def _compact(value: Any) -> str:
 
 
 def simulator_annotations(
-    explain: dict[str, Any], bound_to: str | None, points: list[dict[str, Any]] | None = None, recorded: bool = False
+    columns: dict[str, Any], bound_to: str | None, points: list[dict[str, Any]] | None = None, recorded: bool = False
 ) -> dict[str, str]:
-    """The simulator's result annotations from an ``explain -o json`` document and the pod's
-    extension-point results (``points``). ``recorded``: the run recorded the binding points (a
-    simulation folder does not: a bound pod then gets DefaultBinder's success, as it must have)."""
+    """The simulator's result annotations from explain's nodes as columns (``explain_columns``)
+    and the pod's extension-point results (``points``). ``recorded``: the run recorded the binding
+    points (a simulation folder does not: a bound pod then gets DefaultBinder's success, as it
+    must have)."""
     filt: dict[str, dict[str, str]] = {}
     score: dict[str, dict[str, str]] = {}
     final: dict[str, dict[str, str]] = {}
-    for node in explain.get("nodes", []):
-        name = node["name"]
-        filt[name] = {f["plugin"]: PASSED if f["code"] == "Success" else "; ".join(f["reasons"]) or f["code"] for f in node["filter"]}
-        if node["score"]:
-            score[name] = {s["plugin"]: str(s["raw"]) for s in node["score"]}
-            final[name] = {s["plugin"]: str(s["weighted"]) for s in node["score"]}
+    f, sc = columns["filter"], columns["score"]
+    said = [PASSED if v["code"] == "Success" else "; ".join(v["reasons"]) or v["code"] for v in f["verdicts"]]
+    for i, name in enumerate(columns["name"]):
+        filt[name] = {p: said[at[i]] for p, at in zip(f["plugins"], f["at"], strict=True) if at[i] >= 0}
+        if columns["total"][i] is not None and sc["plugins"]:
+            score[name] = {p: str(raw[i]) for p, raw in zip(sc["plugins"], sc["raw"], strict=True)}
+            final[name] = {p: str(w[i]) for p, w in zip(sc["plugins"], sc["weighted"], strict=True)}
     rows = points or []
     by_plugin: dict[str, dict[str, str]] = {key: {} for key in BY_PLUGIN.values()}
     nodes: dict[str, list[str]] = {}
@@ -90,7 +92,7 @@ def simulator_annotations(
             timeouts[plugin] = go_duration(r.get("timeout", 0.0))
         if point == "PostFilter":
             if not post:
-                post = {n: {} for n in explicit_nodes(explain, rows)}
+                post = {n: {} for n in explicit_nodes(columns, rows)}
             if r["code"] == "Success" and r.get("nominated"):
                 post.setdefault(r["nominated"], {})[plugin] = NOMINATED
     if bound_to and not recorded and not by_plugin[BIND_RESULT]:

@@ -122,17 +122,20 @@ def rows_of(explained: list[dict[str, Any]], attempt: Any) -> list[dict[str, Any
     return sorted([*explained, *run], key=lambda r: ORDER.index(r["point"]) if r["point"] in ORDER else len(ORDER))
 
 
-def explicit_nodes(explain: dict[str, Any], rows: list[dict[str, Any]]) -> list[str]:
+def explicit_nodes(columns: dict[str, Any], rows: list[dict[str, Any]]) -> list[str]:
     """The nodes the cycle judged and found failing (NodeToStatus's explicit nodes, which the
-    simulator lists in its PostFilter result): none when a PreFilter rejected the pod (every node
-    shares its status), and not the nodes outside a PreFilterResult."""
+    simulator lists in its PostFilter result), from explain's columns: none when a PreFilter
+    rejected the pod (every node shares its status), and not the nodes outside a PreFilterResult."""
     if any(r["point"] == "PreFilter" and r["code"] not in ("Success", "Skip") for r in rows):
         return []
-    out = []
-    for node in explain.get("nodes", []):
-        entries = node["filter"]
-        if any(f["plugin"] == "PreFilterResult" for f in entries):
-            continue
-        if any(f["code"] != "Success" and f["code"] != "Skip" for f in entries):
-            out.append(node["name"])
-    return out
+    f = columns["filter"]
+    failing = {i for i, v in enumerate(f["verdicts"]) if v["code"] not in ("Success", "Skip")}
+    judged = [True] * len(columns["name"])
+    failed = [False] * len(columns["name"])
+    for plugin, at in zip(f["plugins"], f["at"], strict=True):
+        for i, v in enumerate(at):
+            if plugin == "PreFilterResult":
+                judged[i] = judged[i] and v < 0
+            elif v in failing:
+                failed[i] = True
+    return [name for name, j, x in zip(columns["name"], judged, failed, strict=True) if j and x]

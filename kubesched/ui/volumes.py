@@ -50,10 +50,10 @@ def node_selector_text(sel: NodeSelector | None) -> str | None:
     return " or ".join(terms)
 
 
-def pod_storage(fw: Framework, snap: Snapshot, pod: Pod, explain: dict[str, Any]) -> dict[str, Any] | None:
-    """The pod's volumes, claims and the parts that decide each storage rejection in ``explain``
-    (made against ``snap``, the pod off any node). None: the pod has neither volumes nor claims
-    the scheduler reads."""
+def pod_storage(fw: Framework, snap: Snapshot, pod: Pod, columns: dict[str, Any]) -> dict[str, Any] | None:
+    """The pod's volumes, claims and the parts that decide each storage rejection in explain's
+    ``columns`` (made against ``snap``, the pod off any node). None: the pod has neither volumes
+    nor claims the scheduler reads."""
     if not pod.storage_volumes and not pod.resource_claims:
         return None
     parts = _parts(pod)
@@ -62,7 +62,7 @@ def pod_storage(fw: Framework, snap: Snapshot, pod: Pod, explain: dict[str, Any]
         return {
             "volumes": [_volume(snap, pod, v) for v in pod.storage_volumes],
             "claims": [_claim(snap, pod, i) for i in range(len(pod.resource_claims))],
-            "rejections": _rejections(fw, snap, parts, explain),
+            "rejections": _rejections(fw, snap, parts, columns),
         }
     finally:
         if bound is not None:
@@ -147,25 +147,26 @@ def _parts(pod: Pod) -> list[tuple[str, Pod]]:
     return out
 
 
-def _rejections(fw: Framework, snap: Snapshot, parts: list[tuple[str, Pod]], explain: dict[str, Any]) -> list[dict[str, Any]]:
-    """For each (node, storage plugin) that rejects the pod in ``explain``: the parts that the
-    plugin rejects there on their own."""
-    rejected: dict[str, list[tuple[str, str]]] = {}  # plugin -> [(node, reason)]
-    for node in explain.get("nodes", []):
-        for f in node["filter"]:
-            if f["plugin"] in STORAGE_PLUGINS and f["code"] not in PASSING:
-                rejected.setdefault(f["plugin"], []).append((node["name"], "; ".join(f["reasons"]) or f["code"]))
+def _rejections(fw: Framework, snap: Snapshot, parts: list[tuple[str, Pod]], columns: dict[str, Any]) -> list[dict[str, Any]]:
+    """For each (node, storage plugin) that rejects the pod in explain's ``columns``: the parts
+    that the plugin rejects there on their own."""
+    f = columns["filter"]
+    failing = [i for i, v in enumerate(f["verdicts"]) if v["code"] not in PASSING]
     plugins = {pl.name: pl for pl in fw.filter}
     out = []
-    for name, nodes in rejected.items():
+    for name, at in zip(f["plugins"], f["at"], strict=True):
         pl = plugins.get(name)
-        if pl is None:
+        if name not in STORAGE_PLUGINS or pl is None:
             continue
-        rows = snap.rows_of([n for n, _ in nodes])
+        nodes = [(i, v) for i, v in enumerate(at) if v in failing]
+        if not nodes:
+            continue
+        rows = snap.rows_of(columns["name"][i] for i, _ in nodes)
         alone = [(label, _fails(fw, pl, part, snap, rows)) for label, part in parts]
-        for i, (node, reason) in enumerate(nodes):
-            by = [label for label, fails in alone if fails[i]]
-            out.append({"node": node, "plugin": name, "reason": reason, "by": by, "together": not by})
+        for j, (i, v) in enumerate(nodes):
+            by = [label for label, fails in alone if fails[j]]
+            reason = "; ".join(f["verdicts"][v]["reasons"]) or f["verdicts"][v]["code"]
+            out.append({"node": columns["name"][i], "plugin": name, "reason": reason, "by": by, "together": not by})
     return out
 
 

@@ -117,8 +117,8 @@ def test_annotations_of_a_nomination_and_of_permit(gang) -> None:
 def _explained(ws, key: str, attempt: int):  # noqa: ANN001, ANN202
     from kubesched.ui import decisions
 
-    d = decisions.decision_view(ws, key, attempt)
-    return d["explain"], d["selected"], d["points"], d["points_recorded"]
+    d = decisions.decision_tables(ws, key, attempt)
+    return d["tables"], d["selected"], d["points"], d["points_recorded"]
 
 
 def test_prefilter_result_names_the_nodes_a_plugin_kept(tmp_path: Path) -> None:
