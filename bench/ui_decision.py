@@ -24,6 +24,7 @@ for the core.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import statistics
@@ -47,7 +48,8 @@ PODS = 20
 def simulation(tmp: Path) -> Path:
     spec, out = tmp / "spec.yaml", tmp / "sim"
     spec.write_text(SPEC)
-    rc = kubesched(["simulate", "--synthetic", str(spec), "--mode", "arrival", "--no-plots", "--no-progress", "--out-dir", str(out)])
+    with contextlib.redirect_stdout(sys.stderr):  # its summary: stdout is the figures' JSON
+        rc = kubesched(["simulate", "--synthetic", str(spec), "--mode", "arrival", "--no-plots", "--no-progress", "--out-dir", str(out)])
     assert rc == 0
     return out
 
