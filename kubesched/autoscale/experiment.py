@@ -15,7 +15,6 @@ from typing import Any
 from kubesched.autoscale.config import Delay
 from kubesched.autoscale.scenario import PROFILES, Scenario, all_modes
 from kubesched.errors import InputError
-from kubesched.flags import add_no_plots, add_out_dir
 from kubesched.kit.pool import Pool, workers_from
 from kubesched.kit.report import write_json
 from kubesched.kit.stats import mean_sd
@@ -44,31 +43,6 @@ METRICS = (
     "cpu_s",
     "wall_s",
 )
-
-
-def add_parser(esub: Any) -> None:
-    p = esub.add_parser(
-        "elastic",
-        help="the openb elastic scenario: static clusters vs Cluster Autoscaler vs Karpenter-like",
-        description="Replay the openb pods with compressed arrivals on a small base cluster that an autoscaler "
-        "grows and shrinks; write runs.csv, summary.json, time series and report.html to -d/--out-dir. "
-        "See docs/autoscaling.md.",
-    )
-    p.add_argument("--trace", default="default", help="pod list: a shipped name or a CSV path (default: default)")
-    p.add_argument("--nodes", default="gpu", help="node list whose node shapes become node groups (default: gpu, 15 shapes)")
-    p.add_argument("--compression", "-k", type=float, default=60.0, help="arrival compression k (default 60)")
-    p.add_argument("--base-nodes", type=int, default=8, help="base cluster: nodes of the most common shape (default 8)")
-    p.add_argument("--delay", default="60:120", help="provisioning delay, seconds: MIN:MAX (uniform) or one number (default 60:120)")
-    p.add_argument("--modes", default="all", help=f"comma list or 'all' ({', '.join(all_modes())})")
-    p.add_argument("--profiles", default="spread,pack", help="scheduling profiles: spread, pack (default both)")
-    p.add_argument("--seeds", default="0-9", help="seeds: 0-9, 1,3 or a mix (default 0-9)")
-    p.add_argument("--autoscaler", metavar="FILE", help="autoscaler options (YAML; node groups default to the shapes)")
-    p.add_argument("--peak-headroom", type=float, default=0.1, help="static-peak: capacity above the peak demand (default 0.1)")
-    p.add_argument("--limit", type=int, metavar="N", help="only the first N pods by arrival (smoke runs)")
-    p.add_argument("--workers", type=int, default=None, help="parallel runs (default: all cores)")
-    add_out_dir(p, "elastic-out", "runs.csv, summary.json, series/ and report.html")
-    add_no_plots(p, "no report figures")
-    p.set_defaults(func=run)
 
 
 def parse_delay(text: str) -> Delay:

@@ -1,5 +1,6 @@
 """`kubesched experiment fgd`: the FGD paper's grid (traces x policies x seeds), fanned out over
-local processes or a Ray cluster, aggregated, compared with the published numbers and plotted."""
+local processes or a Ray cluster, aggregated, compared with the published numbers and plotted
+(the flags are in ``kubesched.commands.experiment``)."""
 
 from __future__ import annotations
 
@@ -12,61 +13,9 @@ from pathlib import Path
 from typing import Any
 
 from kubesched.errors import InputError
-from kubesched.experiment.grid import DEFAULT_SEEDS
-from kubesched.experiment.published import POLICIES
-from kubesched.flags import add_no_plots, add_out_dir
 from kubesched.kit.pool import workers_from
 from kubesched.kit.report import pm, print_table, write_json
 from kubesched.trace.bundled import OPENB_DIR
-
-
-def add_parser(sub: Any) -> None:
-    p = sub.add_parser(
-        "experiment",
-        help="reproduce published scheduling experiments",
-        description="Reproduce published scheduling experiments (today: the FGD paper's grid on the openb trace).",
-    )
-    esub = p.add_subparsers(dest="experiment_command", required=True, metavar="COMMAND", help="one of:")
-    f = esub.add_parser(
-        "fgd",
-        help="the FGD paper's unallocated-GPU grid on the openb traces (Weng et al., ATC '23)",
-        description="Run every (trace, policy, seed) of the FGD paper's protocol, write per-run and aggregate "
-        "CSV/JSON, the paper's figures with the published values overlaid, and a measured-vs-published "
-        "summary to -d/--out-dir. See docs/fgd.md.",
-    )
-    f.add_argument("--traces", default="default", help="comma list of trace names or families, or 'all' (default: default)")
-    f.add_argument("--policies", default=",".join(POLICIES), help=f"comma list (default: {','.join(POLICIES)})")
-    f.add_argument("--seeds", default=DEFAULT_SEEDS, help=f"seeds: 42-51, 42,45 or a mix (default: {DEFAULT_SEEDS})")
-    f.add_argument(
-        "--data-dir",
-        metavar="DIR",
-        help="folder of your own copy of the openb CSVs (.csv or .csv.gz; default: the trace shipped with kubesched)",
-    )
-    f.add_argument("--workers", type=int, default=None, help="parallel runs (default: all cores)")
-    f.add_argument(
-        "--ray-address", metavar="ADDR", help="run on Ray instead of local processes: ADDR, 'auto', or 'local'"
-    )
-    add_out_dir(f, "fgd-out", "the runs, aggregates, figures and report")
-    f.add_argument("--resume", action="store_true", help="reuse the runs already in --out-dir (same trace/policy/seed)")
-    f.add_argument(
-        "--report-only", action="store_true", help="run nothing: aggregate, compare and plot the runs already in --out-dir"
-    )
-    f.add_argument("--tune", type=float, default=1.3, help="arrived workload to reach, x GPU capacity (default 1.3)")
-    f.add_argument("--max-nodes", type=int, metavar="N", help="smoke runs: N nodes spread over the node list")
-    f.add_argument("--max-pods", type=int, metavar="N", help="smoke runs: the first N pods of each trace")
-    f.add_argument(
-        "--gpu-model",
-        choices=("annotations", "dra"),
-        default="annotations",
-        help="how the GPUs are described: annotations and extended resources (default), or DRA ResourceSlices "
-        "and ResourceClaims allocated by DynamicResources (the same result, slower)",
-    )
-    add_no_plots(f, "skip the PNG figures")
-    f.add_argument("--no-progress", action="store_true", help="no progress bar (one line per run on stderr instead)")
-    f.set_defaults(func=run)
-    from kubesched.autoscale.experiment import add_parser as add_elastic
-
-    add_elastic(esub)
 
 
 def _positive(value: int | None, flag: str) -> None:

@@ -54,6 +54,10 @@ if TYPE_CHECKING:
 
 #: Observer of plugin executions: (plugin, extension point, status code name, seconds).
 PluginObserver = Callable[[str, str, str, float], None]
+#: Recorder of what plugin calls returned, heard while an observer is set: (plugin, extension
+#: point, the call's arguments, its result: a Status, PreFilterResult, (status, timeout), ...; a
+#: failure's Status).
+PluginRecorder = Callable[[str, str, tuple[Any, ...], Any], None]
 
 _ERROR = np.int8(Code.Error)  # compared with code arrays per filter call: an enum member converts slowly
 
@@ -230,6 +234,9 @@ class Framework:
 
         self.cache = EquivalenceCache()
         self.observer: PluginObserver | None = None
+        #: hears each call's result while ``observer`` is set (kubesched ui: every extension
+        #: point's result per pod)
+        self.recorder: PluginRecorder | None = None
 
     # ---- calling plugins ----------------------------------------------------------------
     def call(self, plugin: Plugin, point: str, fn: Callable[..., Any], *args: Any) -> Any:
@@ -244,15 +251,23 @@ class Framework:
             except Exception as e:  # noqa: BLE001 - a plugin bug must not crash the scheduler
                 raise _failure(plugin, point, e) from e
         t0 = time.perf_counter()
+        recorder = self.recorder
         try:
             out = fn(*args)
-        except PluginFailure:
+        except PluginFailure as f:
             observer(plugin.name, point, "Error", time.perf_counter() - t0)
+            if recorder is not None:
+                recorder(plugin.name, point, args, f.status)
             raise
         except Exception as e:  # noqa: BLE001 - as above
             observer(plugin.name, point, "Error", time.perf_counter() - t0)
-            raise _failure(plugin, point, e) from e
+            failure = _failure(plugin, point, e)
+            if recorder is not None:
+                recorder(plugin.name, point, args, failure.status)
+            raise failure from e
         observer(plugin.name, point, _code_of(out), time.perf_counter() - t0)
+        if recorder is not None:
+            recorder(plugin.name, point, args, out)
         return out
 
     def sign(self, pod: Pod, snap: Snapshot) -> tuple[Signature | None, ...]:

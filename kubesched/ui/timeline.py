@@ -196,10 +196,11 @@ class Timeline:
             node = snap.nodes[snap.row_of[s.name]]
             snap.update_node(replace(node, unschedulable=kind == CORDON))
 
-    def explain(self, pod: Pod, step: int) -> tuple[dict[str, Any], dict[str, dict[str, float]], float]:
-        """``explain -o json`` for ``pod`` against the cluster after ``step`` steps, the time each
-        plugin took per extension point (ms), and the whole explain's milliseconds."""
-        from kubesched.explain import explain_pod
+    def explain(self, pod: Pod, step: int, columns: bool = False) -> tuple[dict[str, Any], dict[str, dict[str, float]], float]:
+        """``explain -o json`` for ``pod`` against the cluster after ``step`` steps (``columns``: its
+        nodes as columns, ``explain_columns``), the time each plugin took per extension point (ms),
+        and the whole explain's milliseconds."""
+        from kubesched.explain import explain_columns, explain_pod
 
         with self.lock:
             snap = self.seek(step)
@@ -219,7 +220,7 @@ class Timeline:
                 fw.observer = observe
             t0 = time.perf_counter()
             try:
-                out = explain_pod(sched, pod.with_node("") if pod.node_name else pod)
+                out = (explain_columns if columns else explain_pod)(sched, pod.with_node("") if pod.node_name else pod)
             finally:
                 for fw in fws:
                     fw.observer = None

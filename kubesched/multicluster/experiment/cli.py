@@ -1,4 +1,5 @@
-"""``kubesched multicluster simulate``: isolated, cloud-only and collaborative on the same arrivals."""
+"""``kubesched multicluster simulate``: isolated, cloud-only and collaborative on the same arrivals
+(the flags are in ``kubesched.commands.multicluster``)."""
 
 from __future__ import annotations
 
@@ -6,27 +7,7 @@ import argparse
 from typing import Any
 
 from kubesched.errors import InputError
-from kubesched.flags import add_no_plots, add_out_dir, add_output
 from kubesched.kit.pool import Pool, workers_from
-
-
-def add_simulate_parser(sub: Any) -> None:
-    p = sub.add_parser(
-        "simulate",
-        help="the edge-cloud experiment: isolated, cloud-only and collaborative on the same openb arrivals",
-        description="Replays the openb pods in time mode over edge clusters and a cloud region, in three modes, "
-        "for several seeds; writes runs.csv, summary.json, plots and report.html to -d/--out-dir.",
-    )
-    p.add_argument("--scenario", metavar="FILE", help="an EdgeCloudScenario (default: the built-in one, docs/multicluster.md)")
-    p.add_argument("--seeds", default="0-9", help="seeds, e.g. 0-9 or 1,2,5 (default 0-9)")
-    p.add_argument("--modes", default="isolated,cloud-only,collaborative", help="comma-separated (default: all three)")
-    p.add_argument("--time-scale", type=float, metavar="K", help="compress arrivals K times (overrides the scenario)")
-    p.add_argument("--limit", type=int, metavar="N", help="replay only the first N pods by arrival")
-    p.add_argument("--workers", type=int, default=1, help="runs in parallel processes (default 1)")
-    add_out_dir(p, "multicluster-out", "runs.csv, summary.json, plots and report.html")
-    add_no_plots(p, "no PNG plots and no per-cluster reports")
-    add_output(p, ("table", "json"), "the summary printed on stdout: table (default) or json", folder_flag=True)
-    p.set_defaults(func=run_cli)
 
 
 def parse_seeds(text: str) -> list[int]:
