@@ -5,7 +5,6 @@ local processes or a Ray cluster, aggregated, compared with the published number
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import platform
 import sys
@@ -14,6 +13,8 @@ from pathlib import Path
 from typing import Any
 
 from kubesched.errors import InputError
+from kubesched.kit.pool import workers_from
+from kubesched.kit.report import pm, print_table, write_json
 from kubesched.trace.bundled import OPENB_DIR
 
 
@@ -36,7 +37,7 @@ def build(args: argparse.Namespace) -> tuple[list, list[str], list[str]]:
     traces = parse_traces(args.traces, data_dir)
     policies = parse_policies(args.policies)
     seeds = parse_seeds(args.seeds)
-    _positive(args.workers, "--workers")
+    workers_from(args.workers)
     _positive(args.max_nodes, "--max-nodes")
     _positive(args.max_pods, "--max-pods")
     if not math.isfinite(args.tune) or args.tune <= 0:
@@ -99,7 +100,6 @@ def run(args: argparse.Namespace) -> int:
     from rich.console import Console
 
     from kubesched.experiment.aggregate import aggregate, compare
-    from kubesched.experiment.fanout import default_workers
     from kubesched.experiment.report import (
         read_run,
         write_aggregate,
@@ -114,7 +114,7 @@ def run(args: argparse.Namespace) -> int:
     from kubesched.sim.report import prepare_out_dir
 
     out = prepare_out_dir(args.out_dir, source="--out-dir")
-    workers = args.workers or default_workers()
+    workers = workers_from(args.workers)
     done = {}
     if args.resume or args.report_only:
         for spec in grid:
@@ -149,7 +149,7 @@ def run(args: argparse.Namespace) -> int:
         "wall_seconds": round(wall, 1), "run_seconds_sum": round(sum(r.run_seconds for r in new), 1),
         "machine": {"python": platform.python_version(), "platform": platform.platform(), "cpus": workers},
     }
-    (out / "grid.json").write_text(json.dumps(meta, indent=1))
+    write_json(out / "grid.json", meta, indent=1)
     _print_summary(agg, comps, policies, summary, figs, wall, len(new))
     return 0
 
@@ -163,7 +163,6 @@ def _figures(agg: Any, traces: list[str], policies: list[str], out: Path) -> lis
 def _print_summary(agg: Any, comps: list, policies: list[str], summary: Path, figs: list, wall: float, ran: int) -> None:
     """Measured unallocated % at 100 and 130 % per trace and policy, beside the published values."""
     from rich.console import Console
-    from rich.table import Table
 
     by_key = {(c.trace, c.policy, c.level): c for c in comps}
     order = {p: i for i, p in enumerate(policies)}
@@ -171,18 +170,16 @@ def _print_summary(agg: Any, comps: list, policies: list[str], summary: Path, fi
         {(t, p, lvl) for (t, p, m, lvl) in agg if m == "unallocated" and lvl in (100, 130)},
         key=lambda k: (k[0] != "default", k[0], k[2], order.get(k[1], 99)),
     )
-    table = Table(title=f"kubesched experiment fgd → {summary}")
-    for col in ("trace", "arrived", "policy", "n", "measured", "published", "within spread"):
-        table.add_column(col)
+    rows = []
     for trace, policy, lvl in keys:
         st = agg[(trace, policy, "unallocated", lvl)]
-        sd = "" if st.n < 2 else f" ± {st.sd:.2f}"
         c = by_key.get((trace, policy, lvl))
         pub, verdict = "", "n/a"
         if c is not None:
-            pub = f"{c.published.mean:.2f}" + ("" if c.published.sd is None else f" ± {c.published.sd:.2f}")
+            pub = pm(c.published.mean, c.published.sd)
             verdict = {True: "[green]yes", False: "[red]no", None: "n/a"}[c.within]
-        table.add_row(trace, f"{lvl} %", policy, str(st.n), f"{st.mean:.2f}{sd}", pub, verdict)
+        rows.append((trace, f"{lvl} %", policy, str(st.n), pm(st.mean, st.sd), pub, verdict))
+    header = ("trace", "arrived", "policy", "n", "measured", "published", "within spread")
+    print_table(f"kubesched experiment fgd → {summary}", header, rows)
     con = Console()
-    con.print(table)
     con.print(f"{ran} runs in {wall:.1f} s; {len(figs)} figures in {summary.parent / 'figures'}")

@@ -4,16 +4,13 @@ are in ``kubesched.commands.learn``)."""
 from __future__ import annotations
 
 import argparse
-import multiprocessing
-import os
 import sys
-from concurrent.futures import ProcessPoolExecutor
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 from kubesched.errors import InputError
 from kubesched.experiment.grid import parse_seeds
+from kubesched.kit.pool import Pool, workers_from
 from kubesched.learn.bound import check_configurable
 from kubesched.learn.data import Instance, check_training_seeds, load
 from kubesched.sim.report import prepare_out_dir
@@ -41,14 +38,10 @@ def training_seeds(text: str, flag: str) -> list[int]:
     return check_training_seeds(seeds, flag)
 
 
-@contextmanager
-def worker_pool(workers: int | None):
-    n = workers or os.cpu_count() or 1
-    if n <= 1:
-        yield None
-        return
-    with ProcessPoolExecutor(max_workers=n, mp_context=multiprocessing.get_context("spawn")) as pool:
-        yield pool
+def worker_pool(workers: int | None, tasks: int | None = None) -> Pool:
+    """The kit's pool of ``--workers`` spawned processes (default: every CPU), no more than ``tasks``."""
+    n = workers_from(workers)
+    return Pool(n if tasks is None else max(1, min(n, tasks)), start="spawn")
 
 
 def _say(line: str) -> None:
@@ -231,10 +224,8 @@ def cmd_bound(args: argparse.Namespace) -> int:
     inst = instance_of(args)
     if args.method == "configurations":
         check_configurable(load(inst)[1].pods, f"trace {inst.trace}")
-    n = len(seeds)
-    with worker_pool(min(args.workers or os.cpu_count() or 1, n)) as pool:
-        results = (pool.map if pool else map)(seed_bound, [inst] * n, seeds, [args.level] * n,
-                                              [args.time_limit] * n, [args.method] * n)
-        for b in results:  # in seed order, each as soon as it and the ones before it are done
+    jobs = [(inst, seed, args.level, args.time_limit, args.method) for seed in seeds]
+    with worker_pool(args.workers, len(jobs)) as pool:
+        for b in pool.ordered(seed_bound, jobs, star=True):  # in seed order, each as soon as it can be
             print(json.dumps(b), flush=True)
     return 0

@@ -4,12 +4,10 @@
 from __future__ import annotations
 
 import argparse
-import json
-import sys
-from concurrent.futures import ProcessPoolExecutor
 from typing import Any
 
 from kubesched.errors import InputError
+from kubesched.kit.pool import Pool, workers_from
 
 
 def parse_seeds(text: str) -> list[int]:
@@ -80,6 +78,7 @@ def _one(task: tuple) -> tuple[dict[str, Any], dict[str, tuple[list[float], list
 
 
 def run_cli(args: argparse.Namespace) -> int:
+    from kubesched.kit.report import print_json, print_table
     from kubesched.multicluster.experiment.metrics import aggregate, paired_tests
     from kubesched.multicluster.experiment.report import comparison_rows, write
     from kubesched.multicluster.experiment.run import MODES
@@ -91,17 +90,13 @@ def run_cli(args: argparse.Namespace) -> int:
     for m in modes:
         if m not in MODES:
             raise InputError(f'unknown mode "{m}" (expected {", ".join(MODES)})', source="--modes")
-    if args.workers < 1:
-        raise InputError("must be at least 1", source="--workers")
+    workers = workers_from(args.workers)
     if args.limit is not None and args.limit < 1:
         raise InputError("must be at least 1", source="--limit")
     out = prepare_out_dir(args.out_dir, "--out-dir")
     tasks = [(sc, args.limit, m, s, str(out), s == seeds[0], not args.no_plots) for s in seeds for m in modes]
-    if args.workers == 1:
-        results = [_one(t) for t in tasks]
-    else:
-        with ProcessPoolExecutor(args.workers) as pool:
-            results = list(pool.map(_one, tasks))
+    with Pool(workers, start="fork") as pool:  # a worker prepares the scenario once (_PREP)
+        results = pool.map(_one, tasks)
     runs = [m for m, _ in results]
     series = {t[2]: s for t, (_, s) in zip(tasks, results, strict=True) if t[5]}
     doc = {
@@ -125,18 +120,12 @@ def run_cli(args: argparse.Namespace) -> int:
     if args.output == "json":
         from kubesched.sim.report import json_ready
 
-        sys.stdout.write(json.dumps(json_ready({k: doc[k] for k in ("scenario", "seeds", "aggregate", "tests")}), indent=2) + "\n")
+        print_json(json_ready({k: doc[k] for k in ("scenario", "seeds", "aggregate", "tests")}))
     else:
         from rich.console import Console
-        from rich.table import Table
 
-        t = Table(title=f"edge–cloud experiment, {len(seeds)} seed(s) — mean ± sd")
-        t.add_column("metric")
-        for m in modes:
-            t.add_column(m, justify="right")
-        for row in comparison_rows(doc["aggregate"], modes):
-            t.add_row(*row)
-        Console().print(t)
+        title = f"edge–cloud experiment, {len(seeds)} seed(s) — mean ± sd"
+        print_table(title, ["metric", *modes], comparison_rows(doc["aggregate"], modes), right=modes)
         for test in doc["tests"]:
             p = test["wilcoxon_p"]
             Console().print(f"{test['metric']}: {test['a']} vs {test['b']} ({test['better']} is better): mean difference "
