@@ -22,13 +22,19 @@ ADD_POD, REMOVE_POD, ADOPT, ADD_NODE, UPDATE_NODE, NAMESPACE = range(6)
 
 
 class Trial:
-    __slots__ = ("ops", "orders", "parent")
+    __slots__ = ("ops", "orders", "parent", "kept")
 
     def __init__(self, parent: Trial | None) -> None:
         self.ops: list[tuple[Any, ...]] = []
         # node name -> the uids of its pods, in order, before the first pod left it in this trial
         self.orders: dict[str, tuple[str, ...]] = {}
         self.parent = parent  # the enclosing trial, journalling again once this one ends
+        self.kept = False
+
+    def keep(self) -> None:
+        """Keep this trial's changes when it ends: an enclosing trial takes them over (and
+        undoes them with its own); without one they stay."""
+        self.kept = True
 
     def __len__(self) -> int:
         return len(self.ops)
@@ -38,6 +44,15 @@ class Trial:
         self.ops.append((REMOVE_POD, pod))
         if pod.node_name not in self.orders:
             self.orders[pod.node_name] = tuple(on_node)
+
+    def close(self, snap: Snapshot) -> None:
+        """The end of the block: revert, or hand the kept entries to the enclosing trial."""
+        if not self.kept:
+            self.revert(snap)
+        elif self.parent is not None:
+            self.parent.ops.extend(self.ops)
+            for name, uids in self.orders.items():
+                self.parent.orders.setdefault(name, uids)
 
     def revert(self, snap: Snapshot) -> None:
         """Undo every entry, newest first (the snapshot journals none of these steps)."""

@@ -241,3 +241,22 @@ def test_what_if_puts_back_the_start_index_and_the_random_state() -> None:
     # and the next real draw is the one an untouched scheduler makes
     twin = _scheduler(build_snapshot([_node(f"n{i}") for i in range(20)]))
     assert np.array_equal(sched.rng.integers(1 << 30, size=4), twin.rng.integers(1 << 30, size=4))
+
+
+def test_a_kept_trial_hands_its_changes_to_the_enclosing_one() -> None:
+    snap = _cluster()
+    s0 = state(snap)
+    with snap.trial():
+        with snap.trial() as inner:
+            snap.remove_pod("p0-0")
+            snap.add_pod(_pod("moved", "n1"))
+            inner.keep()
+        assert "moved" in snap.pod_by_uid and "p0-0" not in snap.pod_by_uid
+        with snap.trial():
+            snap.add_pod(_pod("dropped", "n1"))
+        assert "dropped" not in snap.pod_by_uid
+    assert state(snap) == s0
+    with snap.trial() as t:
+        snap.add_pod(_pod("stays", "n2"))
+        t.keep()
+    assert "stays" in snap.pod_by_uid
