@@ -261,14 +261,13 @@ def test_pod_signature_reads_the_volumes_the_plugins_read() -> None:
 
 
 def test_autoscaler_scratch_snapshots_share_the_storage() -> None:
-    """Cluster Autoscaler's simulations run the volume plugins against the cluster's claims."""
-    from kubesched.autoscale.predicate import scratch_snapshot
-
+    """Cluster Autoscaler's simulations (copies of the live snapshot, with or without its nodes)
+    run the volume plugins against the cluster's claims."""
     live = Snapshot()
     live.storage.load([PersistentVolumeClaim.parse(make_pvc("data"))])
-    assert scratch_snapshot(live.namespaces, storage=live.storage).storage is live.storage
-    assert scratch_snapshot(like=live).storage is live.storage
-    assert scratch_snapshot(live.namespaces).storage.pvc("default", "data") is None
+    assert live.copy(nodes=(), pods=False).storage is live.storage
+    assert live.copy().storage is live.storage
+    assert Snapshot().storage.pvc("default", "data") is None
 
 
 def test_validate_warn_and_ignore_load_invalid_storage(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
