@@ -21,7 +21,6 @@ from kubesched.api.storage import (
     VolumeAttachment,
 )
 from kubesched.cli import main
-from kubesched.cluster.memory import populate
 from kubesched.state.snapshot import Snapshot
 from kubesched.testing import make_node, make_pod
 from kubesched.testing_storage import (
@@ -97,8 +96,7 @@ def test_a_kubectl_list_with_every_storage_kind_loads(tmp_path: Path) -> None:
         ("cfg", "configMap", "", False),
     ]
     assert pod.volumes[3].fields["pdName"] == "pd-1"
-    snap = Snapshot()
-    populate(snap, objs)
+    snap = Snapshot.of(objs)
     st = snap.storage
     assert st.pvs["pv-a"].claim_ref is not None and st.pvs["pv-a"].claim_ref.name == "data-web-0"
     assert st.pvs["pv-a"].node_affinity is None and st.pvs["pv-a"].csi == ("csi.example.com", "pv-a")
