@@ -29,6 +29,7 @@ from kubesched.framework.preemption.candidates import (
     MoreImportantPodFunc,
     PodDisruptionBudget,
     filter_pods_with_pdb_violation,
+    reprieve_in_turn,
     sort_by_importance,
 )
 from kubesched.framework.runtime import PluginFailure, plugin_error, reword_error
@@ -243,12 +244,7 @@ class DryRun:
                 victims.append(p)
             return fits
 
-        num_violating = 0
-        for p in violating:
-            if not reprieve(p):
-                num_violating += 1
-        for p in non_violating:
-            reprieve(p)
+        num_violating = reprieve_in_turn(violating, non_violating, reprieve)
         if violating and non_violating:
             victims = sort_by_importance(victims, self.more_important_pod)
         return victims, num_violating, Status()

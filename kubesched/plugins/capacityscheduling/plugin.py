@@ -18,7 +18,11 @@ from kubesched.errors import InputError
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.interfaces import NOT_INVOLVED, PreFilterPlugin, ReservePlugin, Signature, SignPlugin
 from kubesched.framework.plugin_args import args_body
-from kubesched.framework.preemption.candidates import filter_pods_with_pdb_violation, sort_by_importance
+from kubesched.framework.preemption.candidates import (
+    filter_pods_with_pdb_violation,
+    reprieve_in_turn,
+    sort_by_importance,
+)
 from kubesched.framework.status import Code, Status
 from kubesched.plugins.capacityscheduling.quota import ElasticQuotaInfos, add, as_resource, pod_request
 from kubesched.plugins.capacityscheduling.usage import QuotaTracker
@@ -256,12 +260,7 @@ class CapacityScheduling(DefaultPreemption, PreFilterPlugin, ReservePlugin, Sign
                         victims.append(p)
                     return fits
 
-                num_violating = 0
-                for p in violating:
-                    if not reprieve(p):
-                        num_violating += 1
-                for p in non_violating:
-                    reprieve(p)
+                num_violating = reprieve_in_turn(violating, non_violating, reprieve)
                 return victims, num_violating, Status()
         finally:
             self._dry_run = False
