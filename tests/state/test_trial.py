@@ -234,7 +234,8 @@ def test_what_if_puts_back_the_start_index_and_the_random_state() -> None:
             assert res.node is not None
             snap.add_pod(p.with_node(res.node))
         sched.rng.integers(100)  # moved for sure, whatever the cycles drew
-        assert sched.rng.bit_generator.state != rng_before
+        sched.next_start_node_index = (sched.next_start_node_index + 5) % snap.n
+        assert sched.rng.bit_generator.state != rng_before and sched.next_start_node_index != 7
     assert sched.next_start_node_index == 7
     assert sched.rng.bit_generator.state == rng_before
     assert state(snap) == before
@@ -260,3 +261,16 @@ def test_a_kept_trial_hands_its_changes_to_the_enclosing_one() -> None:
         snap.add_pod(_pod("stays", "n2"))
         t.keep()
     assert "stays" in snap.pod_by_uid
+
+
+def test_what_if_puts_things_back_after_an_exception() -> None:
+    snap = build_snapshot([_node("n0"), _node("n1")])
+    sched = _scheduler(snap)
+    rng_before, before = sched.rng.bit_generator.state, state(snap)
+    with pytest.raises(KeyError), sched.what_if():
+        sched.rng.integers(100)
+        sched.next_start_node_index = 1
+        snap.add_pod(_pod("x", "n1"))
+        raise KeyError("x")
+    assert sched.rng.bit_generator.state == rng_before and sched.next_start_node_index == 0
+    assert state(snap) == before
