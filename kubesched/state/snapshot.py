@@ -25,7 +25,7 @@ from kubesched.state.matchcount import MatchCounts
 from kubesched.state.memo import Memo
 from kubesched.state.pods import PodIndex
 from kubesched.state.storage import Storage
-from kubesched.state.trial import ADD_NODE, ADD_POD, ADOPT, NAMESPACE, REMOVE_POD, UPDATE_NODE, Trial
+from kubesched.state.trial import ADD_NODE, ADD_POD, ADOPT, NAMESPACE, REMOVE_ORPHAN, UPDATE_NODE, Trial
 
 if TYPE_CHECKING:
     from kubesched.api.load import ClusterObjects
@@ -415,7 +415,7 @@ class Snapshot:
         if pod is None:
             pod = self.orphans.pop(uid, None)
             if pod is not None and self._trial is not None:
-                self._trial.ops.append((REMOVE_POD, pod))
+                self._trial.ops.append((REMOVE_ORPHAN, pod))
             return pod
         row = self.row_of[pod.node_name]
         if self._trial is not None:

@@ -66,8 +66,8 @@ def state(snap: Snapshot) -> dict[str, Any]:
         "taints": [snap.taint_sets[t] for t in snap.taint_set_ids.tolist()],
         "pods_on": [list(snap.pods_on[r]) for r in rows],
         "ports_on": [sorted(map(repr, snap.ports_on[r])) for r in rows],
-        "pod_by_uid": sorted(snap.pod_by_uid),
-        "orphans": sorted(snap.orphans),
+        "pod_by_uid": sorted((u, id(p)) for u, p in snap.pod_by_uid.items()),
+        "orphans": sorted((u, id(p)) for u, p in snap.orphans.items()),
         "pod_index": sorted(
             (p.uid, int(snap.pods.node_row[i]), int(snap.pods.priority[i])) for i, p in enumerate(snap.pods.items)
         ),
@@ -81,6 +81,8 @@ def state(snap: Snapshot) -> dict[str, Any]:
 
 def test_trial_undoes_every_kind_of_change() -> None:
     snap = _cluster()
+    snap.add_pod(_pod("orphan-gone", "gone"))  # orphans at the start: one whose node never comes,
+    snap.add_pod(_pod("orphan-n9", "n9"))  # and one whose node the trial adds
     before = state(snap)
     gen = snap.generation
     with snap.trial() as t:
@@ -94,6 +96,7 @@ def test_trial_undoes_every_kind_of_change() -> None:
         snap.add_node(_node("n0", zone="z1", unschedulable=True))  # an existing node updated
         snap.set_namespace("default", {"team": "b"})
         snap.set_namespace("other", {})
+        snap.remove_pod("orphan-gone")
         assert len(t) > 0
         assert state(snap) != before
     assert state(snap) == before
