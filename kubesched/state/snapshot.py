@@ -185,9 +185,8 @@ class Snapshot:
     @contextmanager
     def trial(self) -> Iterator[Trial]:
         """``with snap.trial():`` the pods added, removed or bound, the nodes added or updated and
-        the namespaces set inside the block are journalled and undone, newest first, when it ends
-        (exception or not), so the snapshot holds the same nodes and pods in the same rows and
-        order as before. Trials nest; ``keep()`` on the yielded trial keeps its changes (an
+        the namespaces set inside the block are journalled and undone when it ends (exception or
+        not), so the snapshot holds the same nodes and pods in the same rows and order as before. Trials nest; ``keep()`` on the yielded trial keeps its changes (an
         enclosing trial undoes them with its own). The cost is proportional to the changes, not the cluster.
         Not journalled: node removals (refused inside a trial), the storage and DRA stores (a
         what-if that binds volumes or allocates claims runs on a copy), and the change counters,
