@@ -21,7 +21,7 @@ from typing import Any
 from kubesched.api.load import ClusterObjects, load_cluster
 from kubesched.api.objects import Node, Pod
 from kubesched.app import VirtualClock, build_config, build_registry, example_path
-from kubesched.cluster.memory import MemoryCluster, populate
+from kubesched.cluster.memory import MemoryCluster
 from kubesched.config import SchedulerConfig
 from kubesched.errors import InputError
 from kubesched.framework.registry import Registry
@@ -185,9 +185,7 @@ def parse_config_text(text: str | None, registry: Registry, source: str = "confi
 
 
 def start_snapshot(objs: ClusterObjects) -> tuple[Snapshot, list[Pod]]:
-    snap = Snapshot()
-    pending = populate(snap, objs)
-    return snap, pending
+    return Snapshot.of(objs), objs.pending()
 
 
 def open_cluster(
@@ -296,15 +294,7 @@ def open_simulation(
     objs = wl.objects
 
     def start() -> Snapshot:
-        snap = Snapshot()
-        for ns in objs.namespaces:
-            snap.set_namespace(ns.name, ns.labels)
-        snap.workload_selectors.extend(objs.workload_selectors)
-        snap.pdbs.extend(objs.pdbs)
-        snap.storage.load(objs.storage)
-        for n in wl.nodes:
-            snap.add_node(n)
-        return snap
+        return Snapshot.of(objs, nodes=wl.nodes, pods=())
 
     nodes = {n.name: n for n in wl.nodes}
     for ev in wl.node_events:
