@@ -8,7 +8,7 @@ from pathlib import Path
 
 from kubesched.api.load import STRICT, ClusterObjects, load_cluster
 from kubesched.api.objects import Pod
-from kubesched.cluster.memory import MemoryCluster, populate
+from kubesched.cluster.memory import MemoryCluster
 from kubesched.config import SchedulerConfig, default_config, load_config
 from kubesched.framework.handle import Handle
 from kubesched.framework.registry import Registry
@@ -83,8 +83,8 @@ def build_session(
     registry = build_registry(plugin_paths)
     config = build_config(config_path, registry)
     objs = load_cluster(files, validate)
-    snap = Snapshot()
-    pending = populate(snap, objs)
+    snap = Snapshot.of(objs)
+    pending = objs.pending()
     cluster = MemoryCluster(dra=snap.dra)
     for pod in objs.pods:
         cluster.pods[pod.uid] = pod

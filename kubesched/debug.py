@@ -7,7 +7,6 @@ shown when asked for, since a pod retried after backoff raises the same exceptio
 
 from __future__ import annotations
 
-import argparse
 import sys
 import traceback
 from typing import TYPE_CHECKING, TextIO
@@ -40,9 +39,3 @@ class PluginTracebacks:
         sched.hooks.on_failed.append(self)
         return self
 
-
-def add_debug(p: argparse.ArgumentParser) -> None:
-    """``--debug`` for the commands that run plugins."""
-    p.add_argument(
-        "--debug", action="store_true", help="print the traceback of any exception a plugin raises (to stderr)"
-    )

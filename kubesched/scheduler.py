@@ -5,7 +5,8 @@ schedule_one.go; the queue's events; offline runs to completion."""
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -120,6 +121,21 @@ class Scheduler:
     @next_start_node_index.setter
     def next_start_node_index(self, value: int) -> None:
         self.cycle.start = value
+
+    @contextmanager
+    def what_if(self) -> Iterator[Snapshot]:
+        """A hypothetical run: inside the block the snapshot is in a trial (``Snapshot.trial``)
+        and cycles move the rotating start index and draw tie-breaks as usual; on exit the
+        snapshot, the start index and the random state are put back, so what the block tried
+        leaves no trace in later cycles. Yields the snapshot. The queue, nominations and
+        binding-cycle state are not covered: run scheduling cycles (``schedule_pod``), not binds."""
+        start, state = self.cycle.start, self.rng.bit_generator.state
+        try:
+            with self.snapshot.trial():
+                yield self.snapshot
+        finally:
+            self.cycle.start = start
+            self.rng.bit_generator.state = state
 
     @property
     def tie_break(self) -> str:

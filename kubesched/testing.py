@@ -11,6 +11,7 @@ from typing import Any
 
 import numpy as np
 
+from kubesched.api.load import ClusterObjects
 from kubesched.api.objects import Namespace, Node, Pod
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.interfaces import FilterPlugin, PreFilterPlugin, PreScorePlugin, ScorePlugin
@@ -112,17 +113,14 @@ def spread_constraint(
 def build_snapshot(
     nodes: Iterable[dict | Node], pods: Iterable[dict | Pod] = (), namespaces: Iterable[dict] = ()
 ) -> Snapshot:
-    snap = Snapshot()
-    for ns in namespaces:
-        n = Namespace.parse(ns)
-        snap.set_namespace(n.name, n.labels)
-    for n in nodes:
-        snap.add_node(n if isinstance(n, Node) else Node.parse(n))
-    for p in pods:
-        pod = p if isinstance(p, Pod) else Pod.parse(p)
-        if pod.node_name:
-            snap.add_pod(pod)
-    return snap
+    """``Snapshot.of`` the objects, given as wire dicts or parsed."""
+    return Snapshot.of(
+        ClusterObjects(
+            nodes=[n if isinstance(n, Node) else Node.parse(n) for n in nodes],
+            pods=[as_pod(p) for p in pods],
+            namespaces=[Namespace.parse(ns) for ns in namespaces],
+        )
+    )
 
 
 def as_pod(p: dict | Pod) -> Pod:

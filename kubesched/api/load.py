@@ -119,6 +119,11 @@ class ClusterObjects:
     #: Admitted-but-suspicious input (a pod naming an unknown PriorityClass), one line each.
     warnings: list[str] = field(default_factory=list)
 
+    def pending(self) -> list[Pod]:
+        """The pods a scheduler takes from these objects: unbound and not terminal
+        (``Snapshot.of`` places the bound ones)."""
+        return [p for p in self.pods if not p.node_name and not p.terminal]
+
     def extend(self, other: ClusterObjects) -> None:
         self.nodes += other.nodes
         self.pods += other.pods

@@ -25,7 +25,6 @@ from kubesched.autoscale.predicate import (
     node_named,
     placed,
     reads_other_nodes,
-    scratch_snapshot,
 )
 from kubesched.framework.runtime import Framework
 from kubesched.gpu.state import GpuState
@@ -132,8 +131,7 @@ class Drainer:
     def plan(self, snap: Snapshot) -> Iterator[Callable[[str, set[str]], dict[str, str] | None]]:
         """Yields ``try_drain(node, removed)``: where each pod of ``node`` would go (pod uid -> node),
         avoiding the nodes in ``removed``, or None. Accepted moves stay in the snapshot until the
-        block ends, so later nodes see them; everything is taken out again at the end."""
-        added: list[str] = []
+        block ends, so later nodes see them; the block is a trial that takes them out again."""
         pdb_used: dict[int, int] = {}
 
         def try_drain(name: str, removed: set[str]) -> dict[str, str] | None:
@@ -144,27 +142,21 @@ class Drainer:
                 return None
             skip = removed | {name}
             rows = np.asarray([r for r in snap.order.tolist() if snap.nodes[r].name not in skip], np.int32)
-            mine: list[str] = []
             moves: dict[str, str] = {}
-            for p in pods:
-                target = self.checker.first_fit(snap, p.with_node(""), rows)  # as the recreated pod
-                if target is None:
-                    for uid in mine:
-                        snap.remove_pod(uid)
-                    return None
-                q = placed(p, snap.nodes[target].name, "~drain")
-                snap.add_pod(q)
-                mine.append(q.uid)
-                moves[p.uid] = q.node_name
-            added.extend(mine)
+            with snap.trial() as t:  # this node's moves: kept if every pod finds a place
+                for p in pods:
+                    target = self.checker.first_fit(snap, p.with_node(""), rows)  # as the recreated pod
+                    if target is None:
+                        return None
+                    q = placed(p, snap.nodes[target].name, "~drain")
+                    snap.add_pod(q)
+                    moves[p.uid] = q.node_name
+                t.keep()
             pdb_used.update(used)
             return moves
 
-        try:
+        with snap.trial():
             yield try_drain
-        finally:
-            for uid in added:
-                snap.remove_pod(uid)
 
 
 class ClusterAutoscaler:
@@ -240,18 +232,12 @@ class ClusterAutoscaler:
     def with_hinted(self, snap: Snapshot) -> Iterator[None]:
         """The pending pods that fit on recently registered nodes, placed there for the block: a
         node the scheduler is about to fill is not unneeded (nor a free destination for a drain)."""
-        added = []
-        for name, pods in self.hinted.items():
-            if name in snap.row_of:
-                for p in pods:
-                    q = placed(p, name, "~pending")
-                    snap.add_pod(q)
-                    added.append(q.uid)
-        try:
+        with snap.trial():
+            for name, pods in self.hinted.items():
+                if name in snap.row_of:
+                    for p in pods:
+                        snap.add_pod(placed(p, name, "~pending"))
             yield
-        finally:
-            for uid in added:
-                snap.remove_pod(uid)
 
     # ---- scale-up ------------------------------------------------------------------------
     def pending(self, view: ClusterView, now: float) -> list[Pod]:
@@ -265,8 +251,8 @@ class ClusterAutoscaler:
     def _base_factory(self, view: ClusterView, pods: list[Pod]) -> Callable[[], Snapshot]:
         snap = view.snapshot
         if any(reads_other_nodes(p) for p in pods):
-            return lambda: scratch_snapshot(like=snap)
-        return lambda: scratch_snapshot(snap.namespaces, storage=snap.storage)
+            return snap.copy
+        return lambda: snap.copy(nodes=(), pods=False)
 
     def fit_upcoming(self, view: ClusterView, pods: list[Pod], checker: PredicateChecker) -> list[Pod]:
         """The pods that no upcoming node will hold (CA leaves the others waiting for them).
@@ -299,7 +285,7 @@ class ClusterAutoscaler:
         key = (pod.signature() or pod.uid, group.name)
         hit = self._fits_template.get(key)
         if hit is None:
-            snap = scratch_snapshot(view.snapshot.namespaces, storage=view.snapshot.storage)
+            snap = view.snapshot.copy(nodes=(), pods=False)
             row = snap.add_node(node_named(group.template, f"template-{group.name}", {GROUP_LABEL: group.name}))
             hit = bool(checker.fits(snap, pod, np.asarray([row], np.int32))[0])
             if not reads_other_nodes(pod):

@@ -7,18 +7,17 @@ import argparse
 import base64
 import html
 import io
-import json
 import math
-import os
 import sys
 import time
-from concurrent.futures import ProcessPoolExecutor
 from typing import Any
 
 from kubesched.autoscale.config import Delay
 from kubesched.autoscale.scenario import PROFILES, Scenario, all_modes
 from kubesched.errors import InputError
-from kubesched.flags import add_no_plots, add_out_dir
+from kubesched.kit.pool import Pool, workers_from
+from kubesched.kit.report import write_json
+from kubesched.kit.stats import mean_sd
 
 METRICS = (
     "pods",
@@ -44,31 +43,6 @@ METRICS = (
     "cpu_s",
     "wall_s",
 )
-
-
-def add_parser(esub: Any) -> None:
-    p = esub.add_parser(
-        "elastic",
-        help="the openb elastic scenario: static clusters vs Cluster Autoscaler vs Karpenter-like",
-        description="Replay the openb pods with compressed arrivals on a small base cluster that an autoscaler "
-        "grows and shrinks; write runs.csv, summary.json, time series and report.html to -d/--out-dir. "
-        "See docs/autoscaling.md.",
-    )
-    p.add_argument("--trace", default="default", help="pod list: a shipped name or a CSV path (default: default)")
-    p.add_argument("--nodes", default="gpu", help="node list whose node shapes become node groups (default: gpu, 15 shapes)")
-    p.add_argument("--compression", "-k", type=float, default=60.0, help="arrival compression k (default 60)")
-    p.add_argument("--base-nodes", type=int, default=8, help="base cluster: nodes of the most common shape (default 8)")
-    p.add_argument("--delay", default="60:120", help="provisioning delay, seconds: MIN:MAX (uniform) or one number (default 60:120)")
-    p.add_argument("--modes", default="all", help=f"comma list or 'all' ({', '.join(all_modes())})")
-    p.add_argument("--profiles", default="spread,pack", help="scheduling profiles: spread, pack (default both)")
-    p.add_argument("--seeds", default="0-9", help="seeds: 0-9, 1,3 or a mix (default 0-9)")
-    p.add_argument("--autoscaler", metavar="FILE", help="autoscaler options (YAML; node groups default to the shapes)")
-    p.add_argument("--peak-headroom", type=float, default=0.1, help="static-peak: capacity above the peak demand (default 0.1)")
-    p.add_argument("--limit", type=int, metavar="N", help="only the first N pods by arrival (smoke runs)")
-    p.add_argument("--workers", type=int, default=None, help="parallel runs (default: all cores)")
-    add_out_dir(p, "elastic-out", "runs.csv, summary.json, series/ and report.html")
-    add_no_plots(p, "no report figures")
-    p.set_defaults(func=run)
 
 
 def parse_delay(text: str) -> Delay:
@@ -154,9 +128,7 @@ def aggregate(rows: list[dict[str, Any]], delay: Delay) -> list[dict[str, Any]]:
         sel = [r for r in rows if r["mode"] == mode and r["profile"] == profile]
         agg: dict[str, Any] = {"mode": mode, "profile": profile, "seeds": len(sel)}
         for m in METRICS:
-            vals = np.asarray([r[m] for r in sel if r[m] is not None], float)
-            agg[m] = float(vals.mean()) if vals.size else None
-            agg[m + "_std"] = float(vals.std()) if vals.size else None
+            agg[m], agg[m + "_std"] = mean_sd((r[m] for r in sel), ddof=0)  # the population sd
         ref = peak_gpu_h.get(profile, any_peak)
         agg["gpu_hours_vs_static_peak"] = agg["gpu_hours"] / ref if ref else None
         worst_fail = max(r["failed_pct"] for r in sel)
@@ -197,8 +169,7 @@ def run(args: argparse.Namespace) -> int:
     seeds = parse_seeds(args.seeds)
     if args.base_nodes < 0:
         raise InputError(f"must be 0 or more, got {args.base_nodes}", source="--base-nodes")
-    if args.workers is not None and args.workers < 1:
-        raise InputError(f"must be at least 1, got {args.workers}", source="--workers")
+    workers = workers_from(args.workers)
     if not (math.isfinite(args.peak_headroom) and args.peak_headroom >= 0):
         raise InputError(f"must be 0 or more, got {args.peak_headroom}", source="--peak-headroom")
     kwargs = dict(
@@ -214,19 +185,13 @@ def run(args: argparse.Namespace) -> int:
     scenario = build_scenario(**kwargs)  # every input is checked before anything runs
     out = prepare_out_dir(args.out_dir, source="--out-dir")
     jobs = [(m, p, s) for m in modes for p in profiles for s in seeds]
-    workers = min(args.workers or os.cpu_count() or 1, len(jobs))
     t0 = time.perf_counter()
-    results: list[tuple[dict[str, Any], dict[str, list[float]]]] = []
-    if workers == 1:
-        _init(kwargs)
-        for j, job in enumerate(jobs):
-            results.append(_one(job))
-            print(f"[{j + 1}/{len(jobs)}] {job[0]} {job[1]} seed {job[2]}", file=sys.stderr)
-    else:
-        with ProcessPoolExecutor(workers, initializer=_init, initargs=(kwargs,)) as pool:
-            for j, res in enumerate(pool.map(_one, jobs)):
-                results.append(res)
-                print(f"[{j + 1}/{len(jobs)}] {jobs[j][0]} {jobs[j][1]} seed {jobs[j][2]}", file=sys.stderr)
+
+    def progress(done: int, total: int, job: tuple[str, str, int], _: Any) -> None:
+        print(f"[{done}/{total}] {job[0]} {job[1]} seed {job[2]}", file=sys.stderr)
+
+    with Pool(min(workers, len(jobs)), start="fork", initializer=_init, initargs=(kwargs,)) as pool:
+        results: list[tuple[dict[str, Any], dict[str, list[float]]]] = pool.map(_one, jobs, progress)
     rows = [flat(s) for s, _ in results]
     write_csv(out / "runs.csv", {k: [r[k] for r in rows] for k in rows[0]})
     series_dir = out / "series"
@@ -255,7 +220,7 @@ def run(args: argparse.Namespace) -> int:
         "runs": rows,
         "wall_s": time.perf_counter() - t0,
     }
-    (out / "summary.json").write_text(json.dumps(summary, indent=2, default=_plain) + "\n")
+    write_json(out / "summary.json", summary, indent=2, newline=True, default=_plain)
     images = {} if args.no_plots else figures(results, aggs, front, first)
     (out / "report.html").write_text(render(summary, images))
     print_table(aggs)

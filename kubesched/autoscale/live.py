@@ -24,6 +24,7 @@ from typing import Any
 
 import numpy as np
 
+from kubesched.api.load import ClusterObjects
 from kubesched.api.objects import Node, Pod
 from kubesched.autoscale.config import GROUP_LABEL, AutoscalerConfig, NodeGroup
 from kubesched.autoscale.core import ClusterAutoscaler
@@ -118,24 +119,23 @@ class LiveView:
     """ClusterView from one listing of Nodes and Pods."""
 
     def __init__(self, nodes: list[dict], pods: list[dict], frameworks: dict[str, Framework]) -> None:
-        self.snapshot = Snapshot()
-        # one listing of nodes and pods: no storage or DRA objects, so those plugins take no part
-        self.snapshot.storage.tracked = self.snapshot.dra.tracked = False
         self.frameworks = frameworks
         self._pending: list[Pod] = []
         self._created: dict[str, float] = {}
-        for n in nodes:
-            self.snapshot.add_node(Node.parse(n))
+        assigned = []
         for d in pods:
             phase = (d.get("status") or {}).get("phase")
             if phase in ("Succeeded", "Failed") or (d.get("metadata") or {}).get("deletionTimestamp"):
                 continue
             pod = Pod.parse(d)
             if pod.node_name:
-                self.snapshot.add_pod(pod)
+                assigned.append(pod)
             elif unschedulable(d):
                 self._pending.append(pod)
                 self._created[pod.uid] = pod.creation_time or time.time()
+        self.snapshot = Snapshot.of(ClusterObjects(nodes=[Node.parse(n) for n in nodes], pods=assigned))
+        # one listing of nodes and pods: no storage or DRA objects, so those plugins take no part
+        self.snapshot.storage.tracked = self.snapshot.dra.tracked = False
 
     def now(self) -> float:
         return time.time()

@@ -15,7 +15,6 @@ from kubesched.framework.failures import PluginFailure
 from kubesched.framework.runtime import Framework
 from kubesched.gpu.model import GPU_INDEX
 from kubesched.state.snapshot import Snapshot
-from kubesched.state.storage import Storage
 
 HOSTNAME = "kubernetes.io/hostname"
 
@@ -66,28 +65,6 @@ def placed(pod: Pod, node: str, uid_suffix: str = "") -> Pod:
     if uid_suffix:
         p.uid = pod.uid + uid_suffix
     return p
-
-
-def scratch_snapshot(
-    namespaces: dict[str, dict[str, str]] | None = None, like: Snapshot | None = None, storage: Storage | None = None
-) -> Snapshot:
-    """An empty snapshot for simulations, or a copy of ``like`` (nodes, pods, namespaces, PDBs,
-    workload selectors) when pods read other nodes' pods (spreading, inter-pod affinity). The
-    storage objects are ``like``'s or ``storage`` (shared, not copied: the checks only read them)."""
-    s = Snapshot()
-    if like is not None or storage is not None:
-        s.storage = like.storage if like is not None else storage
-    src = like.namespaces if like is not None else (namespaces or {})
-    for name, labels in src.items():
-        s.set_namespace(name, labels)
-    if like is not None:
-        s.workload_selectors.extend(like.workload_selectors)
-        s.pdbs.extend(like.pdbs)
-        for node in like.nodes:
-            s.add_node(node)
-        for pod in like.pod_by_uid.values():
-            s.add_pod(pod)
-    return s
 
 
 def reads_other_nodes(pod: Pod) -> bool:

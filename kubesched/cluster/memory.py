@@ -4,10 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from kubesched.api.load import ClusterObjects
 from kubesched.api.objects import Pod
 from kubesched.dra.store import DraState
-from kubesched.state.snapshot import Snapshot
 
 
 @dataclass
@@ -45,26 +43,3 @@ class MemoryCluster:
     def set_nominated_node(self, pod: Pod, node_name: str) -> None:
         if pod.uid in self.pods:
             self.pods[pod.uid].nominated_node_name = node_name
-
-
-def populate(snapshot: Snapshot, objs: ClusterObjects) -> list[Pod]:
-    """Fill a snapshot from loaded objects; returns the pending pods (unbound, not terminal)."""
-    for ns in objs.namespaces:
-        snapshot.set_namespace(ns.name, ns.labels)
-    snapshot.workload_selectors.extend(objs.workload_selectors)
-    snapshot.pdbs.extend(objs.pdbs)
-    snapshot.pod_groups.update(((pg.namespace, pg.name), pg) for pg in objs.pod_groups)
-    snapshot.elastic_quotas.update((eq.namespace, eq) for eq in objs.elastic_quotas)
-    snapshot.storage.load(objs.storage)
-    snapshot.dra.add(objs.dra)
-    for node in objs.nodes:
-        snapshot.add_node(node)
-    pending = []
-    for pod in objs.pods:
-        if pod.terminal:
-            continue
-        if pod.node_name:
-            snapshot.add_pod(pod)
-        else:
-            pending.append(pod)
-    return pending

@@ -13,33 +13,9 @@ import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-import numpy as np
-
 from kubesched.experiment import published
 from kubesched.experiment.runner import LEVELS, METRICS, RunRecord
-
-
-@dataclass(frozen=True)
-class Stats:
-    n: int
-    mean: float
-    sd: float  # sample sd (ddof=1), as pandas' std; NaN with one value
-    median: float
-    q25: float
-    q75: float
-    low: float
-    high: float
-
-
-def stats_of(values: Iterable[float]) -> Stats:
-    """Statistics of the finite values (a run without an event near a level gives NaN there)."""
-    a = np.asarray([v for v in values if v is not None and math.isfinite(v)], np.float64)
-    if a.size == 0:
-        nan = math.nan
-        return Stats(0, nan, nan, nan, nan, nan, nan, nan)
-    q25, med, q75 = np.percentile(a, [25, 50, 75])
-    sd = float(a.std(ddof=1)) if a.size > 1 else math.nan
-    return Stats(int(a.size), float(a.mean()), sd, float(med), float(q25), float(q75), float(a.min()), float(a.max()))
+from kubesched.kit.stats import Stats, se_difference, stats_of
 
 
 def group(records: Iterable[RunRecord]) -> dict[tuple[str, str], list[RunRecord]]:
@@ -85,7 +61,7 @@ def compare_point(trace: str, policy: str, level: int, measured: Stats, pub: pub
     se, within_2se = math.nan, None
     if pub.sd is not None and measured.n > 0:
         sd_m = measured.sd if measured.n > 1 else pub.sd
-        se = math.sqrt(sd_m**2 / measured.n + pub.sd**2 / pub.n)
+        se = se_difference(sd_m, measured.n, pub.sd, pub.n)
         within_2se = abs(diff) <= 2 * se
     in_range = None
     if pub.low is not None and pub.high is not None:
@@ -131,6 +107,6 @@ def ranking(comps: Sequence[Comparison]) -> Ranking:
                     consistent = False
                     continue
                 gap = abs(a.published.mean - b.published.mean)
-                if gap > 2 * math.sqrt(sa**2 / a.published.n + sb**2 / b.published.n):
+                if gap > 2 * se_difference(sa, a.published.n, sb, b.published.n):
                     consistent = False
     return Ranking([c.policy for c in by_m], [c.policy for c in by_p], not swaps, consistent, swaps)

@@ -1,10 +1,10 @@
 """`kubesched experiment fgd`: the FGD paper's grid (traces x policies x seeds), fanned out over
-local processes or a Ray cluster, aggregated, compared with the published numbers and plotted."""
+local processes or a Ray cluster, aggregated, compared with the published numbers and plotted
+(the flags are in ``kubesched.commands.experiment``)."""
 
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import platform
 import sys
@@ -13,59 +13,9 @@ from pathlib import Path
 from typing import Any
 
 from kubesched.errors import InputError
-from kubesched.experiment.grid import DEFAULT_SEEDS
-from kubesched.experiment.published import POLICIES
-from kubesched.flags import add_no_plots, add_out_dir
+from kubesched.kit.pool import workers_from
+from kubesched.kit.report import pm, print_table, write_json
 from kubesched.trace.bundled import OPENB_DIR
-
-
-def add_parser(sub: Any) -> None:
-    p = sub.add_parser(
-        "experiment",
-        help="reproduce published scheduling experiments",
-        description="Reproduce published scheduling experiments (today: the FGD paper's grid on the openb trace).",
-    )
-    esub = p.add_subparsers(dest="experiment_command", required=True, metavar="COMMAND", help="one of:")
-    f = esub.add_parser(
-        "fgd",
-        help="the FGD paper's unallocated-GPU grid on the openb traces (Weng et al., ATC '23)",
-        description="Run every (trace, policy, seed) of the FGD paper's protocol, write per-run and aggregate "
-        "CSV/JSON, the paper's figures with the published values overlaid, and a measured-vs-published "
-        "summary to -d/--out-dir. See docs/fgd.md.",
-    )
-    f.add_argument("--traces", default="default", help="comma list of trace names or families, or 'all' (default: default)")
-    f.add_argument("--policies", default=",".join(POLICIES), help=f"comma list (default: {','.join(POLICIES)})")
-    f.add_argument("--seeds", default=DEFAULT_SEEDS, help=f"seeds: 42-51, 42,45 or a mix (default: {DEFAULT_SEEDS})")
-    f.add_argument(
-        "--data-dir",
-        metavar="DIR",
-        help="folder of your own copy of the openb CSVs (.csv or .csv.gz; default: the trace shipped with kubesched)",
-    )
-    f.add_argument("--workers", type=int, default=None, help="parallel runs (default: all cores)")
-    f.add_argument(
-        "--ray-address", metavar="ADDR", help="run on Ray instead of local processes: ADDR, 'auto', or 'local'"
-    )
-    add_out_dir(f, "fgd-out", "the runs, aggregates, figures and report")
-    f.add_argument("--resume", action="store_true", help="reuse the runs already in --out-dir (same trace/policy/seed)")
-    f.add_argument(
-        "--report-only", action="store_true", help="run nothing: aggregate, compare and plot the runs already in --out-dir"
-    )
-    f.add_argument("--tune", type=float, default=1.3, help="arrived workload to reach, x GPU capacity (default 1.3)")
-    f.add_argument("--max-nodes", type=int, metavar="N", help="smoke runs: N nodes spread over the node list")
-    f.add_argument("--max-pods", type=int, metavar="N", help="smoke runs: the first N pods of each trace")
-    f.add_argument(
-        "--gpu-model",
-        choices=("annotations", "dra"),
-        default="annotations",
-        help="how the GPUs are described: annotations and extended resources (default), or DRA ResourceSlices "
-        "and ResourceClaims allocated by DynamicResources (the same result, slower)",
-    )
-    add_no_plots(f, "skip the PNG figures")
-    f.add_argument("--no-progress", action="store_true", help="no progress bar (one line per run on stderr instead)")
-    f.set_defaults(func=run)
-    from kubesched.autoscale.experiment import add_parser as add_elastic
-
-    add_elastic(esub)
 
 
 def _positive(value: int | None, flag: str) -> None:
@@ -87,7 +37,7 @@ def build(args: argparse.Namespace) -> tuple[list, list[str], list[str]]:
     traces = parse_traces(args.traces, data_dir)
     policies = parse_policies(args.policies)
     seeds = parse_seeds(args.seeds)
-    _positive(args.workers, "--workers")
+    workers_from(args.workers)
     _positive(args.max_nodes, "--max-nodes")
     _positive(args.max_pods, "--max-pods")
     if not math.isfinite(args.tune) or args.tune <= 0:
@@ -150,7 +100,6 @@ def run(args: argparse.Namespace) -> int:
     from rich.console import Console
 
     from kubesched.experiment.aggregate import aggregate, compare
-    from kubesched.experiment.fanout import default_workers
     from kubesched.experiment.report import (
         read_run,
         write_aggregate,
@@ -165,7 +114,7 @@ def run(args: argparse.Namespace) -> int:
     from kubesched.sim.report import prepare_out_dir
 
     out = prepare_out_dir(args.out_dir, source="--out-dir")
-    workers = args.workers or default_workers()
+    workers = workers_from(args.workers)
     done = {}
     if args.resume or args.report_only:
         for spec in grid:
@@ -200,7 +149,7 @@ def run(args: argparse.Namespace) -> int:
         "wall_seconds": round(wall, 1), "run_seconds_sum": round(sum(r.run_seconds for r in new), 1),
         "machine": {"python": platform.python_version(), "platform": platform.platform(), "cpus": workers},
     }
-    (out / "grid.json").write_text(json.dumps(meta, indent=1))
+    write_json(out / "grid.json", meta, indent=1)
     _print_summary(agg, comps, policies, summary, figs, wall, len(new))
     return 0
 
@@ -214,7 +163,6 @@ def _figures(agg: Any, traces: list[str], policies: list[str], out: Path) -> lis
 def _print_summary(agg: Any, comps: list, policies: list[str], summary: Path, figs: list, wall: float, ran: int) -> None:
     """Measured unallocated % at 100 and 130 % per trace and policy, beside the published values."""
     from rich.console import Console
-    from rich.table import Table
 
     by_key = {(c.trace, c.policy, c.level): c for c in comps}
     order = {p: i for i, p in enumerate(policies)}
@@ -222,18 +170,16 @@ def _print_summary(agg: Any, comps: list, policies: list[str], summary: Path, fi
         {(t, p, lvl) for (t, p, m, lvl) in agg if m == "unallocated" and lvl in (100, 130)},
         key=lambda k: (k[0] != "default", k[0], k[2], order.get(k[1], 99)),
     )
-    table = Table(title=f"kubesched experiment fgd → {summary}")
-    for col in ("trace", "arrived", "policy", "n", "measured", "published", "within spread"):
-        table.add_column(col)
+    rows = []
     for trace, policy, lvl in keys:
         st = agg[(trace, policy, "unallocated", lvl)]
-        sd = "" if st.n < 2 else f" ± {st.sd:.2f}"
         c = by_key.get((trace, policy, lvl))
         pub, verdict = "", "n/a"
         if c is not None:
-            pub = f"{c.published.mean:.2f}" + ("" if c.published.sd is None else f" ± {c.published.sd:.2f}")
+            pub = pm(c.published.mean, c.published.sd)
             verdict = {True: "[green]yes", False: "[red]no", None: "n/a"}[c.within]
-        table.add_row(trace, f"{lvl} %", policy, str(st.n), f"{st.mean:.2f}{sd}", pub, verdict)
+        rows.append((trace, f"{lvl} %", policy, str(st.n), pm(st.mean, st.sd), pub, verdict))
+    header = ("trace", "arrived", "policy", "n", "measured", "published", "within spread")
+    print_table(f"kubesched experiment fgd → {summary}", header, rows)
     con = Console()
-    con.print(table)
     con.print(f"{ran} runs in {wall:.1f} s; {len(figs)} figures in {summary.parent / 'figures'}")

@@ -1,31 +1,23 @@
-"""Fan the grid out: a local process pool (spawn: no state leaks from the parent), or Ray tasks.
+"""Fan the grid out: the kit's process pool (spawn: no state leaks from the parent), or Ray tasks.
 
-Both call ``runner.run_one`` on each ``RunSpec`` and yield ``(spec, record)`` as runs finish, so
-the caller can write results and advance a progress bar incrementally. Ray is imported only here,
-and only when asked for (it is the optional ``kubesched[ray]`` extra).
+Both call ``runner.run_one`` on each ``RunSpec``, slow policies first, and yield ``(spec, record)``
+as runs finish, so the caller can write results and advance a progress bar incrementally. Ray is
+imported only here, and only when asked for (it is the optional ``kubesched[ray]`` extra).
 """
 
 from __future__ import annotations
 
-import multiprocessing
 import os
 from collections.abc import Iterator, Sequence
-from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 
 from kubesched.errors import InputError
 from kubesched.experiment.grid import RunSpec
 from kubesched.experiment.runner import RunRecord, run_one
+from kubesched.kit.pool import run_grid
 
 #: rough relative cost per policy (FGD evaluates F_n(M) per node and per GPU); the slow runs go
 #: first so the last minutes of a grid are not one worker finishing a long run alone
 COST = {"FGD": 4.0, "GpuPacking": 1.5, "GpuClustering": 1.5, "Random": 1.2, "DotProd": 1.0, "BestFit": 1.0}
-
-
-def default_workers() -> int:
-    try:
-        return max(1, len(os.sched_getaffinity(0)))
-    except AttributeError:  # not on Linux
-        return max(1, os.cpu_count() or 1)
 
 
 def schedule_order(specs: Sequence[RunSpec]) -> list[RunSpec]:
@@ -34,21 +26,7 @@ def schedule_order(specs: Sequence[RunSpec]) -> list[RunSpec]:
 
 def run_local(specs: Sequence[RunSpec], workers: int) -> Iterator[tuple[RunSpec, RunRecord]]:
     """Each run in a worker process (spawned); at most ``workers`` at once."""
-    order = schedule_order(specs)
-    if not order:
-        return
-    ctx = multiprocessing.get_context("spawn")
-    with ProcessPoolExecutor(max_workers=min(workers, len(order)), mp_context=ctx) as pool:
-        pending: dict[Future[RunRecord], RunSpec] = {pool.submit(run_one, s): s for s in order}
-        try:
-            while pending:
-                done, _ = wait(pending, return_when=FIRST_COMPLETED)
-                for fut in done:
-                    spec = pending.pop(fut)
-                    yield spec, fut.result()
-        finally:
-            for fut in pending:
-                fut.cancel()
+    return run_grid(run_one, schedule_order(specs), workers, start="spawn")
 
 
 NICENESS_ENV = "RAY_worker_niceness"

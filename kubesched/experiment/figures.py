@@ -15,8 +15,8 @@ from pathlib import Path
 import numpy as np
 
 from kubesched.experiment import published
-from kubesched.experiment.aggregate import Stats
 from kubesched.experiment.grid import FAMILIES
+from kubesched.kit.stats import Stats
 
 COLORS = {
     "Random": "#7f7f7f",

@@ -23,6 +23,7 @@ from typing import Any
 
 import numpy as np
 
+from kubesched.api.load import ClusterObjects
 from kubesched.api.objects import Node, Pod
 from kubesched.config import parse_config
 from kubesched.dra.store import DraObjects
@@ -249,11 +250,7 @@ def build_scheduler(
     gpu_model = "annotations" if dra is None else "dra"
     doc = policy_config(policy, typical, gpu_model=gpu_model) if config is None else config
     parsed = parse_config(doc, f"policy {policy}", registry.points_of)
-    snap = Snapshot()
-    if dra is not None:
-        snap.dra.add(dra)
-    for node in nodes:
-        snap.add_node(node)
+    snap = Snapshot.of(ClusterObjects(nodes=list(nodes), dra=dra if dra is not None else DraObjects()))
     sched = scheduler_cls(parsed, snap, None, registry, seed=seed, tie_break="first")
     sched.failure_detail = False  # an unschedulable pod is dropped at once: nobody reads why
     return sched

@@ -12,7 +12,6 @@
 
 from __future__ import annotations
 
-import csv
 import json
 import math
 from collections.abc import Iterable, Sequence
@@ -20,9 +19,11 @@ from pathlib import Path
 from typing import Any
 
 from kubesched.experiment import published
-from kubesched.experiment.aggregate import Comparison, Stats, ranking
+from kubesched.experiment.aggregate import Comparison, ranking
 from kubesched.experiment.grid import RunSpec
 from kubesched.experiment.runner import LEVELS, METRICS, RunRecord
+from kubesched.kit.report import markdown_table, pm, write_json, write_rows
+from kubesched.kit.stats import Stats
 
 STAT_FIELDS = ("n", "mean", "sd", "median", "q25", "q75", "low", "high")
 
@@ -41,14 +42,9 @@ def run_paths(out: Path, spec: RunSpec | RunRecord) -> tuple[Path, Path]:
 def write_run(out: Path, rec: RunRecord) -> None:
     csv_path, json_path = run_paths(out, rec)
     csv_path.parent.mkdir(parents=True, exist_ok=True)
-    with open(csv_path, "w", newline="") as f:
-        w = csv.writer(f)
-        w.writerow(["arrived_pct", *(f"{m}_pct" for m in METRICS)])
-        for lvl in LEVELS:
-            w.writerow([lvl, *(_num(rec.curves[m][lvl]) for m in METRICS)])
-    tmp = json_path.with_suffix(".json.tmp")
-    tmp.write_text(json.dumps(rec.to_json()))
-    tmp.replace(json_path)  # a killed grid never leaves a half-written record for --resume
+    header = ["arrived_pct", *(f"{m}_pct" for m in METRICS)]
+    write_rows(csv_path, header, ([lvl, *(_num(rec.curves[m][lvl]) for m in METRICS)] for lvl in LEVELS))
+    write_json(json_path, rec.to_json(), atomic=True)
 
 
 def read_run(out: Path, spec: RunSpec) -> RunRecord | None:
@@ -69,62 +65,51 @@ RUN_COLUMNS = (
 
 
 def write_runs_csv(out: Path, records: Iterable[RunRecord]) -> Path:
-    path = out / "runs.csv"
-    with open(path, "w", newline="") as f:
-        w = csv.writer(f)
-        w.writerow(RUN_COLUMNS)
-        for r in sorted(records, key=lambda r: (r.trace, r.policy, r.seed)):
-            w.writerow([
-                r.trace, r.policy, r.seed, r.pods, r.events, r.failed, r.nodes, r.gpus,
-                _num(r.at("unallocated", 100)), _num(r.at("unallocated", 130)),
-                _num(r.at("frag_amount", 100)), _num(r.at("frag_ratio", 100)),
-                r.run_seconds, r.total_seconds, _num(r.cpu_seconds, 3), r.gpu_model,
-            ])
-    return path
+    rows = (
+        [
+            r.trace, r.policy, r.seed, r.pods, r.events, r.failed, r.nodes, r.gpus,
+            _num(r.at("unallocated", 100)), _num(r.at("unallocated", 130)),
+            _num(r.at("frag_amount", 100)), _num(r.at("frag_ratio", 100)),
+            r.run_seconds, r.total_seconds, _num(r.cpu_seconds, 3), r.gpu_model,
+        ]
+        for r in sorted(records, key=lambda r: (r.trace, r.policy, r.seed))
+    )
+    return write_rows(out / "runs.csv", RUN_COLUMNS, rows)
 
 
 def write_aggregate(out: Path, agg: dict[tuple[str, str, str, int], Stats]) -> tuple[Path, Path]:
-    csv_path = out / "aggregate.csv"
-    with open(csv_path, "w", newline="") as f:
-        w = csv.writer(f)
-        w.writerow(["trace", "policy", "metric", "arrived_pct", *STAT_FIELDS])
-        for (trace, policy, metric, lvl), st in sorted(agg.items()):
-            w.writerow([trace, policy, metric, lvl, *(_num(getattr(st, k)) for k in STAT_FIELDS)])
+    rows = (
+        [trace, policy, metric, lvl, *(_num(getattr(st, k)) for k in STAT_FIELDS)]
+        for (trace, policy, metric, lvl), st in sorted(agg.items())
+    )
+    csv_path = write_rows(out / "aggregate.csv", ["trace", "policy", "metric", "arrived_pct", *STAT_FIELDS], rows)
     tree: dict[str, Any] = {}
     for (trace, policy, metric, lvl), st in sorted(agg.items()):
         node = tree.setdefault(trace, {}).setdefault(policy, {}).setdefault(metric, {})
         node[str(lvl)] = {k: (None if isinstance(v, float) and not math.isfinite(v) else v)
                           for k, v in ((k, getattr(st, k)) for k in STAT_FIELDS)}
-    json_path = out / "aggregate.json"
-    json_path.write_text(json.dumps({"source": "kubesched experiment fgd", "stats": tree}, indent=1))
+    json_path = write_json(out / "aggregate.json", {"source": "kubesched experiment fgd", "stats": tree}, indent=1)
     return csv_path, json_path
 
 
 def write_comparison(out: Path, comps: Sequence[Comparison]) -> Path:
-    path = out / "comparison.csv"
-    with open(path, "w", newline="") as f:
-        w = csv.writer(f)
-        w.writerow([
-            "trace", "policy", "arrived_pct", "n", "measured_mean", "measured_sd", "published_mean", "published_sd",
-            "diff", "abs_diff", "two_se", "within_2se", "in_published_range", "within_spread",
-        ])
-        for c in comps:
-            w.writerow([
-                c.trace, c.policy, c.level, c.measured.n, _num(c.measured.mean, 3), _num(c.measured.sd, 3),
-                c.published.mean, "" if c.published.sd is None else c.published.sd, _num(c.diff, 3),
-                _num(abs(c.diff), 3), _num(2 * c.se, 3), _flag(c.within_2se), _flag(c.in_range), _flag(c.within),
-            ])
-    return path
+    header = [
+        "trace", "policy", "arrived_pct", "n", "measured_mean", "measured_sd", "published_mean", "published_sd",
+        "diff", "abs_diff", "two_se", "within_2se", "in_published_range", "within_spread",
+    ]
+    rows = (
+        [
+            c.trace, c.policy, c.level, c.measured.n, _num(c.measured.mean, 3), _num(c.measured.sd, 3),
+            c.published.mean, "" if c.published.sd is None else c.published.sd, _num(c.diff, 3),
+            _num(abs(c.diff), 3), _num(2 * c.se, 3), _flag(c.within_2se), _flag(c.in_range), _flag(c.within),
+        ]
+        for c in comps
+    )
+    return write_rows(out / "comparison.csv", header, rows)
 
 
 def _flag(v: bool | None) -> str:
     return "" if v is None else ("yes" if v else "no")
-
-
-def _pm(mean: float, sd: float | None) -> str:
-    if sd is None or not math.isfinite(sd):
-        return f"{mean:.2f}"
-    return f"{mean:.2f} ± {sd:.2f}"
 
 
 def summary_markdown(comps: Sequence[Comparison], policies: Sequence[str]) -> str:
@@ -141,19 +126,15 @@ def summary_markdown(comps: Sequence[Comparison], policies: Sequence[str]) -> st
     keys = sorted({(c.trace, c.level) for c in comps}, key=lambda k: (k[0] != "default", k[0], k[1]))
     for trace, level in keys:
         cs = sorted((c for c in comps if c.trace == trace and c.level == level), key=lambda c: order.get(c.policy, 99))
-        lines += [
-            f"## {trace} @ {level} % arrived",
-            "",
-            "| policy | n | measured mean ± sd | published mean ± sd | abs diff | 2·SE | within spread |",
-            "|---|---|---|---|---|---|---|",
-        ]
-        for c in cs:
-            two_se = "" if not math.isfinite(c.se) else f"{2 * c.se:.2f}"
-            lines.append(
-                f"| {c.policy} | {c.measured.n} | {_pm(c.measured.mean, c.measured.sd)} | "
-                f"{_pm(c.published.mean, c.published.sd)} | {abs(c.diff):.2f} | {two_se} | "
-                f"{_flag(c.within) or 'n/a'} |"
+        header = ("policy", "n", "measured mean ± sd", "published mean ± sd", "abs diff", "2·SE", "within spread")
+        rows = (
+            (
+                c.policy, c.measured.n, pm(c.measured.mean, c.measured.sd), pm(c.published.mean, c.published.sd),
+                f"{abs(c.diff):.2f}", "" if not math.isfinite(c.se) else f"{2 * c.se:.2f}", _flag(c.within) or "n/a",
             )
+            for c in cs
+        )
+        lines += [f"## {trace} @ {level} % arrived", "", *markdown_table(header, rows)]
         if len(cs) > 1:
             rk = ranking(cs)
             verdict = "same" if rk.exact else ("consistent" if rk.consistent else "DIFFERENT")

@@ -34,8 +34,9 @@ import numpy as np
 
 from kubesched.api.load import ClusterObjects, load_cluster, resolve_priorities
 from kubesched.api.objects import Node, Pod
-from kubesched.cluster.memory import MemoryCluster, populate
+from kubesched.cluster.memory import MemoryCluster
 from kubesched.config import SchedulerConfig
+from kubesched.dra.store import DraState
 from kubesched.errors import InputError, join_path
 from kubesched.extender import wire
 from kubesched.framework import cycle
@@ -55,6 +56,7 @@ from kubesched.scheduler import Scheduler
 from kubesched.server.httpd import HTTPServer, Limits, PostHandler, Response
 from kubesched.server.metrics import RequestTimer, SchedulerMetrics
 from kubesched.state.snapshot import Snapshot
+from kubesched.state.storage import Storage
 
 if TYPE_CHECKING:
     from kubesched.extender.watch import ClusterWatch
@@ -124,8 +126,7 @@ class Extender:
             self.snapshot = watch.snapshot
             self._lock: threading.Lock | threading.RLock = watch.lock
         else:
-            self.snapshot = Snapshot()
-            populate(self.snapshot, self.objects)
+            self.snapshot = Snapshot.of(self.objects)
             # kube-scheduler's own volume plugins and DynamicResources judge volumes and claims
             self.snapshot.storage.tracked = self.snapshot.dra.tracked = False
             for pod in self.objects.pods:
@@ -153,28 +154,13 @@ class Extender:
             resolve_priorities(ClusterObjects(pods=[pod], priority_classes=self.objects.priority_classes))
 
     def _request_scheduler(self, nodes: list[Node]) -> Scheduler:
-        """nodeCacheCapable: false: a snapshot of the request's nodes plus the pods we know."""
-        snap = Snapshot()
-        # kube-scheduler's own volume plugins and DynamicResources judge volumes and claims
+        """nodeCacheCapable: false: a snapshot of the request's nodes with the objects and assigned
+        pods we hold (pods on nodes outside the request wait as orphans)."""
+        snap = self.snapshot.copy(nodes)
+        # stores of its own (the request's scheduler listens to its storage), untracked as the
+        # held ones: kube-scheduler's own volume plugins and DynamicResources judge volumes and claims
+        snap.storage, snap.dra = Storage(), DraState()
         snap.storage.tracked = snap.dra.tracked = False
-        held = self.snapshot
-        if self.watch is not None:
-            for name, labels in held.namespaces.items():
-                snap.set_namespace(name, labels)
-            snap.workload_selectors.extend(held.workload_selectors)
-            snap.pdbs.extend(held.pdbs)
-            assigned = [*held.pod_by_uid.values(), *held.orphans.values()]
-        else:
-            for ns in self.objects.namespaces:
-                snap.set_namespace(ns.name, ns.labels)
-            snap.workload_selectors.extend(self.objects.workload_selectors)
-            snap.pdbs.extend(self.objects.pdbs)
-            assigned = list(self.cluster.pods.values())
-        for node in nodes:
-            snap.add_node(node)
-        for pod in assigned:
-            if pod.node_name and not pod.terminal:
-                snap.add_pod(pod)  # pods on nodes outside the request wait as orphans
         sched = Scheduler(self.config, snap, None, self.registry, seed=self.seed)
         if self.metrics is not None:
             for fw in sched.frameworks.values():

@@ -1,6 +1,6 @@
 """RunFilterPluginsWithNominatedPods: a node that passed the filters must pass them again with
 the pods of equal or higher priority nominated to it (upstream adds them to a copy of the node
-and to the PreFilter state; here to the snapshot, removed afterwards)."""
+and to the PreFilter state; here to the snapshot inside a trial, undone afterwards)."""
 
 from __future__ import annotations
 
@@ -48,22 +48,17 @@ def recheck_with_nominated(
         groups = [[i] for i in todo]
     for group in groups:
         st2 = state.clone()
-        added = []
-        try:
+        with snap.trial():
             for i in group:
                 row = int(rows[i])
                 for other in by_node[snap.nodes[row].name]:
                     placed = other.with_node(snap.nodes[row].name)
                     snap.add_pod(placed)
-                    added.append(placed)
                     for pl in active_pre:
                         fw.call(pl, "AddPod", pl.add_pod, st2, pod, placed, row, snap)
             idx = np.asarray(group)
             sub_diag = Diagnosis() if diagnosis is not None else None
             ok = fw.filter_rows(st2, pod, snap, rows[idx], sub_diag, nominated=False, only=only)
-        finally:
-            for placed in added:
-                snap.remove_pod(placed.uid)
         if not ok.all():
             alive[idx[~ok]] = False
             if diagnosis is not None and sub_diag is not None:

@@ -58,6 +58,10 @@ if TYPE_CHECKING:
 
 #: Observer of plugin executions: (plugin, extension point, status code name, seconds).
 PluginObserver = Callable[[str, str, str, float], None]
+#: Recorder of what plugin calls returned, heard while an observer is added: (plugin, extension
+#: point, the call's arguments, its result: a Status, PreFilterResult, (status, timeout), ...; a
+#: failure's Status).
+PluginRecorder = Callable[[str, str, tuple[Any, ...], Any], None]
 
 _NO_RAW: dict[str, np.ndarray] = {}  # run_score without known raw scores (never written to)
 _ERROR = np.int8(Code.Error)  # compared with code arrays per filter call: an enum member converts slowly
@@ -94,6 +98,11 @@ _FIXED: dict[Callable[..., Any], Signature] = {NodeLocal.sign_pod: NODE_LOCAL, R
 def _tell(observers: list[PluginObserver], plugin: str, point: str, code: str, seconds: float) -> None:
     for observer in observers:
         observer(plugin, point, code, seconds)
+
+
+def _record(recorders: list[PluginRecorder], plugin: str, point: str, args: tuple[Any, ...], out: Any) -> None:
+    for recorder in recorders:
+        recorder(plugin, point, args, out)
 
 
 def _code_of(out: Any) -> str:
@@ -155,6 +164,9 @@ class Framework:
         self._zero_norm: dict[tuple[ScorePlugin, int], np.ndarray | int] = {}
         self.cache = EquivalenceCache()
         self.observers: list[PluginObserver] = []  # ``add_observer``; empty: no clock reads
+        #: hear each call's result while some observer is added (kubesched ui: every extension
+        #: point's result per pod)
+        self.recorders: list[PluginRecorder] = []
 
     def add_observer(self, observer: PluginObserver) -> None:
         """``observer`` hears every plugin call from now on (after those added before it)."""
@@ -164,6 +176,14 @@ class Framework:
         """``observer`` hears no more calls (a no-op when it was not added)."""
         if observer in self.observers:
             self.observers.remove(observer)
+
+    def add_recorder(self, recorder: PluginRecorder) -> None:
+        """``recorder`` hears what each plugin call returns, while some observer is added."""
+        self.recorders.append(recorder)
+
+    def remove_recorder(self, recorder: PluginRecorder) -> None:
+        if recorder in self.recorders:
+            self.recorders.remove(recorder)
 
     # ---- calling plugins ----------------------------------------------------------------
     def call(self, plugin: Plugin, point: str, fn: Callable[..., Any], *args: Any) -> Any:
@@ -180,13 +200,17 @@ class Framework:
         t0 = time.perf_counter()
         try:
             out = fn(*args)
-        except PluginFailure:
+        except PluginFailure as f:
             _tell(observers, plugin.name, point, "Error", time.perf_counter() - t0)
+            _record(self.recorders, plugin.name, point, args, f.status)
             raise
         except Exception as e:  # noqa: BLE001 - as above
             _tell(observers, plugin.name, point, "Error", time.perf_counter() - t0)
-            raise raised(plugin, point, e) from e
+            failure = raised(plugin, point, e)
+            _record(self.recorders, plugin.name, point, args, failure.status)
+            raise failure from e
         _tell(observers, plugin.name, point, _code_of(out), time.perf_counter() - t0)
+        _record(self.recorders, plugin.name, point, args, out)
         return out
 
     def sign(self, pod: Pod, snap: Snapshot) -> tuple[Signature | None, ...]:

@@ -9,17 +9,17 @@ differences dropped, p = 1 when every difference is zero). Optionally the offlin
 
 from __future__ import annotations
 
-import csv
-import json
 import math
 from collections.abc import Sequence
-from concurrent.futures import Executor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from kubesched.kit import stats
+from kubesched.kit.pool import Pool
+from kubesched.kit.report import markdown_table, pm, write_json, write_rows
 from kubesched.learn.data import Instance
 from kubesched.learn.search import LEVEL, evaluate_many
 
@@ -35,34 +35,29 @@ class Candidate:
 
 
 def paired(cand: np.ndarray, ref: np.ndarray) -> dict[str, Any]:
-    """The paired comparison of two per-seed arrays (lower is better)."""
-    from scipy.stats import wilcoxon
-
-    d = np.round(cand - ref, 6)
-    wins, losses = int((d < 0).sum()), int((d > 0).sum())
-    if (d == 0).all():
-        p = 1.0
-    else:
-        p = float(wilcoxon(d, zero_method="wilcox", alternative="two-sided").pvalue)
+    """The paired comparison of two per-seed arrays (lower is better); differences are rounded to
+    6 decimals, so float noise is a tie, and p is 1 when every difference is zero."""
+    pt = stats.paired(cand, ref, decimals=6)
     return {
-        "diff_mean": float(d.mean()),
-        "diff_sd": float(d.std(ddof=1)) if len(d) > 1 else 0.0,
-        "wins": wins,
-        "ties": len(d) - wins - losses,
-        "losses": losses,
-        "wilcoxon_p": p,
+        "diff_mean": pt.mean_difference,
+        "diff_sd": pt.sd_difference or 0.0,
+        "wins": pt.lower,
+        "ties": pt.equal,
+        "losses": pt.higher,
+        "wilcoxon_p": 1.0 if pt.wilcoxon_p is None else pt.wilcoxon_p,
     }
 
 
 def summary_stats(v: np.ndarray) -> dict[str, Any]:
-    return {"values": [float(x) for x in v], "mean": float(v.mean()), "sd": float(v.std(ddof=1)) if len(v) > 1 else 0.0}
+    mean, sd = stats.mean_sd(v)
+    return {"values": [float(x) for x in v], "mean": mean, "sd": sd or 0.0}
 
 
 def run_eval(
     traces: Sequence[Instance],
     seeds: Sequence[int],
     candidates: Sequence[Candidate],
-    pool: Executor | None,
+    pool: Pool | None,
     *,
     bound_time_limit: float | None = None,
     progress: Any = None,
@@ -86,9 +81,8 @@ def run_eval(
         if bound_time_limit is not None:
             from kubesched.learn.bound import seed_bound
 
-            n = len(seeds)
-            bounds = list((pool.map if pool else map)(seed_bound, [inst] * n, seeds, [LEVEL] * n,
-                                                      [bound_time_limit] * n, ["configurations"] * n))
+            jobs = [(inst, seed, LEVEL, bound_time_limit, "configurations") for seed in seeds]
+            bounds = pool.map(seed_bound, jobs, star=True) if pool else [seed_bound(*j) for j in jobs]
             res["bound"] = {
                 "per_seed": bounds,
                 "min_unallocated_mean": float(np.mean([b["min_unallocated_pct"] for b in bounds])),
@@ -165,14 +159,14 @@ def verdict(d: dict[str, Any] | None) -> str:
 
 def write(out_dir: Path, result: dict[str, Any], plots: bool = True) -> None:
     out_dir.mkdir(parents=True, exist_ok=True)
-    (out_dir / "result.json").write_text(json.dumps(result, indent=1) + "\n")
-    with open(out_dir / "runs.csv", "w", newline="") as f:
-        w = csv.writer(f)
-        w.writerow(["trace", "policy", "seed", f"unallocated_at_{LEVEL}"])
-        for trace, res in result["traces"].items():
-            for pol, st in res["policies"].items():
-                for seed, v in zip(result["seeds"], st["values"], strict=True):
-                    w.writerow([trace, pol, seed, f"{v:.4f}"])
+    write_json(out_dir / "result.json", result, indent=1, newline=True)
+    rows = (
+        [trace, pol, seed, f"{v:.4f}"]
+        for trace, res in result["traces"].items()
+        for pol, st in res["policies"].items()
+        for seed, v in zip(result["seeds"], st["values"], strict=True)
+    )
+    write_rows(out_dir / "runs.csv", ["trace", "policy", "seed", f"unallocated_at_{LEVEL}"], rows)
     (out_dir / "summary.md").write_text(summary_md(result))
     if plots:
         plot(out_dir / "eval.png", result)
@@ -182,13 +176,15 @@ def summary_md(result: dict[str, Any]) -> str:
     seeds = result["seeds"]
     lines = [f"Unallocated GPU % at {LEVEL} % arrived, seeds {seeds[0]}..{seeds[-1]} ({len(seeds)}), mean ± sd", ""]
     for trace, res in result["traces"].items():
-        lines += [f"### {trace}", "", "| policy | mean ± sd | vs FGD: diff | wins/ties/losses | Wilcoxon p |",
-                  "|---|---|---|---|---|"]
+        rows = []
         for pol, st in res["policies"].items():
             pr = res["paired"].get(pol, {}).get("vs_FGD")
-            cmp = (f"{pr['diff_mean']:+.3f} | {pr['wins']}/{pr['ties']}/{pr['losses']} | {pr['wilcoxon_p']:.3g}"
-                   if pr else "| |")
-            lines.append(f"| {pol} | {st['mean']:.3f} ± {st['sd']:.3f} | {cmp} |")
+            cmp = ("", "", "")
+            if pr:
+                cmp = (f"{pr['diff_mean']:+.3f}", f"{pr['wins']}/{pr['ties']}/{pr['losses']}", f"{pr['wilcoxon_p']:.3g}")
+            rows.append((pol, pm(st["mean"], st["sd"], 3), *cmp))
+        header = ("policy", "mean ± sd", "vs FGD: diff", "wins/ties/losses", "Wilcoxon p")
+        lines += [f"### {trace}", "", *markdown_table(header, rows)]
         if "bound" in res:
             b = res["bound"]
             lines.append(f"\nOffline bound (configuration LP): at least {b['min_unallocated_mean']:.3f} % unallocated; "

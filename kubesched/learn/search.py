@@ -14,11 +14,9 @@ beat it there.
 
 from __future__ import annotations
 
-import json
 import math
 import time
 from collections.abc import Callable, Sequence
-from concurrent.futures import Executor
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -27,6 +25,8 @@ import numpy as np
 
 from kubesched.experiment.protocol import GPU_FILTER, policy_config, run
 from kubesched.gpu.frag import DELTA_SCALE, TypicalPods
+from kubesched.kit.pool import Pool
+from kubesched.kit.report import write_json, write_rows
 from kubesched.learn.data import Instance
 
 #: policy name -> score plugin
@@ -106,21 +106,16 @@ def evaluate(instance: Instance, params: Params | dict, seed: int) -> tuple[floa
     return res.unallocated_at(LEVEL), time.process_time() - c0
 
 
-def _evaluate_star(job: tuple[Instance, Params | dict, int]) -> tuple[float, float]:
-    return evaluate(*job)
-
-
 def evaluate_many(
-    instance: Instance, params: Sequence[Params | dict], seeds: Sequence[int], pool: Executor | None
+    instance: Instance, params: Sequence[Params | dict], seeds: Sequence[int], pool: Pool | None
 ) -> tuple[np.ndarray, float]:
     """(len(params) x len(seeds) unallocated %, CPU seconds of the pool's workers), in ``pool``
     when given."""
     jobs = [(instance, p, s) for p in params for s in seeds]
-    if pool is None:  # this process's own CPU time counts these runs
-        return np.array([evaluate(*j)[0] for j in jobs]).reshape(len(params), len(seeds)), 0.0
-    out = list(pool.map(_evaluate_star, jobs))
+    out = pool.map(evaluate, jobs, star=True) if pool else [evaluate(*j) for j in jobs]
     vals = np.array([o[0] for o in out]).reshape(len(params), len(seeds))
-    return vals, float(sum(o[1] for o in out))
+    in_workers = pool is not None and pool.workers > 1  # else this process's own CPU time counts these runs
+    return vals, float(sum(o[1] for o in out)) if in_workers else 0.0
 
 
 def suggest(trial: Any) -> Params:
@@ -174,7 +169,7 @@ def search(
     trials: int = 60,
     finalists: int = 5,
     sampler_seed: int = 0,
-    pool: Executor | None = None,
+    pool: Pool | None = None,
     progress: Callable[[str], None] | None = None,
 ) -> SearchResult:
     """Run the study; the chosen policy is the finalist (or FGD) with the lowest validation mean."""
@@ -220,15 +215,10 @@ def search(
 
 
 def write(out_dir: Path, result: SearchResult, config: dict) -> None:
-    import csv
-
     import yaml
 
     out_dir.mkdir(parents=True, exist_ok=True)
-    (out_dir / "search.json").write_text(json.dumps(result.to_json(), indent=1) + "\n")
+    write_json(out_dir / "search.json", result.to_json(), indent=1, newline=True)
     (out_dir / "best-config.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
-    with open(out_dir / "trials.csv", "w", newline="") as f:
-        w = csv.writer(f)
-        w.writerow(["number", "train_mean", "policy"])
-        for t in result.trials:
-            w.writerow([t["number"], f"{t['train']:.4f}", t["describe"]])
+    rows = ([t["number"], f"{t['train']:.4f}", t["describe"]] for t in result.trials)
+    write_rows(out_dir / "trials.csv", ["number", "train_mean", "policy"], rows)

@@ -1,4 +1,5 @@
-"""``kubesched run``: flags, validation (one line, exit 2) and signal handling around ``Runner``."""
+"""``kubesched run``: validation (one line, exit 2) and signal handling around ``Runner`` (the flags
+are in ``kubesched.commands.run``)."""
 
 from __future__ import annotations
 
@@ -10,8 +11,6 @@ import threading
 from types import FrameType
 from typing import TYPE_CHECKING
 
-from kubesched import argtypes
-from kubesched.debug import add_debug
 from kubesched.errors import InputError
 from kubesched.server import security
 
@@ -20,84 +19,6 @@ if TYPE_CHECKING:
     from kubesched.framework.registry import Registry
 
 DEFAULT_SCHEDULER_NAME = "kubesched"
-
-
-def add_parser(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser(
-        "run",
-        help="run as a secondary scheduler against a Kubernetes API (watch, bind, events, lease)",
-        description="Schedule the pods whose spec.schedulerName matches a profile, against a live cluster.",
-    )
-    p.add_argument(
-        "--kubeconfig",
-        help="kubeconfig file (default: clientConnection.kubeconfig in --config, else the in-cluster service account)",
-    )
-    p.add_argument("--context", help="kubeconfig context (default: its current context)")
-    p.add_argument(
-        "--config",
-        help=f'KubeSchedulerConfiguration file (default: the default profile, named "{DEFAULT_SCHEDULER_NAME}")',
-    )
-    p.add_argument("--plugin-path", action="append", default=[], help="Python file defining plugins (repeatable; it is run: only trusted files)")
-    # Each flag below overrides its field of the configuration file (clientConnection.*,
-    # leaderElection.*); without the flag, the file's value (or its v1 default) applies.
-    p.add_argument("--kube-api-qps", type=float, help="API requests per second (clientConnection.qps, default 50)")
-    p.add_argument("--kube-api-burst", type=int, help="API request burst (clientConnection.burst, default 100)")
-    p.add_argument(
-        "--kube-api-content-type", metavar="TYPE",
-        help="content type of requests (clientConnection.contentType); only application/json is spoken",
-    )
-    p.add_argument(
-        "--leader-elect", nargs="?", const="true", metavar="BOOL",
-        help="hold a Lease before scheduling (leaderElection.leaderElect, default true); --leader-elect=false: off",
-    )
-    p.add_argument(
-        "--leader-elect-resource-name", "--lease-name", dest="lease_name",
-        help="Lease name (leaderElection.resourceName; default: the first profile's schedulerName)",
-    )
-    p.add_argument(
-        "--leader-elect-resource-namespace", "--lease-namespace", dest="lease_namespace",
-        help="Lease namespace (leaderElection.resourceNamespace, default kube-system)",
-    )
-    p.add_argument("--leader-elect-resource-lock", help='leaderElection.resourceLock: "leases", the only lock')
-    for what, fld, default in (
-        ("lease-duration", "leaseDuration", "15s"),
-        ("renew-deadline", "renewDeadline", "10s"),
-        ("retry-period", "retryPeriod", "2s"),
-    ):
-        p.add_argument(
-            f"--leader-elect-{what}", metavar="DURATION",
-            help=f'leaderElection.{fld} (default {default}; "15s", "1m30s", or seconds)',
-        )
-    p.add_argument(
-        "--metrics-listen", default="127.0.0.1:10251",
-        help="HOST:PORT for /healthz, /livez, /readyz and /metrics (':10251' for every interface; 'off' for none)",
-    )
-    security.add_flags(p, verbs=False)
-    p.add_argument("--bind-workers", type=int, default=4, help="bindings sent at once (default 4)")
-    p.add_argument(
-        "--max-in-flight-bindings", type=int, default=16, metavar="N",
-        help="how far scheduling may run ahead of binding: bindings assumed but not yet answered (default 16)",
-    )
-    p.add_argument(
-        "--event-writers", type=int, default=2,
-        help="threads writing events, status patches and deletions (default 2)",
-    )
-    p.add_argument(
-        "--watch-idle-timeout", type=float, default=90.0, metavar="SECONDS",
-        help="reconnect a watch that sent nothing (not even a bookmark) for this long (default 90)",
-    )
-    p.add_argument("--watch-backoff", type=float, default=0.2, metavar="SECONDS", help="first reconnect delay")
-    p.add_argument(
-        "--shutdown-timeout", type=float, default=30.0, metavar="SECONDS",
-        help="on SIGTERM, wait this long at most for bindings in flight (default 30)",
-    )
-    p.add_argument("--seed", type=argtypes.seed, default=None, help="seed for the random tie-break")
-    p.add_argument("--log-format", choices=("text", "json"), default="text", help="log lines as text (default) or JSON")
-    p.add_argument(
-        "--log-level", choices=("debug", "info", "warning", "error"), default="info", help="least severe level logged (default info)"
-    )
-    add_debug(p)
-    p.set_defaults(func=cmd_run)
 
 
 def _positive(value: float, flag: str, *, integer: bool = False) -> None:

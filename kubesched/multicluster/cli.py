@@ -1,4 +1,5 @@
-"""``kubesched multicluster schedule|explain|simulate``: the cluster-level layer on the command line."""
+"""``kubesched multicluster schedule|explain``: the cluster-level layer on the command line (the flags
+are in ``kubesched.commands.multicluster``)."""
 
 from __future__ import annotations
 
@@ -9,64 +10,7 @@ from typing import Any
 
 import yaml
 
-from kubesched import argtypes
 from kubesched.errors import InputError
-
-
-def _common(p: argparse.ArgumentParser) -> None:
-    p.add_argument(
-        "-f", "--file", action="append", required=True, metavar="[NAME=]FILE",
-        help="Karmada objects and resource templates (FILE), or member cluster NAME's dump (NAME=FILE); repeatable",
-    )
-    p.add_argument("--estimator", choices=("general", "simulated", "both"), default="both",
-                   help="available replicas from the resource summary, kubesched's scheduler on the member, or the "
-                   "smaller of both (default, as Karmada with its scheduler-estimator)")
-    p.add_argument("--plugins", default="*", metavar="LIST",
-                   help="cluster plugins, Karmada's syntax: '*' all in-tree, '-Name' off, 'Name' on (default '*')")
-    p.add_argument("--latency", metavar="FILE",
-                   help="network: users' latency to each cluster and workload classes (enables the network plugins)")
-    p.add_argument("--enable-empty-workload-propagation", action="store_true",
-                   help="as Karmada's flag: selected clusters that get 0 replicas stay in the result")
-    p.add_argument("--config", help="KubeSchedulerConfiguration for every member's scheduler")
-    p.add_argument("--plugin-path", action="append", default=[], help="Python file defining node plugins (repeatable)")
-    p.add_argument("--seed", type=argtypes.seed, default=None, help="seed for the members' tie-breaks")
-    p.add_argument(
-        "-o", "--output", choices=("table", "json", "yaml"), default="table",
-        help="table (default), or the JSON/YAML contract (docs/multicluster.md)",
-    )
-
-
-def add_parser(sub: Any) -> None:
-    p = sub.add_parser(
-        "multicluster",
-        help="cluster-level scheduling with Karmada's semantics (schedule, explain, simulate)",
-        description="Schedule workloads over member clusters as Karmada's scheduler does: which clusters "
-        "each resource template goes to and how many replicas each gets.",
-    )
-    msub = p.add_subparsers(dest="multicluster_command", required=True, metavar="COMMAND", help="one of:")
-    s = msub.add_parser(
-        "schedule",
-        help="decide which clusters every resource template goes to, and how many replicas",
-        description="Decide, for every resource template and its PropagationPolicy, the member clusters "
-        "and the replicas each gets, and print the bindings.",
-    )
-    _common(s)
-    s.add_argument("--independent", action="store_true",
-                   help="decide every workload on the initial state (default: each decision's replicas are created in "
-                   "the members first, so later decisions see them)")
-    s.set_defaults(func=cmd_schedule)
-    e = msub.add_parser(
-        "explain",
-        help="every cluster's filter verdicts, scores and available replicas for one workload",
-        description="Show, for one workload, every member cluster's filter verdicts, scores and available "
-        "replicas, and the clusters selected.",
-    )
-    e.add_argument("workload", metavar="[KIND/]NAMESPACE/NAME", help="the resource template to explain")
-    _common(e)
-    e.set_defaults(func=cmd_explain)
-    from kubesched.multicluster.experiment.cli import add_simulate_parser
-
-    add_simulate_parser(msub)
 
 
 def _emit(data: Any, fmt: str) -> None:

@@ -15,7 +15,7 @@ from kubesched.api.load import ClusterObjects
 from kubesched.api.objects import Node, Pod
 from kubesched.api.resources import PODS, Resources, add_into
 from kubesched.app import VirtualClock
-from kubesched.cluster.memory import MemoryCluster, populate
+from kubesched.cluster.memory import MemoryCluster
 from kubesched.config import SchedulerConfig
 from kubesched.framework.registry import Registry
 from kubesched.multicluster.api import Cluster, ResourceSummary
@@ -74,14 +74,13 @@ class MemberCluster:
             from kubesched.app import build_config
 
             reg = registry or in_tree_registry()
-            snap = Snapshot()
+            snap = Snapshot.of(objects)
             backend = MemoryCluster()
             for pod in objects.pods:
                 backend.pods[pod.uid] = pod
             self.scheduler = Scheduler(config or build_config(None, reg), snap, backend, reg, seed=seed, clock=self.clock)
             self.scheduler.hooks.on_scheduled.append(self._on_scheduled)
-            for pod in populate(snap, objects):
-                self.pending[pod.uid] = pod
+            self.pending = {pod.uid: pod for pod in objects.pending()}
             if cluster.api_enablements is None:
                 cluster = replace(cluster, api_enablements=dict(BUILTIN_APIS), complete_api_enablements=True)
         self.cluster = cluster

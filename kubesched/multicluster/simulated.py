@@ -165,15 +165,13 @@ class SimulatedEstimator:
 
     # ---- sequential ------------------------------------------------------------------------------
     def sequential(self, member: MemberCluster, pod: Pod) -> int:
-        """Schedule replicas one by one (each assumed), count them, then undo every assumption."""
+        """Schedule replicas one by one (each assumed) in a what-if, and count them."""
         sched = member.scheduler
         assert sched is not None
-        snap = sched.snapshot
         fw = sched.frameworks[pod.scheduler_name]
-        start, rng_state = sched.next_start_node_index, sched.rng.bit_generator.state
-        placed: list[str] = []
+        placed = 0
         self.sequential_runs += 1
-        try:
+        with sched.what_if() as snap:
             for i in range(self.cap):
                 p = pod.copy()
                 p.name, p.uid = f"{pod.name}-estimate-{i}", f"{pod.uid or pod.name}-estimate-{i}"
@@ -181,9 +179,5 @@ class SimulatedEstimator:
                 if res.node is None:
                     break
                 snap.add_pod(p.with_node(res.node))
-                placed.append(p.uid)
-        finally:
-            for uid in placed:
-                snap.remove_pod(uid)
-            sched.next_start_node_index, sched.rng.bit_generator.state = start, rng_state
-        return len(placed)
+                placed += 1
+        return placed

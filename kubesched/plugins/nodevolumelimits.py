@@ -76,19 +76,21 @@ class CSILimits(PreFilterPlugin, FilterPlugin, SignPlugin):
     def filter(self, state: CycleState, pod: Pod, snap: Snapshot, rows: np.ndarray) -> FilterResult:
         if not pod.volumes:
             return FilterResult.all_pass(len(rows))
-        return FilterResult.from_statuses([self.filter_node(pod, snap, int(r)) for r in rows.tolist()])
+        # The pod's own volumes depend on the node only through its CSINode's migrated plugins
+        # (None: no CSINode), so they are found once per such set rather than once per node.
+        mine: dict[frozenset[str] | None, dict[str, str] | Status] = {}
+        return FilterResult.from_statuses([self.filter_node(pod, snap, int(r), mine) for r in rows.tolist()])
 
-    def filter_node(self, pod: Pod, snap: Snapshot, row: int) -> Status:
+    def filter_node(
+        self, pod: Pod, snap: Snapshot, row: int, mine: dict[frozenset[str] | None, dict[str, str] | Status] | None = None
+    ) -> Status:
         storage = snap.storage
         node = snap.nodes[row]
         csi_node = storage.csi_nodes.get(node.name)
-        new: dict[str, str] = {}
-        try:
-            self.attachable_volumes(pod, csi_node, storage, new, new_pod=True)
-        except ClaimNotFound as e:
-            return Status(Code.UnschedulableAndUnresolvable, (str(e),), NAME)
-        except PluginError as e:
-            return Status.error(str(e), NAME)
+        found = self.pod_volumes(pod, csi_node, storage, {} if mine is None else mine)
+        if isinstance(found, Status):
+            return found
+        new = dict(found)  # the node's own volumes are taken out of this copy below
         if not new:
             return Status(plugin=NAME)
         limits = volume_limits(csi_node)
@@ -113,6 +115,31 @@ class CSILimits(PreFilterPlugin, FilterPlugin, SignPlugin):
             if limit is not None and attached_count[driver] + count > limit:
                 return Status(Code.Unschedulable, (ERR_REASON_MAX_VOLUME_COUNT_EXCEEDED,), NAME)
         return Status(plugin=NAME)
+
+    @classmethod
+    def pod_volumes(
+        cls,
+        pod: Pod,
+        csi_node: CSINode | None,
+        storage: Storage,
+        memo: dict[frozenset[str] | None, dict[str, str] | Status],
+    ) -> dict[str, str] | Status:
+        """The new pod's attachable volumes on a node with this CSINode, or the Status that ends
+        Filter there (a missing claim, a broken volume), kept in ``memo`` by migrated plugins."""
+        key = csi_node.migrated_plugins if csi_node is not None else None
+        hit = memo.get(key)
+        if hit is not None:
+            return hit
+        new: dict[str, str] = {}
+        try:
+            cls.attachable_volumes(pod, csi_node, storage, new, new_pod=True)
+        except ClaimNotFound as e:
+            memo[key] = Status(Code.UnschedulableAndUnresolvable, (str(e),), NAME)
+        except PluginError as e:
+            memo[key] = Status.error(str(e), NAME)
+        else:
+            memo[key] = new
+        return memo[key]
 
     @classmethod
     def attachable_volumes(

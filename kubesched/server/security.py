@@ -188,25 +188,8 @@ class Access:
 
 
 # ---- command-line flags ------------------------------------------------------------------------
-def add_flags(p: argparse.ArgumentParser, *, verbs: bool) -> None:
-    """kube-scheduler's secure-serving flags, and the token file for ``/metrics``."""
-    what = "the verbs, probes and /metrics" if verbs else "/healthz, /livez, /readyz and /metrics"
-    p.add_argument("--tls-cert-file", metavar="PATH", help=f"serve {what} over HTTPS with this certificate (PEM, reloaded on change)")
-    p.add_argument("--tls-private-key-file", metavar="PATH", help="the certificate's private key (PEM)")
-    p.add_argument(
-        "--client-ca-file", metavar="PATH",
-        help=("require a client certificate signed by these CAs for the verbs (kube-scheduler's tlsConfig certFile); "
-              if verbs else "accept client certificates signed by these CAs for /metrics; ")
-        + "probes stay open",
-    )
-    p.add_argument(
-        "--metrics-token-file", metavar="PATH",
-        help="/metrics needs a bearer token listed in this file (one per line, reloaded on change) or a client certificate",
-    )
-
-
 def from_args(args: argparse.Namespace) -> tuple[ServingTLS | None, Access]:
-    """Validate the flags of ``add_flags``: (TLS or None, the access rules)."""
+    """Validate the flags of ``kubesched.commands.flags.add_serving_security``: (TLS or None, the access rules)."""
     cert, key, ca = args.tls_cert_file, args.tls_private_key_file, args.client_ca_file
     if (cert is None) != (key is None):
         flag = "--tls-private-key-file" if key is None else "--tls-cert-file"
@@ -220,4 +203,4 @@ def from_args(args: argparse.Namespace) -> tuple[ServingTLS | None, Access]:
     return tls, Access(client_certs=ca is not None, metrics_tokens=tokens)
 
 
-__all__ = ["Access", "ServingTLS", "TokenFile", "add_flags", "from_args"]
+__all__ = ["Access", "ServingTLS", "TokenFile", "from_args"]

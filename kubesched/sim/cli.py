@@ -1,4 +1,5 @@
-"""`kubesched simulate`: replay a workload through the scheduler and write a report folder."""
+"""`kubesched simulate`: replay a workload through the scheduler and write a report folder (the
+flags are in ``kubesched.commands.simulate``)."""
 
 from __future__ import annotations
 
@@ -8,52 +9,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from kubesched import argtypes
-from kubesched.debug import add_debug
 from kubesched.errors import InputError
-from kubesched.flags import add_no_plots, add_out_dir, add_output, add_workload_source
 
 MAX_BINS = 100_000  # time bins: one state sample each
-#: time mode: attempts per pod, on average, after which a run stops (a retry storm; see --help)
-DEFAULT_ATTEMPTS_PER_POD = 50
-
-
-def add_parser(sub: Any) -> None:
-    p = sub.add_parser(
-        "simulate",
-        help="replay a workload (openb trace, manifests, synthetic) on a virtual clock and report metrics",
-        description="Discrete-event simulation of the scheduler on a workload; writes CSV, JSON, PNG plots and "
-        "an HTML report to -d/--out-dir and prints a summary (-o).",
-    )
-    add_workload_source(p, "workload (exactly one)")
-    p.add_argument("--mode", choices=("time", "arrival"), default="time", help="replay by time (default) or arrival order")
-    p.add_argument("--config", help="KubeSchedulerConfiguration file (v1, v1beta3, v1beta2, v1beta1)")
-    p.add_argument("--plugin-path", action="append", default=[], help="Python file defining plugins (repeatable)")
-    p.add_argument("--seed", type=argtypes.seed, default=0, help="seed for tie-breaks, usage draws and synthetic workloads")
-    p.add_argument("--tie-break", choices=("random", "first"), default="random", help="among equal top scores")
-    p.add_argument(
-        "--gpu-model",
-        choices=("annotations", "dra"),
-        default="annotations",
-        help="dra: write the workload's GPUs (gpu-count nodes, gpu-milli pods) as ResourceSlices and "
-        "ResourceClaimTemplates, allocated by DynamicResources (default: as they are written)",
-    )
-    add_out_dir(p, "sim-out", "the CSV, JSON, PNG and HTML files")
-    p.add_argument("--bins", type=int, default=100, help="time mode: number of time bins (default 100)")
-    p.add_argument("--max-wait", type=float, metavar="SECONDS", help="time mode: withdraw pods pending longer")
-    p.add_argument(
-        "--max-attempts-per-pod", type=int, default=DEFAULT_ATTEMPTS_PER_POD, metavar="N",
-        help="time mode: stop (exit 2) once the scheduler has made N attempts per pod on average: a cluster far "
-        f"too small for its pods, whose every completion retries every waiting pod (default {DEFAULT_ATTEMPTS_PER_POD}; 0: no limit)",
-    )
-    p.add_argument(
-        "--usage-fraction", default="0.5:1.0", metavar="LOW:HIGH", help="share of requests a pod uses (uniform)"
-    )
-    add_no_plots(p, "skip the PNG plots (the HTML report has none then)")
-    p.add_argument("--no-progress", action="store_true", help="no progress bar (also off when stdout is not a TTY)")
-    add_output(p, ("table", "json"), "the summary printed on stdout: table (default) or json", folder_flag=True)
-    add_debug(p)
-    p.set_defaults(func=run)
 
 
 def _check(args: argparse.Namespace) -> None:

@@ -101,16 +101,8 @@ class Engine:
         self.wl = workload
         self.progress = progress
         self.clock = VirtualClock()
-        self.snap = Snapshot()
-        objs = workload.objects
-        self.snap.dra.add(objs.dra)  # before the nodes: GPUs in ResourceSlices are theirs
-        for ns in objs.namespaces:
-            self.snap.set_namespace(ns.name, ns.labels)
-        self.snap.workload_selectors.extend(objs.workload_selectors)
-        self.snap.pdbs.extend(objs.pdbs)
-        self.snap.pod_groups.update(((pg.namespace, pg.name), pg) for pg in objs.pod_groups)
-        self.snap.elastic_quotas.update((eq.namespace, eq) for eq in objs.elastic_quotas)
-        self.snap.storage.load(objs.storage, objs.origins)  # claims, PVs, ...: VolumeBinding binds them here
+        # the cluster's objects, without nodes and pods: those come as the run's events
+        self.snap = Snapshot.of(workload.objects, nodes=(), pods=())
         self.cluster = SimCluster(self._noop_bind, self._on_evict)
         # a Scheduler subclass may choose hosts itself (the learning environment's time mode)
         self.sched = scheduler_cls(

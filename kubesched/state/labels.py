@@ -81,6 +81,22 @@ class LabelIndex:
     def __len__(self) -> int:
         return self._n
 
+    def copy(self) -> LabelIndex:
+        """An index of its own with the same rows (columns copied; read-only tables shared)."""
+        out = LabelIndex.__new__(LabelIndex)
+        out._n, out._cap = self._n, self._cap
+        out._cols = {}
+        for key, col in self._cols.items():
+            c = out._cols[key] = _Column.__new__(_Column)
+            c.codes, c.vocab, c.values = col.codes.copy(), dict(col.vocab), list(col.values)
+            c._ints, c._floats = col._ints, col._floats  # read-only, checked against len(values)
+        out._rows = list(self._rows)  # row dicts are replaced, never changed
+        out._names = self._names.copy()
+        out._row_of_name = dict(self._row_of_name)
+        out._absent = self._absent
+        out._unique = dict(self._unique)
+        return out
+
     # -- mutation -------------------------------------------------------------------------
 
     def _grow(self, need: int) -> None:

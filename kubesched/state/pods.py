@@ -29,6 +29,16 @@ class PodIndex:
     def __len__(self) -> int:
         return len(self.items)
 
+    def copy(self) -> PodIndex:
+        """An index of its own with the same rows, in the same order."""
+        out = PodIndex.__new__(PodIndex)
+        out.labels = self.labels.copy()
+        out.items, out.row_of = list(self.items), dict(self.row_of)
+        for attr in ("_node_row", "_ns", "_deleting", "_priority"):
+            setattr(out, attr, getattr(self, attr).copy())
+        out.ns_codes = dict(self.ns_codes)
+        return out
+
     def _grow(self) -> None:
         cap = len(self._node_row) * 2
         for attr in ("_node_row", "_ns", "_deleting", "_priority"):

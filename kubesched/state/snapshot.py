@@ -8,8 +8,10 @@ order (zones interleaved), which is the order nodes are evaluated in.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -23,6 +25,10 @@ from kubesched.state.matchcount import MatchCounts
 from kubesched.state.memo import Memo
 from kubesched.state.pods import PodIndex
 from kubesched.state.storage import Storage
+from kubesched.state.trial import ADD_NODE, ADD_POD, ADOPT, NAMESPACE, REMOVE_ORPHAN, UPDATE_NODE, Trial
+
+if TYPE_CHECKING:
+    from kubesched.api.load import ClusterObjects
 
 REGION_LABELS = ("topology.kubernetes.io/region", "failure-domain.beta.kubernetes.io/region")
 ZONE_LABELS = ("topology.kubernetes.io/zone", "failure-domain.beta.kubernetes.io/zone")
@@ -113,6 +119,88 @@ class Snapshot:
         self.memo = Memo(self)
         self._order: np.ndarray | None = None
         self._order_pos = np.zeros(0, np.int64)
+        self._trial: Trial | None = None  # the innermost open ``trial()``: its changes are journalled
+
+    # ---- built from objects, copied, tried ------------------------------------------
+    @classmethod
+    def of(
+        cls, objs: ClusterObjects, *, nodes: Iterable[Node] | None = None, pods: Iterable[Pod] | None = None
+    ) -> Snapshot:
+        """The snapshot of loaded cluster objects: namespaces, workload selectors, PDBs, pod groups,
+        elastic quotas, storage and DRA objects, the nodes, and the assigned pods that are not
+        terminal (pods bound to an unknown node wait as orphans). ``nodes`` and ``pods`` replace
+        ``objs``' own (a run's start state, an extender request's nodes)."""
+        snap = cls()
+        for ns in objs.namespaces:
+            snap.set_namespace(ns.name, ns.labels)
+        snap.workload_selectors.extend(objs.workload_selectors)
+        snap.pdbs.extend(objs.pdbs)
+        snap.pod_groups.update(((pg.namespace, pg.name), pg) for pg in objs.pod_groups)
+        snap.elastic_quotas.update((eq.namespace, eq) for eq in objs.elastic_quotas)
+        snap.storage.load(objs.storage, objs.origins)
+        snap.dra.add(objs.dra)  # before the nodes: GPUs in ResourceSlices are theirs
+        for node in objs.nodes if nodes is None else nodes:
+            snap.add_node(node)
+        for pod in objs.pods if pods is None else pods:
+            if pod.node_name and not pod.terminal:
+                snap.add_pod(pod)
+        return snap
+
+    def copy(self, nodes: Iterable[Node] | None = None, *, pods: bool = True) -> Snapshot:
+        """A snapshot of its own over the same cluster objects (namespaces, workload selectors,
+        PDBs, pod groups, elastic quotas; the storage and DRA stores are shared, not copied).
+        ``nodes`` None: the same nodes and pods, their columns and indexes copied as arrays (no
+        pod is added again). Else those nodes, with every assigned pod added again when ``pods``
+        (pods on nodes not among them wait as orphans). Derived values (the memo, match counts)
+        start empty."""
+        out = Snapshot()
+        for name, labels in self.namespaces.items():
+            out.set_namespace(name, labels)
+        out.workload_selectors.extend(self.workload_selectors)
+        out.pdbs.extend(self.pdbs)
+        out.pod_groups.update(self.pod_groups)
+        out.elastic_quotas.update(self.elastic_quotas)
+        out.storage, out.dra = self.storage, self.dra
+        if nodes is not None:
+            for node in nodes:
+                out.add_node(node)
+            if pods:
+                for pod in [*self.pod_by_uid.values(), *self.orphans.values()]:
+                    out.add_pod(pod)
+            return out
+        out.nodes, out.n, out.row_of = list(self.nodes), self.n, dict(self.row_of)
+        out.labels = self.labels.copy()
+        out.resources, out.res_index = list(self.resources), dict(self.res_index)
+        for attr in ("_alloc", "_req", "_nz", "_unsched", "_taint_set"):
+            setattr(out, attr, getattr(self, attr).copy())
+        out.taint_sets, out._taint_set_ids = list(self.taint_sets), dict(self._taint_set_ids)
+        out.pods_on = [dict(on) for on in self.pods_on]
+        out.ports_on = [list(on) for on in self.ports_on]
+        out.pods = self.pods.copy()
+        out.match_counts = MatchCounts(out.labels, out.pods)
+        out.pod_by_uid, out.orphans = dict(self.pod_by_uid), dict(self.orphans)
+        out.affinity_pods, out.anti_affinity_pods = dict(self.affinity_pods), dict(self.anti_affinity_pods)
+        return out
+
+    @contextmanager
+    def trial(self) -> Iterator[Trial]:
+        """``with snap.trial():`` the pods added, removed or bound, the nodes added or updated and
+        the namespaces set inside the block are journalled and undone when it ends (exception or
+        not), so the snapshot holds the same nodes and pods in the same rows and order as before. Trials nest; ``keep()`` on the yielded trial keeps its changes (an
+        enclosing trial undoes them with its own). The cost is proportional to the changes, not the cluster.
+        Not journalled: node removals (refused inside a trial), the storage and DRA stores (a
+        what-if that binds volumes or allocates claims runs on a copy), and the change counters,
+        which move on so that values derived during the trial are not taken for current ones."""
+        t = Trial(self._trial)
+        self._trial = t
+        try:
+            yield t
+        finally:
+            self._trial = None  # the undo steps are not journalled
+            try:
+                t.close(self)
+            finally:
+                self._trial = t.parent
 
     # ---- sizes and column views ------------------------------------------------------
     def __len__(self) -> int:
@@ -221,6 +309,8 @@ class Snapshot:
         if node.name in self.row_of:
             self.update_node(node)
             return self.row_of[node.name]
+        if self._trial is not None:
+            self._trial.ops.append((ADD_NODE, node.name))
         row = len(self.nodes)
         if row == len(self._unsched):
             self._grow()
@@ -238,12 +328,16 @@ class Snapshot:
         for uid, pod in list(self.orphans.items()):
             if pod.node_name == node.name:
                 del self.orphans[uid]
+                if self._trial is not None:
+                    self._trial.ops.append((ADOPT, pod))
                 self.add_pod(pod)
         return row
 
     def update_node(self, node: Node) -> None:
         row = self.row_of[node.name]
         old = self.nodes[row]
+        if self._trial is not None:
+            self._trial.ops.append((UPDATE_NODE, old))
         self.nodes[row] = node
         if old.labels != node.labels:
             self.labels.update(row, node.labels)
@@ -254,6 +348,8 @@ class Snapshot:
 
     def remove_node(self, name: str) -> None:
         """Remove a node; its pods wait in ``orphans`` in case the node comes back."""
+        if self._trial is not None:
+            raise RuntimeError(f"node {name!r} cannot be removed inside a trial (its rows could not be put back)")
         row = self.row_of[name]
         for pod in list(self.pods_on[row].values()):
             self.remove_pod(pod.uid)
@@ -283,6 +379,8 @@ class Snapshot:
         """Account an assigned (bound or assumed) pod on ``pod.node_name``."""
         if pod.uid in self.pod_by_uid:
             self.remove_pod(pod.uid)
+        if self._trial is not None:
+            self._trial.ops.append((ADD_POD, pod.uid))
         row = self.row_of.get(pod.node_name)
         if row is None:
             self.orphans[pod.uid] = pod
@@ -314,8 +412,13 @@ class Snapshot:
     def remove_pod(self, uid: str) -> Pod | None:
         pod = self.pod_by_uid.pop(uid, None)
         if pod is None:
-            return self.orphans.pop(uid, None)
+            pod = self.orphans.pop(uid, None)
+            if pod is not None and self._trial is not None:
+                self._trial.ops.append((REMOVE_ORPHAN, pod))
+            return pod
         row = self.row_of[pod.node_name]
+        if self._trial is not None:
+            self._trial.removed(pod, self.pods_on[row])
         req = self._req[row]
         for name, amount in pod.requests.items():
             req[self.res_index[name]] -= amount
@@ -343,9 +446,18 @@ class Snapshot:
         self.affinity_log.append(uid)
 
     def set_namespace(self, name: str, labels: dict[str, str]) -> None:
+        if self._trial is not None:
+            self._trial.ops.append((NAMESPACE, name, self.namespaces.get(name)))
         self.namespaces[name] = labels
         self.namespace_generation += 1
         self._changed()
+
+    def remove_namespace(self, name: str) -> None:
+        if name in self.namespaces and self._trial is not None:
+            self._trial.ops.append((NAMESPACE, name, self.namespaces[name]))
+        if self.namespaces.pop(name, None) is not None:
+            self.namespace_generation += 1
+            self._changed()
 
     # ---- views -----------------------------------------------------------------------
     def node_info(self, row: int) -> NodeInfo:

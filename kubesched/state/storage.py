@@ -67,6 +67,8 @@ class Storage:
         self.listeners: list[Callable[[str], Any]] = []
         # PV name -> (the PV, the migration, its CSI translation): ``translated``
         self._translated: dict[str, tuple[PersistentVolume, Migration, PersistentVolume | None]] = {}
+        # (generation, node name -> its VolumeAttachments): ``attachments_on``
+        self._by_node: tuple[int, dict[str, list[VolumeAttachment]]] = (-1, {})
 
     def __len__(self) -> int:
         return sum(
@@ -92,7 +94,14 @@ class Storage:
         return hit[2]
 
     def attachments_on(self, node_name: str) -> list[VolumeAttachment]:
-        return [va for va in self.attachments.values() if va.node_name == node_name]
+        """The node's VolumeAttachments, from an index rebuilt after a change (NodeVolumeLimits
+        asks once per node per cycle: a scan of every attachment each time is quadratic)."""
+        if self._by_node[0] != self.generation:
+            index: dict[str, list[VolumeAttachment]] = {}
+            for va in self.attachments.values():
+                index.setdefault(va.node_name, []).append(va)
+            self._by_node = (self.generation, index)
+        return list(self._by_node[1].get(node_name, ()))
 
     # ---- changes -----------------------------------------------------------------------
     def add(self, obj: Any) -> None:

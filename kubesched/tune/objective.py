@@ -1,20 +1,19 @@
 """The objective: simulate a config document on every simulator seed and average the metrics.
 
-Trials run in worker processes when ``--jobs`` > 1 (the simulator is CPU-bound Python: threads
-would share one core). Workers are forked after the workloads are built, so they inherit them
-instead of unpickling thousands of pods per trial.
+Trials run in the kit's worker processes when ``--jobs`` > 1 (the simulator is CPU-bound Python:
+threads would share one core). Workers are forked after the workloads are built, so they inherit
+them instead of unpickling thousands of pods per trial.
 """
 
 from __future__ import annotations
 
-import multiprocessing
 import time
 from collections.abc import Iterator, Sequence
-from concurrent.futures import ProcessPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
+from kubesched.kit.pool import Pool
 from kubesched.tune.metrics import METRICS, metric_value
 from kubesched.tune.space import SearchSpace
 from kubesched.tune.workload import WorkloadSource
@@ -81,14 +80,9 @@ def trial_runner(evaluator: Evaluator, seeds: Sequence[int], jobs: int) -> Itera
     global _WORKER
     for s in seeds:  # build every seed's workload before workers fork
         evaluator.source.for_seed(s)
-    if jobs <= 1:
-        yield lambda docs, labels: [
-            evaluator.evaluate(d, seeds, lb) for d, lb in zip(docs, labels, strict=True)
-        ]
-        return
     _WORKER = (evaluator, tuple(seeds))
     try:
-        with ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("fork")) as pool:
-            yield lambda docs, labels: list(pool.map(_run_in_worker, docs, labels))
+        with Pool(jobs, start="fork") as pool:
+            yield lambda docs, labels: pool.map(_run_in_worker, zip(docs, labels, strict=True), star=True)
     finally:
         _WORKER = None

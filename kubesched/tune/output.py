@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import csv
-import json
 import math
 from pathlib import Path
 from typing import Any
 
 import yaml
 
+from kubesched.kit.report import write_json, write_rows
 from kubesched.tune.metrics import METRICS
 from kubesched.tune.space import SearchSpace
 from kubesched.tune.study import StudyOutcome, TrialRecord
@@ -101,12 +100,7 @@ def write_trials_csv(out: StudyOutcome, space: SearchSpace, path: Path) -> Path:
     rows = [_row_values(r, space) for r in recs]
     first = ["number", "state", "baseline", *out.settings.metrics]
     cols = first + [c for c in rows[0] if c not in first]
-    with path.open("w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=cols)
-        w.writeheader()
-        for row in rows:
-            w.writerow({k: ("" if v is None else v) for k, v in row.items()})
-    return path
+    return write_rows(path, cols, ([("" if row[c] is None else row[c]) for c in cols] for row in rows))
 
 
 def _assignment_json(rec: TrialRecord) -> dict[str, Any]:
@@ -147,8 +141,7 @@ def write_summary(
             for k, ev in out.held_out.items()
         },
     }
-    path.write_text(json.dumps(doc, indent=2) + "\n")
-    return path
+    return write_json(path, doc, indent=2, newline=True)
 
 
 def _subtitle(space: SearchSpace, simulation: dict[str, Any]) -> str:

@@ -1,15 +1,22 @@
 """Cluster snapshots in and out, and kube-scheduler-simulator's result annotations.
 
 kube-scheduler-simulator (kubernetes-sigs) records each pod's scheduling results as JSON strings in
-pod annotations, which its web UI reads. ``simulator_annotations`` writes the same keys and shapes
-from kubesched's explain contract, so a pod exported from kubesched shows in that UI too:
+pod annotations, which its web UI reads (its plugin/annotation and plugin/resultstore packages).
+``simulator_annotations`` writes the same keys and shapes from kubesched's decision of a pod (the
+explain of the cluster its attempt saw, and the attempt's own results; ``kubesched.ui.points``):
 
-- ``kube-scheduler-simulator.sigs.k8s.io/filter-result``: node -> plugin -> ``"passed"`` or the reason
-- ``kube-scheduler-simulator.sigs.k8s.io/score-result``: node -> plugin -> raw score (a string)
-- ``kube-scheduler-simulator.sigs.k8s.io/finalscore-result``: node -> plugin -> normalized x weight (a string)
-- ``kube-scheduler-simulator.sigs.k8s.io/prefilter-result-status``: plugin -> ``"success"`` or the message
-- ``kube-scheduler-simulator.sigs.k8s.io/selected-node``: the node, when one was selected
-- ``kube-scheduler-simulator.sigs.k8s.io/bind-result``: ``{"DefaultBinder": "success"}`` for a bound pod
+- ``prefilter-result-status``: plugin -> ``"success"`` or the status message ("" for a Skip)
+- ``prefilter-result``: plugin -> the node names its PreFilterResult kept (plugins that narrowed)
+- ``filter-result``: node -> plugin -> ``"passed"`` or the reason
+- ``postfilter-result``: node -> plugin -> ``"preemption victim"`` on the nominated node; every
+  other node the cycle judged and found failing maps to ``{}`` (only when PostFilter ran)
+- ``prescore-result``: plugin -> ``"success"`` or the message
+- ``score-result`` / ``finalscore-result``: node -> plugin -> raw / normalized x weight (strings)
+- ``reserve-result``, ``permit-result`` (``"wait"`` for Wait), ``prebind-result``, ``bind-result``:
+  plugin -> ``"success"`` or the message; ``permit-result-timeout``: plugin -> Go's duration text
+- ``selected-node``: the node the attempt reserved ("" when none)
+
+Every key is written, ``{}`` where the point has nothing, as the simulator writes them.
 """
 
 from __future__ import annotations
@@ -22,45 +29,90 @@ import yaml
 
 from kubesched.api.load import ClusterObjects, finish_objects, parse_objects
 from kubesched.errors import InputError
+from kubesched.framework.waiting import go_duration
 from kubesched.state.snapshot import Snapshot
+from kubesched.ui.points import explicit_nodes
 
 PREFIX = "kube-scheduler-simulator.sigs.k8s.io/"
+PREFILTER_STATUS = PREFIX + "prefilter-result-status"
+PREFILTER_RESULT = PREFIX + "prefilter-result"
 FILTER_RESULT = PREFIX + "filter-result"
+POSTFILTER_RESULT = PREFIX + "postfilter-result"
+PRESCORE_RESULT = PREFIX + "prescore-result"
 SCORE_RESULT = PREFIX + "score-result"
 FINALSCORE_RESULT = PREFIX + "finalscore-result"
-PREFILTER_STATUS = PREFIX + "prefilter-result-status"
-SELECTED_NODE = PREFIX + "selected-node"
+RESERVE_RESULT = PREFIX + "reserve-result"
+PERMIT_RESULT = PREFIX + "permit-result"
+PERMIT_TIMEOUT = PREFIX + "permit-result-timeout"
+PREBIND_RESULT = PREFIX + "prebind-result"
 BIND_RESULT = PREFIX + "bind-result"
+SELECTED_NODE = PREFIX + "selected-node"
 PASSED = "passed"
+NOMINATED = "preemption victim"  # resultstore.PostFilterNominatedMessage
+#: the plugin-keyed results, by extension point
+BY_PLUGIN = {
+    "PreFilter": PREFILTER_STATUS, "PreScore": PRESCORE_RESULT, "Reserve": RESERVE_RESULT, "Permit": PERMIT_RESULT,
+    "PreBind": PREBIND_RESULT, "Bind": BIND_RESULT,
+}
 
 
-def simulator_annotations(explain: dict[str, Any], bound_to: str | None) -> dict[str, str]:
-    """The simulator's result annotations from an ``explain -o json`` document."""
+def _compact(value: Any) -> str:
+    return json.dumps(value, separators=(",", ":"))
+
+
+def simulator_annotations(
+    columns: dict[str, Any], bound_to: str | None, points: list[dict[str, Any]] | None = None, recorded: bool = False
+) -> dict[str, str]:
+    """The simulator's result annotations from explain's nodes as columns (``explain_columns``)
+    and the pod's extension-point results (``points``). ``recorded``: the run recorded the binding
+    points (a simulation folder does not: a bound pod then gets DefaultBinder's success, as it
+    must have)."""
     filt: dict[str, dict[str, str]] = {}
     score: dict[str, dict[str, str]] = {}
     final: dict[str, dict[str, str]] = {}
-    prefilter: dict[str, str] = {}
-    for node in explain.get("nodes", []):
-        name = node["name"]
-        filt[name] = {f["plugin"]: PASSED if f["code"] == "Success" else "; ".join(f["reasons"]) or f["code"] for f in node["filter"]}
-        if node["score"]:
-            score[name] = {s["plugin"]: str(s["raw"]) for s in node["score"]}
-            final[name] = {s["plugin"]: str(s["weighted"]) for s in node["score"]}
-    for node in explain.get("nodes", [])[:1]:
-        for f in node["filter"]:
-            if f["plugin"] != "PreFilterResult":
-                prefilter.setdefault(f["plugin"], "success")
+    f, sc = columns["filter"], columns["score"]
+    said = [PASSED if v["code"] == "Success" else "; ".join(v["reasons"]) or v["code"] for v in f["verdicts"]]
+    for i, name in enumerate(columns["name"]):
+        filt[name] = {p: said[at[i]] for p, at in zip(f["plugins"], f["at"], strict=True) if at[i] >= 0}
+        if columns["total"][i] is not None and sc["plugins"]:
+            score[name] = {p: str(raw[i]) for p, raw in zip(sc["plugins"], sc["raw"], strict=True)}
+            final[name] = {p: str(w[i]) for p, w in zip(sc["plugins"], sc["weighted"], strict=True)}
+    rows = points or []
+    by_plugin: dict[str, dict[str, str]] = {key: {} for key in BY_PLUGIN.values()}
+    nodes: dict[str, list[str]] = {}
+    timeouts: dict[str, str] = {}
+    post: dict[str, dict[str, str]] = {}
+    for r in rows:
+        point, plugin = r["point"], r["plugin"]
+        if point in BY_PLUGIN:
+            by_plugin[BY_PLUGIN[point]][plugin] = r["result"]
+        if "nodes" in r:
+            nodes[plugin] = r["nodes"]
+        if point == "Permit":
+            timeouts[plugin] = go_duration(r.get("timeout", 0.0))
+        if point == "PostFilter":
+            if not post:
+                post = {n: {} for n in explicit_nodes(columns, rows)}
+            if r["code"] == "Success" and r.get("nominated"):
+                post.setdefault(r["nominated"], {})[plugin] = NOMINATED
+    if bound_to and not recorded and not by_plugin[BIND_RESULT]:
+        by_plugin[BIND_RESULT]["DefaultBinder"] = "success"
+    reserved = bound_to or ""
     out = {
-        FILTER_RESULT: json.dumps(filt, separators=(",", ":")),
-        SCORE_RESULT: json.dumps(score, separators=(",", ":")),
-        FINALSCORE_RESULT: json.dumps(final, separators=(",", ":")),
-        PREFILTER_STATUS: json.dumps(prefilter, separators=(",", ":")),
+        PREFILTER_STATUS: _compact(by_plugin[PREFILTER_STATUS]),
+        PREFILTER_RESULT: _compact(nodes),
+        FILTER_RESULT: _compact(filt),
+        POSTFILTER_RESULT: _compact(post),
+        PRESCORE_RESULT: _compact(by_plugin[PRESCORE_RESULT]),
+        SCORE_RESULT: _compact(score),
+        FINALSCORE_RESULT: _compact(final),
+        RESERVE_RESULT: _compact(by_plugin[RESERVE_RESULT]),
+        PERMIT_RESULT: _compact(by_plugin[PERMIT_RESULT]),
+        PERMIT_TIMEOUT: _compact(timeouts),
+        PREBIND_RESULT: _compact(by_plugin[PREBIND_RESULT]),
+        BIND_RESULT: _compact(by_plugin[BIND_RESULT]),
+        SELECTED_NODE: reserved,
     }
-    selected = bound_to or explain.get("selected")
-    if selected:
-        out[SELECTED_NODE] = selected
-    if bound_to:
-        out[BIND_RESULT] = json.dumps({"DefaultBinder": "success"}, separators=(",", ":"))
     return out
 
 

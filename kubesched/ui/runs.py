@@ -16,6 +16,7 @@ from typing import Any
 
 from kubesched.app import Session
 from kubesched.scheduler import ScheduleResult
+from kubesched.ui.points import RunResults
 from kubesched.ui.timeline import BIND, DELETE, Step
 
 #: attempt outcomes
@@ -35,6 +36,9 @@ class Attempt:
     duration_ms: float = 0.0
     # extension point -> plugin -> milliseconds spent in this attempt
     plugin_ms: dict[str, dict[str, float]] = field(default_factory=dict)
+    # the pod's results at PostFilter, Reserve, Permit, PreBind and Bind (``points``); None: the
+    # source did not record them (a simulation's attempts.csv)
+    results: list[dict[str, Any]] | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -48,6 +52,7 @@ class Attempt:
             "victims": self.victims,
             "duration_ms": round(self.duration_ms, 3),
             "plugin_ms": {p: {k: round(v, 4) for k, v in d.items()} for p, d in self.plugin_ms.items()},
+            "results": self.results,
         }
 
 
@@ -115,8 +120,10 @@ def record_run(s: Session) -> Run:
     sched = s.scheduler
     run = Run()
     clock = _PluginClock()
+    results = RunResults()
     for fw in sched.frameworks.values():
         fw.add_observer(clock)
+        fw.add_recorder(results)
     deleted_seen = len(s.cluster.deleted)
 
     def record(res: ScheduleResult) -> None:
@@ -135,6 +142,7 @@ def record_run(s: Session) -> Run:
         else:
             outcome = ERROR if res.code.name == "Error" else WAITING if res.code.name == "Wait" else UNSCHEDULABLE
         tries = run.attempts.setdefault(key, [])
+        fw = sched.frameworks[res.pod.scheduler_name]
         tries.append(
             Attempt(
                 attempt=len(tries) + 1,
@@ -147,6 +155,7 @@ def record_run(s: Session) -> Run:
                 victims=victims,
                 duration_ms=res.duration * 1000.0,
                 plugin_ms=clock.take(),
+                results=results.take(res.pod, fw, reached_permit=outcome in (SCHEDULED, WAITING)),
             )
         )
 

@@ -21,7 +21,7 @@ from typing import Any
 from kubesched.api.load import ClusterObjects, load_cluster
 from kubesched.api.objects import Node, Pod
 from kubesched.app import VirtualClock, build_config, build_registry, example_path
-from kubesched.cluster.memory import MemoryCluster, populate
+from kubesched.cluster.memory import MemoryCluster
 from kubesched.config import SchedulerConfig
 from kubesched.errors import InputError
 from kubesched.framework.registry import Registry
@@ -185,9 +185,7 @@ def parse_config_text(text: str | None, registry: Registry, source: str = "confi
 
 
 def start_snapshot(objs: ClusterObjects) -> tuple[Snapshot, list[Pod]]:
-    snap = Snapshot()
-    pending = populate(snap, objs)
-    return snap, pending
+    return Snapshot.of(objs), objs.pending()
 
 
 def open_cluster(
@@ -280,25 +278,7 @@ def open_simulation(
         raise InputError("expected a JSON object", source=str(inputs_path))
     events = read_csv(folder / "events.csv", ("seq", "time", "event", "pod", "node"), EVENT_NUMERIC)
     registry = registry or build_registry(plugin_paths)
-    cfg_name = inputs.get("config")
-    cfg_text = None
-    if cfg_name:
-        cfg_file = folder / Path(str(cfg_name)).name  # always inside the folder
-        try:
-            cfg_text = cfg_file.read_text()
-        except OSError as e:
-            raise InputError(f"cannot read: {e.strerror}", source=str(cfg_file)) from None
-    try:
-        cfg = parse_config_text(cfg_text, registry, str(folder / "config.yaml"))
-    except InputError as e:
-        named = inputs.get("plugin_path")
-        if named:  # say which files the run used: the UI never runs them on its own
-            raise InputError(
-                f"{e}; the simulation was run with plugin files {named!r}, which kubesched ui loads only when "
-                "its command line names them (--plugin-path)",
-                source=str(folder / "inputs.json"), path="plugin_path",
-            ) from None
-        raise
+    cfg, cfg_text = _sim_config(folder, inputs, registry)
     try:
         if may_read is not None:
             for f in _input_paths(inputs):
@@ -314,15 +294,7 @@ def open_simulation(
     objs = wl.objects
 
     def start() -> Snapshot:
-        snap = Snapshot()
-        for ns in objs.namespaces:
-            snap.set_namespace(ns.name, ns.labels)
-        snap.workload_selectors.extend(objs.workload_selectors)
-        snap.pdbs.extend(objs.pdbs)
-        snap.storage.load(objs.storage)
-        for n in wl.nodes:
-            snap.add_node(n)
-        return snap
+        return Snapshot.of(objs, nodes=wl.nodes, pods=())
 
     nodes = {n.name: n for n in wl.nodes}
     for ev in wl.node_events:
@@ -339,6 +311,30 @@ def open_simulation(
     ws.workload = wl
     ws.inputs = inputs
     return ws
+
+
+def _sim_config(folder: Path, inputs: dict[str, Any], registry: Registry) -> tuple[SchedulerConfig, str | None]:
+    """The simulation's configuration (its config.yaml, named in inputs.json) and its text. A
+    configuration that needs plugin files names the files the run used: the UI never runs them."""
+    cfg_name = inputs.get("config")
+    cfg_text = None
+    if cfg_name:
+        cfg_file = folder / Path(str(cfg_name)).name  # always inside the folder
+        try:
+            cfg_text = cfg_file.read_text()
+        except OSError as e:
+            raise InputError(f"cannot read: {e.strerror}", source=str(cfg_file)) from None
+    try:
+        return parse_config_text(cfg_text, registry, str(folder / "config.yaml")), cfg_text
+    except InputError as e:
+        named = inputs.get("plugin_path")
+        if named:  # say which files the run used: the UI never runs them on its own
+            raise InputError(
+                f"{e}; the simulation was run with plugin files {named!r}, which kubesched ui loads only when "
+                "its command line names them (--plugin-path)",
+                source=str(folder / "inputs.json"), path="plugin_path",
+            ) from None
+        raise
 
 
 def _input_paths(inputs: dict[str, Any]) -> list[str]:

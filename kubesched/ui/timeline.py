@@ -64,7 +64,6 @@ class Timeline:
         self.lock = threading.RLock()
         self._snap: Snapshot | None = None
         self._sched: Scheduler | None = None
-        self._rng_start: dict[str, Any] = {}  # the scheduler's random state as built (see explain)
         self.pos = 0
         self._gpus = False  # does the run have nodes with GPUs (decided when first built)
         # per step reached so far: (node, GPUs) of the pod it binds or deletes, None for other
@@ -81,7 +80,7 @@ class Timeline:
 
     def adopt(self, snap: Snapshot, step: int) -> None:
         """Start from a snapshot already at ``step`` (a finished run's own), instead of rebuilding
-        from the start and replaying: opening a large cluster pays for one populate, not two.
+        from the start and replaying: opening a large cluster pays for one ``Snapshot.of``, not two.
         Not on GPU nodes: the run's GPUs of each pod are only known by replaying it step by step."""
         if any(node_gpu_count(n) for n in snap.nodes):
             return
@@ -112,7 +111,6 @@ class Timeline:
             if self._sched is None:
                 assert self._snap is not None
                 self._sched = Scheduler(self.config, self._snap, None, self.registry, seed=self.seed)
-                self._rng_start = self._sched.rng.bit_generator.state
             return self._sched
 
     def seek(self, step: int) -> Snapshot:
@@ -196,18 +194,15 @@ class Timeline:
             node = snap.nodes[snap.row_of[s.name]]
             snap.update_node(replace(node, unschedulable=kind == CORDON))
 
-    def explain(self, pod: Pod, step: int) -> tuple[dict[str, Any], dict[str, dict[str, float]], float]:
-        """``explain -o json`` for ``pod`` against the cluster after ``step`` steps, the time each
-        plugin took per extension point (ms), and the whole explain's milliseconds."""
-        from kubesched.explain import explain_pod
+    def explain(self, pod: Pod, step: int, columns: bool = False) -> tuple[dict[str, Any], dict[str, dict[str, float]], float]:
+        """``explain -o json`` for ``pod`` against the cluster after ``step`` steps (``columns``: its
+        nodes as columns, ``explain_columns``), the time each plugin took per extension point (ms),
+        and the whole explain's milliseconds."""
+        from kubesched.explain import explain_columns, explain_pod
 
         with self.lock:
-            snap = self.seek(step)
+            self.seek(step)
             sched = self.scheduler
-            # every explain breaks ties with the draws `kubesched explain --seed` makes, not with
-            # what earlier explains left: a pod's decision does not depend on the pods opened before
-            sched.rng.bit_generator.state = self._rng_start
-            bound = snap.remove_pod(pod.uid)  # a pod already on a node is explained as if pending
             timing: dict[str, dict[str, float]] = {}
 
             def observe(plugin: str, point: str, _code: str, seconds: float) -> None:
@@ -218,11 +213,14 @@ class Timeline:
             for fw in fws:
                 fw.add_observer(observe)
             t0 = time.perf_counter()
+            # a what-if: every explain breaks ties with the draws `kubesched explain --seed` makes
+            # (the scheduler's start index and random state as built), not with what earlier
+            # explains left, and a pod already on a node is explained as if pending
             try:
-                out = explain_pod(sched, pod.with_node("") if pod.node_name else pod)
+                with sched.what_if() as snap:
+                    snap.remove_pod(pod.uid)
+                    out = (explain_columns if columns else explain_pod)(sched, pod.with_node("") if pod.node_name else pod)
             finally:
                 for fw in fws:
                     fw.remove_observer(observe)
-                if bound is not None:
-                    snap.add_pod(bound)
             return out, timing, (time.perf_counter() - t0) * 1000.0

@@ -138,12 +138,12 @@ def compare_simulations(
         )
         t = res.pods
         final = {k: (n or None) for k, n in zip(t["pod"], t["node"], strict=True)}
-        snap = Snapshot()
-        for n in wl.nodes:
-            snap.add_node(n)
-        for k, n, st in zip(t["pod"], t["node"], t["state"], strict=True):
-            if st == "running" and n in nodes_by_name:
-                snap.add_pod(pods_by_key[k].with_node(n))
+        running = [
+            pods_by_key[k].with_node(n)
+            for k, n, st in zip(t["pod"], t["node"], t["state"], strict=True)
+            if st == "running" and n in nodes_by_name
+        ]
+        snap = Snapshot.of(ClusterObjects(nodes=wl.nodes, pods=running))
         s = res.summary["pods"]
         finals.append(final)
         out_runs.append(

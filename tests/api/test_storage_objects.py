@@ -21,7 +21,6 @@ from kubesched.api.storage import (
     VolumeAttachment,
 )
 from kubesched.cli import main
-from kubesched.cluster.memory import populate
 from kubesched.state.snapshot import Snapshot
 from kubesched.testing import make_node, make_pod
 from kubesched.testing_storage import (
@@ -97,8 +96,7 @@ def test_a_kubectl_list_with_every_storage_kind_loads(tmp_path: Path) -> None:
         ("cfg", "configMap", "", False),
     ]
     assert pod.volumes[3].fields["pdName"] == "pd-1"
-    snap = Snapshot()
-    populate(snap, objs)
+    snap = Snapshot.of(objs)
     st = snap.storage
     assert st.pvs["pv-a"].claim_ref is not None and st.pvs["pv-a"].claim_ref.name == "data-web-0"
     assert st.pvs["pv-a"].node_affinity is None and st.pvs["pv-a"].csi == ("csi.example.com", "pv-a")
@@ -261,14 +259,13 @@ def test_pod_signature_reads_the_volumes_the_plugins_read() -> None:
 
 
 def test_autoscaler_scratch_snapshots_share_the_storage() -> None:
-    """Cluster Autoscaler's simulations run the volume plugins against the cluster's claims."""
-    from kubesched.autoscale.predicate import scratch_snapshot
-
+    """Cluster Autoscaler's simulations (copies of the live snapshot, with or without its nodes)
+    run the volume plugins against the cluster's claims."""
     live = Snapshot()
     live.storage.load([PersistentVolumeClaim.parse(make_pvc("data"))])
-    assert scratch_snapshot(live.namespaces, storage=live.storage).storage is live.storage
-    assert scratch_snapshot(like=live).storage is live.storage
-    assert scratch_snapshot(live.namespaces).storage.pvc("default", "data") is None
+    assert live.copy(nodes=(), pods=False).storage is live.storage
+    assert live.copy().storage is live.storage
+    assert Snapshot().storage.pvc("default", "data") is None
 
 
 def test_validate_warn_and_ignore_load_invalid_storage(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -14,7 +14,7 @@ import pytest
 from kubesched.api.objects import Node, Pod
 from kubesched.app import build_registry
 from kubesched.autoscale.estimator import BinpackingEstimator, PodGroup
-from kubesched.autoscale.predicate import PredicateChecker, scratch_snapshot
+from kubesched.autoscale.predicate import PredicateChecker
 from kubesched.config.load import default_config
 from kubesched.scheduler import Scheduler
 from kubesched.state.snapshot import Snapshot
@@ -68,7 +68,8 @@ def checker() -> PredicateChecker:
 
 
 def with_oldnode() -> Snapshot:
-    base = scratch_snapshot({"universe": {}})
+    base = Snapshot()
+    base.set_namespace("universe", {})
     base.add_node(node(100, 100, 10, "oldnode", "zone-jupiter"))
     return base
 

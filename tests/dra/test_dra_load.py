@@ -13,7 +13,6 @@ import yaml
 from kubesched.api.load import load_cluster
 from kubesched.app import example_path
 from kubesched.cli import main
-from kubesched.cluster.memory import populate
 from kubesched.dra.store import POD_CLAIM_NAME_ANNOTATION, generated_claim_name
 from kubesched.state.snapshot import Snapshot
 
@@ -123,10 +122,9 @@ def test_a_template_the_input_lacks_is_a_warning(tmp_path: Path) -> None:
     assert any('ResourceClaimTemplate "missing"' in w for w in objs.warnings)
 
 
-def test_populate_fills_the_snapshot_listers() -> None:
+def test_snapshot_of_fills_the_snapshot_listers() -> None:
     objs = load_cluster([EXAMPLE])
-    snap = Snapshot()
-    populate(snap, objs)
+    snap = Snapshot.of(objs)
     assert set(snap.dra.classes) == {"gpu.example.com"}
     assert snap.dra.claim("ml", "pair") is not None
     assert dict(snap.dra.allocated_devices()) == {}

@@ -10,8 +10,9 @@ import pytest
 from experiment_helpers import record
 
 from kubesched.experiment import published
-from kubesched.experiment.aggregate import Stats, aggregate, compare, compare_point, ranking, stats_of
+from kubesched.experiment.aggregate import aggregate, compare, compare_point, ranking
 from kubesched.experiment.protocol import RunResult
+from kubesched.kit.stats import Stats
 
 
 def test_binning_rounds_half_to_even_and_falls_back() -> None:
@@ -27,15 +28,6 @@ def test_binning_rounds_half_to_even_and_falls_back() -> None:
     assert u[3] == pytest.approx(98.5)  # empty: the level-2 events
     assert u[4] == u[5] == u[6] == pytest.approx(96.0)
     assert math.isnan(u[7])  # nothing within 6..8
-
-
-def test_stats_known_values() -> None:
-    s = stats_of([4.0, 1.0, 3.0, 2.0, math.nan])
-    assert (s.n, s.mean, s.median, s.q25, s.q75, s.low, s.high) == (4, 2.5, 2.5, 1.75, 3.25, 1.0, 4.0)
-    assert s.sd == pytest.approx(math.sqrt(5 / 3))  # ddof=1: sum of squares 5 over 3
-    one = stats_of([7.0])
-    assert one.n == 1 and one.mean == 7.0 and math.isnan(one.sd)
-    assert stats_of([math.nan]).n == 0
 
 
 def test_aggregate_over_seeds() -> None:

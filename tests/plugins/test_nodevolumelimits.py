@@ -236,3 +236,37 @@ def test_events_to_register() -> None:
         "PersistentVolumeClaimAdd",
         "VolumeAttachmentDelete",
     }
+
+
+def test_one_filter_call_judges_each_node_by_its_own_csinode() -> None:
+    """The pod's own volumes are found once per set of migrated plugins, not once per call: an
+    inline Portworx volume counts (and meets the limit) only on the node whose CSINode says
+    Portworx is migrated, whichever node Filter reads first."""
+    px = Pod.parse(make_pod("px", spec={"volumes": [{"name": "v", "portworxVolume": {"volumeID": "px-1"}}]}))
+    nodes = ["plain", "migrated", "plain-2"]
+    snap = build_snapshot([make_node(n) for n in nodes], [])
+    with_storage(
+        snap,
+        make_csi_node("plain", {"pxd.portworx.com": 0}),
+        make_csi_node("migrated", {"pxd.portworx.com": 0}, migrated_plugins=["kubernetes.io/portworx-volume"]),
+        make_csi_node("plain-2", {"pxd.portworx.com": 0}),
+    )
+    state = CycleState()
+    assert CSILimits().pre_filter(state, px, snap) is None
+    for order in ([0, 1, 2], [1, 0, 2], [2, 1, 0]):
+        rows = np.array(order, dtype=np.int32)
+        failed = CSILimits().filter(state, px, snap, rows).failed.tolist()
+        assert failed == [nodes[r] == "migrated" for r in order]
+
+
+def test_attachments_on_follows_changes() -> None:
+    """The per-node index of VolumeAttachments is rebuilt after an add or a remove."""
+    snap = build_snapshot([make_node("a"), make_node("b")], [])
+    storage = with_storage(snap).storage
+    va = VolumeAttachment.parse(storage_objects([EBS], 1, "csinode", 1)[-2])
+    assert storage.attachments_on(NODE) == []
+    storage.add(va)
+    assert [v.name for v in storage.attachments_on(NODE)] == [va.name]
+    assert storage.attachments_on("a") == []
+    storage.remove(va)
+    assert storage.attachments_on(NODE) == []

@@ -413,3 +413,63 @@ def test_the_other_views_fit_800_px(page, serve, payments_ws, sim_dir: Path, exp
         page.locator(ready).first.wait_for()
         assert page.evaluate("document.documentElement.scrollWidth") <= 800, view
         assert page.evaluate(CUT) == [], view
+
+
+# ---- every extension point, and the volumes and claims behind a rejection ----------------------
+EXAMPLES = Path(__file__).parents[2] / "kubesched" / "examples"
+
+
+def _point(page, point: str, plugin: str) -> str:  # noqa: ANN001
+    return page.get_by_test_id("points").locator(f'tr[data-point="{point}"][data-plugin="{plugin}"]').inner_text()
+
+
+def test_decision_view_shows_every_extension_point(page, serve, cluster_ws, tmp_path: Path) -> None:
+    srv = serve(cluster_ws)
+    page.goto(srv.page("decision?pod=default/urgent&attempt=1"))  # the attempt that preempted
+    page.get_by_test_id("points").wait_for()
+    post = _point(page, "PostFilter", "DefaultPreemption")
+    assert "success" in post and "nominated node-b" in post and "victims: default/batch-b on node-b" in post
+    assert "attempt 1" in post  # the run's own result, not explain's
+    assert "success" in _point(page, "PreFilter", "NodeResourcesFit")
+    page.goto(srv.page("decision?pod=default/urgent"))  # the attempt that bound it
+    page.get_by_test_id("points").locator('tr[data-point="Bind"]').wait_for()
+    assert "skip" in _point(page, "PreScore", "InterPodAffinity")
+    assert "success" in _point(page, "Reserve", "VolumeBinding")
+    assert "success" in _point(page, "Bind", "DefaultBinder")
+    assert page.get_by_test_id("points").locator('tr[data-point="PostFilter"]').count() == 0
+    shot(page, tmp_path, "decision-points")
+    gang = open_source(None, files=[str(EXAMPLES / "coscheduling-cluster.yaml")], config=str(EXAMPLES / "coscheduling.yaml"), seed=0)
+    srv = serve(gang)
+    page.goto(srv.page("decision?pod=ml/train-0"))
+    page.get_by_test_id("points").wait_for()
+    permit = _point(page, "Permit", "Coscheduling")
+    assert "wait" in permit and "timeout 30 s" in permit
+    assert "not called: nothing to do for this pod" in _point(page, "Reserve", "VolumeBinding")
+
+
+@pytest.mark.parametrize("width", [1280, 800])
+def test_decision_view_names_the_volume_or_claim_behind_a_rejection(page, serve, tmp_path: Path, width: int) -> None:
+    page.set_viewport_size({"width": width, "height": 800})
+    srv = serve(open_source(None, files=[str(Path(__file__).parent / "storage.yaml")], seed=0))
+    page.goto(srv.page("decision?pod=shop/apart"))
+    page.get_by_test_id("volumes").wait_for()
+    filt = page.locator("#filter-table")
+    filt.locator(".search").fill("node-b")
+    row = filt.locator(".vbody .vrow").first
+    expect(row).to_contain_text('node(s) had volume node affinity conflict (volume "left" (claim shop/data-a1))')
+    vols = page.get_by_test_id("pod-volumes").inner_text()
+    assert "shop/data-b1" in vols and "pv-b1 (10Gi)" in vols and "topology.kubernetes.io/zone in (zone-b)" in vols
+    rej = page.get_by_test_id("storage-rejections").inner_text()
+    assert 'volume "right" (claim shop/data-b1)' in rej
+    assert "the pod's volumes together (none alone)" in rej  # node-c's limit of one volume
+    assert page.evaluate(CUT) == [] and page.evaluate("document.documentElement.scrollWidth") <= width
+    if width == 1280:
+        shot(page, tmp_path, "decision-storage")
+    dra = open_source(None, files=[str(EXAMPLES / "dra-cluster.yaml")], seed=0)
+    srv = serve(dra)
+    page.goto(srv.page("decision?pod=ml/pair-job"))
+    claims = page.get_by_test_id("pod-claims")
+    claims.wait_for()
+    assert "gpu-0 (gpu.example.com, pool gpu-a; request gpus)" in claims.inner_text()
+    assert "metadata.name in (gpu-a)" in claims.inner_text()
+    assert 'claim "gpus" (resourceclaim ml/pair)' in page.get_by_test_id("storage-rejections").inner_text()

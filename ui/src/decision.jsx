@@ -1,8 +1,10 @@
 // Per-pod decision view: every attempt, then for the chosen attempt the Filter table (node x plugin:
-// passed or the reason), the Score table (raw), the Final score (normalized x weight), the selected
-// node, nomination and victims, and the time each plugin took per extension point.
+// passed or the reason, and for a storage plugin the volume or claim that decides it), the Score
+// table (raw), the Final score (normalized x weight), the selected node, nomination and victims,
+// every extension point's result, the pod's volumes and claims, and the time each plugin took.
 import { useMemo, useState } from "preact/hooks";
 import { fmtNum } from "./api.js";
+import { Points, Volumes, decidedBy, rejectionIndex } from "./points.jsx";
 import { VTable } from "./vtable.jsx";
 
 function Timing({ title, ms, id }) {
@@ -64,6 +66,12 @@ export function DecisionView({ data, onAttempt }) {
       return v < 0 ? null : t.filter.verdicts[v];
     };
     const said = (f) => (f.code === "Success" ? "passed" : f.reasons.join("; ") || f.code);
+    // a storage plugin's rejection names the volumes or claims that decide it
+    const storage = rejectionIndex(data.volumes);
+    const decider = (p, i) => {
+      const r = storage.size ? storage.get(`${p}\u0000${t.name[i]}`) : null;
+      return r ? ` (${decidedBy(r)})` : "";
+    };
     const nodeCol = {
       key: "node",
       label: "node",
@@ -80,12 +88,12 @@ export function DecisionView({ data, onAttempt }) {
         label: splitCamel(p),
         get: (i) => {
           const f = verdict(k, i);
-          return f ? said(f) : "";
+          return f ? said(f) + (f.code === "Success" ? "" : decider(p, i)) : "";
         },
         render: (i) => {
           const f = verdict(k, i);
           if (!f) return "";
-          return f.code === "Success" ? <span class="ok">passed</span> : <span class="bad">{said(f)}</span>;
+          return f.code === "Success" ? <span class="ok">passed</span> : <span class="bad">{said(f) + decider(p, i)}</span>;
         },
       })),
     ];
@@ -148,6 +156,8 @@ export function DecisionView({ data, onAttempt }) {
       <label class="small"><input type="checkbox" checked={onlyFeasible} onChange={(e) => setOnlyFeasible(e.target.checked)} /> feasible nodes only</label>
       <VTable id="filter-table" columns={cols.filter} count={n} search={(i) => t.name[i]} filter={feasibleOnly} height={300} />
       {t.score.plugins.length ? <Scores t={t} rawCols={cols.raw} finalCols={cols.final} scoredOnly={scoredOnly} /> : <p>No node passed every filter: nothing was scored.</p>}
+      <Points data={data} />
+      <Volumes v={data.volumes} />
       <div class="two">
         <Timing id="timing-attempt" title={`Plugin time in attempt ${a ? a.attempt : "–"} (the scheduling cycle)`} ms={a && a.plugin_ms} />
         <Timing id="timing-explain" title={`Plugin time in this explain (${fmtNum(data.explain_ms, 1)} ms, every node)`} ms={data.explain_plugin_ms} />

@@ -98,6 +98,19 @@ def filter_pods_with_pdb_violation(
     return violating, non_violating
 
 
+def reprieve_in_turn(violating: Sequence[Pod], non_violating: Sequence[Pod], reprieve: Callable[[Pod], bool]) -> int:
+    """SelectVictimsOnNode's reprieve pass: each pod (PDB-violating ones first, most important
+    first within each list) is given back while the preemptor still fits; returns how many
+    violating pods stay victims."""
+    num_violating = 0
+    for p in violating:
+        if not reprieve(p):
+            num_violating += 1
+    for p in non_violating:
+        reprieve(p)
+    return num_violating
+
+
 def _score_funcs(c: dict[str, Candidate]) -> list[Callable[[str], float]]:
     def min_pdb_violations(node: str) -> float:
         return -c[node].num_pdb_violations

@@ -1,7 +1,8 @@
 """The preemption dry run: which nodes could take the pod, and whom it would evict there.
 
 Ports preemption.Evaluator's DryRunPreemption and DefaultPreemption.SelectVictimsOnNode. kube-scheduler copies NodeInfo and CycleState per
-node; here victims are taken out of the live snapshot for the check and always put back. Given
+node; here victims are taken out of the live snapshot inside a trial (``Snapshot.trial``),
+which puts them back. Given
 the scheduling cycle's CycleState (the PostFilter's), each node's check works on a copy of it
 that the PreFilter plugins' RemovePod/AddPod extensions keep up to date as victims are taken away
 and given back, and Filter runs on that copy whatever PreFilter said, as upstream. Without one
@@ -28,6 +29,7 @@ from kubesched.framework.preemption.candidates import (
     MoreImportantPodFunc,
     PodDisruptionBudget,
     filter_pods_with_pdb_violation,
+    reprieve_in_turn,
     sort_by_importance,
 )
 from kubesched.framework.runtime import PreFiltered
@@ -200,56 +202,52 @@ class DryRun:
             return [], 0, Status(Code.UnschedulableAndUnresolvable, (NO_VICTIMS,))
         try:
             node = None if state is None else NodeCheck(self._framework(), state.clone(), pod, snap, row)
-
-            def take(p: Pod) -> None:
-                snap.remove_pod(p.uid)
-                if node is not None:
-                    node.extensions("RemovePod", p)
-
-            for p in potential:
-                take(p)
-            st = self.fits(pod, snap, row) if node is None else node.fits()
-            if not st.ok:
-                # Affinity of the preemptor to a victim is deliberately not considered.
-                return [], 0, st
-            ordered = sort_by_importance(potential, self.more_important_pod)
-            violating, non_violating = filter_pods_with_pdb_violation(ordered, pdbs)
-            victims: list[Pod] = []
-
-            def reprieve(p: Pod) -> bool:
-                snap.add_pod(p)
-                if node is not None:
-                    node.extensions("AddPod", p)
-                fits = (self.fits(pod, snap, row, "AddPod") if node is None else node.fits()).ok
-                if not fits:  # a Filter error counts as not fitting
-                    take(p)
-                    victims.append(p)
-                return fits
-
-            num_violating = 0
-            for p in violating:
-                if not reprieve(p):
-                    num_violating += 1
-            for p in non_violating:
-                reprieve(p)
-            if violating and non_violating:
-                victims = sort_by_importance(victims, self.more_important_pod)
-            return victims, num_violating, Status()
+            with snap.trial():  # the node gets its pods back, in their order
+                return self._victims_on_node(pod, snap, row, pdbs, potential, node)
         except PreFilterError as e:
             return [], 0, e.status
-        finally:
-            self._restore_node(snap, row, node_pods)
 
-    @staticmethod
-    def _restore_node(snap: Snapshot, row: int, node_pods: list[Pod]) -> None:
-        """Put the node's pods back exactly as they were (same objects, same order)."""
-        current = list(snap.pods_on[row].values())
-        if [p.uid for p in current] == [p.uid for p in node_pods]:
-            return
-        for p in current:
+    def _victims_on_node(
+        self,
+        pod: Pod,
+        snap: Snapshot,
+        row: int,
+        pdbs: Sequence[PodDisruptionBudget],
+        potential: list[Pod],
+        node: NodeCheck | None,
+    ) -> tuple[list[Pod], int, Status]:
+        """select_victims_on_node's search: the potential victims taken off ``row``, then given
+        back one by one, most important first, while the pod still fits."""
+
+        def take(p: Pod) -> None:
             snap.remove_pod(p.uid)
-        for p in node_pods:
+            if node is not None:
+                node.extensions("RemovePod", p)
+
+        for p in potential:
+            take(p)
+        st = self.fits(pod, snap, row) if node is None else node.fits()
+        if not st.ok:
+            # Affinity of the preemptor to a victim is deliberately not considered.
+            return [], 0, st
+        ordered = sort_by_importance(potential, self.more_important_pod)
+        violating, non_violating = filter_pods_with_pdb_violation(ordered, pdbs)
+        victims: list[Pod] = []
+
+        def reprieve(p: Pod) -> bool:
             snap.add_pod(p)
+            if node is not None:
+                node.extensions("AddPod", p)
+            fits = (self.fits(pod, snap, row, "AddPod") if node is None else node.fits()).ok
+            if not fits:  # a Filter error counts as not fitting
+                take(p)
+                victims.append(p)
+            return fits
+
+        num_violating = reprieve_in_turn(violating, non_violating, reprieve)
+        if violating and non_violating:
+            victims = sort_by_importance(victims, self.more_important_pod)
+        return victims, num_violating, Status()
 
     # ---- all nodes -------------------------------------------------------------------
     def dry_run_preemption(
@@ -319,61 +317,57 @@ class DryRun:
             return [([], 0, e.status)] * len(rows)
         fw = self._framework()
         out: list[tuple[list[Pod], int, Status]] = [([], 0, Status())] * len(rows)
-        saved: dict[int, list[Pod]] = {}
         lists: dict[int, tuple[list[Pod], int]] = {}  # i -> (reprieve order, #violating first)
         try:
-            for i, row in enumerate(rows.tolist()):
-                node_pods = list(snap.pods_on[row].values())
-                potential = [
-                    p for p in node_pods if p.priority < pod.priority and self.is_eligible_pod(snap, row, p, pod)
-                ]
-                if not potential:
-                    out[i] = ([], 0, Status(Code.UnschedulableAndUnresolvable, (NO_VICTIMS,)))
-                elif not pre.status.ok:
-                    out[i] = ([], 0, pre.status)
-                elif pre.names is not None and snap.nodes[row].name not in pre.names:
-                    out[i] = ([], 0, pre.outside)
-                else:
-                    saved[i] = node_pods
-                    ordered = sort_by_importance(potential, self.more_important_pod)
-                    bad, good = filter_pods_with_pdb_violation(ordered, pdbs)
-                    lists[i] = (bad + good, len(bad))
-                    for p in potential:
-                        snap.remove_pod(p.uid)
-            idx = np.fromiter(lists, np.int64, len(lists))
-            if idx.size:
-                ok, diag = cycle.filter_nodes(fw, state, pod, snap, rows[idx].astype(np.intp), pre)
-                failed = diag.statuses()
-                for i in idx[~ok].tolist():
-                    out[i] = ([], 0, failed.get(int(rows[i])) or Status(Code.Unschedulable))
-                    del lists[i]
-            victims: dict[int, list[Pod]] = {i: [] for i in lists}
-            violations = dict.fromkeys(lists, 0)
-            k = 0
-            while True:  # round k gives back each node's k-th pod, most important first
-                turn = [i for i, (order, _) in lists.items() if k < len(order)]
-                if not turn:
-                    break
-                for i in turn:
-                    snap.add_pod(lists[i][0][k])
-                sub = rows[np.asarray(turn)].astype(np.intp)
-                fits = fw.filter_rows(state, pod, snap, sub, None)
-                for i, fit in zip(turn, fits.tolist(), strict=True):
-                    if not fit:
-                        p = lists[i][0][k]
-                        snap.remove_pod(p.uid)
-                        victims[i].append(p)
-                        if k < lists[i][1]:
-                            violations[i] += 1
-                k += 1
-            for i, (order, n_bad) in lists.items():
-                v = victims[i]
-                if 0 < n_bad < len(order):
-                    v = sort_by_importance(v, self.more_important_pod)
-                out[i] = (v, violations[i], Status())
-            return out
+            with snap.trial():  # every node gets its pods back, in their order
+                for i, row in enumerate(rows.tolist()):
+                    node_pods = list(snap.pods_on[row].values())
+                    potential = [
+                        p for p in node_pods if p.priority < pod.priority and self.is_eligible_pod(snap, row, p, pod)
+                    ]
+                    if not potential:
+                        out[i] = ([], 0, Status(Code.UnschedulableAndUnresolvable, (NO_VICTIMS,)))
+                    elif not pre.status.ok:
+                        out[i] = ([], 0, pre.status)
+                    elif pre.names is not None and snap.nodes[row].name not in pre.names:
+                        out[i] = ([], 0, pre.outside)
+                    else:
+                        ordered = sort_by_importance(potential, self.more_important_pod)
+                        bad, good = filter_pods_with_pdb_violation(ordered, pdbs)
+                        lists[i] = (bad + good, len(bad))
+                        for p in potential:
+                            snap.remove_pod(p.uid)
+                idx = np.fromiter(lists, np.int64, len(lists))
+                if idx.size:
+                    ok, diag = cycle.filter_nodes(fw, state, pod, snap, rows[idx].astype(np.intp), pre)
+                    failed = diag.statuses()
+                    for i in idx[~ok].tolist():
+                        out[i] = ([], 0, failed.get(int(rows[i])) or Status(Code.Unschedulable))
+                        del lists[i]
+                victims: dict[int, list[Pod]] = {i: [] for i in lists}
+                violations = dict.fromkeys(lists, 0)
+                k = 0
+                while True:  # round k gives back each node's k-th pod, most important first
+                    turn = [i for i, (order, _) in lists.items() if k < len(order)]
+                    if not turn:
+                        break
+                    for i in turn:
+                        snap.add_pod(lists[i][0][k])
+                    sub = rows[np.asarray(turn)].astype(np.intp)
+                    fits = fw.filter_rows(state, pod, snap, sub, None)
+                    for i, fit in zip(turn, fits.tolist(), strict=True):
+                        if not fit:
+                            p = lists[i][0][k]
+                            snap.remove_pod(p.uid)
+                            victims[i].append(p)
+                            if k < lists[i][1]:
+                                violations[i] += 1
+                    k += 1
+                for i, (order, n_bad) in lists.items():
+                    v = victims[i]
+                    if 0 < n_bad < len(order):
+                        v = sort_by_importance(v, self.more_important_pod)
+                    out[i] = (v, violations[i], Status())
+                return out
         except PluginFailure:
             return None
-        finally:
-            for i, node_pods in saved.items():
-                self._restore_node(snap, int(rows[i]), node_pods)

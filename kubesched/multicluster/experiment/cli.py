@@ -1,34 +1,13 @@
-"""``kubesched multicluster simulate``: isolated, cloud-only and collaborative on the same arrivals."""
+"""``kubesched multicluster simulate``: isolated, cloud-only and collaborative on the same arrivals
+(the flags are in ``kubesched.commands.multicluster``)."""
 
 from __future__ import annotations
 
 import argparse
-import json
-import sys
-from concurrent.futures import ProcessPoolExecutor
 from typing import Any
 
 from kubesched.errors import InputError
-from kubesched.flags import add_no_plots, add_out_dir, add_output
-
-
-def add_simulate_parser(sub: Any) -> None:
-    p = sub.add_parser(
-        "simulate",
-        help="the edge-cloud experiment: isolated, cloud-only and collaborative on the same openb arrivals",
-        description="Replays the openb pods in time mode over edge clusters and a cloud region, in three modes, "
-        "for several seeds; writes runs.csv, summary.json, plots and report.html to -d/--out-dir.",
-    )
-    p.add_argument("--scenario", metavar="FILE", help="an EdgeCloudScenario (default: the built-in one, docs/multicluster.md)")
-    p.add_argument("--seeds", default="0-9", help="seeds, e.g. 0-9 or 1,2,5 (default 0-9)")
-    p.add_argument("--modes", default="isolated,cloud-only,collaborative", help="comma-separated (default: all three)")
-    p.add_argument("--time-scale", type=float, metavar="K", help="compress arrivals K times (overrides the scenario)")
-    p.add_argument("--limit", type=int, metavar="N", help="replay only the first N pods by arrival")
-    p.add_argument("--workers", type=int, default=1, help="runs in parallel processes (default 1)")
-    add_out_dir(p, "multicluster-out", "runs.csv, summary.json, plots and report.html")
-    add_no_plots(p, "no PNG plots and no per-cluster reports")
-    add_output(p, ("table", "json"), "the summary printed on stdout: table (default) or json", folder_flag=True)
-    p.set_defaults(func=run_cli)
+from kubesched.kit.pool import Pool, workers_from
 
 
 def parse_seeds(text: str) -> list[int]:
@@ -99,6 +78,7 @@ def _one(task: tuple) -> tuple[dict[str, Any], dict[str, tuple[list[float], list
 
 
 def run_cli(args: argparse.Namespace) -> int:
+    from kubesched.kit.report import print_json, print_table
     from kubesched.multicluster.experiment.metrics import aggregate, paired_tests
     from kubesched.multicluster.experiment.report import comparison_rows, write
     from kubesched.multicluster.experiment.run import MODES
@@ -110,17 +90,13 @@ def run_cli(args: argparse.Namespace) -> int:
     for m in modes:
         if m not in MODES:
             raise InputError(f'unknown mode "{m}" (expected {", ".join(MODES)})', source="--modes")
-    if args.workers < 1:
-        raise InputError("must be at least 1", source="--workers")
+    workers = workers_from(args.workers)
     if args.limit is not None and args.limit < 1:
         raise InputError("must be at least 1", source="--limit")
     out = prepare_out_dir(args.out_dir, "--out-dir")
     tasks = [(sc, args.limit, m, s, str(out), s == seeds[0], not args.no_plots) for s in seeds for m in modes]
-    if args.workers == 1:
-        results = [_one(t) for t in tasks]
-    else:
-        with ProcessPoolExecutor(args.workers) as pool:
-            results = list(pool.map(_one, tasks))
+    with Pool(workers, start="fork") as pool:  # a worker prepares the scenario once (_PREP)
+        results = pool.map(_one, tasks)
     runs = [m for m, _ in results]
     series = {t[2]: s for t, (_, s) in zip(tasks, results, strict=True) if t[5]}
     doc = {
@@ -144,18 +120,12 @@ def run_cli(args: argparse.Namespace) -> int:
     if args.output == "json":
         from kubesched.sim.report import json_ready
 
-        sys.stdout.write(json.dumps(json_ready({k: doc[k] for k in ("scenario", "seeds", "aggregate", "tests")}), indent=2) + "\n")
+        print_json(json_ready({k: doc[k] for k in ("scenario", "seeds", "aggregate", "tests")}))
     else:
         from rich.console import Console
-        from rich.table import Table
 
-        t = Table(title=f"edge–cloud experiment, {len(seeds)} seed(s) — mean ± sd")
-        t.add_column("metric")
-        for m in modes:
-            t.add_column(m, justify="right")
-        for row in comparison_rows(doc["aggregate"], modes):
-            t.add_row(*row)
-        Console().print(t)
+        title = f"edge–cloud experiment, {len(seeds)} seed(s) — mean ± sd"
+        print_table(title, ["metric", *modes], comparison_rows(doc["aggregate"], modes), right=modes)
         for test in doc["tests"]:
             p = test["wilcoxon_p"]
             Console().print(f"{test['metric']}: {test['a']} vs {test['b']} ({test['better']} is better): mean difference "

@@ -23,6 +23,7 @@ from typing import Any
 
 import numpy as np
 
+from kubesched.kit.stats import mean_sd, paired
 from kubesched.multicluster.api import Cluster
 from kubesched.multicluster.experiment.run import Prepared, RunOutput
 
@@ -120,42 +121,39 @@ def aggregate(runs: list[dict[str, Any]], modes: list[str]) -> dict[str, Any]:
         rs = [r for r in runs if r["mode"] == mode]
         out[mode] = {}
         for key, _ in HEADLINE:
-            v = np.asarray([get(r, key) for r in rs], float)
-            out[mode][key] = {"mean": float(np.nanmean(v)) if v.size else None,
-                              "sd": float(np.nanstd(v, ddof=1)) if v.size > 1 else None, "n": int(v.size)}
+            mean, sd = mean_sd(get(r, key) for r in rs)
+            out[mode][key] = {"mean": mean, "sd": sd, "n": len(rs)}
     return out
+
+
+#: the goals' comparisons: (a, b, metric, which is better)
+GOALS = (
+    ("collaborative", "isolated", "failure_pct", "lower"),
+    ("collaborative", "isolated", "gpu_util_pct.edge", "higher"),
+    ("collaborative", "isolated", "cpu_util_pct.edge", "higher"),
+    ("collaborative", "cloud-only", "latency_ms.mean", "lower"),
+    ("collaborative", "cloud-only", "failure_pct", "lower"),
+)
 
 
 def paired_tests(runs: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """The goals' comparisons, paired by seed: Student's paired t-test and Wilcoxon signed-rank."""
-    from scipy import stats
 
     def series(mode: str, key: str) -> dict[int, float]:
         return {r["seed"]: get(r, key) for r in runs if r["mode"] == mode}
 
     out = []
-    for a, b, key, better in (
-        ("collaborative", "isolated", "failure_pct", "lower"),
-        ("collaborative", "isolated", "gpu_util_pct.edge", "higher"),
-        ("collaborative", "isolated", "cpu_util_pct.edge", "higher"),
-        ("collaborative", "cloud-only", "latency_ms.mean", "lower"),
-        ("collaborative", "cloud-only", "failure_pct", "lower"),
-    ):
+    for a, b, key, better in GOALS:
         sa, sb = series(a, key), series(b, key)
         seeds = sorted(set(sa) & set(sb))
         if len(seeds) < 2:
             continue
-        x = np.asarray([sa[s] for s in seeds])
-        y = np.asarray([sb[s] for s in seeds])
-        d = x - y
-        t = stats.ttest_rel(x, y) if np.any(d != d[0]) else None
-        w = stats.wilcoxon(x, y) if np.any(d != 0) else None
-        holds = bool(np.all(d < 0) if better == "lower" else np.all(d > 0))
+        pt = paired([sa[s] for s in seeds], [sb[s] for s in seeds])
         out.append({
             "metric": key, "a": a, "b": b, "better": better, "seeds": len(seeds),
-            "mean_difference": float(d.mean()),
-            "t_test_p": None if t is None else float(t.pvalue),
-            "wilcoxon_p": None if w is None else float(w.pvalue),
-            "every_seed": holds,
+            "mean_difference": pt.mean_difference,
+            "t_test_p": pt.t_test_p,
+            "wilcoxon_p": pt.wilcoxon_p,
+            "every_seed": (pt.lower if better == "lower" else pt.higher) == pt.n,
         })
     return out

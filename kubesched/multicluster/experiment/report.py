@@ -3,12 +3,13 @@ for the first seed each mode's member clusters as the simulator writes them."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from kubesched.kit.report import pm, write_json
+from kubesched.kit.stats import mean_sd
 from kubesched.multicluster.experiment.metrics import HEADLINE, get
 from kubesched.sim.report import html_images, html_page, html_table, json_ready, write_csv
 
@@ -28,10 +29,7 @@ def runs_table(runs: list[dict[str, Any]]) -> dict[str, list[Any]]:
 
 
 def _pm(agg: dict[str, Any], mode: str, key: str) -> str:
-    a = agg[mode][key]
-    if a["mean"] is None:
-        return "–"
-    return f"{a['mean']:.2f} ± {a['sd']:.2f}" if a["sd"] is not None else f"{a['mean']:.2f}"
+    return pm(agg[mode][key]["mean"], agg[mode][key]["sd"])
 
 
 def comparison_rows(agg: dict[str, Any], modes: list[str]) -> list[list[str]]:
@@ -60,8 +58,9 @@ def draw(runs: list[dict[str, Any]], series: dict[str, dict[str, tuple[list[floa
     fig, axes = plt.subplots(1, 3, figsize=(12, 3.8))
     for ax, (key, label) in zip(axes, panels, strict=True):
         vals = [[get(r, key) for r in runs if r["mode"] == m] for m in modes]
-        means = [float(np.mean(v)) if v else 0.0 for v in vals]
-        sds = [float(np.std(v, ddof=1)) if len(v) > 1 else 0.0 for v in vals]
+        stats = [mean_sd(v) for v in vals]
+        means = [m or 0.0 for m, _ in stats]
+        sds = [sd or 0.0 for _, sd in stats]
         ax.bar(modes, means, yerr=sds, capsize=4, color=["tab:gray", "tab:blue", "tab:green"][: len(modes)])
         ax.set_title(label)
         ax.tick_params(axis="x", rotation=15)
@@ -92,7 +91,7 @@ def draw(runs: list[dict[str, Any]], series: dict[str, dict[str, tuple[list[floa
 def write(out: Path, doc: dict[str, Any], runs: list[dict[str, Any]], series: dict, modes: list[str], plots: bool) -> list[Path]:
     written = []
     write_csv(out / "runs.csv", runs_table(runs))
-    (out / "summary.json").write_text(json.dumps(json_ready(doc), indent=2) + "\n")
+    write_json(out / "summary.json", json_ready(doc), indent=2, newline=True)
     written += [out / "runs.csv", out / "summary.json"]
     images = draw(runs, series, modes, out) if plots else {}
     written += list(images.values())

@@ -106,124 +106,160 @@ def _class_of(prep: Prepared, i: int):  # noqa: ANN202
 
 
 def run(prep: Prepared, mode: str, seed: int, *, record_events: bool = False, bins: int = 100) -> RunOutput:
-    from kubesched.app import build_registry
-    from kubesched.config.load import parse_config
-
     if mode not in MODES:
         raise ValueError(f"mode must be one of {MODES}")
     t_start = time.perf_counter()
-    sc = prep.scenario
-    sites = list(sc.sites)
-    idx = {s.name: k for k, s in enumerate(sites)}
-    n = len(prep.pods)
+    replay = _Replay(prep, mode, seed, record_events, bins)
+    while True:
+        t = replay.next_time()
+        if t > prep.end or not math.isfinite(t):
+            break
+        replay.t = t
+        changed = replay.advance()
+        while replay.heap and replay.heap[0][0] == t:
+            _, kind, i = heapq.heappop(replay.heap)
+            if kind == DEADLINE:
+                if replay.waiting.pop(i, None) is not None:
+                    replay.out.reason[i] = "timeout"
+            else:
+                replay.arrive(i)
+        if changed and replay.waiting:
+            replay.retry()
+    out = replay.finish()
+    out.wall_s = time.perf_counter() - t_start
+    return out
+
+
+def _homes(prep: Prepared, seed: int) -> np.ndarray:
+    """The site index of each pod's users: an edge drawn by the edges' user weights."""
+    edges = prep.scenario.edges
+    idx = {s.name: k for k, s in enumerate(prep.scenario.sites)}
     rng = np.random.default_rng([seed, 7])
-    edges = sc.edges
     weights = np.asarray([s.users for s in edges], float)
-    home = np.asarray([idx[edges[j].name] for j in rng.choice(len(edges), size=n, p=weights / weights.sum())], np.int64)
+    picks = rng.choice(len(edges), size=len(prep.pods), p=weights / weights.sum())
+    return np.asarray([idx[edges[j].name] for j in picks], np.int64)
+
+
+def _engines(prep: Prepared, seed: int, record_events: bool, bins: int) -> dict[str, Engine]:
+    """One simulator per site, opened over the run's span."""
+    from kubesched.app import build_registry
+    from kubesched.config.load import parse_config
+
+    sc, n = prep.scenario, len(prep.pods)
     registry = build_registry([])
     config = parse_config(GPU_CONFIG, "edge-cloud scenario", registry.points_of)
     engines: dict[str, Engine] = {}
-    for k, s in enumerate(sites):
+    for k, s in enumerate(sc.sites):
         wl = Workload(prep.site_nodes[s.name], prep.pods, [math.nan] * n, prep.duration, source=f"{sc.trace} at {s.name}")
         opts = SimOptions(mode="time", seed=seed * 100 + k, bins=bins, record_events=record_events)
         eng = Engine(config, wl, registry, opts)
         eng.open(0.0, prep.end)
         engines[s.name] = eng
-    site = np.full(n, -1, np.int64)
-    reason = [""] * n
-    deadline = [math.inf] * n
-    out = RunOutput(mode, seed, home, site, reason, np.full(n, math.nan), engines)
+    return engines
 
-    fed = None
-    t = 0.0
-    if mode == "collaborative":
-        fed = _federation(prep, engines)
-    heap: list[tuple[float, int, int]] = []
-    for i, a in enumerate(prep.arrival):
-        heap.append((a, ARRIVE, i))
-    heapq.heapify(heap)
-    waiting: dict[int, Binding] = {}
 
-    # each cluster's next event time; a cluster with nothing to do before t is left behind (its
-    # state cannot change meanwhile) and catches up when it next runs or receives a pod
-    nxt = {name: e.next_time() for name, e in engines.items()}
+class _Replay:
+    """One run's state: the member clusters on one clock, the arrivals and deadlines to come, and
+    the pods waiting at the federation level (collaborative mode)."""
 
-    def send(i: int, site_name: str) -> None:
-        site[i] = idx[site_name]
-        eng = engines[site_name]
-        eng.run_until(t)
-        eng.submit(i, deadline[i])
-        nxt[site_name] = eng.next_time()
+    def __init__(self, prep: Prepared, mode: str, seed: int, record_events: bool, bins: int) -> None:
+        n = len(prep.pods)
+        self.prep, self.mode = prep, mode
+        self.sites = list(prep.scenario.sites)
+        self.idx = {s.name: k for k, s in enumerate(self.sites)}
+        self.engines = _engines(prep, seed, record_events, bins)
+        self.out = RunOutput(mode, seed, _homes(prep, seed), np.full(n, -1, np.int64), [""] * n, np.full(n, math.nan),
+                             self.engines)
+        self.deadline = [math.inf] * n
+        self.fed = _federation(prep, self.engines) if mode == "collaborative" else None
+        self.heap: list[tuple[float, int, int]] = [(a, ARRIVE, i) for i, a in enumerate(prep.arrival)]
+        heapq.heapify(self.heap)
+        self.waiting: dict[int, Binding] = {}
+        # each cluster's next event time; a cluster with nothing to do before t is left behind (its
+        # state cannot change meanwhile) and catches up when it next runs or receives a pod
+        self.nxt = {name: e.next_time() for name, e in self.engines.items()}
+        self.t = 0.0
 
-    def decide(i: int, b: Binding) -> bool:
+    def next_time(self) -> float:
+        return min(self.heap[0][0] if self.heap else math.inf, min(self.nxt.values()))
+
+    def advance(self) -> bool:
+        """Run the clusters with events due by now; whether any of them changed."""
+        changed = False
+        for name, e in self.engines.items():
+            if self.nxt[name] <= self.t:
+                gen = e.snap.generation
+                e.run_until(self.t)
+                self.nxt[name] = e.next_time()
+                changed |= e.snap.generation != gen
+        return changed
+
+    def send(self, i: int, site_name: str) -> None:
+        self.out.site[i] = self.idx[site_name]
+        eng = self.engines[site_name]
+        eng.run_until(self.t)
+        eng.submit(i, self.deadline[i])
+        self.nxt[site_name] = eng.next_time()
+
+    def decide(self, i: int, b: Binding) -> bool:
         t0 = time.perf_counter()
-        d = fed.decide(b)  # type: ignore[union-attr]
-        out.decide_s += time.perf_counter() - t0
-        out.decisions += 1
+        d = self.fed.decide(b)  # type: ignore[union-attr]
+        self.out.decide_s += time.perf_counter() - t0
+        self.out.decisions += 1
         if d.scheduled:
-            send(i, d.clusters[0].name)
+            self.send(i, d.clusters[0].name)
         return d.scheduled
 
-    cloud = sc.cloud[0]
-    while True:
-        t_fed = heap[0][0] if heap else math.inf
-        t = min(t_fed, min(nxt.values()))
-        if t > prep.end or not math.isfinite(t):
-            break
-        changed = False
-        for name, e in engines.items():
-            if nxt[name] <= t:
-                gen = e.snap.generation
-                e.run_until(t)
-                nxt[name] = e.next_time()
-                changed |= e.snap.generation != gen
-        while heap and heap[0][0] == t:
-            _, kind, i = heapq.heappop(heap)
-            if kind == DEADLINE:
-                if waiting.pop(i, None) is not None:
-                    reason[i] = "timeout"
+    def arrive(self, i: int) -> None:
+        """Pod ``i`` arrives: to its home edge, to the cloud, or to the federation, by mode."""
+        prep, cls = self.prep, _class_of(self.prep, i)
+        self.deadline[i] = self.t + (cls.timeout_s if cls and cls.timeout_s is not None else math.inf)
+        h = self.sites[self.out.home[i]]
+        if self.mode == "isolated":
+            self.send(i, h.name)
+        elif self.mode == "cloud-only":
+            cloud = prep.scenario.cloud[0]
+            rtt = prep.network.user_rtt(h.region, Cluster(cloud.name, region=cloud.region))
+            if cls is not None and cls.budget_ms is not None and (rtt is None or rtt > cls.budget_ms):
+                self.out.reason[i] = "budget"
+            else:
+                self.send(i, cloud.name)
+        else:
+            b = _binding(prep, i, h.name, h.region, cls.name if cls else "")
+            if not self.decide(i, b):
+                self.waiting[i] = b
+                heapq.heappush(self.heap, (self.deadline[i], DEADLINE, i))
+
+    def retry(self) -> None:
+        """Decide the waiting pods again after a member changed. Decisions only fail from too
+        little room, and placing a pod never frees any: once a pod fails, the others with the
+        same users, class and shape fail too this round."""
+        failed: set[tuple] = set()
+        for i in sorted(self.waiting):
+            pod = self.prep.pods[i]
+            key = (self.out.home[i], self.prep.qos[i], pod.signature(), _gpu_key(pod))
+            if key in failed:
                 continue
-            cls = _class_of(prep, i)
-            deadline[i] = t + (cls.timeout_s if cls and cls.timeout_s is not None else math.inf)
-            h = sites[home[i]]
-            if mode == "isolated":
-                send(i, h.name)
-            elif mode == "cloud-only":
-                rtt = prep.network.user_rtt(h.region, Cluster(cloud.name, region=cloud.region))
-                if cls is not None and cls.budget_ms is not None and (rtt is None or rtt > cls.budget_ms):
-                    reason[i] = "budget"
-                else:
-                    send(i, cloud.name)
+            if self.decide(i, self.waiting[i]):
+                del self.waiting[i]
             else:
-                b = _binding(prep, i, h.name, h.region, cls.name if cls else "")
-                if not decide(i, b):
-                    waiting[i] = b
-                    heapq.heappush(heap, (deadline[i], DEADLINE, i))
-        if changed and waiting:
-            # decisions only fail from too little room, and placing a pod never frees any: once a
-            # pod fails, the others with the same users, class and shape fail too this round
-            failed: set[tuple] = set()
-            for i in sorted(waiting):
-                key = (home[i], prep.qos[i], prep.pods[i].signature(), _gpu_key(prep.pods[i]))
-                if key in failed:
-                    continue
-                if decide(i, waiting[i]):
-                    del waiting[i]
+                failed.add(key)
+
+    def finish(self) -> RunOutput:
+        """Close the clusters; pods still waiting, or sent but never bound, timed out."""
+        out = self.out
+        for i in self.waiting:
+            out.reason[i] = "timeout"
+        for e in self.engines.values():
+            e.close(self.prep.end)
+        for i in range(len(self.prep.pods)):
+            if out.site[i] >= 0:
+                eng = self.engines[self.sites[out.site[i]].name]
+                if eng.state[i] in (RUNNING, DONE):
+                    out.bind_time[i] = eng.bind_time[i]
                 else:
-                    failed.add(key)
-    for i in waiting:
-        reason[i] = "timeout"
-    for e in engines.values():
-        e.close(prep.end)
-    for i in range(n):
-        if site[i] >= 0:
-            eng = engines[sites[site[i]].name]
-            if eng.state[i] in (RUNNING, DONE):
-                out.bind_time[i] = eng.bind_time[i]
-            else:
-                reason[i] = "timeout"
-    out.wall_s = time.perf_counter() - t_start
-    return out
+                    out.reason[i] = "timeout"
+        return out
 
 
 def _gpu_key(pod: Pod) -> tuple:

@@ -18,7 +18,11 @@ from kubesched.errors import InputError
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.interfaces import NOT_INVOLVED, PreFilterPlugin, ReservePlugin, Signature, SignPlugin
 from kubesched.framework.plugin_args import args_body
-from kubesched.framework.preemption.candidates import filter_pods_with_pdb_violation, sort_by_importance
+from kubesched.framework.preemption.candidates import (
+    filter_pods_with_pdb_violation,
+    reprieve_in_turn,
+    sort_by_importance,
+)
 from kubesched.framework.status import Code, Status
 from kubesched.plugins.capacityscheduling.quota import ElasticQuotaInfos, add, as_resource, pod_request
 from kubesched.plugins.capacityscheduling.usage import QuotaTracker
@@ -211,60 +215,55 @@ class CapacityScheduling(DefaultPreemption, PreFilterPlugin, ReservePlugin, Sign
         potential: list[Pod] = []
         self._dry_run = True
         try:
-            if mine is not None:
-                more_than_min = mine.used_over_min_with(pf.nominated_in_eq_with_pod_req)
-                for p in walk:
-                    other = self.infos(snap).get(p.namespace)
-                    if other is None:
-                        continue
-                    if more_than_min:
-                        # Its own min is used up by itself: only its own less important pods may go.
-                        take = p.namespace == pod.namespace and p.priority < pod.priority
-                    else:
-                        # Within its min, which others borrow: take from namespaces above their min.
-                        take = p.namespace != pod.namespace and other.used_over_min()
-                    if take:
-                        potential.append(p)
-                        snap.remove_pod(p.uid)
-            else:
-                for p in walk:
-                    if p.namespace not in infos and p.priority < pod.priority:
-                        potential.append(p)
-                        snap.remove_pod(p.uid)
-            if not potential:
-                msg = f"No victims found on node {snap.nodes[row].name} for preemptor pod {pod.name}"
-                return [], 0, Status(Code.UnschedulableAndUnresolvable, (msg,))
-            st = self.fits(pod, snap, row)
-            if not st.ok:
-                return [], 0, st
-            if mine is not None and self._quota_exceeded(snap, pod, pf.pod_req, pf.pod_req):
-                return [], 0, Status(Code.Unschedulable, (GLOBAL_QUOTA_EXCEEDED,))
-            ordered = sort_by_importance(potential, self.more_important_pod)
-            violating, non_violating = filter_pods_with_pdb_violation(ordered, pdbs)
-            victims: list[Pod] = []
+            with snap.trial():  # the node gets its pods back, in their order
+                if mine is not None:
+                    more_than_min = mine.used_over_min_with(pf.nominated_in_eq_with_pod_req)
+                    for p in walk:
+                        other = self.infos(snap).get(p.namespace)
+                        if other is None:
+                            continue
+                        if more_than_min:
+                            # Its own min is used up by itself: only its own less important pods may go.
+                            take = p.namespace == pod.namespace and p.priority < pod.priority
+                        else:
+                            # Within its min, which others borrow: take from namespaces above their min.
+                            take = p.namespace != pod.namespace and other.used_over_min()
+                        if take:
+                            potential.append(p)
+                            snap.remove_pod(p.uid)
+                else:
+                    for p in walk:
+                        if p.namespace not in infos and p.priority < pod.priority:
+                            potential.append(p)
+                            snap.remove_pod(p.uid)
+                if not potential:
+                    msg = f"No victims found on node {snap.nodes[row].name} for preemptor pod {pod.name}"
+                    return [], 0, Status(Code.UnschedulableAndUnresolvable, (msg,))
+                st = self.fits(pod, snap, row)
+                if not st.ok:
+                    return [], 0, st
+                if mine is not None and self._quota_exceeded(snap, pod, pf.pod_req, pf.pod_req):
+                    return [], 0, Status(Code.Unschedulable, (GLOBAL_QUOTA_EXCEEDED,))
+                ordered = sort_by_importance(potential, self.more_important_pod)
+                violating, non_violating = filter_pods_with_pdb_violation(ordered, pdbs)
+                victims: list[Pod] = []
 
-            def reprieve(p: Pod) -> bool:
-                snap.add_pod(p)
-                fits = self.fits(pod, snap, row, "AddPod").ok
-                over = mine is not None and self._quota_exceeded(
-                    snap, pod, pf.nominated_in_eq_with_pod_req, pf.nominated_with_pod_req
-                )
-                if not fits or over:
-                    # Upstream removes (and lists) the pod twice when both hold; once is meant.
-                    snap.remove_pod(p.uid)
-                    victims.append(p)
-                return fits
+                def reprieve(p: Pod) -> bool:
+                    snap.add_pod(p)
+                    fits = self.fits(pod, snap, row, "AddPod").ok
+                    over = mine is not None and self._quota_exceeded(
+                        snap, pod, pf.nominated_in_eq_with_pod_req, pf.nominated_with_pod_req
+                    )
+                    if not fits or over:
+                        # Upstream removes (and lists) the pod twice when both hold; once is meant.
+                        snap.remove_pod(p.uid)
+                        victims.append(p)
+                    return fits
 
-            num_violating = 0
-            for p in violating:
-                if not reprieve(p):
-                    num_violating += 1
-            for p in non_violating:
-                reprieve(p)
-            return victims, num_violating, Status()
+                num_violating = reprieve_in_turn(violating, non_violating, reprieve)
+                return victims, num_violating, Status()
         finally:
             self._dry_run = False
-            self._restore_node(snap, row, node_pods)
 
     def _quota_exceeded(self, snap: Snapshot, pod: Pod, in_eq: Resources, total: Resources) -> bool:
         infos = self.infos(snap)

@@ -121,7 +121,7 @@ def start(docs: list[dict], *, seed: int = 1) -> Any:
     """A Scheduler over ``docs`` on a virtual clock; returns (scheduler, cluster, clock, results)."""
     from kubesched.api.load import parse_objects, resolve_priorities
     from kubesched.app import VirtualClock
-    from kubesched.cluster.memory import MemoryCluster, populate
+    from kubesched.cluster.memory import MemoryCluster
     from kubesched.config.load import parse_config
     from kubesched.scheduler import Scheduler
 
@@ -129,8 +129,8 @@ def start(docs: list[dict], *, seed: int = 1) -> Any:
     cfg = parse_config(quota_config(), "test-config.yaml", reg.points_of)
     objs = parse_objects("test.yaml", [(f"documents[{i}]", d) for i, d in enumerate(docs)])
     resolve_priorities(objs)
-    snap = Snapshot()
-    pending = populate(snap, objs)
+    snap = Snapshot.of(objs)
+    pending = objs.pending()
     mem = MemoryCluster(pods={p.uid: p for p in objs.pods})
     clock = VirtualClock()
     sched = Scheduler(cfg, snap, mem, reg, seed=seed, clock=clock)

@@ -7,7 +7,7 @@ from typing import Any
 
 from kubesched.api.load import parse_objects, resolve_priorities
 from kubesched.app import VirtualClock
-from kubesched.cluster.memory import MemoryCluster, populate
+from kubesched.cluster.memory import MemoryCluster
 from kubesched.config.load import parse_config
 from kubesched.plugins import in_tree_registry
 from kubesched.plugins.coscheduling import POD_GROUP_LABEL
@@ -113,8 +113,8 @@ def start(docs: list[dict], config: dict, *, seed: int = 1, add: bool = True) ->
     cfg = parse_config(config, "test-config.yaml", reg.points_of)
     objs = parse_objects("test.yaml", [(f"documents[{i}]", d) for i, d in enumerate(docs)])
     resolve_priorities(objs)
-    snap = Snapshot()
-    pending = populate(snap, objs)
+    snap = Snapshot.of(objs)
+    pending = objs.pending()
     cluster = MemoryCluster(pods={p.uid: p for p in objs.pods})
     clock = VirtualClock()
     sched = Scheduler(cfg, snap, cluster, reg, seed=seed, clock=clock)

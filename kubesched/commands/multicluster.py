@@ -1,0 +1,82 @@
+"""``kubesched multicluster schedule|explain|simulate``: cluster-level scheduling with Karmada's
+semantics (``kubesched.multicluster``)."""
+
+from __future__ import annotations
+
+import argparse
+
+from kubesched.commands import flags
+from kubesched.commands.lazy import lazy_handler
+
+
+def _add_federation_flags(p: argparse.ArgumentParser) -> None:
+    """The flags of ``schedule`` and ``explain``: the member clusters and how they are judged."""
+    p.add_argument(
+        "-f", "--file", action="append", required=True, metavar="[NAME=]FILE",
+        help="Karmada objects and resource templates (FILE), or member cluster NAME's dump (NAME=FILE); repeatable",
+    )
+    p.add_argument("--estimator", choices=("general", "simulated", "both"), default="both",
+                   help="available replicas from the resource summary, kubesched's scheduler on the member, or the "
+                   "smaller of both (default, as Karmada with its scheduler-estimator)")
+    p.add_argument("--plugins", default="*", metavar="LIST",
+                   help="cluster plugins, Karmada's syntax: '*' all in-tree, '-Name' off, 'Name' on (default '*')")
+    p.add_argument("--latency", metavar="FILE",
+                   help="network: users' latency to each cluster and workload classes (enables the network plugins)")
+    p.add_argument("--enable-empty-workload-propagation", action="store_true",
+                   help="as Karmada's flag: selected clusters that get 0 replicas stay in the result")
+    flags.add_config(p, "KubeSchedulerConfiguration for every member's scheduler")
+    flags.add_plugin_path(p, "node plugins")
+    flags.add_seed(p, help="seed for the members' tie-breaks")
+    flags.add_output(
+        p, ("table", "json", "yaml"), "table (default), or the JSON/YAML contract (docs/multicluster.md)"
+    )
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "multicluster",
+        help="cluster-level scheduling with Karmada's semantics (schedule, explain, simulate)",
+        description="Schedule workloads over member clusters as Karmada's scheduler does: which clusters "
+        "each resource template goes to and how many replicas each gets.",
+    )
+    msub = p.add_subparsers(dest="multicluster_command", required=True, metavar="COMMAND", help="one of:")
+    s = msub.add_parser(
+        "schedule",
+        help="decide which clusters every resource template goes to, and how many replicas",
+        description="Decide, for every resource template and its PropagationPolicy, the member clusters "
+        "and the replicas each gets, and print the bindings.",
+    )
+    _add_federation_flags(s)
+    s.add_argument("--independent", action="store_true",
+                   help="decide every workload on the initial state (default: each decision's replicas are created in "
+                   "the members first, so later decisions see them)")
+    s.set_defaults(func=lazy_handler("kubesched.multicluster.cli", "cmd_schedule"))
+    e = msub.add_parser(
+        "explain",
+        help="every cluster's filter verdicts, scores and available replicas for one workload",
+        description="Show, for one workload, every member cluster's filter verdicts, scores and available "
+        "replicas, and the clusters selected.",
+    )
+    e.add_argument("workload", metavar="[KIND/]NAMESPACE/NAME", help="the resource template to explain")
+    _add_federation_flags(e)
+    e.set_defaults(func=lazy_handler("kubesched.multicluster.cli", "cmd_explain"))
+    _add_simulate(msub)
+
+
+def _add_simulate(msub: argparse._SubParsersAction) -> None:
+    p = msub.add_parser(
+        "simulate",
+        help="the edge-cloud experiment: isolated, cloud-only and collaborative on the same openb arrivals",
+        description="Replays the openb pods in time mode over edge clusters and a cloud region, in three modes, "
+        "for several seeds; writes runs.csv, summary.json, plots and report.html to -d/--out-dir.",
+    )
+    p.add_argument("--scenario", metavar="FILE", help="an EdgeCloudScenario (default: the built-in one, docs/multicluster.md)")
+    p.add_argument("--seeds", default="0-9", help="seeds, e.g. 0-9 or 1,2,5 (default 0-9)")
+    p.add_argument("--modes", default="isolated,cloud-only,collaborative", help="comma-separated (default: all three)")
+    p.add_argument("--time-scale", type=float, metavar="K", help="compress arrivals K times (overrides the scenario)")
+    p.add_argument("--limit", type=int, metavar="N", help="replay only the first N pods by arrival")
+    flags.add_workers(p, 1)
+    flags.add_out_dir(p, "multicluster-out", "runs.csv, summary.json, plots and report.html")
+    flags.add_no_plots(p, "no PNG plots and no per-cluster reports")
+    flags.add_output(p, ("table", "json"), "the summary printed on stdout: table (default) or json", folder_flag=True)
+    p.set_defaults(func=lazy_handler("kubesched.multicluster.experiment.cli", "run_cli"))

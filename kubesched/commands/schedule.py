@@ -1,0 +1,63 @@
+"""``kubesched schedule``: place every pending pod of a cluster dump."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from kubesched.commands import flags
+from kubesched.commands.printing import emit, warn
+
+
+def add_cluster_flags(p: argparse.ArgumentParser) -> None:
+    """The flags of the commands that schedule a cluster dump (``schedule``, ``explain``)."""
+    flags.add_cluster_files(p)
+    flags.add_seed(p)
+    flags.add_config(p)
+    flags.add_feature_gates(p)
+    flags.add_plugin_path(p)
+    flags.add_output(p, flags.CONTRACT_FORMATS, flags.CONTRACT_HELP)
+    flags.add_debug(p)
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "schedule",
+        help="place every pending pod of a cluster dump",
+        description="Schedule every pending pod of the cluster objects (a `kubectl get nodes,pods,namespaces,"
+        "priorityclasses -A -o yaml` dump) in queue order, one at a time, with preemption, and print where each "
+        "went, the pods it preempted, kube-scheduler's FailedScheduling message for those that fit nowhere, and "
+        "why the pods left out were not tried (scheduling gates, another scheduler, finished, being deleted).",
+    )
+    p.add_argument(
+        "-n", "--namespace",
+        help="show only this namespace's pods (every pending pod is still scheduled: they compete for the "
+        "same nodes); default: every namespace",
+    )
+    add_cluster_flags(p)
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from kubesched.app import build_session
+    from kubesched.batch import schedule_all
+
+    s = build_session(flags.cluster_files(args), args.config, args.seed, args.plugin_path, validate=args.validate)
+    warn(s.config.warnings)
+    warn(s.objects.warnings)
+    if args.debug:
+        from kubesched.debug import PluginTracebacks
+
+        PluginTracebacks().attach(s.scheduler)
+    result = schedule_all(s)  # every pending pod: they compete for the same nodes, whatever -n shows
+    if args.namespace is not None:
+        result = result.in_namespace(args.namespace)
+        if not result.placements and not result.skipped:  # as kubectl's "No resources found in NS namespace."
+            sys.stderr.write(f'kubesched: no pending pod in namespace "{args.namespace}" ({result.pending_all} in all)\n')
+    if args.output == "table":
+        from kubesched.render import schedule_table
+
+        schedule_table(result)
+    else:
+        emit(result.to_json(), args.output)
+    return 0
