@@ -44,6 +44,7 @@ from kubesched.framework.interfaces import (
     SignPlugin,
 )
 from kubesched.framework.nominated import recheck_with_nominated
+from kubesched.framework.observers import PluginObserver, PluginRecorder, code_of, record, tell
 from kubesched.framework.registry import ProfilePlugins
 from kubesched.framework.scoring import KnownScores, Scores, check_score_range
 from kubesched.framework.status import Code, FilterResult, PreFilterResult, Status
@@ -55,13 +56,6 @@ if TYPE_CHECKING:
     from kubesched.framework.handle import Handle
     from kubesched.framework.registry import Registry
     from kubesched.state.snapshot import Snapshot
-
-#: Observer of plugin executions: (plugin, extension point, status code name, seconds).
-PluginObserver = Callable[[str, str, str, float], None]
-#: Recorder of what plugin calls returned, heard while an observer is added: (plugin, extension
-#: point, the call's arguments, its result: a Status, PreFilterResult, (status, timeout), ...; a
-#: failure's Status).
-PluginRecorder = Callable[[str, str, tuple[Any, ...], Any], None]
 
 _NO_RAW: dict[str, np.ndarray] = {}  # run_score without known raw scores (never written to)
 _ERROR = np.int8(Code.Error)  # compared with code arrays per filter call: an enum member converts slowly
@@ -93,28 +87,6 @@ class BindingPlugins(NamedTuple):
 
 #: SignPlugin mixins whose sign_pod answers a constant
 _FIXED: dict[Callable[..., Any], Signature] = {NodeLocal.sign_pod: NODE_LOCAL, RowLocal.sign_pod: ROW_LOCAL}
-
-
-def _tell(observers: list[PluginObserver], plugin: str, point: str, code: str, seconds: float) -> None:
-    for observer in observers:
-        observer(plugin, point, code, seconds)
-
-
-def _record(recorders: list[PluginRecorder], plugin: str, point: str, args: tuple[Any, ...], out: Any) -> None:
-    for recorder in recorders:
-        recorder(plugin, point, args, out)
-
-
-def _code_of(out: Any) -> str:
-    """The status code name a plugin call returned, for the observer: a Status, or one inside a
-    tuple (Permit's (status, timeout), PostFilter's (node, status)); anything else is Success."""
-    if isinstance(out, Status):
-        return out.code.name
-    if isinstance(out, tuple):
-        for x in out:
-            if isinstance(x, Status):
-                return x.code.name
-    return "Success"
 
 
 class Framework:
@@ -201,16 +173,16 @@ class Framework:
         try:
             out = fn(*args)
         except PluginFailure as f:
-            _tell(observers, plugin.name, point, "Error", time.perf_counter() - t0)
-            _record(self.recorders, plugin.name, point, args, f.status)
+            tell(observers, plugin.name, point, "Error", time.perf_counter() - t0)
+            record(self.recorders, plugin.name, point, args, f.status)
             raise
         except Exception as e:  # noqa: BLE001 - as above
-            _tell(observers, plugin.name, point, "Error", time.perf_counter() - t0)
+            tell(observers, plugin.name, point, "Error", time.perf_counter() - t0)
             failure = raised(plugin, point, e)
-            _record(self.recorders, plugin.name, point, args, failure.status)
+            record(self.recorders, plugin.name, point, args, failure.status)
             raise failure from e
-        _tell(observers, plugin.name, point, _code_of(out), time.perf_counter() - t0)
-        _record(self.recorders, plugin.name, point, args, out)
+        tell(observers, plugin.name, point, code_of(out), time.perf_counter() - t0)
+        record(self.recorders, plugin.name, point, args, out)
         return out
 
     def sign(self, pod: Pod, snap: Snapshot) -> tuple[Signature | None, ...]:
