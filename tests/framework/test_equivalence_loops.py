@@ -91,7 +91,8 @@ def test_a_miss_judges_each_node_once_per_filter() -> None:
 
 def test_a_miss_rejected_at_prefilter_runs_prefilter_once() -> None:
     """A pod whose PreFilter rejects it (required node affinity to nodes that do not exist) is a
-    miss the cache cannot keep: the regular path goes on from that PreFilter, not a second one."""
+    miss the cache cannot keep: the regular path goes on from that PreFilter, not a second one,
+    and the entries of other pod shapes stay."""
     sched, clock = scheduler(8, 20)
     fw = sched.frameworks["default-scheduler"]
     _, pre = count_judged_rows(fw)
@@ -99,12 +100,18 @@ def test_a_miss_rejected_at_prefilter_runs_prefilter_once() -> None:
     sched.hooks.on_failed.append(lambda r: failed.append(r.message))
     terms = [{"matchFields": [{"key": "metadata.name", "operator": "In", "values": ["nowhere"]}]}]
     spec = {"affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": terms}}}}
+    sched.add_pending(Pod.parse(make_pod("plain", requests={"cpu": "100m"})))
+    sched.schedule_one()  # a miss the cache keeps
     sched.add_pending(Pod.parse(make_pod("lost", requests={"cpu": "100m"}, spec=spec)))
+    pre.clear()
     sched.schedule_one()
-    assert fw.cache.misses == 1
+    assert fw.cache.misses == 2
     assert failed and "NodeAffinity" in failed[0]
     assert pre["NodeAffinity"] == 1, pre
     assert max(pre.values()) == 1, pre
+    sched.add_pending(Pod.parse(make_pod("plain2", requests={"cpu": "100m"})))
+    sched.schedule_one()
+    assert (fw.cache.hits, fw.cache.misses) == (1, 2)  # the rejected pod left the other entries alone
 
 
 def scores_of(seed: int, n_nodes: int, n_pods: int, cache: bool) -> list[tuple]:

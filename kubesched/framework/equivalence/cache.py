@@ -116,9 +116,9 @@ class EquivalenceCache:
             try:
                 e = build(fw, pod, snap, state, pre, fw.signed(signatures))
             except Exception:  # noqa: BLE001 - a plugin failed on some node: the regular path says where
-                e = None
-            if e is None:
                 self.clear()
+                return pre
+            if e is None:
                 return pre
             self._keep(key, e, snap.n)
         else:
