@@ -239,7 +239,6 @@ def build_scheduler(
     typical: TypicalPods | None,
     *,
     config: dict | None = None,
-    scheduler_cls: type[Scheduler] = Scheduler,
     dra: DraObjects | None = None,
 ) -> Scheduler:
     """A Scheduler over an in-memory snapshot of ``nodes`` (in that order) for one policy, or for
@@ -254,7 +253,7 @@ def build_scheduler(
         snap.dra.add(dra)
     for node in nodes:
         snap.add_node(node)
-    sched = scheduler_cls(parsed, snap, None, registry, seed=seed, tie_break="first")
+    sched = Scheduler(parsed, snap, None, registry, seed=seed, tie_break="first")
     sched.failure_detail = False  # an unschedulable pod is dropped at once: nobody reads why
     return sched
 
