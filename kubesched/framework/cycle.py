@@ -210,10 +210,15 @@ def check_choice(prop: Proposal, snap: Snapshot, row: int) -> None:
         raise ValueError(f"pod {prop.pod.key}: the proposal was already committed to node {prop.result.node}")
     if 0 <= row < snap.n and bool((prop.rows == row).any()):
         return
-    name = snap.nodes[row].name if 0 <= row < snap.n else f"row {row}"
-    why = ""
+    if not 0 <= row < snap.n:
+        raise ValueError(f"pod {prop.pod.key}: no node at row {row}")
+    name, why = snap.nodes[row].name, ""
     diag = prop.fit.diagnosis
-    st = diag.status_of(row) if diag is not None and 0 <= row < snap.n else None
+    st = diag.status_of(row) if diag is not None else None
+    if st is None and not prop.fit.error:  # not examined (or the cache kept no reasons): why it would fail
+        diag = Diagnosis()
+        ok = prop.fw.filter_rows(prop.fit.state, prop.pod, snap, np.asarray([row], np.intp), diag)
+        st = Status(Code.Success, ("it fits, but was not among the nodes examined",)) if ok.all() else diag.status_of(row)
     if st is not None and st.message:
         why = f" ({st.message})"
     raise ValueError(
