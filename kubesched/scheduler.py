@@ -48,7 +48,7 @@ class SchedulerHooks:
     on_skipped: list[Callable[[ScheduleResult], None]] = field(default_factory=list)
 
 
-@dataclass
+@dataclass(slots=True)
 class Attempt:
     """A popped pod between ``Scheduler.propose`` and ``Scheduler.commit``: the scheduling
     cycle's proposal (None: the pod is being deleted and is skipped) waiting for its host."""

@@ -119,7 +119,7 @@ class Feasible:
 
 
 # ---- the scheduling cycle ---------------------------------------------------------------------
-@dataclass
+@dataclass(slots=True)
 class Proposal:
     """The scheduling cycle up to host selection (``propose``): the rows that fit, in evaluation
     order (``rows``), with their scores when there are two or more; ``result`` holds what the

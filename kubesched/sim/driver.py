@@ -197,6 +197,7 @@ class Driver:
         eng.t_start = eng.arrival[order[0]] if n else 0.0
         eng.rec.start_arrival_bins()
         eng.rec.sample_arrival(eng)
+        sched = eng.sched
         for k, i in enumerate(order):
             i = int(i)
             t = eng.arrival[i]
@@ -208,9 +209,20 @@ class Driver:
             eng.n_events += 1
             eng.rec.attempted += 1
             failed = 0
-            if eng.state[i] == QUEUED:
-                yield from self._try_once(i)
-                failed = self._drop_unscheduled(i)
+            if eng.state[i] == QUEUED:  # its one scheduling attempt (a decision point when it has a choice)
+                ts = time.perf_counter()
+                eng.mark_attempt()
+                a = sched.propose()
+                if a is not None:
+                    if a.rows.size > 1:
+                        eng.sched_wall += time.perf_counter() - ts
+                        yield a
+                        ts = time.perf_counter()
+                    if a.result is None:
+                        sched.commit(a)
+                eng.sched_wall += time.perf_counter() - ts
+                if eng.state[i] == QUEUED:
+                    failed = self._drop_unscheduled(i)
             eng.attempt_failed.append(failed)
             eng.totals.accumulate(1.0)
             eng.rec.sample_arrival(eng)
@@ -226,26 +238,9 @@ class Driver:
         eng.node_event(ev)
         eng.n_events += 1
 
-    def _try_once(self, i: int) -> Iterator[Attempt]:
-        """Pod ``i``'s one scheduling attempt (a decision point when it has a choice)."""
-        eng = self.eng
-        ts = time.perf_counter()
-        eng.mark_attempt()
-        a = eng.sched.propose()
-        if a is not None:
-            if a.rows.size > 1:
-                eng.sched_wall += time.perf_counter() - ts
-                yield a
-                ts = time.perf_counter()
-            if a.result is None:
-                eng.sched.commit(a)
-        eng.sched_wall += time.perf_counter() - ts
-
     def _drop_unscheduled(self, i: int) -> int:
-        """A pod tried once (or gated) is never retried: 1 when it failed."""
+        """A pod still queued after its one attempt (or gated) is never retried: 1 when it failed."""
         eng = self.eng
-        if eng.state[i] != QUEUED:
-            return 0
         gated = eng.gate(i)
         eng.sched.delete_pod(eng.pods[i])
         eng.release(i)

@@ -348,7 +348,10 @@ class Engine:
         self.n_running += 1
         self.bind_time[i] = now
         self.node_of[i] = node
-        self.totals.allocated.add(*self.req3[i])
+        alloc, r = self.totals.allocated, self.req3[i]
+        alloc.cpu += r[0]
+        alloc.memory += r[1]
+        alloc.gpu += r[2]
         self.util.start(self.pods[i].uid, node, *self.use2[i])
         self.run_id[i] += 1
         d = self.duration[i]
@@ -363,7 +366,10 @@ class Engine:
         self.state[i] = state
         self.end_time[i] = self.clock.now
         self.n_running -= 1
-        self.totals.allocated.add(*self.req3[i], -1)
+        alloc, r = self.totals.allocated, self.req3[i]
+        alloc.cpu -= r[0]
+        alloc.memory -= r[1]
+        alloc.gpu -= r[2]
         self.util.stop(self.pods[i].uid)
         self.cluster.bindings.pop(self.pods[i].uid, None)
         self.release(i)

@@ -36,13 +36,6 @@ class Levels(NamedTuple):
     used_memory: float
 
 
-ZERO_LEVELS = Levels(0.0, 0.0, 0.0, 0.0, 0.0)
-
-
-def _pct(part: float, whole: float) -> float:
-    return 100.0 * part / whole if whole else 0.0
-
-
 class Totals:
     """Capacity, the requests of the running pods (``allocated``), and over the run the weighted
     sums and peaks of the levels: time-weighted in time mode, per attempted pod in arrival mode."""
@@ -51,30 +44,43 @@ class Totals:
         self.util = util  # what the running pods use (the usage model's draws)
         self.capacity = Amounts()
         self.allocated = Amounts()
-        self.peak = ZERO_LEVELS
         self.span = 0.0  # the weights' sum
-        self._acc = ZERO_LEVELS
+        # plain lists in ``Levels`` order: they change on every event
+        self._acc = [0.0] * len(Levels._fields)
+        self._peak = [0.0] * len(Levels._fields)
 
     def allocated_pct(self) -> tuple[float, float, float]:
         """Allocated CPU, memory, GPU in percent of capacity."""
         c, a = self.capacity, self.allocated
-        return _pct(a.cpu, c.cpu), _pct(a.memory, c.memory), _pct(a.gpu, c.gpu)
+        return (
+            100.0 * a.cpu / c.cpu if c.cpu else 0.0,
+            100.0 * a.memory / c.memory if c.memory else 0.0,
+            100.0 * a.gpu / c.gpu if c.gpu else 0.0,
+        )
 
     def used_pct(self) -> tuple[float, float]:
         """Used CPU and memory in percent of capacity."""
-        c = self.capacity
-        return _pct(self.util.total_cpu_used, c.cpu), _pct(self.util.total_mem_used, c.memory)
+        c, u = self.capacity, self.util
+        return (
+            100.0 * u.total_cpu_used / c.cpu if c.cpu else 0.0,
+            100.0 * u.total_mem_used / c.memory if c.memory else 0.0,
+        )
 
     def levels(self) -> Levels:
-        return Levels(*self.allocated_pct(), *self.used_pct())
+        return Levels._make(self.allocated_pct() + self.used_pct())
 
     def accumulate(self, weight: float) -> None:
         """The levels now count with ``weight`` (the time they held, or 1 per attempted pod)."""
-        lv = self.levels()
-        self.peak = Levels._make(max(a, b) for a, b in zip(self.peak, lv, strict=True))
+        lv = self.allocated_pct() + self.used_pct()
+        self._peak = [max(a, b) for a, b in zip(self._peak, lv, strict=True)]
         if weight > 0:
-            self._acc = Levels._make(a + weight * b for a, b in zip(self._acc, lv, strict=True))
+            self._acc = [a + weight * b for a, b in zip(self._acc, lv, strict=True)]
             self.span += weight
+
+    @property
+    def peak(self) -> Levels:
+        """The highest levels so far."""
+        return Levels._make(self._peak)
 
     def mean(self) -> Levels:
         """The weighted mean of the levels (the levels now when nothing was weighted)."""
