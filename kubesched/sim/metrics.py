@@ -100,9 +100,9 @@ class Recorder:
 
     # ---- sampling ------------------------------------------------------------------------
     def _sample(self, eng: Engine, key: float) -> None:
-        cpu, mem, gpu = eng.pct()
-        cap = eng.cap
-        u = eng.util
+        cpu, mem, gpu = eng.totals.allocated_pct()
+        used_cpu, used_mem = eng.totals.used_pct()
+        cap = eng.totals.capacity
         t0 = time.perf_counter()
         frag = eng.frag.measure()
         self.sample_wall += time.perf_counter() - t0
@@ -110,7 +110,7 @@ class Recorder:
             fm = fp = fr = math.nan
         else:
             fm, idle = frag
-            fp = 100.0 * fm / cap[2] if cap[2] else math.nan
+            fp = 100.0 * fm / cap.gpu if cap.gpu else math.nan
             fr = 100.0 * fm / idle if idle else math.nan
         self.samples.append(
             (
@@ -119,9 +119,9 @@ class Recorder:
                 cpu,
                 mem,
                 gpu,
-                100.0 - gpu if cap[2] else math.nan,
-                100.0 * u.total_cpu_used / cap[0] if cap[0] else 0.0,
-                100.0 * u.total_mem_used / cap[1] if cap[1] else 0.0,
+                100.0 - gpu if cap.gpu else math.nan,
+                used_cpu,
+                used_mem,
                 eng.n_queued,
                 eng.n_running,
                 100.0 * eng.arrived_work / eng.work_total,
@@ -215,9 +215,9 @@ class Recorder:
             by_message[head] += 1
             for r in set(reason_kinds(msg)):
                 by_reason[r] += 1
-        cpu, mem, gpu = eng.pct()
-        mean = [a / eng.span for a in eng.acc] if eng.span > 0 else list(eng.levels())
-        peak = eng.peak
+        cpu, mem, gpu = eng.totals.allocated_pct()
+        mean = eng.totals.mean()
+        peak = eng.totals.peak
 
         def frag_stats(col: int) -> dict[str, float | None]:
             vals = np.asarray([s[col] for s in self.samples], float)
@@ -253,8 +253,8 @@ class Recorder:
             "failed_messages": dict(by_message.most_common(20)),
             "gated_messages": dict(Counter(eng.message[i] for i in np.nonzero(st == GATED)[0]).most_common(20)),
             "allocation_pct": {
-                name: {"final": final, "peak": float(peak[k]), "mean": float(mean[k])}
-                for k, (name, final) in enumerate((("cpu", cpu), ("memory", mem), ("gpu", gpu)))
+                name: {"final": final, "peak": float(getattr(peak, name)), "mean": float(getattr(mean, name))}
+                for name, final in (("cpu", cpu), ("memory", mem), ("gpu", gpu))
             },
             "gpu": {
                 # the node resources the GPU figures count (nvidia.com/gpu, alibabacloud.com/gpu-count,
@@ -262,9 +262,9 @@ class Recorder:
                 "resources": gpu_resources(
                     [*eng.wl.nodes, *(e.node for e in eng.wl.node_events if not isinstance(e.node, str))], eng.snap.dra
                 ),
-                "capacity_milli": int(eng.cap[2]),
-                "allocated_milli": int(eng.used_req[2]),
-                "unallocated_pct": (100.0 - gpu) if eng.cap[2] else None,
+                "capacity_milli": int(eng.totals.capacity.gpu),
+                "allocated_milli": int(eng.totals.allocated.gpu),
+                "unallocated_pct": (100.0 - gpu) if eng.totals.capacity.gpu else None,
                 "frag_milli": frag_stats(frag_idx),
                 "frag_pct": frag_stats(frag_idx + 1),
                 "frag_ratio_pct": frag_stats(frag_idx + 2),
@@ -281,12 +281,12 @@ class Recorder:
                 "max": float(delays.max()) if delays.size else None,
             },
             "utilization_pct": {
-                "cpu": {"mean": float(mean[3]), "peak": float(peak[3])},
-                "memory": {"mean": float(mean[4]), "peak": float(peak[4])},
+                "cpu": {"mean": float(mean.used_cpu), "peak": float(peak.used_cpu)},
+                "memory": {"mean": float(mean.used_memory), "peak": float(peak.used_memory)},
                 "model": {"low": eng.opts.usage.low, "high": eng.opts.usage.high},
             },
             "arrived_workload_pct": 100.0 * eng.arrived_work / eng.work_total,
-            "workload_resource": ("cpu", "memory", "gpu")[eng.work_key],
+            "workload_resource": eng.work_resource,
             "run": {
                 "wall_s": eng.wall,
                 "cpu_s": eng.cpu,
