@@ -19,6 +19,7 @@ from kubesched.ui.sources import Workspace, parse_config_text
 from tests.kubeapi import KubeAPIServer
 from tests.kubeapi.fixtures import kube_api, kubeconfig  # noqa: F401
 from tests.ui.conftest import ui_client
+from tests.ui.test_browser import browser, page, shot  # noqa: F401 - Chromium and its page (console errors fail)
 
 FAST = LiveOptions(watch_idle_timeout=5.0, watch_backoff=0.02, watch_backoff_max=0.1, sync_timeout=10.0)
 
@@ -151,3 +152,40 @@ def test_kubeconfig_with_files_or_context_alone_is_refused(capsys: pytest.Captur
     assert "--kubeconfig" in capsys.readouterr().err
     assert main(["ui", "--context", "c"]) == 2
     assert "--context" in capsys.readouterr().err
+
+
+# ---- in Chromium ---------------------------------------------------------------------------------
+def test_live_cluster_in_the_browser(
+    kube_api: KubeAPIServer, live_ws: Workspace, page, serve, tmp_path: Path  # noqa: ANN001, F811
+) -> None:
+    from playwright.sync_api import expect
+
+    srv = serve(live_ws)
+    page.goto(srv.page("cluster"))
+    expect(page.get_by_test_id("live-status")).to_contain_text("live: http://127.0.0.1:")
+    expect(page.get_by_test_id("pending")).to_contain_text("none: every pod has a node.")
+    # a pod created in the cluster appears, pending, with kubesched's explanation
+    kube_api.create(pending_pod("web", cpu="3"))
+    row = page.locator('[data-testid="live-pending"] tr[data-pod="default/web"]')
+    expect(row).to_contain_text("0/1 nodes are available: 1 Insufficient cpu.")
+    expect(page.get_by_test_id("reasons")).to_contain_text("Insufficient cpu")
+    # a node added makes it fit, without reloading the page
+    kube_api.create(make_node("big", cpu="8", memory="16Gi"))
+    expect(row).to_contain_text("fits: kubesched would place it on big")
+    expect(page.locator("#nodes-table").get_by_test_id("row-count")).to_have_text("2 of 2")
+    shot(page, tmp_path, "live")
+    # the decision view explains it against the cluster now, and follows the cluster too
+    row.get_by_role("link", name="default/web").click()
+    page.get_by_test_id("decision").wait_for()
+    expect(page.locator(".basis")).to_contain_text("Judged against the cluster now (live);")
+    expect(page.get_by_test_id("explain-selected")).to_have_text("big")
+    kube_api.patch("Pod", "web", {"spec": {"nodeName": "big"}}, "default")  # the cluster's scheduler places it
+    expect(page.get_by_test_id("attempts").locator("tbody tr")).to_contain_text("scheduled")
+    # a lost watch: the page says so instead of showing the cluster as current
+    kube_api.fail_next("GET", "watch=true", 503, times=400)
+    kube_api.drop_watches()
+    expect(page.get_by_test_id("live-status")).to_contain_text("disconnected, retrying", timeout=5000)
+    expect(page.locator("main.stale")).to_have_count(1)
+    expect(page.get_by_test_id("live-status")).to_contain_text("live: ", timeout=30000)  # back once the faults run out
+    expect(page.locator("main.stale")).to_have_count(0)
+    assert writes(kube_api) == []  # nothing written: no bind, no patch, no event
