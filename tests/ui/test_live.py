@@ -9,6 +9,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+import yaml
 
 from kubesched.app import build_registry
 from kubesched.cli import main
@@ -84,6 +85,10 @@ def test_a_new_pod_is_pending_with_its_explanation_and_a_node_added_makes_it_fit
     assert sorted(d["tables"]["name"]) == ["big", "small"] and d["explain"]["selected"] == "big"
     cluster = c.get("/api/cluster").json()
     assert cluster["nodes"]["name"] == ["small", "big"] and cluster["cluster"]["cpu"]["allocatable"] == 10_000
+    snapshot = yaml.safe_load(c.get("/api/export/snapshot").text)["items"]  # the cluster now, as objects
+    assert [(o["kind"], o["metadata"]["name"]) for o in snapshot if o["kind"] in ("Node", "Pod")] == [
+        ("Node", "small"), ("Node", "big"), ("Pod", "web")
+    ]
     assert writes(kube_api) == []  # read-only: lists and watches, nothing else
 
 
@@ -189,3 +194,12 @@ def test_live_cluster_in_the_browser(
     expect(page.get_by_test_id("live-status")).to_contain_text("live: ", timeout=30000)  # back once the faults run out
     expect(page.locator("main.stale")).to_have_count(0)
     assert writes(kube_api) == []  # nothing written: no bind, no patch, no event
+
+
+def test_opening_a_file_stops_watching(kube_api: KubeAPIServer, live_ws: Workspace) -> None:  # noqa: F811
+    from tests.ui.conftest import PREEMPT
+
+    c = ui_client(live_ws)
+    assert c.post("/api/open", json={"path": PREEMPT}).json()["kind"] == "cluster"
+    assert live_ws.live.stop.is_set()
+    assert wait(lambda: kube_api.watch_count == 0, 5)
