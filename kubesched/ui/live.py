@@ -47,6 +47,9 @@ log = logging.getLogger("kubesched.ui.live")
 #: the others say to open their decision
 EXPLAINED_PENDING = 50
 RECENT_DECISIONS = 200
+#: a first list answered so is not retried at the start: the kubeconfig's user may not list the
+#: kind (401, 403) or the cluster does not serve it (404: a CRD not installed, an older API version)
+REFUSED = (401, 403, 404)
 
 
 @dataclass
@@ -114,15 +117,28 @@ class LiveCluster:
 
     # ---- start and stop -------------------------------------------------------------------
     def start(self, ws: Workspace) -> None:
-        """Start the informers (their changes go to ``ws``) and wait, bounded, for the first lists."""
+        """Start the informers (their changes go to ``ws``) and wait, bounded, for the first lists.
+        A kind the API server refuses to list (``REFUSED``) is one line (InputError): the views
+        would lack it for good, not for a while."""
         self.ws = ws
         with self.timeline.lock:  # explains see the pods the cache nominated
             self.timeline.scheduler.nominated = self.sched.nominated
         for inf in self.informers:
             inf.start()
         deadline = time.monotonic() + self.options.sync_timeout
-        for inf in self.informers:
-            inf.synced.wait(max(0.0, deadline - time.monotonic()))
+        while True:
+            waiting = [inf for inf in self.informers if not inf.synced.is_set()]
+            refused = [inf for inf in waiting if inf.error is not None and inf.error.status in REFUSED]
+            if not waiting or refused and len(refused) == len(waiting) or time.monotonic() >= deadline:
+                break
+            time.sleep(0.02)
+        if refused:
+            self.close()
+            kinds = ", ".join(f"{inf.kind} ({inf.error})" for inf in refused)
+            raise InputError(
+                f"the API server at {self.host} refused to list {kinds}; kubesched ui needs list and watch of "
+                "what the configuration's plugins read (docs/ui.md#a-live-cluster)"
+            )
 
     def close(self) -> None:
         self.stop.set()
@@ -164,6 +180,8 @@ class LiveCluster:
 
     def _decided(self, pod: Pod, a: Attempt, tries: list[Attempt]) -> None:
         self.attempts[pod.key] = [*tries, a]  # a new list: readers may hold the old one
+        if not self._pods.synced.is_set():
+            return  # the first list: conditions written before we watched are not recent decisions
         self.recent.appendleft(
             {"pod": pod.key, "time": time.time(), "outcome": a.outcome, "node": a.node, "message": a.message or ""}
         )

@@ -5,6 +5,7 @@ through the watch, a lost watch reported, and nothing ever written."""
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -29,6 +30,10 @@ def pending_pod(name: str, cpu: str) -> dict:
     d = make_pod(name, requests={"cpu": cpu}, spec={"schedulerName": "default-scheduler"})
     del d["metadata"]["uid"]  # the API server assigns it
     return d
+
+
+def informer_threads() -> list[threading.Thread]:
+    return [t for t in threading.enumerate() if t.name.startswith("informer-")]
 
 
 def writes(api: KubeAPIServer) -> list[tuple[str, str]]:
@@ -129,6 +134,22 @@ def test_a_lost_watch_is_reported_until_it_is_back(kube_api: KubeAPIServer, live
     assert wait(lambda: pending_row(c, "default/after") is not None)
 
 
+def test_a_condition_written_before_the_ui_watched_is_an_attempt_not_a_recent_decision(
+    kube_api: KubeAPIServer, kubeconfig: str  # noqa: F811
+) -> None:
+    d = pending_pod("old", cpu="1")
+    d["status"] = {"conditions": [{"type": "PodScheduled", "status": "False", "reason": "Unschedulable", "message": "0/0 nodes are available."}]}
+    kube_api.create(d)
+    ws = start_live(kubeconfig)
+    try:
+        c = ui_client(ws)
+        tries = c.get("/api/decision?pod=default/old&tables=1").json()["attempts"]
+        assert [(a["outcome"], a["message"]) for a in tries] == [("unschedulable", "Unschedulable: 0/0 nodes are available.")]
+        assert c.get("/api/live").json()["recent"] == []
+    finally:
+        ws.live.close()
+
+
 def test_the_client_refuses_to_write(kube_api: KubeAPIServer, kubeconfig: str) -> None:  # noqa: F811
     client = connect(kubeconfig, None)
     with pytest.raises(ApiError, match="only reads the cluster: POST"):
@@ -202,4 +223,13 @@ def test_opening_a_file_stops_watching(kube_api: KubeAPIServer, live_ws: Workspa
     c = ui_client(live_ws)
     assert c.post("/api/open", json={"path": PREEMPT}).json()["kind"] == "cluster"
     assert live_ws.live.stop.is_set()
-    assert wait(lambda: kube_api.watch_count == 0, 5)
+    assert wait(lambda: not informer_threads(), 5)
+
+
+def test_a_kind_the_api_server_refuses_to_list_is_one_line_at_the_start(kube_api: KubeAPIServer, kubeconfig: str) -> None:  # noqa: F811
+    from kubesched.errors import InputError
+
+    kube_api.fail_next("GET", r"/apis/resource\.k8s\.io/v1/resourceclaims\?", 403, times=10_000)
+    with pytest.raises(InputError, match=r"refused to list ResourceClaim \(403 Forbidden: .*\); kubesched ui needs list"):
+        start_live(kubeconfig)
+    assert wait(lambda: not informer_threads(), 5)  # the informers that did list were stopped
