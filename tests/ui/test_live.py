@@ -195,11 +195,14 @@ def test_live_cluster_in_the_browser(
     row = page.locator('[data-testid="live-pending"] tr[data-pod="default/web"]')
     expect(row).to_contain_text("0/1 nodes are available: 1 Insufficient cpu.")
     expect(page.get_by_test_id("reasons")).to_contain_text("Insufficient cpu")
-    # a node added makes it fit, without reloading the page
+    # a node added makes it fit, without reloading the page; a bigger pod fits nowhere still
     kube_api.create(make_node("big", cpu="8", memory="16Gi"))
+    kube_api.create(pending_pod("batch", cpu="12"))
     expect(row).to_contain_text("fits: kubesched would place it on big")
     expect(page.locator("#nodes-table").get_by_test_id("row-count")).to_have_text("2 of 2")
-    shot(page, tmp_path, "live")
+    expect(page.locator('[data-testid="live-pending"] tr[data-pod="default/batch"]')).to_contain_text(
+        "0/2 nodes are available: 2 Insufficient cpu."
+    )
     # the decision view explains it against the cluster now, and follows the cluster too
     row.get_by_role("link", name="default/web").click()
     page.get_by_test_id("decision").wait_for()
@@ -214,6 +217,10 @@ def test_live_cluster_in_the_browser(
     expect(page.locator("main.stale")).to_have_count(1)
     expect(page.get_by_test_id("live-status")).to_contain_text("live: ", timeout=30000)  # back once the faults run out
     expect(page.locator("main.stale")).to_have_count(0)
+    page.locator('nav a[data-view="cluster"]').click()
+    expect(page.get_by_test_id("recent-decisions").locator("tbody tr").first).to_contain_text("default/webscheduledbig")
+    expect(page.locator('[data-testid="live-pending"] tr[data-pod="default/web"]')).to_have_count(0)
+    shot(page, tmp_path, "live")
     assert writes(kube_api) == []  # nothing written: no bind, no patch, no event
 
 
