@@ -208,6 +208,7 @@ def test_live_cluster_in_the_browser(
     page.get_by_test_id("decision").wait_for()
     expect(page.locator(".basis")).to_contain_text("Judged against the cluster now (live);")
     expect(page.get_by_test_id("explain-selected")).to_have_text("big")
+    expect(page.get_by_test_id("points-note")).to_contain_text("run in the cluster's scheduler, which kubesched only watches")
     kube_api.patch("Pod", "web", {"spec": {"nodeName": "big"}}, "default")  # the cluster's scheduler places it
     expect(page.get_by_test_id("attempts").locator("tbody tr")).to_contain_text("scheduled")
     # a lost watch: the page says so instead of showing the cluster as current

@@ -156,7 +156,7 @@ export function DecisionView({ data, onAttempt, live }) {
       <label class="small"><input type="checkbox" checked={onlyFeasible} onChange={(e) => setOnlyFeasible(e.target.checked)} /> feasible nodes only</label>
       <VTable id="filter-table" columns={cols.filter} count={n} search={(i) => t.name[i]} filter={feasibleOnly} height={300} />
       {t.score.plugins.length ? <Scores t={t} rawCols={cols.raw} finalCols={cols.final} scoredOnly={scoredOnly} /> : <p>No node passed every filter: nothing was scored.</p>}
-      <Points data={data} />
+      <Points data={data} live={live} />
       <Volumes v={data.volumes} />
       <div class="two">
         <Timing id="timing-attempt" title={`Plugin time in attempt ${a ? a.attempt : "–"} (the scheduling cycle)`} ms={a && a.plugin_ms} />
