@@ -22,7 +22,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections import OrderedDict, deque
+from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any
 
@@ -46,7 +46,7 @@ log = logging.getLogger("kubesched.ui.live")
 #: pending pods explained per change of the cluster for the pending table (each is a full explain);
 #: the others say to open their decision
 EXPLAINED_PENDING = 50
-RECENT_DECISIONS = 200
+RECENT_DECISIONS = 50
 #: a first list answered so is not retried at the start: the kubeconfig's user may not list the
 #: kind (401, 403) or the cluster does not serve it (404: a CRD not installed, an older API version)
 REFUSED = (401, 403, 404)
@@ -82,7 +82,7 @@ def connect(kubeconfig: str, context: str | None) -> ReadOnlyClient:
     return client
 
 
-class LiveCluster:
+class ClusterWatch:
     """The informers, the cache they fill, and what the UI reads of them."""
 
     def __init__(
@@ -109,7 +109,8 @@ class LiveCluster:
         self.changed_at: float | None = None  # wall time of the last change
         self.started = time.monotonic()
         self.attempts: dict[str, list[Attempt]] = {}  # what the cluster's scheduler was seen to do, by pod key
-        self.recent: deque[dict[str, Any]] = deque(maxlen=RECENT_DECISIONS)
+        # newest first; a new tuple each time, so /api/live reads it without the timeline's lock
+        self.recent: tuple[dict[str, Any], ...] = ()
         self._verdicts: dict[str, dict[str, Any]] = {}  # pod uid -> kubesched's verdict at ``_verdict_gen``
         self._verdict_gen = -1
         self._down_since: float | None = None
@@ -157,7 +158,7 @@ class LiveCluster:
                     self._heard(old, new)
             self.generation += 1
             self.changed_at = time.time()
-            self._publish()
+            self._publish(any(kind == "Pod" for kind, _, _ in deltas))
 
     def _heard(self, old: Pod | None, new: Pod | None) -> None:
         """A decision of the cluster's scheduler, seen through the pod's watch."""
@@ -182,18 +183,19 @@ class LiveCluster:
         self.attempts[pod.key] = [*tries, a]  # a new list: readers may hold the old one
         if not self._pods.synced.is_set():
             return  # the first list: conditions written before we watched are not recent decisions
-        self.recent.appendleft(
-            {"pod": pod.key, "time": time.time(), "outcome": a.outcome, "node": a.node, "message": a.message or ""}
-        )
+        heard = {"pod": pod.key, "time": time.time(), "outcome": a.outcome, "node": a.node, "message": a.message or ""}
+        self.recent = (heard, *self.recent[: RECENT_DECISIONS - 1])
 
-    def _publish(self) -> None:
+    def _publish(self, pods: bool) -> None:
         """The workspace follows the cache: new dicts (readers may iterate the old ones), and
-        the decisions and pod columns computed for the cluster before are dropped."""
+        the decisions and pod columns computed for the cluster before are dropped. ``pods``: the
+        batch came from the pods' informer, on whose thread alone its store may be read."""
         ws = self.ws
         if ws is None:
             return
-        ws.pods = {p.key: p for p in self._pods.store.values() if not p.terminal}
-        ws.attempts = dict(self.attempts)
+        if pods:
+            ws.pods = {p.key: p for p in self._pods.store.values() if not p.terminal}
+            ws.attempts = dict(self.attempts)
         ws.decisions.clear()
         ws.pod_columns = None
         ws.gpu_milli = {}
@@ -214,7 +216,7 @@ class LiveCluster:
             "down_since": self._down_since,
             "changed_at": self.changed_at,
             "server": self.host,
-            "recent": list(self.recent)[:50],
+            "recent": list(self.recent),
             "unwatched": [f"{inf.kind}: {inf.unavailable}" for inf in self.informers if inf.unavailable],
         }
 
@@ -262,7 +264,7 @@ def open_live(
     options: LiveOptions | None = None, title: str | None = None,
 ) -> Workspace:
     """A workspace that follows the cluster behind ``client`` (started; ``ws.live.close()`` stops it)."""
-    live = LiveCluster(client, config, registry, seed=seed, options=options)
+    live = ClusterWatch(client, config, registry, seed=seed, options=options)
     ws = Workspace(
         kind=LIVE, title=title or f"live cluster {client.host}", timeline=live.timeline, config=config,
         config_text=config_text, decisions=OrderedDict(), live=live, seed=seed,

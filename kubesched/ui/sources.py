@@ -68,7 +68,7 @@ class Workspace:
     files: list[str] = field(default_factory=list)
     plugin_paths: list[str] = field(default_factory=list)
     seed: int | None = 0
-    live: Any = None  # a live cluster: the kubesched.ui.live.LiveCluster that fills the workspace
+    live: Any = None  # a live cluster: the kubesched.ui.live.ClusterWatch that fills the workspace
 
 
 # ---- small readers --------------------------------------------------------------------------
