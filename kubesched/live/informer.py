@@ -74,6 +74,8 @@ class Informer:
         self.synced = threading.Event()
         self.lists = 0  # how many full lists (1 + relists): for logs and tests
         self.unavailable = ""  # why an optional resource is not being watched
+        # why the last list or watch failed, None once one succeeds: the store may be stale meanwhile
+        self.error: ApiError | None = None
         self._stream: WatchStream | None = None
         self._thread: threading.Thread | None = None
 
@@ -122,11 +124,13 @@ class Informer:
                 if e.status == 410:
                     need_list = True
                     continue
+                self.error = e
                 delay = self.backoff.next()
                 log.warning("%s: %s; retrying in %.1fs", self.kind, e, delay)
                 self.stop.wait(delay)
             except Exception:  # noqa: BLE001 - a bug must not silently stop the cache from following the cluster
                 log.exception("%s: informer failed; retrying", self.kind)
+                self.error = ApiError(0, "InformerFailed", "the informer failed (see the log)")
                 self.stop.wait(self.backoff.next())
 
     def _list(self) -> None:
@@ -169,6 +173,7 @@ class Informer:
         self.store = new_store
         self.resource_version = rv
         self.unavailable = ""
+        self.error = None
         if deltas:
             self.sink(deltas)
         self.synced.set()
@@ -191,6 +196,7 @@ class Informer:
                 raise Gone from None
             raise
         self._stream = stream
+        self.error = None
         if self.stop.is_set():
             stream.close()
             return

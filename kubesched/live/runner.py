@@ -100,6 +100,15 @@ def plugin_resources(sched: LiveScheduler) -> list[Resource]:
     return out
 
 
+def watched_resources(sched: LiveScheduler) -> list[Resource]:
+    """What the scheduler's informers watch: the required kinds, the workloads when
+    PodTopologySpread's default constraints read them, and what the enabled plugins read."""
+    resources: list[Resource] = list(REQUIRED)
+    if needs_workloads(sched):
+        resources += WORKLOADS
+    return resources + plugin_resources(sched)
+
+
 class Runner:
     def __init__(
         self,
@@ -137,10 +146,7 @@ class Runner:
         )
         self._volume_bindings: set[str] = set()  # uids of in-flight bindings on _volume_binders
         self._stop_informers = threading.Event()
-        resources: list[Resource] = list(REQUIRED)
-        if needs_workloads(self.sched):
-            resources += WORKLOADS
-        resources += plugin_resources(self.sched)
+        resources = watched_resources(self.sched)
         self.informers = [
             Informer(
                 client.with_limiter(self._limiter()),

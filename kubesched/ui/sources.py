@@ -31,13 +31,15 @@ from kubesched.ui.runs import Attempt, Removal, Run, record_run, removals
 from kubesched.ui.timeline import BIND, CORDON, DELETE, NODE_ADD, NODE_REMOVE, UNCORDON, Step, Timeline
 
 CLUSTER, SIMULATION, EXPERIMENT = "cluster", "simulation", "experiment"
+LIVE = "live"  # a cluster followed through its API (kubesched.ui.live)
 SIM_FILES = ("summary.json", "pods.csv")
 EXPERIMENT_FILES = ("runs.csv", "aggregate.csv")
 
 
 @dataclass
 class Workspace:
-    """One opened source. ``timeline`` is None for experiments (dashboards only)."""
+    """One opened source. ``timeline`` is None for experiments (dashboards only); a live cluster's
+    timeline has no steps (step 0 is the cluster now) and its pods and attempts follow the cluster."""
 
     kind: str
     title: str
@@ -66,6 +68,7 @@ class Workspace:
     files: list[str] = field(default_factory=list)
     plugin_paths: list[str] = field(default_factory=list)
     seed: int | None = 0
+    live: Any = None  # a live cluster: the kubesched.ui.live.ClusterWatch that fills the workspace
 
 
 # ---- small readers --------------------------------------------------------------------------
@@ -184,6 +187,15 @@ def parse_config_text(text: str | None, registry: Registry, source: str = "confi
     return cfg
 
 
+def config_yaml(cfg: SchedulerConfig) -> str:
+    """The configuration in full (every default spelled out), for the what-if editor."""
+    import yaml
+
+    from kubesched.config import effective_config
+
+    return yaml.safe_dump(effective_config(cfg), sort_keys=False)
+
+
 def start_snapshot(objs: ClusterObjects) -> tuple[Snapshot, list[Pod]]:
     return Snapshot.of(objs), objs.pending()
 
@@ -223,11 +235,7 @@ def open_cluster(
     timeline.adopt(snap, len(run.ops))  # the run's snapshot is the cluster after its last step
     text = config_text or ""
     if not text.strip():
-        import yaml
-
-        from kubesched.config import effective_config
-
-        text = yaml.safe_dump(effective_config(cfg), sort_keys=False)
+        text = config_yaml(cfg)
     return Workspace(
         kind=CLUSTER,
         title=title or ", ".join(files),

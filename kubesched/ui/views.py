@@ -19,7 +19,7 @@ from kubesched.sim.gpu import node_gpu_milli
 from kubesched.sim.gpu import pod_gpu_milli as sim_pod_gpu_milli
 from kubesched.sim.metrics import reason_kinds
 from kubesched.state.snapshot import Snapshot
-from kubesched.ui.sources import CLUSTER, SIMULATION, Workspace
+from kubesched.ui.sources import CLUSTER, LIVE, SIMULATION, Workspace
 
 #: resources shown first, in this order; other extended resources follow when some node has them
 MAIN_RESOURCES = (CPU, MEMORY, PODS)
@@ -142,8 +142,9 @@ def cluster_view(ws: Workspace, step: int | None = None) -> dict[str, Any]:
         for v in cluster.values():
             v["pct"] = round(100.0 * v["requested"] / v["allocatable"], 2) if v["allocatable"] else None
         bound = {p.key: snap.nodes[row].name for row, pods in enumerate(snap.pods_on[: snap.n]) for p in pods.values()}
-    pods = pods_table(ws, bound)
-    pending = pending_pods(ws)
+        # under the lock too: a live cluster's pods change between two reads
+        pods = pods_table(ws, bound)
+        pending = pending_pods(ws)
     return {
         "step": step,
         "steps": total,
@@ -187,13 +188,15 @@ def _outcome(ws: Workspace, key: str, node_now: str | None) -> tuple[str, str | 
     pod = ws.pods.get(key)
     if last is None:
         if pod is not None and pod.node_name:
-            return "bound in input", pod.node_name, 0, ""
+            return ("bound" if ws.kind == LIVE else "bound in input"), pod.node_name, 0, ""
         skipped = ws.skipped.get(key)
         if skipped is not None:  # `schedule` did not try it: gated, another scheduler, finished
             return skipped["reason"], None, 0, skipped["message"]
-        return ("running" if node_now else "not tried"), node_now, 0, ""
+        return ("running" if node_now else "pending" if ws.kind == LIVE else "not tried"), node_now, 0, ""
     if last.outcome == "scheduled":
         return "scheduled", last.node, len(tries), ""
+    if ws.kind == LIVE and pod is not None and pod.node_name:  # bound since, by someone we did not hear
+        return "bound", pod.node_name, len(tries), ""
     return last.outcome, None, len(tries), last.message or ""
 
 
@@ -253,6 +256,8 @@ def pending_pods(ws: Workspace) -> dict[str, Any]:
     """Pods that ended without a node, their FailedScheduling message, and the reason histogram
     (node counts stripped, as simulate's failed_by_reason)."""
     rows: list[dict[str, Any]] = []
+    if ws.kind == LIVE:
+        return _live_pending(ws)
     if ws.kind == SIMULATION and ws.pod_table:
         t = ws.pod_table
         for k, st, msg in zip(t["pod"], t["state"], t.get("message", [""] * len(t["pod"])), strict=True):
@@ -263,10 +268,32 @@ def pending_pods(ws: Workspace) -> dict[str, Any]:
             tries = ws.attempts.get(k)
             if tries and tries[-1].outcome != "scheduled":
                 rows.append({"pod": k, "state": tries[-1].outcome, "message": tries[-1].message or ""})
+    return {"pods": rows, "reasons": _reasons(rows)}
+
+
+def _reasons(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     hist: Counter[str] = Counter()
     for r in rows:
         hist.update(set(reason_kinds(r["message"])) or {"(no message)"})
-    return {"pods": rows, "reasons": [{"reason": k, "pods": v} for k, v in hist.most_common()]}
+    return [{"reason": k, "pods": v} for k, v in hist.most_common()]
+
+
+def _live_pending(ws: Workspace) -> dict[str, Any]:
+    """A live cluster's pods without a node: the message of the cluster's scheduler (its last
+    PodScheduled=False condition, when it wrote one) and kubesched's verdict against the cluster
+    now (``explain``: where the pod would go, or why no node fits). The reasons count kubesched's
+    verdicts. Callers hold the timeline's lock."""
+    keys = [k for k, p in ws.pods.items() if not p.node_name]
+    verdicts = ws.live.verdicts(keys)
+    rows = []
+    for k in keys:
+        tries = ws.attempts.get(k)
+        v = verdicts.get(k, {"fits": None, "text": ""})
+        rows.append({
+            "pod": k, "state": "pending", "cluster_message": tries[-1].message or "" if tries else "",
+            "message": v["text"], "fits": v["fits"],
+        })
+    return {"pods": rows, "reasons": _reasons([r for r in rows if not r["fits"]])}
 
 
 # ---- balance and comparison (what-if) ---------------------------------------------------------
