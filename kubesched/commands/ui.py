@@ -28,7 +28,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         help="let the configuration of PATH or --config name plugins as module:Class (importing runs the module); "
         "configurations from the page never may",
     )
-    flags.add_seed(p, 0)
+    flags.add_seed(p, 0, "seed for the random tie-break of the cluster's runs (default 0)")
     flags.add_kubeconfig(
         p, "watch this cluster instead, read-only (list and watch; nothing is written): its pending pods and "
         "recent decisions as they happen",

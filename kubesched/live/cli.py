@@ -87,10 +87,12 @@ def build_runner(args: argparse.Namespace):  # noqa: ANN201 - Runner, imported l
 
 
 def cmd_run(args: argparse.Namespace) -> int:
+    from kubesched.commands.flags import announce_seed
     from kubesched.live import logs
 
     logs.setup(args.log_format, args.log_level)
     runner = build_runner(args)
+    announce_seed(args)  # everything is valid: the run starts
     if args.debug:
         from kubesched.debug import PluginTracebacks
 
