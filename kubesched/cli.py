@@ -35,6 +35,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         if hasattr(args, "feature_gates"):  # this run's gates (v1.36's defaults when not given)
             features.set_from_flag(args.feature_gates or "")
+        flags.expand_files(args)
         flags.pick_seed(args)
         code = func(args)
         if not getattr(args, "seed_serves", True) and code != EXIT_USAGE:

@@ -104,8 +104,10 @@ def add_workload_source(p: argparse.ArgumentParser, title: str) -> argparse._Arg
         "--nodes", metavar="NAME|FILE", help="openb node list for --trace: a CSV, or shipped 'all' (default) or 'gpu'"
     )
     src.add_argument(
-        "-f", "--file", action="append", metavar="FILE", help="Kubernetes manifests: nodes and pods (repeatable)"
+        "-f", "--file", action="append", metavar="FILE",
+        help="Kubernetes manifests: nodes and pods; a file, or a directory's .json/.yaml/.yml files (repeatable)",
     )
+    add_recursive(src)
     add_validate(src)
     src.add_argument(
         "--synthetic",
@@ -191,12 +193,32 @@ def add_plugin_path(p: argparse.ArgumentParser | Any, kind: str = "plugins") -> 
     )
 
 
-CLUSTER_FILES_HELP = "cluster objects (YAML/JSON; repeatable); default: shipped example"
+CLUSTER_FILES_HELP = (
+    "cluster objects: a YAML/JSON file, or a directory's .json/.yaml/.yml files (repeatable); default: shipped example"
+)
+
+
+def add_recursive(p: argparse.ArgumentParser | Any) -> None:
+    """kubectl's ``-R/--recursive``: ``-f DIR`` reads its subdirectories too (``expand_files``)."""
+    p.add_argument(
+        "-R", "--recursive", action="store_true",
+        help="-f DIR also reads the files of its subdirectories, as kubectl's -R",
+    )
+
+
+def expand_files(args: argparse.Namespace) -> None:
+    """``args.file`` as the files it names: directories become their manifest files (``-R``: and
+    their subdirectories'), as kubectl reads ``-f`` (``kubesched.manifest_paths``)."""
+    if "recursive" in args and args.file:
+        from kubesched.manifest_paths import expand
+
+        args.file = expand(args.file, args.recursive)
 
 
 def add_cluster_files(p: argparse.ArgumentParser | Any, help: str = CLUSTER_FILES_HELP) -> None:
     """``-f/--file FILE`` (repeatable) and ``--validate``: the cluster objects a command reads."""
-    p.add_argument("-f", "--file", action="append", help=help)
+    p.add_argument("-f", "--file", action="append", metavar="FILE", help=help)
+    add_recursive(p)
     add_validate(p)
 
 
