@@ -6,7 +6,7 @@ import argparse
 import sys
 
 from kubesched.commands import flags
-from kubesched.commands.printing import emit, warn
+from kubesched.commands.printing import emit, templates_note, warn
 
 #: ``schedule -o``: the contract's formats, and kubectl's ``wide`` and ``name`` (as ``kubectl get pods``)
 SCHEDULE_FORMATS = (*flags.CONTRACT_FORMATS, "wide", "name")
@@ -58,6 +58,9 @@ def run(args: argparse.Namespace) -> int:
     s = build_session(flags.cluster_files(args), args.config, args.seed, args.plugin_path, validate=args.validate)
     warn(s.config.warnings)
     warn(s.objects.warnings)
+    note = templates_note(s.objects)
+    if note:
+        warn([note])
     if args.debug:
         from kubesched.debug import PluginTracebacks
 
