@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Collection, Iterable
 from typing import Any
 
@@ -39,6 +38,8 @@ class InputError(Exception):
 def did_you_mean(word: str, choices: Iterable[str]) -> str:
     """`` (did you mean "X"?)`` for the choice ``word`` differs from only in case, else for the
     closest one (difflib, ratio 0.6 and up), else ``""``."""
+    import difflib  # only when a name is wrong: kubesched --help imports this module
+
     choices = sorted(choices)
     close = [c for c in choices if c.lower() == word.lower()] or difflib.get_close_matches(word, choices, n=1, cutoff=0.6)
     return f' (did you mean "{close[0]}"?)' if close else ""
