@@ -499,8 +499,8 @@ def run(args: argparse.Namespace) -> int:
             held = f"watching the cluster at {watch.host}; /readyz once synced"
         else:
             held = f"{len(objects.nodes)} nodes, {len(objects.pods)} pods held"
-        announce_seed(args)
         sys.stderr.write(f"kubesched extender: serving {verbs} on {server.url} ({held}; /metrics, /healthz)\n")
+        announce_seed(args)  # after the serving line: that one comes first, as before seeds were said
         sys.stderr.flush()
 
     try:
