@@ -10,6 +10,7 @@ import re
 
 import pytest
 
+from kubesched.app import example_path
 from kubesched.cli import build_parser, main
 
 SEED_LINE = re.compile(r"kubesched: seed (\d+) \(repeat with --seed \1\)\n")
@@ -27,6 +28,8 @@ def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
         ("schedule", "-o", "json"),
         ("schedule",),  # the table: the line comes after it, on stderr
         ("explain", "ml/openb-pod-0000", "-o", "json"),
+        ("multicluster", "schedule", "-o", "json", "-f", example_path("multicluster/federation.yaml"),
+         *(f"-f={m}={example_path(f'multicluster/{m}.yaml')}" for m in ("edge-seoul", "edge-tokyo", "cloud-westus2"))),
     ],
 )
 def test_a_run_without_seed_says_which_and_the_seed_repeats_it(capsys: pytest.CaptureFixture[str], argv: tuple[str, ...]) -> None:
