@@ -57,7 +57,7 @@ def build_registry(plugin_paths: list[str] | None = None, *, import_module_names
 
 def build_config(config_path: str | None, registry: Registry) -> SchedulerConfig:
     if config_path:
-        return load_config(config_path, registry.points_of)
+        return load_config(config_path, registry.points_of, plugin_names=registry.names())
     return default_config(registry.points_of)
 
 

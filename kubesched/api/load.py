@@ -54,6 +54,8 @@ from kubesched.heap import paused_gc
 
 # Kinds we read; other well-known kinds in a cluster dump are skipped, unknown kinds rejected.
 WORKLOAD_KINDS = ("Service", "ReplicationController", "ReplicaSet", "StatefulSet")
+#: kinds that hold a pod template, not pods: their controllers create the pods (counted in ``templates``)
+TEMPLATE_KINDS = frozenset({"Deployment", "ReplicaSet", "StatefulSet", "DaemonSet", "Job", "CronJob", "ReplicationController"})
 IGNORED_KINDS = frozenset(
     {
         "Deployment", "DaemonSet", "Job", "CronJob", "ConfigMap", "Secret", "ServiceAccount", "Endpoints",
@@ -114,6 +116,8 @@ class ClusterObjects:
     # resource.k8s.io/v1: DeviceClasses, ResourceSlices, ResourceClaims, ResourceClaimTemplates
     dra: DraObjects = field(default_factory=DraObjects)
     skipped: dict[str, int] = field(default_factory=dict)
+    #: objects of TEMPLATE_KINDS read, by kind (a dump of them alone has no pod to schedule)
+    templates: dict[str, int] = field(default_factory=dict)
     #: Where each Pod, Node, Namespace, PriorityClass and storage object came from (file, field path), by id().
     origins: dict[int, tuple[str, str]] = field(default_factory=dict)
     #: Admitted-but-suspicious input (a pod naming an unknown PriorityClass), one line each.
@@ -137,6 +141,8 @@ class ClusterObjects:
         self.dra.extend(other.dra)
         for k, v in other.skipped.items():
             self.skipped[k] = self.skipped.get(k, 0) + v
+        for k, v in other.templates.items():
+            self.templates[k] = self.templates.get(k, 0) + v
         self.origins.update(other.origins)
         self.warnings += other.warnings
 
@@ -248,6 +254,8 @@ def _parse_objects(source: str, docs: list[tuple[str, Any]], validate: str = STR
                 )
             if kind in VALIDATE or kind in schema.API_VERSIONS:
                 _judge(kind, m, ipath, validate, report)
+            if kind in TEMPLATE_KINDS:
+                out.templates[kind] = out.templates.get(kind, 0) + 1
             if kind == "Node":
                 out.nodes.append(_bounded_gpus(Node.parse(m, ipath), ipath))
                 out.origins[id(out.nodes[-1])] = (source, ipath)

@@ -6,6 +6,7 @@ strict like kube-scheduler's, and the first problem found is raised as one ``Inp
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from typing import Any
 
 from kubesched.documents import load_documents, read_text
@@ -50,9 +51,10 @@ def default_config(points_of: PointsOf) -> SchedulerConfig:
     return parse_config({"apiVersion": V1, "kind": KIND}, DEFAULTS_SOURCE, points_of)
 
 
-def load_config(path: str, points_of: PointsOf) -> SchedulerConfig:
-    """Read a YAML or JSON config file; every problem is an InputError naming ``path``."""
-    return parse_config(parse_document(read_text(path, "config file"), path), path, points_of)
+def load_config(path: str, points_of: PointsOf, *, plugin_names: Collection[str] = ()) -> SchedulerConfig:
+    """Read a YAML or JSON config file; every problem is an InputError naming ``path``
+    (``plugin_names``: see ``parse_config``)."""
+    return parse_config(parse_document(read_text(path, "config file"), path), path, points_of, plugin_names=plugin_names)
 
 
 def parse_document(text: str, source: str) -> Any:
@@ -70,9 +72,13 @@ def parse_document(text: str, source: str) -> Any:
     return docs[0]
 
 
-def parse_config(doc: Any, source: str, points_of: PointsOf) -> SchedulerConfig:
-    """Decode, default, convert and validate a KubeSchedulerConfiguration document."""
-    ctx = Ctx(source=source, version="", points_of=points_of)
+def parse_config(
+    doc: Any, source: str, points_of: PointsOf, *, plugin_names: Collection[str] = ()
+) -> SchedulerConfig:
+    """Decode, default, convert and validate a KubeSchedulerConfiguration document.
+    ``plugin_names`` (the registry's) are what an unknown plugin name is compared with for
+    "did you mean"."""
+    ctx = Ctx(source=source, version="", points_of=points_of, plugin_names=plugin_names)
     if doc is None:
         raise ctx.error(None, "empty document: expected a KubeSchedulerConfiguration")
     if not isinstance(doc, dict):

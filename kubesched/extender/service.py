@@ -469,6 +469,7 @@ def _watch_from_args(args: argparse.Namespace, config: SchedulerConfig, registry
 def run(args: argparse.Namespace) -> int:
     """``kubesched extender``: load, validate, then serve until SIGINT/SIGTERM."""
     from kubesched.app import build_config, build_registry
+    from kubesched.commands.flags import announce_seed
     from kubesched.server import security
     from kubesched.server.httpd import parse_listen, serve_until_signalled
 
@@ -499,6 +500,7 @@ def run(args: argparse.Namespace) -> int:
         else:
             held = f"{len(objects.nodes)} nodes, {len(objects.pods)} pods held"
         sys.stderr.write(f"kubesched extender: serving {verbs} on {server.url} ({held}; /metrics, /healthz)\n")
+        announce_seed(args)  # after the serving line: that one comes first, as before seeds were said
         sys.stderr.flush()
 
     try:

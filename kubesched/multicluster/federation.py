@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from kubesched.errors import InputError
+from kubesched.errors import InputError, did_you_mean
 from kubesched.multicluster.api import Binding
 from kubesched.multicluster.estimate import Estimators, GeneralEstimator, ReplicaEstimator
 from kubesched.multicluster.framework import DEFAULT_PLUGINS, IN_TREE, ClusterPlugin, Framework
@@ -33,7 +33,8 @@ def resolve_plugins(spec: str, extra: dict[str, ClusterPlugin] | None = None) ->
             continue
         name = item[1:] if item.startswith("-") else item
         if name not in known:
-            raise InputError(f'unknown plugin "{name}" (known: {", ".join(known)})', source="--plugins")
+            hint = did_you_mean(name, known) or f" (known: {', '.join(known)})"
+            raise InputError(f'unknown plugin "{name}"{hint}', source="--plugins")
         if item.startswith("-"):
             chosen = [n for n in chosen if n != name]
         elif name not in chosen:

@@ -182,7 +182,7 @@ def parse_config_text(text: str | None, registry: Registry, source: str = "confi
 
     if not text or not text.strip():
         return build_config(None, registry)
-    cfg = parse_config(parse_document(text, source), source, registry.points_of)
+    cfg = parse_config(parse_document(text, source), source, registry.points_of, plugin_names=registry.names())
     Scheduler(cfg, Snapshot(), None, registry)  # plugin args that only fail when plugins are built
     return cfg
 
