@@ -91,11 +91,11 @@ def _pod_ref(args: argparse.Namespace) -> tuple[str, str]:
 
 
 def cmd_explain(args: argparse.Namespace) -> int:
-    from kubesched.api.load import parse_objects, read_documents, resolve_priorities
     from kubesched.app import build_session
     from kubesched.batch import schedule_all
     from kubesched.explain import explain_pod
     from kubesched.framework.runtime import PluginFailure
+    from kubesched.load import parse_objects, read_documents, resolve_priorities
 
     if bool(args.pod_ref) == bool(args.pod):
         raise InputError("give exactly one of NAMESPACE/POD (or POD with -n NAMESPACE) or --pod FILE")
@@ -375,8 +375,10 @@ def build_parser() -> argparse.ArgumentParser:
         help=f"verb requests read and served at once; more wait, then get 503 (default {Limits.max_in_flight})",
     )
     p.set_defaults(func=cmd_extender)
-    for mod in COMMAND_MODULES:
-        importlib.import_module(mod).add_parser(sub)
+    added = {mod: importlib.import_module(mod).add_parser(sub) for mod in COMMAND_MODULES}
+    from kubesched.autoscale.experiment import add_parser as add_elastic
+
+    add_elastic(added["kubesched.experiment.cli"])  # `experiment elastic`: autoscale sits above experiment
     return parser
 
 

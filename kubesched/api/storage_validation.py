@@ -434,7 +434,7 @@ def volume_attachment(m: Mapping[str, Any], path: str) -> None:
 
 #: kind -> API-server validation of the storage kinds (after the schema check).
 def checked(fn: Callable[[Mapping[str, Any], str], None]) -> Callable[..., None]:
-    """``fn`` as ``kubesched.api.load.VALIDATE`` calls a kind's validation: its first problem
+    """``fn`` as ``kubesched.load.VALIDATE`` calls a kind's validation: its first problem
     goes to ``report`` (raised by default, a warning under ``--validate=warn``)."""
 
     def check(m: Mapping[str, Any], path: str, report: Report = raise_first) -> None:

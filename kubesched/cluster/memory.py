@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from kubesched.api.load import ClusterObjects
 from kubesched.api.objects import Pod
 from kubesched.dra.store import DraState
+from kubesched.load import ClusterObjects
 from kubesched.state.snapshot import Snapshot
 
 

@@ -1,4 +1,4 @@
-"""Reading resource.k8s.io/v1 objects from cluster files (``kubesched.api.load`` calls in here)."""
+"""Reading resource.k8s.io/v1 objects from cluster files (``kubesched.load`` calls in here)."""
 
 from __future__ import annotations
 

@@ -19,7 +19,9 @@ from kubesched.flags import add_no_plots, add_out_dir
 from kubesched.trace.bundled import OPENB_DIR
 
 
-def add_parser(sub: Any) -> None:
+def add_parser(sub: Any) -> Any:
+    """The ``experiment`` command and its ``fgd`` subcommand; returns the subcommands' action, to
+    which ``kubesched.cli`` adds ``elastic`` (the autoscaler's experiment, a layer above this one)."""
     p = sub.add_parser(
         "experiment",
         help="reproduce published scheduling experiments",
@@ -63,9 +65,7 @@ def add_parser(sub: Any) -> None:
     add_no_plots(f, "skip the PNG figures")
     f.add_argument("--no-progress", action="store_true", help="no progress bar (one line per run on stderr instead)")
     f.set_defaults(func=run)
-    from kubesched.autoscale.experiment import add_parser as add_elastic
-
-    add_elastic(esub)
+    return esub
 
 
 def _positive(value: int | None, flag: str) -> None:

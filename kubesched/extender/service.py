@@ -32,7 +32,6 @@ from urllib.parse import urlsplit
 
 import numpy as np
 
-from kubesched.api.load import ClusterObjects, load_cluster, resolve_priorities
 from kubesched.api.objects import Node, Pod
 from kubesched.cluster.memory import MemoryCluster, populate
 from kubesched.config import SchedulerConfig
@@ -50,6 +49,7 @@ from kubesched.framework.preemption.dry_run import DryRun
 from kubesched.framework.registry import Registry
 from kubesched.framework.runtime import Framework, PluginFailure
 from kubesched.framework.status import Code, Status
+from kubesched.load import ClusterObjects, load_cluster, resolve_priorities
 from kubesched.scheduler import Scheduler
 from kubesched.server.httpd import HTTPServer, Limits, PostHandler, Response
 from kubesched.server.metrics import RequestTimer, SchedulerMetrics

@@ -28,7 +28,7 @@ from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.runtime import Framework, Scores
 from kubesched.gpu.metrics import GpuMetricsTracker
 from kubesched.gpu.model import pod_gpu_ask
-from kubesched.learn.features import CandidateFeatures
+from kubesched.plugins.learned.features import CandidateFeatures
 from kubesched.scheduler import Scheduler
 
 

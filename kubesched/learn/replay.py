@@ -31,8 +31,8 @@ from kubesched.experiment.protocol import POLICY_WEIGHT, policy_config, prepare
 from kubesched.framework.runtime import Scores
 from kubesched.learn.data import Instance, load
 from kubesched.learn.episode import Decision, DecisionScheduler
-from kubesched.learn.features import CandidateFeatures
 from kubesched.plugins import in_tree_registry
+from kubesched.plugins.learned.features import CandidateFeatures
 from kubesched.sim.engine import Engine, SimOptions
 from kubesched.sim.states import QUEUED, WAITING
 from kubesched.sim.workload import Workload

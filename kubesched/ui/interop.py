@@ -20,8 +20,8 @@ from typing import Any
 
 import yaml
 
-from kubesched.api.load import ClusterObjects, finish_objects, parse_objects
 from kubesched.errors import InputError
+from kubesched.load import ClusterObjects, finish_objects, parse_objects
 from kubesched.state.snapshot import Snapshot
 
 PREFIX = "kube-scheduler-simulator.sigs.k8s.io/"

@@ -27,8 +27,8 @@ from typing import Any
 import pytest
 
 from kubesched.api import validation
-from kubesched.api.load import load_cluster
 from kubesched.errors import InputError
+from kubesched.load import load_cluster
 from kubesched.testing import make_node, make_pod
 
 LABEL_MSG = (
