@@ -36,6 +36,7 @@ from kubesched.bench import dra as D
 from kubesched.bench import templates as T
 from kubesched.bench.workloads import (
     AllocClaims,
+    BenchWorkload,
     BindPods,
     Churn,
     CreateDraObject,
@@ -46,7 +47,6 @@ from kubesched.bench.workloads import (
     CreateResourceDriver,
     CreateService,
     SteadyPods,
-    Workload,
 )
 from kubesched.cluster.memory import MemoryCluster
 from kubesched.config import default_config
@@ -263,7 +263,7 @@ class WorkloadRun:
 
     def __init__(
         self,
-        workload: Workload,
+        workload: BenchWorkload,
         params: dict[str, int],
         *,
         seed: int = 0,
@@ -611,7 +611,7 @@ class _ChurnDriver:
 
 
 def run_workload(
-    workload: Workload,
+    workload: BenchWorkload,
     *,
     scale: float = 1.0,
     nodes: int | None = None,

@@ -166,7 +166,9 @@ Op = (
 
 # ---- workloads -----------------------------------------------------------------------------
 @dataclass(frozen=True)
-class Workload:
+class BenchWorkload:
+    """One scheduler_perf workload of a test case: its ops, params and CI threshold."""
+
     test_case: str
     name: str
     ops: tuple[Op, ...]
@@ -292,7 +294,7 @@ _DRA_NODES = ("nodesWithDRA", "nodesWithoutDRA")
 _DRA_FIXED = ("maxClaimsPerNode", "durationMs")
 
 
-def _steady_state(name: str, init_claims: int, threshold: float, in_use: Callable[[int], int] | None) -> Workload:
+def _steady_state(name: str, init_claims: int, threshold: float, in_use: Callable[[int], int] | None) -> BenchWorkload:
     """SteadyStateClusterResourceClaimTemplate/<name>: ``init_claims`` claims allocated up front,
     then 10 pods at a time for 10 s. ``in_use`` gives initClaims from the number of devices after
     scaling (half of them; all but 10, so that exactly 10 more pods fit), as upstream's 100-,
@@ -306,7 +308,7 @@ def _steady_state(name: str, init_claims: int, threshold: float, in_use: Callabl
     )
     params = {"nodesWithDRA": 500, "nodesWithoutDRA": 0, "initClaims": init_claims, "maxClaimsPerNode": 10, "durationMs": 10000}
     derived = {} if in_use is None else {"initClaims": lambda p: in_use(p["nodesWithDRA"] * p["maxClaimsPerNode"])}
-    return Workload(
+    return BenchWorkload(
         "SteadyStateClusterResourceClaimTemplate",
         name,
         ops,
@@ -336,11 +338,11 @@ def _ns_params(nodes: int, per_ns: int, namespaces: int, measure: int) -> dict[s
 
 _NS_FIXED = ("initPodsPerNamespace",)
 
-WORKLOADS: tuple[Workload, ...] = (
+WORKLOADS: tuple[BenchWorkload, ...] = (
     # ---- misc/ ----
-    Workload("SchedulingBasic", "5000Nodes_10000Pods", _basic_ops(), _p(5000, 1000, 10000), 680),
-    Workload("SchedulingBasic", "5000Nodes_50000Pods", _basic_ops(), _p(5000, 5000, 50000), 810),
-    Workload(
+    BenchWorkload("SchedulingBasic", "5000Nodes_10000Pods", _basic_ops(), _p(5000, 1000, 10000), 680),
+    BenchWorkload("SchedulingBasic", "5000Nodes_50000Pods", _basic_ops(), _p(5000, 5000, 50000), 810),
+    BenchWorkload(
         "SchedulingDaemonset",
         "15000Nodes",
         (
@@ -351,7 +353,7 @@ WORKLOADS: tuple[Workload, ...] = (
         {"initNodes": 15000, "measurePods": 30000},
         1100,
     ),
-    Workload(
+    BenchWorkload(
         "PreemptionBasic",
         "1000Nodes",
         (
@@ -363,7 +365,7 @@ WORKLOADS: tuple[Workload, ...] = (
         None,
         note="no 2026 threshold (18 pods/s for 500Nodes in 2024)",
     ),
-    Workload(
+    BenchWorkload(
         "PreemptionAsync",
         "5000Nodes",
         (
@@ -376,7 +378,7 @@ WORKLOADS: tuple[Workload, ...] = (
         570,
         default=False,
     ),
-    Workload(
+    BenchWorkload(
         "Unschedulable",
         "5kNodes/100Init/10kPods",
         (
@@ -389,42 +391,42 @@ WORKLOADS: tuple[Workload, ...] = (
         590,
     ),
     # ---- affinity/ ----
-    Workload(
+    BenchWorkload(
         "SchedulingPodAntiAffinity",
         "5000Nodes_2000Pods",
         _affinity_ops("pod-with-pod-anti-affinity"),
         _p(5000, 1000, 2000),
         60,
     ),
-    Workload(
+    BenchWorkload(
         "SchedulingPodMatchingAntiAffinity",
         "5000Nodes_5000Pods",
         _affinity_ops("pod-with-pod-anti-affinity", "pod-with-pod-anti-affinity-label"),
         _p(5000, 1000, 5000),
         595,
     ),
-    Workload(
+    BenchWorkload(
         "SchedulingPodAffinity",
         "5000Nodes_5000Pods",
         _affinity_ops("pod-with-pod-affinity", zone1=True),
         _p(5000, 5000, 5000),
         35,
     ),
-    Workload(
+    BenchWorkload(
         "SchedulingPreferredPodAffinity",
         "5000Nodes_5000Pods",
         _affinity_ops("pod-with-preferred-pod-affinity"),
         _p(5000, 5000, 5000),
         90,
     ),
-    Workload(
+    BenchWorkload(
         "SchedulingPreferredPodAntiAffinity",
         "5000Nodes_5000Pods",
         _affinity_ops("pod-with-preferred-pod-anti-affinity"),
         _p(5000, 5000, 5000),
         90,
     ),
-    Workload(
+    BenchWorkload(
         "SchedulingNodeAffinity",
         "5000Nodes_10000Pods",
         (
@@ -435,7 +437,7 @@ WORKLOADS: tuple[Workload, ...] = (
         _p(5000, 5000, 10000),
         220,
     ),
-    Workload(
+    BenchWorkload(
         "MixedSchedulingBasePod",
         "5000Nodes_5000Pods",
         (
@@ -451,7 +453,7 @@ WORKLOADS: tuple[Workload, ...] = (
         _p(5000, 2000, 5000),
         140,
     ),
-    Workload(
+    BenchWorkload(
         "SchedulingRequiredPodAntiAffinityWithNSSelector",
         "5000Nodes_2000Pods",
         _ns_selector_ops("pod-anti-affinity-ns-selector"),
@@ -459,7 +461,7 @@ WORKLOADS: tuple[Workload, ...] = (
         24,
         fixed_params=_NS_FIXED,
     ),
-    Workload(
+    BenchWorkload(
         "SchedulingPreferredAntiAffinityWithNSSelector",
         "5000Nodes_2000Pods",
         _ns_selector_ops("pod-preferred-anti-affinity-ns-selector"),
@@ -467,7 +469,7 @@ WORKLOADS: tuple[Workload, ...] = (
         55,
         fixed_params=_NS_FIXED,
     ),
-    Workload(
+    BenchWorkload(
         "SchedulingRequiredPodAffinityWithNSSelector",
         "5000Nodes_2000Pods",
         _ns_selector_ops("pod-affinity-ns-selector", zone1=True),
@@ -475,7 +477,7 @@ WORKLOADS: tuple[Workload, ...] = (
         35,
         fixed_params=_NS_FIXED,
     ),
-    Workload(
+    BenchWorkload(
         "SchedulingPreferredAffinityWithNSSelector",
         "5000Nodes_5000Pods",
         _ns_selector_ops("pod-preferred-affinity-ns-selector"),
@@ -484,21 +486,21 @@ WORKLOADS: tuple[Workload, ...] = (
         fixed_params=_NS_FIXED,
     ),
     # ---- topology_spreading/ ----
-    Workload(
+    BenchWorkload(
         "TopologySpreading",
         "5000Nodes_5000Pods",
         _spreading_ops("pod-with-topology-spreading"),
         _p(5000, 5000, 5000),
         460,
     ),
-    Workload(
+    BenchWorkload(
         "PreferredTopologySpreading",
         "5000Nodes_5000Pods",
         _spreading_ops("pod-with-preferred-topology-spreading"),
         _p(5000, 5000, 5000),
         340,
     ),
-    Workload(
+    BenchWorkload(
         "DefaultTopologySpreading",
         "5000Nodes_50000Pods",
         (
@@ -510,7 +512,7 @@ WORKLOADS: tuple[Workload, ...] = (
         _p(5000, 5000, 50000),
         160,
     ),
-    Workload(
+    BenchWorkload(
         "SchedulingWithNodeInclusionPolicy",
         "5000Nodes",
         (
@@ -523,7 +525,7 @@ WORKLOADS: tuple[Workload, ...] = (
         node_params=("normalNodes", "taintNodes"),
     ),
     # ---- volumes/ ----
-    Workload(
+    BenchWorkload(
         "SchedulingSecrets",
         "5000Nodes_10000Pods",
         (
@@ -534,15 +536,15 @@ WORKLOADS: tuple[Workload, ...] = (
         _p(5000, 1000, 10000),
         790,
     ),
-    Workload("SchedulingInTreePVs", "5000Nodes_2000Pods", _volume_ops("pv-aws", CreateNodes("initNodes")), _p(5000, 1000, 2000), 290),
-    Workload(
+    BenchWorkload("SchedulingInTreePVs", "5000Nodes_2000Pods", _volume_ops("pv-aws", CreateNodes("initNodes")), _p(5000, 1000, 2000), 290),
+    BenchWorkload(
         "SchedulingMigratedInTreePVs",
         "5000Nodes_5000Pods",
         _volume_ops("pv-aws", CreateNodes("initNodes", "node-default", allocatable=_ebs_limit(AWS_EBS_PLUGIN))),
         _p(5000, 5000, 5000),
         100,
     ),
-    Workload(
+    BenchWorkload(
         "SchedulingCSIPVs",
         "5000Nodes_5000Pods",
         _volume_ops("pv-csi", CreateNodes("initNodes", "node-default", allocatable=_ebs_limit())),
@@ -550,7 +552,7 @@ WORKLOADS: tuple[Workload, ...] = (
         100,
     ),
     # ---- dra/ ----
-    Workload(
+    BenchWorkload(
         "SchedulingWithResourceClaimTemplate",
         "5000pods_500nodes",
         (
@@ -569,7 +571,7 @@ WORKLOADS: tuple[Workload, ...] = (
     _steady_state("half_500nodes", 2500, 70, lambda devices: devices // 2),
     _steady_state("full_500nodes", 4990, 60, lambda devices: devices - 10),
     # ---- kubesched's own scale experiments (not upstream workloads) ----
-    Workload(
+    BenchWorkload(
         "SchedulingBasic",
         "50000Nodes_100000Pods",
         _basic_ops(),
@@ -578,7 +580,7 @@ WORKLOADS: tuple[Workload, ...] = (
         default=False,
         note="kubesched's: SchedulingBasic at 10x the nodes; must complete without a cliff",
     ),
-    Workload(
+    BenchWorkload(
         "Memory",
         "5000Nodes_150000Pods",
         (CreateNodes("initNodes"), BindPods("boundPods")),
@@ -590,14 +592,14 @@ WORKLOADS: tuple[Workload, ...] = (
     ),
 )
 
-_BY_NAME: dict[str, Workload] = {w.full_name.lower(): w for w in WORKLOADS}
+_BY_NAME: dict[str, BenchWorkload] = {w.full_name.lower(): w for w in WORKLOADS}
 
 
 def _key(name: str) -> str:
     return name.strip().lower()
 
 
-def get(name: str) -> list[Workload]:
+def get(name: str) -> list[BenchWorkload]:
     """Workloads for a name: ``Case/Workload``, ``Case_Workload``, or ``Case`` (its default ones).
 
     Raises KeyError naming the unknown workload.
@@ -615,15 +617,15 @@ def get(name: str) -> list[Workload]:
     raise KeyError(name)
 
 
-def default_set() -> list[Workload]:
+def default_set() -> list[BenchWorkload]:
     return [w for w in WORKLOADS if w.default]
 
 
-def select(names: list[str] | None) -> list[Workload]:
+def select(names: list[str] | None) -> list[BenchWorkload]:
     """Workloads by name, in the order given (the default set when none), without repeats."""
     if not names:
         return default_set()
-    out: list[Workload] = []
+    out: list[BenchWorkload] = []
     for n in names:
         for w in get(n):
             if w not in out:
