@@ -32,8 +32,9 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import TYPE_CHECKING
 
-from kubesched.dra.allocator import DeviceID, MatchCache
+from kubesched.dra.caches import MatchCache
 from kubesched.dra.cel import compile_selector
+from kubesched.dra.pools import DeviceID
 from kubesched.gpu.model import MILLI, GpuAsk
 
 if TYPE_CHECKING:

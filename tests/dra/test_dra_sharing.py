@@ -9,7 +9,7 @@ import random
 from typing import Any
 
 from kubesched.api.objects import Node, Pod
-from kubesched.dra.allocator import Allocator, Features, with_share_ids
+from kubesched.dra.allocator import Allocator, with_share_ids
 from kubesched.dra.objects import (
     FINALIZER,
     ConsumerRef,
@@ -18,6 +18,7 @@ from kubesched.dra.objects import (
     ResourceClaimTemplate,
     ResourceSlice,
 )
+from kubesched.dra.pools import Features
 from kubesched.dra.store import DraObjects, DraState
 
 DRIVER = "gpu.example.com"

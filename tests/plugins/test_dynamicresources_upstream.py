@@ -310,7 +310,8 @@ def test_request_admin_access_without_feature_gate() -> None:
     with features.override():
         pl_features = DynamicResources().features
     assert pl_features.admin_access
-    from kubesched.dra.allocator import Allocator, Features
+    from kubesched.dra.allocator import Allocator
+    from kubesched.dra.pools import Features
     from kubesched.dra.store import DraState
 
     dra = DraState()
