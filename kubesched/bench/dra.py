@@ -14,7 +14,8 @@ from kubesched import features
 from kubesched.api.objects import Node, Pod
 from kubesched.bench import templates as T
 from kubesched.dra.allocator import Allocator
-from kubesched.dra.objects import DeviceClass, ResourceClaim, ResourceClaimTemplate, ResourceSlice
+from kubesched.dra.claims import ResourceClaim, ResourceClaimTemplate
+from kubesched.dra.objects import DeviceClass, ResourceSlice
 from kubesched.dra.store import DraObjects, DraState
 from kubesched.plugins.dynamicresources.plugin import allocator_features
 

@@ -39,18 +39,15 @@ from kubesched.api.objects import Node
 from kubesched.dra.caches import AllocationCache, MatchCache
 from kubesched.dra.capacity import Consumed, capacity_fits, request_consumes, status_names
 from kubesched.dra.cel import compile_selector
+from kubesched.dra.claims import Allocation, DeviceResult, ExactRequest, ResourceClaim
 from kubesched.dra.constraints import DistinctAttribute, MatchAttribute
 from kubesched.dra.counters import SharedCounters
 from kubesched.dra.objects import (
     ALL,
     ALLOCATION_RESULTS_MAX_SIZE,
     EXACT_COUNT,
-    Allocation,
     Device,
     DeviceClass,
-    DeviceResult,
-    ExactRequest,
-    ResourceClaim,
     ResourceSlice,
 )
 from kubesched.dra.pools import Candidate, DeviceID, Features, Pool, SliceIndex, device_id_text, node_matches

@@ -8,7 +8,8 @@ from typing import Any
 
 from kubesched.api.objects import Node
 from kubesched.dra.cel import CelError, Selector, device_input
-from kubesched.dra.objects import Allocation, Device
+from kubesched.dra.claims import Allocation
+from kubesched.dra.objects import Device
 from kubesched.dra.pools import Features
 
 

@@ -7,7 +7,8 @@ from typing import Any
 
 from kubesched.api.objects import Pod
 from kubesched.dra import validation
-from kubesched.dra.objects import DeviceClass, ResourceClaim, ResourceClaimTemplate, ResourceSlice
+from kubesched.dra.claims import ResourceClaim, ResourceClaimTemplate
+from kubesched.dra.objects import DeviceClass, ResourceSlice
 from kubesched.dra.store import DraObjects, make_template_claims
 from kubesched.errors import InputError
 

@@ -4,7 +4,8 @@ requests, and its node selector (createNodeSelector: where the devices it took c
 from __future__ import annotations
 
 from kubesched.api.selectors import NodeSelector
-from kubesched.dra.objects import Device, DeviceClass, DeviceResult, ResourceClaim, ResourceSlice
+from kubesched.dra.claims import DeviceResult, ResourceClaim
+from kubesched.dra.objects import Device, DeviceClass, ResourceSlice
 
 
 def claim_config(claim: ResourceClaim, taken: list[tuple[str, DeviceClass]], chosen: list[int]) -> tuple[dict, ...]:

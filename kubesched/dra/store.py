@@ -22,7 +22,8 @@ from fractions import Fraction
 from kubesched.api.objects import Pod
 from kubesched.dra.caches import AllocationCache, MatchCache
 from kubesched.dra.capacity import Consumed
-from kubesched.dra.objects import FINALIZER, DeviceClass, ResourceClaim, ResourceClaimTemplate, ResourceSlice
+from kubesched.dra.claims import ResourceClaim, ResourceClaimTemplate
+from kubesched.dra.objects import FINALIZER, DeviceClass, ResourceSlice
 from kubesched.dra.pools import DeviceID, SliceIndex
 
 #: CEL verdicts depend on the expression and the device's content alone: one cache for every

@@ -39,7 +39,8 @@ from kubesched.gpu.model import MILLI, GpuAsk
 
 if TYPE_CHECKING:
     from kubesched.api.objects import Pod
-    from kubesched.dra.objects import ClaimSpec, Device, ExactRequest, ResourceClaim
+    from kubesched.dra.claims import ClaimSpec, ExactRequest, ResourceClaim
+    from kubesched.dra.objects import Device
     from kubesched.dra.store import DraState
 
 DRIVER = "gpu.nvidia.com"

@@ -20,7 +20,8 @@ from kubesched.api.objects import (
     PodGroup,
     PriorityClass,
 )
-from kubesched.dra.objects import DeviceClass, ResourceClaim, ResourceSlice
+from kubesched.dra.claims import ResourceClaim
+from kubesched.dra.objects import DeviceClass, ResourceSlice
 from kubesched.live.binding import LiveScheduler
 from kubesched.live.resources import STORAGE_KINDS, WorkloadSelector
 

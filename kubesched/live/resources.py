@@ -25,7 +25,8 @@ from kubesched.api.storage import (
     StorageClass,
     VolumeAttachment,
 )
-from kubesched.dra.objects import DeviceClass, ResourceClaim, ResourceSlice
+from kubesched.dra.claims import ResourceClaim
+from kubesched.dra.objects import DeviceClass, ResourceSlice
 from kubesched.errors import InputError
 
 

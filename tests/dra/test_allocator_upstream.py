@@ -26,7 +26,8 @@ import pytest
 from kubesched.api.objects import Node
 from kubesched.api.quantity import parse_quantity
 from kubesched.dra.allocator import AllocationError, Allocator, FailedOnNode
-from kubesched.dra.objects import DeviceClass, ResourceClaim, ResourceSlice
+from kubesched.dra.claims import ResourceClaim
+from kubesched.dra.objects import DeviceClass, ResourceSlice
 from kubesched.dra.pools import Features
 
 REGION, PLANET = "region", "planet"

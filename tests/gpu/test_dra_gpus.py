@@ -10,7 +10,8 @@ import pytest
 
 from kubesched.api.objects import Node, Pod
 from kubesched.dra.allocator import Allocator
-from kubesched.dra.objects import ConsumerRef, DeviceClass, ResourceClaim, ResourceSlice
+from kubesched.dra.claims import ConsumerRef, ResourceClaim
+from kubesched.dra.objects import DeviceClass, ResourceSlice
 from kubesched.dra.pools import Features
 from kubesched.dra.store import DraObjects
 from kubesched.gpu.dra import DEVICE_CLASS, DRIVER, NO_MODEL, dra_gpus

@@ -21,7 +21,8 @@ import pytest
 
 from kubesched import features
 from kubesched.api.objects import Node, Pod
-from kubesched.dra.objects import FINALIZER, DeviceClass, ResourceClaim, ResourceSlice
+from kubesched.dra.claims import ResourceClaim
+from kubesched.dra.objects import FINALIZER, DeviceClass, ResourceSlice
 from kubesched.dra.store import DraObjects
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.handle import Handle
