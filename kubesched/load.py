@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kubesched import documents
-from kubesched.api import schema, storage_validation, validation
+from kubesched.api import field_validation, schema, storage_validation, validation
 from kubesched.api.fields import as_map
 from kubesched.api.names import is_dns1035_label, is_dns1123_label, is_dns1123_subdomain
 from kubesched.api.objects import (
@@ -72,7 +72,7 @@ API_VERSIONS: dict[str, str] = {
 }
 
 
-def _pod(m: dict, path: str, report: validation.Report = validation.raise_first) -> None:
+def _pod(m: dict, path: str, report: field_validation.Report = field_validation.raise_first) -> None:
     validation.pod(m, path, report)
     storage_validation.pod_volumes_checked(m, path, report)
 
@@ -205,7 +205,7 @@ def _int64_requests(pod: Pod, path: str) -> Pod:
     return pod
 
 
-def _reporter(validate: str, warnings: list[str], source: str) -> validation.Report | None:
+def _reporter(validate: str, warnings: list[str], source: str) -> field_validation.Report | None:
     """Where ``validate`` sends a problem: nowhere else than up (strict: None), to the warnings,
     or nowhere."""
     if validate == STRICT:
@@ -215,7 +215,7 @@ def _reporter(validate: str, warnings: list[str], source: str) -> validation.Rep
     return lambda e: None
 
 
-def _judge(kind: str, m: dict, path: str, validate: str, report: validation.Report | None) -> None:
+def _judge(kind: str, m: dict, path: str, validate: str, report: field_validation.Report | None) -> None:
     """The API server's strict decoding and validation of one object, as ``validate`` says;
     ``report``: ``_reporter``'s."""
     if kind in schema.API_VERSIONS:

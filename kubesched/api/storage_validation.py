@@ -15,6 +15,19 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from kubesched.api.field_validation import (
+    Report,
+    annotations,
+    duplicate,
+    forbidden,
+    invalid,
+    label_selector,
+    labels,
+    node_selector_term,
+    not_supported,
+    raise_first,
+    required,
+)
 from kubesched.api.names import is_dns1123_label, is_dns1123_subdomain, is_qualified_name
 from kubesched.api.quantity import parse_quantity
 from kubesched.api.storage import (
@@ -27,19 +40,6 @@ from kubesched.api.storage import (
     READ_WRITE_ONCE_POD,
     STORAGE,
     VOLUME_MODES,
-)
-from kubesched.api.validation import (
-    Report,
-    annotations,
-    duplicate,
-    forbidden,
-    invalid,
-    label_selector,
-    labels,
-    node_selector_term,
-    not_supported,
-    raise_first,
-    required,
 )
 from kubesched.errors import InputError, join_path
 

@@ -14,9 +14,9 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from kubesched.api.field_validation import duplicate, forbidden, invalid, labels, not_supported, required
 from kubesched.api.names import is_dns1123_label, is_dns1123_subdomain
 from kubesched.api.quantity import parse_quantity
-from kubesched.api.validation import duplicate, forbidden, invalid, labels, not_supported, required
 from kubesched.dra.cel import compile_selector
 from kubesched.dra.objects import (
     ALL,
