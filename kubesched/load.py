@@ -36,15 +36,8 @@ from kubesched.api.objects import (
 from kubesched.api.quantity import INT64_MAX, INT64_MIN
 from kubesched.api.resources import add_into, check_int64
 from kubesched.api.selectors import LabelSelector
-from kubesched.api.storage import (
-    EPHEMERAL,
-    STORAGE_KINDS,
-    PersistentVolumeClaim,
-    StorageClass,
-    admit_claims,
-    check_unique_storage,
-    ephemeral_claim,
-)
+from kubesched.api.storage import EPHEMERAL, STORAGE_KINDS, PersistentVolumeClaim, StorageClass
+from kubesched.api.storage_admission import admit_claims, check_unique_storage, ephemeral_claim
 from kubesched.dra import load as dra_load
 from kubesched.dra.store import DraObjects
 from kubesched.dra.validation import pod_claims
