@@ -104,6 +104,55 @@ def _parse_container(d: Any, path: str, init: bool, host_network: bool = False) 
     return c, ports
 
 
+def _parse_owners(refs: Any, mp: str) -> tuple[OwnerRef, ...]:
+    rp = join_path(mp, "ownerReferences")
+    return tuple(
+        OwnerRef(
+            as_str(o.get("kind"), rp),
+            as_str(o.get("name"), rp),
+            bool(o.get("controller")),
+            as_str(o.get("apiVersion"), rp),
+        )
+        for o in (as_map(x, rp) for x in as_list(refs, mp))
+    )
+
+
+def _parse_containers(spec: dict, sp: str) -> tuple[list[Container], list[Container], list[HostPort]]:
+    """Containers, init containers, and the host ports of both (a restartable init container's
+    ports stay bound while the pod runs)."""
+    containers, inits, ports = [], [], []
+    host_network = as_bool(spec.get("hostNetwork"), join_path(sp, "hostNetwork"))
+    cp = join_path(sp, "containers")
+    for i, c in enumerate(as_list(spec.get("containers"), cp)):
+        cont, cports = _parse_container(c, join_path(cp, i), False, host_network)
+        containers.append(cont)
+        ports.extend(cports)
+    ip = join_path(sp, "initContainers")
+    for i, c in enumerate(as_list(spec.get("initContainers"), ip)):
+        cont, cports = _parse_container(c, join_path(ip, i), True, host_network)
+        inits.append(cont)
+        if cont.restartable:
+            ports.extend(cports)
+    return containers, inits, ports
+
+
+def _pod_requests(spec: dict, sp: str, containers: list[Container], inits: list[Container]) -> tuple[Resources, int, int]:
+    """The pod's effective requests (no "pods" entry) and its non-zero CPU and memory requests:
+    containers, init containers, overhead and pod-level resources together."""
+    overhead = parse_resource_list(spec.get("overhead"), join_path(sp, "overhead"))
+    pod_res = as_map(spec.get("resources"), join_path(sp, "resources"))
+    pod_level = parse_resource_list(pod_res.get("requests"), join_path(sp, "resources.requests"))
+    for k, v in parse_resource_list(pod_res.get("limits"), join_path(sp, "resources.limits")).items():
+        pod_level.setdefault(k, v)
+    pod_level = supported_pod_level(pod_level)
+    creqs = [c.requests for c in containers]
+    ireqs = [(c.requests, c.restartable) for c in inits]
+    requests = pod_requests(creqs, ireqs, overhead, pod_level)
+    requests.pop(PODS, None)
+    nz_cpu, nz_mem = non_zero_requests(creqs, ireqs, overhead, pod_level, requests)
+    return requests, nz_cpu, nz_mem
+
+
 class Signature:
     """A pod's scheduling signature (``Pod.signature``) with its hash computed once: the tuple is
     deep, and hashing it again on every cache lookup cost more than the lookup itself."""
@@ -187,40 +236,9 @@ class Pod:
             raise InputError("metadata.name is required", path=join_path(mp, "name"))
         namespace = as_str(md.get("namespace"), join_path(mp, "namespace")) or default_namespace
         labels = str_map(md.get("labels"), join_path(mp, "labels"))
-        owners = tuple(
-            OwnerRef(
-                as_str(o.get("kind"), join_path(mp, "ownerReferences")),
-                as_str(o.get("name"), join_path(mp, "ownerReferences")),
-                bool(o.get("controller")),
-                as_str(o.get("apiVersion"), join_path(mp, "ownerReferences")),
-            )
-            for o in (as_map(x, join_path(mp, "ownerReferences")) for x in as_list(md.get("ownerReferences"), mp))
-        )
-        containers, ports = [], []
-        host_network = as_bool(spec.get("hostNetwork"), join_path(sp, "hostNetwork"))
-        cp = join_path(sp, "containers")
-        for i, c in enumerate(as_list(spec.get("containers"), cp)):
-            cont, cports = _parse_container(c, join_path(cp, i), False, host_network)
-            containers.append(cont)
-            ports.extend(cports)
-        inits = []
-        ip = join_path(sp, "initContainers")
-        for i, c in enumerate(as_list(spec.get("initContainers"), ip)):
-            cont, cports = _parse_container(c, join_path(ip, i), True, host_network)
-            inits.append(cont)
-            if cont.restartable:
-                ports.extend(cports)
-        overhead = parse_resource_list(spec.get("overhead"), join_path(sp, "overhead"))
-        pod_res = as_map(spec.get("resources"), join_path(sp, "resources"))
-        pod_level = parse_resource_list(pod_res.get("requests"), join_path(sp, "resources.requests"))
-        for k, v in parse_resource_list(pod_res.get("limits"), join_path(sp, "resources.limits")).items():
-            pod_level.setdefault(k, v)
-        pod_level = supported_pod_level(pod_level)
-        creqs = [c.requests for c in containers]
-        ireqs = [(c.requests, c.restartable) for c in inits]
-        requests = pod_requests(creqs, ireqs, overhead, pod_level)
-        requests.pop(PODS, None)
-        nz_cpu, nz_mem = non_zero_requests(creqs, ireqs, overhead, pod_level, requests)
+        owners = _parse_owners(md.get("ownerReferences"), mp)
+        containers, inits, ports = _parse_containers(spec, sp)
+        requests, nz_cpu, nz_mem = _pod_requests(spec, sp, containers, inits)
         aff = as_map(spec.get("affinity"), join_path(sp, "affinity"))
         ap = join_path(sp, "affinity")
         priority = as_int(spec.get("priority"), join_path(sp, "priority"), None)
