@@ -16,7 +16,7 @@ from fractions import Fraction
 from types import MappingProxyType
 from typing import Any
 
-from kubesched.api.fields import as_bool, as_int, as_list, as_map, as_str, str_map
+from kubesched.api.fields import as_bool, as_int, as_list, as_map, as_str, maps, str_map
 from kubesched.api.quantity import parse_quantity
 from kubesched.api.selectors import LabelSelector, NodeSelector
 from kubesched.errors import InputError, join_path
@@ -147,9 +147,7 @@ def parse_pod_volumes(value: Any, path: str, pod_name: str) -> tuple[PodVolume, 
     if not value:
         return ()
     out = []
-    for i, raw in enumerate(as_list(value, path)):
-        vp = join_path(path, i)
-        m = as_map(raw, vp)
+    for m, vp in maps(value, path):
         name = as_str(m.get("name"), join_path(vp, "name"))
         source = _source(m, POD_VOLUME_SOURCES)
         fields = as_map(m.get(source), join_path(vp, source)) if source else {}
@@ -369,9 +367,7 @@ def parse_topology_terms(value: Any, path: str) -> tuple[TopologyTerm, ...]:
         tp = join_path(path, i)
         ep = join_path(tp, "matchLabelExpressions")
         reqs = []
-        for j, e in enumerate(as_list(as_map(t, tp).get("matchLabelExpressions"), ep)):
-            rp = join_path(ep, j)
-            em = as_map(e, rp)
+        for em, rp in maps(as_map(t, tp).get("matchLabelExpressions"), ep):
             values = frozenset(as_str(v, join_path(rp, "values")) for v in as_list(em.get("values"), join_path(rp, "values")))
             reqs.append((as_str(em.get("key"), join_path(rp, "key")), values))
         out.append(TopologyTerm(tuple(reqs)))
@@ -436,9 +432,7 @@ class CSINode:
         ann = str_map(md.get("annotations"), join_path(path, "metadata.annotations"))
         dp = join_path(path, "spec.drivers")
         drivers = {}
-        for i, raw in enumerate(as_list(as_map(m.get("spec"), join_path(path, "spec")).get("drivers"), dp)):
-            ip = join_path(dp, i)
-            dm = as_map(raw, ip)
+        for dm, ip in maps(as_map(m.get("spec"), join_path(path, "spec")).get("drivers"), dp):
             alloc = as_map(dm.get("allocatable"), join_path(ip, "allocatable"))
             driver = CSINodeDriver(
                 as_str(dm.get("name"), join_path(ip, "name")),

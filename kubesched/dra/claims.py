@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
 
-from kubesched.api.fields import as_bool, as_int, as_list, as_map, as_str, str_map
+from kubesched.api.fields import as_bool, as_int, as_list, as_map, as_str, maps, str_map
 from kubesched.api.selectors import NodeSelector
 from kubesched.dra.objects import (
     EXACT_COUNT,
@@ -88,9 +88,7 @@ class ClaimSpec:
         devices = as_map(spec.get("devices"), dp)
         rp = join_path(dp, "requests")
         requests = []
-        for i, r in enumerate(as_list(devices.get("requests"), rp)):
-            ip = join_path(rp, i)
-            rm = as_map(r, ip)
+        for rm, ip in maps(devices.get("requests"), rp):
             exactly = rm.get("exactly")
             fp = join_path(ip, "firstAvailable")
             subs = []
@@ -106,9 +104,7 @@ class ClaimSpec:
             )
         cp = join_path(dp, "constraints")
         constraints = []
-        for i, c in enumerate(as_list(devices.get("constraints"), cp)):
-            ip = join_path(cp, i)
-            cm = as_map(c, ip)
+        for cm, ip in maps(devices.get("constraints"), cp):
             constraints.append(
                 DeviceConstraint(
                     tuple(as_str(x, join_path(ip, "requests")) for x in as_list(cm.get("requests"), join_path(ip, "requests"))),
@@ -170,9 +166,7 @@ class Allocation:
         devices = as_map(m.get("devices"), dp)
         rp = join_path(dp, "results")
         results = []
-        for i, r in enumerate(as_list(devices.get("results"), rp)):
-            ip = join_path(rp, i)
-            rm = as_map(r, ip)
+        for rm, ip in maps(devices.get("results"), rp):
             admin = rm.get("adminAccess")
             share = rm.get("shareID")
             consumed = rm.get("consumedCapacity")
@@ -267,9 +261,7 @@ class ResourceClaim:
         alloc = status.get("allocation")
         rp = join_path(stp, "reservedFor")
         reserved = []
-        for i, r in enumerate(as_list(status.get("reservedFor"), rp)):
-            ip = join_path(rp, i)
-            rm = as_map(r, ip)
+        for rm, ip in maps(status.get("reservedFor"), rp):
             reserved.append(
                 ConsumerRef(
                     as_str(rm.get("resource"), join_path(ip, "resource")),

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
 
-from kubesched.api.fields import as_bool, as_int, as_list, as_map, as_str
+from kubesched.api.fields import as_bool, as_int, as_list, as_map, as_str, maps
 from kubesched.api.quantity import parse_quantity
 from kubesched.api.selectors import NodeSelector
 from kubesched.errors import join_path
@@ -82,9 +82,7 @@ class DeviceToleration:
 
 def _taints(items: Any, path: str) -> tuple[DeviceTaint, ...]:
     out = []
-    for i, t in enumerate(as_list(items, path)):
-        tp = join_path(path, i)
-        tm = as_map(t, tp)
+    for tm, tp in maps(items, path):
         out.append(
             DeviceTaint(
                 as_str(tm.get("key"), join_path(tp, "key")),
@@ -97,9 +95,7 @@ def _taints(items: Any, path: str) -> tuple[DeviceTaint, ...]:
 
 def parse_tolerations(items: Any, path: str) -> tuple[DeviceToleration, ...]:
     out = []
-    for i, t in enumerate(as_list(items, path)):
-        tp = join_path(path, i)
-        tm = as_map(t, tp)
+    for tm, tp in maps(items, path):
         out.append(
             DeviceToleration(
                 as_str(tm.get("key"), join_path(tp, "key")),
