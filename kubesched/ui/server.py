@@ -189,170 +189,196 @@ def build_app(
     st = State(ws, max_body, sealed, roots or Roots.of([Path.cwd()]), on_swap)
     static = static_dir()
 
-    async def index(_: Request) -> Response:
-        return FileResponse(static / "index.html", headers={"Cache-Control": "no-cache"})
-
-    async def meta(_: Request) -> Response:
-        w = st.ws
-        return _json(
-            {
-                "kind": w.kind,
-                "title": w.title,
-                "note": w.note,
-                "steps": len(w.timeline) if w.timeline is not None else 0,
-                "config_yaml": w.config_text,
-                # from the configuration: the timeline's scheduler is busy while a read explains
-                "profiles": [p.scheduler_name for p in w.timeline.config.profiles] if w.timeline is not None else [],
-                "views": _views(w),
-                "start_step": w.start_step,  # the step the page opens at (null: the end of the run)
-                "start_note": w.start_note,
-            }
-        )
-
-    async def cluster(request: Request) -> Response:
-        w, step = st.ws, _int_param(request, "step")
-        return await off_loop(lambda: views.cluster_view(w, step))
-
-    async def decision(request: Request) -> Response:
-        w, key, attempt = st.ws, request.query_params.get("pod", ""), _int_param(request, "attempt")
-
-        tables = request.query_params.get("tables") == "1"  # the page's form: explain's nodes as columns
-
-        def job() -> Response:
-            t0 = time.perf_counter()
-            d = (views.decision_tables if tables else views.decision_view)(w, key, attempt)
-            t1 = time.perf_counter()
-            out = _json(d)
-            # where the time went, for the browser's Resource Timing (bench/ui_render.py reads it)
-            out.headers["Server-Timing"] = (
-                f"decision;dur={(t1 - t0) * 1000:.1f}, explain;dur={d['explain_ms']:.1f}, json;dur={(time.perf_counter() - t1) * 1000:.1f}"
-            )
-            return out
-
-        return await run_in_threadpool(job)
-
-    async def run_whatif(request: Request) -> Response:
-        body = await _json_body(request, st)
-        w = st.ws
-        return await st.run(request, "body", lambda: _json(whatif.compare(w, body, st.registry, st.check)))
-
-    async def cancel(_: Request) -> Response:
-        running = st.busy.locked()
-        if running:
-            st.cancel.set()
-        return _json({"cancelled": running})
-
-    async def sim_dashboard(_: Request) -> Response:
-        w = st.ws
-        return await off_loop(lambda: dashboards.simulation_dashboard(w))
-
-    async def exp_dashboard(request: Request) -> Response:
-        w, baseline = st.ws, request.query_params.get("baseline") or None
-        return await off_loop(lambda: dashboards.experiment_dashboard(w, baseline))
-
-    async def schedule_json(_: Request) -> Response:
-        run = st.ws.run
-        if run is None:
-            raise InputError("a schedule run exists for cluster sources only", path="source")
-        return await off_loop(lambda: {"placements": run.placements, "skipped": run.skipped})
-
-    async def export_snapshot(request: Request) -> Response:
-        w, step = st.ws, _int_param(request, "step")
-        if w.timeline is None:
-            raise InputError("nothing to export: this source has no cluster", path="source")
-        text, step = await run_in_threadpool(_snapshot_at, w, step)
-        return Response(
-            text, media_type="application/yaml",
-            headers={"Content-Disposition": f'attachment; filename="snapshot-step-{step}.yaml"'},
-        )
-
-    async def export_annotations(request: Request) -> Response:
-        """Pods with kube-scheduler-simulator's result annotations (explained as they were decided).
-        One export at a time: another while one is computed is answered 409 at once."""
-        w = st.ws
-        if w.timeline is None:
-            raise InputError("nothing to export: this source has no pods", path="source")
-        limit = max(1, min(_int_param(request, "limit") or EXPORT_PODS, MAX_EXPORT_PODS))
-        max_bytes = _int_param(request, "max_bytes") or EXPORT_BYTES
-        if not MIN_EXPORT_BYTES <= max_bytes <= MAX_EXPORT_BYTES:
-            raise InputError(f"must be between {MIN_EXPORT_BYTES} and {MAX_EXPORT_BYTES}", path="max_bytes")
-        if not st.exporting.acquire(blocking=False):
-            return error("another export is in progress; try again when it ends", "export", BUSY)
-        try:
-            text, done, asked = await run_in_threadpool(_annotated_pods, w, limit, max_bytes)
-        finally:
-            st.exporting.release()
-        return Response(
-            text, media_type="application/yaml",
-            headers={
-                "Content-Disposition": 'attachment; filename="pods-with-simulator-annotations.yaml"',
-                "X-Kubesched-Pods": str(done),  # pods written, of
-                "X-Kubesched-Pods-Asked": str(asked),  # the pods asked for (and tried)
-            },
-        )
-
-    async def import_snapshot(request: Request) -> Response:
-        raw = await _body(request, st)
-        try:
-            text = raw.decode()
-        except UnicodeDecodeError:
-            raise InputError("not UTF-8 text", path="body") from None
-        w = st.ws
-
-        def job() -> Response:
-            objs = interop.parse_snapshot(text, "uploaded snapshot")
-            st.ws = open_cluster(
-                [], w.config_text if w.kind == CLUSTER else "", seed=w.seed, objects=objs, title="uploaded snapshot",
-                registry=st.registry, check=st.check,
-            )
-            return _json({"ok": True, "title": st.ws.title, "pods": len(objs.pods), "nodes": len(objs.nodes)})
-
-        return await st.run(request, "body", job)
-
-    async def open_path(request: Request) -> Response:
-        body = await _json_body(request, st)
-        if not isinstance(body, dict) or not isinstance(body.get("path"), str) or not body["path"]:
-            raise InputError("expected {\"path\": FILE or FOLDER}", path="path")
-
-        path = str(st.roots.check(body["path"]))  # before anything looks at the path
-
-        def job() -> Response:
-            try:
-                st.ws = open_source(path, registry=st.registry, check=st.check, may_read=st.roots.check)
-            except InputError as e:
-                return error(str(e), "path")  # the message names the file; the field is the request's
-            return _json({"ok": True, "title": st.ws.title, "kind": st.ws.kind})
-
-        return await st.run(request, "path", job)
-
     routes = [
-        Route("/", index),
-        Route("/api/meta", meta),
-        Route("/api/cluster", cluster),
-        Route("/api/decision", decision),
-        Route("/api/whatif", run_whatif, methods=["POST"]),
-        Route("/api/dashboard/simulation", sim_dashboard),
-        Route("/api/dashboard/experiment", exp_dashboard),
-        Route("/api/schedule", schedule_json),
-        Route("/api/export/snapshot", export_snapshot),
-        Route("/api/export/simulator-annotations", export_annotations),
-        Route("/api/import/snapshot", import_snapshot, methods=["POST"]),
-        Route("/api/open", open_path, methods=["POST"]),
-        Route("/api/cancel", cancel, methods=["POST"]),
+        Route("/", _index),
+        Route("/api/meta", _meta),
+        Route("/api/cluster", _cluster),
+        Route("/api/decision", _decision),
+        Route("/api/whatif", _run_whatif, methods=["POST"]),
+        Route("/api/dashboard/simulation", _sim_dashboard),
+        Route("/api/dashboard/experiment", _exp_dashboard),
+        Route("/api/schedule", _schedule_json),
+        Route("/api/export/snapshot", _export_snapshot),
+        Route("/api/export/simulator-annotations", _export_annotations),
+        Route("/api/import/snapshot", _import_snapshot, methods=["POST"]),
+        Route("/api/open", _open_path, methods=["POST"]),
+        Route("/api/cancel", _cancel, methods=["POST"]),
         Mount("/static", app=StaticFiles(directory=static), name="static"),
     ]
 
-    async def on_input_error(_: Request, exc: Exception) -> Response:
-        assert isinstance(exc, InputError)
-        return error(str(exc), exc.path or exc.source)
-
-    async def on_crash(_: Request, exc: Exception) -> Response:
-        # a bug, not a user mistake: one line, and the server keeps serving
-        return error(f"internal error: {type(exc).__name__}: {exc}", None, 500)
-
-    app = Starlette(routes=routes, exception_handlers={InputError: on_input_error, Exception: on_crash})
+    app = Starlette(routes=routes, exception_handlers={InputError: _on_input_error, Exception: _on_crash})
     app.state.ui = st
     return Guard(app, access)
+
+
+async def _index(request: Request) -> Response:
+    return FileResponse(static_dir() / "index.html", headers={"Cache-Control": "no-cache"})
+
+
+async def _meta(request: Request) -> Response:
+    st: State = request.app.state.ui
+    w = st.ws
+    return _json(
+        {
+            "kind": w.kind,
+            "title": w.title,
+            "note": w.note,
+            "steps": len(w.timeline) if w.timeline is not None else 0,
+            "config_yaml": w.config_text,
+            # from the configuration: the timeline's scheduler is busy while a read explains
+            "profiles": [p.scheduler_name for p in w.timeline.config.profiles] if w.timeline is not None else [],
+            "views": _views(w),
+            "start_step": w.start_step,  # the step the page opens at (null: the end of the run)
+            "start_note": w.start_note,
+        }
+    )
+
+
+async def _cluster(request: Request) -> Response:
+    st: State = request.app.state.ui
+    w, step = st.ws, _int_param(request, "step")
+    return await off_loop(lambda: views.cluster_view(w, step))
+
+
+async def _decision(request: Request) -> Response:
+    st: State = request.app.state.ui
+    w, key, attempt = st.ws, request.query_params.get("pod", ""), _int_param(request, "attempt")
+
+    tables = request.query_params.get("tables") == "1"  # the page's form: explain's nodes as columns
+
+    def job() -> Response:
+        t0 = time.perf_counter()
+        d = (views.decision_tables if tables else views.decision_view)(w, key, attempt)
+        t1 = time.perf_counter()
+        out = _json(d)
+        # where the time went, for the browser's Resource Timing (bench/ui_render.py reads it)
+        out.headers["Server-Timing"] = (
+            f"decision;dur={(t1 - t0) * 1000:.1f}, explain;dur={d['explain_ms']:.1f}, json;dur={(time.perf_counter() - t1) * 1000:.1f}"
+        )
+        return out
+
+    return await run_in_threadpool(job)
+
+
+async def _run_whatif(request: Request) -> Response:
+    st: State = request.app.state.ui
+    body = await _json_body(request, st)
+    w = st.ws
+    return await st.run(request, "body", lambda: _json(whatif.compare(w, body, st.registry, st.check)))
+
+
+async def _cancel(request: Request) -> Response:
+    st: State = request.app.state.ui
+    running = st.busy.locked()
+    if running:
+        st.cancel.set()
+    return _json({"cancelled": running})
+
+
+async def _sim_dashboard(request: Request) -> Response:
+    st: State = request.app.state.ui
+    w = st.ws
+    return await off_loop(lambda: dashboards.simulation_dashboard(w))
+
+
+async def _exp_dashboard(request: Request) -> Response:
+    st: State = request.app.state.ui
+    w, baseline = st.ws, request.query_params.get("baseline") or None
+    return await off_loop(lambda: dashboards.experiment_dashboard(w, baseline))
+
+
+async def _schedule_json(request: Request) -> Response:
+    st: State = request.app.state.ui
+    run = st.ws.run
+    if run is None:
+        raise InputError("a schedule run exists for cluster sources only", path="source")
+    return await off_loop(lambda: {"placements": run.placements, "skipped": run.skipped})
+
+
+async def _export_snapshot(request: Request) -> Response:
+    st: State = request.app.state.ui
+    w, step = st.ws, _int_param(request, "step")
+    if w.timeline is None:
+        raise InputError("nothing to export: this source has no cluster", path="source")
+    text, step = await run_in_threadpool(_snapshot_at, w, step)
+    return Response(
+        text, media_type="application/yaml",
+        headers={"Content-Disposition": f'attachment; filename="snapshot-step-{step}.yaml"'},
+    )
+
+
+async def _export_annotations(request: Request) -> Response:
+    """Pods with kube-scheduler-simulator's result annotations (explained as they were decided).
+    One export at a time: another while one is computed is answered 409 at once."""
+    st: State = request.app.state.ui
+    w = st.ws
+    if w.timeline is None:
+        raise InputError("nothing to export: this source has no pods", path="source")
+    limit = max(1, min(_int_param(request, "limit") or EXPORT_PODS, MAX_EXPORT_PODS))
+    max_bytes = _int_param(request, "max_bytes") or EXPORT_BYTES
+    if not MIN_EXPORT_BYTES <= max_bytes <= MAX_EXPORT_BYTES:
+        raise InputError(f"must be between {MIN_EXPORT_BYTES} and {MAX_EXPORT_BYTES}", path="max_bytes")
+    if not st.exporting.acquire(blocking=False):
+        return error("another export is in progress; try again when it ends", "export", BUSY)
+    try:
+        text, done, asked = await run_in_threadpool(_annotated_pods, w, limit, max_bytes)
+    finally:
+        st.exporting.release()
+    return Response(
+        text, media_type="application/yaml",
+        headers={
+            "Content-Disposition": 'attachment; filename="pods-with-simulator-annotations.yaml"',
+            "X-Kubesched-Pods": str(done),  # pods written, of
+            "X-Kubesched-Pods-Asked": str(asked),  # the pods asked for (and tried)
+        },
+    )
+
+
+async def _import_snapshot(request: Request) -> Response:
+    st: State = request.app.state.ui
+    raw = await _body(request, st)
+    try:
+        text = raw.decode()
+    except UnicodeDecodeError:
+        raise InputError("not UTF-8 text", path="body") from None
+    w = st.ws
+
+    def job() -> Response:
+        objs = interop.parse_snapshot(text, "uploaded snapshot")
+        st.ws = open_cluster(
+            [], w.config_text if w.kind == CLUSTER else "", seed=w.seed, objects=objs, title="uploaded snapshot",
+            registry=st.registry, check=st.check,
+        )
+        return _json({"ok": True, "title": st.ws.title, "pods": len(objs.pods), "nodes": len(objs.nodes)})
+
+    return await st.run(request, "body", job)
+
+
+async def _open_path(request: Request) -> Response:
+    st: State = request.app.state.ui
+    body = await _json_body(request, st)
+    if not isinstance(body, dict) or not isinstance(body.get("path"), str) or not body["path"]:
+        raise InputError("expected {\"path\": FILE or FOLDER}", path="path")
+
+    path = str(st.roots.check(body["path"]))  # before anything looks at the path
+
+    def job() -> Response:
+        try:
+            st.ws = open_source(path, registry=st.registry, check=st.check, may_read=st.roots.check)
+        except InputError as e:
+            return error(str(e), "path")  # the message names the file; the field is the request's
+        return _json({"ok": True, "title": st.ws.title, "kind": st.ws.kind})
+
+    return await st.run(request, "path", job)
+
+
+async def _on_input_error(_: Request, exc: Exception) -> Response:
+    assert isinstance(exc, InputError)
+    return error(str(exc), exc.path or exc.source)
+
+async def _on_crash(_: Request, exc: Exception) -> Response:
+    # a bug, not a user mistake: one line, and the server keeps serving
+    return error(f"internal error: {type(exc).__name__}: {exc}", None, 500)
 
 
 def _snapshot_at(w: Workspace, step: int | None) -> tuple[str, int]:
