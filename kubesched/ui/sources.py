@@ -280,25 +280,7 @@ def open_simulation(
         raise InputError("expected a JSON object", source=str(inputs_path))
     events = read_csv(folder / "events.csv", ("seq", "time", "event", "pod", "node"), EVENT_NUMERIC)
     registry = registry or build_registry(plugin_paths)
-    cfg_name = inputs.get("config")
-    cfg_text = None
-    if cfg_name:
-        cfg_file = folder / Path(str(cfg_name)).name  # always inside the folder
-        try:
-            cfg_text = cfg_file.read_text()
-        except OSError as e:
-            raise InputError(f"cannot read: {e.strerror}", source=str(cfg_file)) from None
-    try:
-        cfg = parse_config_text(cfg_text, registry, str(folder / "config.yaml"))
-    except InputError as e:
-        named = inputs.get("plugin_path")
-        if named:  # say which files the run used: the UI never runs them on its own
-            raise InputError(
-                f"{e}; the simulation was run with plugin files {named!r}, which kubesched ui loads only when "
-                "its command line names them (--plugin-path)",
-                source=str(folder / "inputs.json"), path="plugin_path",
-            ) from None
-        raise
+    cfg, cfg_text = _sim_config(folder, inputs, registry)
     try:
         if may_read is not None:
             for f in _input_paths(inputs):
@@ -339,6 +321,30 @@ def open_simulation(
     ws.workload = wl
     ws.inputs = inputs
     return ws
+
+
+def _sim_config(folder: Path, inputs: dict[str, Any], registry: Registry) -> tuple[SchedulerConfig, str | None]:
+    """The configuration a simulation ran with (its file is copied into the folder), and its text."""
+    cfg_name = inputs.get("config")
+    cfg_text = None
+    if cfg_name:
+        cfg_file = folder / Path(str(cfg_name)).name  # always inside the folder
+        try:
+            cfg_text = cfg_file.read_text()
+        except OSError as e:
+            raise InputError(f"cannot read: {e.strerror}", source=str(cfg_file)) from None
+    try:
+        cfg = parse_config_text(cfg_text, registry, str(folder / "config.yaml"))
+    except InputError as e:
+        named = inputs.get("plugin_path")
+        if named:  # say which files the run used: the UI never runs them on its own
+            raise InputError(
+                f"{e}; the simulation was run with plugin files {named!r}, which kubesched ui loads only when "
+                "its command line names them (--plugin-path)",
+                source=str(folder / "inputs.json"), path="plugin_path",
+            ) from None
+        raise
+    return cfg, cfg_text
 
 
 def _input_paths(inputs: dict[str, Any]) -> list[str]:
