@@ -91,41 +91,35 @@ class _StateCollector(Collector):
 
     @staticmethod
     def _pending(counts: dict[str, int]) -> GaugeMetricFamily:
-        g = GaugeMetricFamily(
+        return _gauge(
             "scheduler_pending_pods",
             "Number of pending pods, by the queue type. 'active' means number of pods in activeQ; "
             "'backoff' means number of pods in backoffQ; 'unschedulable' means number of pods in "
             "unschedulablePods that the scheduler attempted to schedule and failed; 'gated' is the number "
             "of unschedulable pods that the scheduler never attempted to schedule because they are gated.",
-            labels=["queue"],
+            ["queue"],
+            (([q], counts.get(q, 0)) for q in QUEUES),
         )
-        for q in QUEUES:
-            g.add_metric([q], counts.get(q, 0))
-        return g
 
     @staticmethod
     def _cache(nodes: int, pods: int, assumed: int) -> GaugeMetricFamily:
-        g = GaugeMetricFamily(
+        return _gauge(
             "scheduler_cache_size",
             "Number of nodes, pods, and assumed (bound) pods in the scheduler cache.",
-            labels=["type"],
+            ["type"],
+            (([t], v) for t, v in zip(CACHE_TYPES, (nodes, pods, assumed), strict=True)),
         )
-        for t, v in zip(CACHE_TYPES, (nodes, pods, assumed), strict=True):
-            g.add_metric([t], v)
-        return g
 
     @staticmethod
     def _unschedulable(counts: dict[tuple[str, str], int]) -> GaugeMetricFamily:
-        g = GaugeMetricFamily(
+        return _gauge(
             "scheduler_unschedulable_pods",
             "The number of unschedulable pods broken down by plugin name. A pod will increment the gauge "
             "for all plugins that caused it to not schedule and so this metric have meaning only when "
             "broken down by plugin.",
-            labels=["plugin", "profile"],
+            ["plugin", "profile"],
+            (([plugin, profile], v) for (plugin, profile), v in sorted(counts.items())),
         )
-        for (plugin, profile), v in sorted(counts.items()):
-            g.add_metric([plugin, profile], v)
-        return g
 
     def collect(self) -> Iterable[Metric]:
         counts = dict.fromkeys(QUEUES, 0)
@@ -144,6 +138,14 @@ class _StateCollector(Collector):
         self._rejection_keys |= rejections.keys()
         rejections = {key: rejections.get(key, 0) for key in self._rejection_keys}
         return [self._pending(counts), self._cache(nodes, pods, assumed), self._unschedulable(rejections)]
+
+
+def _gauge(name: str, doc: str, labels: list[str], values: Iterable[tuple[list[str], float]]) -> GaugeMetricFamily:
+    """A gauge family with one sample per (label values, value)."""
+    g = GaugeMetricFamily(name, doc, labels=labels)
+    for label_values, value in values:
+        g.add_metric(label_values, value)
+    return g
 
 
 def _histogram(r: CollectorRegistry, name: str, doc: str, labels: list[str], buckets: list[float]) -> Histogram:
