@@ -26,6 +26,12 @@ def as_list(value: Any, path: str) -> list:
     return value
 
 
+def child(m: Mapping[str, Any], path: str, key: str) -> tuple[dict, str]:
+    """The mapping field ``key`` of ``m`` (``as_map``: absent is {}), with its path."""
+    cp = join_path(path, key)
+    return as_map(m.get(key), cp), cp
+
+
 def maps(value: Any, path: str) -> Iterator[tuple[dict, str]]:
     """A list of objects: each item as a mapping (``as_map``), with its path ``path[i]``."""
     for i, item in enumerate(as_list(value, path)):

@@ -16,7 +16,7 @@ from typing import Any
 
 from kubesched.api.affinity import NodeAffinity, PodAffinity, TopologySpreadConstraint
 from kubesched.api.claims import PodClaimRef, parse_pod_claims
-from kubesched.api.fields import as_bool, as_int, as_int32, as_list, as_map, as_str, str_map
+from kubesched.api.fields import as_bool, as_int, as_int32, as_list, as_map, as_str, child, str_map
 from kubesched.api.quantity import format_quantity
 from kubesched.api.resources import (
     PODS,
@@ -481,8 +481,7 @@ def _scheduling_meta(m: dict, path: str, kind: str) -> tuple[str, str, float | N
             f'unsupported apiVersion "{api}" for {kind} (supported: {", ".join(SCHEDULING_API_VERSIONS)})',
             path=join_path(path, "apiVersion"),
         )
-    mp = join_path(path, "metadata")
-    md = as_map(m.get("metadata"), mp)
+    md, mp = child(m, path, "metadata")
     name = as_str(md.get("name"), join_path(mp, "name"))
     if not name:
         raise InputError("metadata.name is required", path=join_path(mp, "name"))
@@ -509,8 +508,7 @@ class PodGroup:
     def parse(cls, d: Any, path: str = "") -> PodGroup:
         m = as_map(d, path)
         namespace, name, created = _scheduling_meta(m, path, "PodGroup")
-        sp = join_path(path, "spec")
-        spec = as_map(m.get("spec"), sp)
+        spec, sp = child(m, path, "spec")
         raw_min = spec.get("minResources")
         min_resources = None if raw_min is None else parse_resource_list(raw_min, join_path(sp, "minResources"))
         for k, v in (min_resources or {}).items():
@@ -539,8 +537,7 @@ class ElasticQuota:
     def parse(cls, d: Any, path: str = "") -> ElasticQuota:
         m = as_map(d, path)
         namespace, name, _ = _scheduling_meta(m, path, "ElasticQuota")
-        sp = join_path(path, "spec")
-        spec = as_map(m.get("spec"), sp)
+        spec, sp = child(m, path, "spec")
         out: dict[str, Resources | None] = {}
         for fld in ("min", "max"):
             raw = spec.get(fld)

@@ -16,7 +16,7 @@ from fractions import Fraction
 from types import MappingProxyType
 from typing import Any
 
-from kubesched.api.fields import as_bool, as_int, as_list, as_map, as_str, maps, str_map
+from kubesched.api.fields import as_bool, as_int, as_list, as_map, as_str, child, maps, str_map
 from kubesched.api.quantity import parse_quantity
 from kubesched.api.selectors import LabelSelector, NodeSelector
 from kubesched.errors import InputError, join_path
@@ -73,8 +73,7 @@ def _frozen(m: dict) -> Mapping[str, Any]:
 
 def _meta(m: Mapping[str, Any], path: str, *, namespaced: bool) -> tuple[str, str, dict]:
     """(namespace, name, metadata) of an object; a name is required."""
-    mp = join_path(path, "metadata")
-    md = as_map(m.get("metadata"), mp)
+    md, mp = child(m, path, "metadata")
     name = as_str(md.get("name"), join_path(mp, "name"))
     if not name:
         raise InputError("metadata.name is required", path=join_path(mp, "name"))
@@ -229,8 +228,7 @@ class PersistentVolume:
                 as_str(rm.get("name"), join_path(rp, "name")),
                 as_str(rm.get("uid"), join_path(rp, "uid")),
             )
-        ap = join_path(sp, "nodeAffinity")
-        affinity = as_map(spec.get("nodeAffinity"), ap)
+        affinity, ap = child(spec, sp, "nodeAffinity")
         source = _source(spec, PV_SOURCES)
         return cls(
             name=name,
@@ -455,8 +453,7 @@ class CSIDriver:
     def parse(cls, d: Any, path: str = "") -> CSIDriver:
         m = as_map(d, path)
         _, name, _ = _meta(m, path, namespaced=False)
-        sp = join_path(path, "spec")
-        spec = as_map(m.get("spec"), sp)
+        spec, sp = child(m, path, "spec")
         return cls(
             name,
             as_bool(spec.get("attachRequired"), join_path(sp, "attachRequired"), True),
@@ -506,8 +503,7 @@ class VolumeAttachment:
     def parse(cls, d: Any, path: str = "") -> VolumeAttachment:
         m = as_map(d, path)
         _, name, _ = _meta(m, path, namespaced=False)
-        sp = join_path(path, "spec")
-        spec = as_map(m.get("spec"), sp)
+        spec, sp = child(m, path, "spec")
         src = as_map(spec.get("source"), join_path(sp, "source"))
         pv = src.get("persistentVolumeName")
         inline = None

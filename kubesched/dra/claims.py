@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
 
-from kubesched.api.fields import as_bool, as_int, as_list, as_map, as_str, maps, str_map
+from kubesched.api.fields import as_bool, as_int, as_list, as_map, as_str, child, maps, str_map
 from kubesched.api.selectors import NodeSelector
 from kubesched.dra.objects import (
     EXACT_COUNT,
@@ -84,8 +84,7 @@ class ClaimSpec:
     @classmethod
     def parse(cls, d: Any, path: str) -> ClaimSpec:
         spec = as_map(d, path)
-        dp = join_path(path, "devices")
-        devices = as_map(spec.get("devices"), dp)
+        devices, dp = child(spec, path, "devices")
         rp = join_path(dp, "requests")
         requests = []
         for rm, ip in maps(devices.get("requests"), rp):
@@ -162,8 +161,7 @@ class Allocation:
     @classmethod
     def parse(cls, d: Any, path: str) -> Allocation:
         m = as_map(d, path)
-        dp = join_path(path, "devices")
-        devices = as_map(m.get("devices"), dp)
+        devices, dp = child(m, path, "devices")
         rp = join_path(dp, "results")
         results = []
         for rm, ip in maps(devices.get("results"), rp):
@@ -256,8 +254,7 @@ class ResourceClaim:
                     as_str(om.get("name"), join_path(op, "name")),
                     as_str(om.get("uid"), join_path(op, "uid")),
                 )
-        stp = join_path(path, "status")
-        status = as_map(m.get("status"), stp)
+        status, stp = child(m, path, "status")
         alloc = status.get("allocation")
         rp = join_path(stp, "reservedFor")
         reserved = []
@@ -332,10 +329,8 @@ class ResourceClaimTemplate:
     def parse(cls, d: Any, path: str = "", *, default_namespace: str = "default") -> ResourceClaimTemplate:
         m = as_map(d, path)
         _, namespace, name, _ = parse_meta(m, path)
-        sp = join_path(path, "spec")
-        spec = as_map(m.get("spec"), sp)
-        tmp = join_path(sp, "metadata")
-        tmd = as_map(spec.get("metadata"), tmp)
+        spec, sp = child(m, path, "spec")
+        tmd, tmp = child(spec, sp, "metadata")
         return cls(
             namespace or default_namespace,
             name,

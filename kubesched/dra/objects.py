@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
 
-from kubesched.api.fields import as_bool, as_int, as_list, as_map, as_str, maps
+from kubesched.api.fields import as_bool, as_int, as_list, as_map, as_str, child, maps
 from kubesched.api.quantity import parse_quantity
 from kubesched.api.selectors import NodeSelector
 from kubesched.errors import join_path
@@ -35,8 +35,7 @@ Attribute = tuple[str, Any]  # (kind, value): ("int", 4), ("version", "1.2.3")
 
 
 def parse_meta(m: dict, path: str) -> tuple[dict, str, str, str]:
-    mp = join_path(path, "metadata")
-    md = as_map(m.get("metadata"), mp)
+    md, mp = child(m, path, "metadata")
     return (
         md,
         as_str(md.get("namespace"), join_path(mp, "namespace")),
@@ -119,8 +118,7 @@ class DeviceClass:
     def parse(cls, d: Any, path: str = "") -> DeviceClass:
         m = as_map(d, path)
         _, _, name, _ = parse_meta(m, path)
-        sp = join_path(path, "spec")
-        spec = as_map(m.get("spec"), sp)
+        spec, sp = child(m, path, "spec")
         return cls(
             name,
             parse_selectors(spec.get("selectors"), join_path(sp, "selectors")),
@@ -281,10 +279,8 @@ class ResourceSlice:
     def parse(cls, d: Any, path: str = "") -> ResourceSlice:
         m = as_map(d, path)
         _, _, name, _ = parse_meta(m, path)
-        sp = join_path(path, "spec")
-        spec = as_map(m.get("spec"), sp)
-        pp = join_path(sp, "pool")
-        pool = as_map(spec.get("pool"), pp)
+        spec, sp = child(m, path, "spec")
+        pool, pp = child(spec, sp, "pool")
         dp = join_path(sp, "devices")
         scp = join_path(sp, "sharedCounters")
         shared = {}
