@@ -227,10 +227,9 @@ class Pod:
     @classmethod
     def parse(cls, d: Any, path: str = "", *, default_namespace: str = "default") -> Pod:
         m = as_map(d, path)
-        md = as_map(m.get("metadata"), join_path(path, "metadata"))
-        spec = as_map(m.get("spec"), join_path(path, "spec"))
+        md, mp = child(m, path, "metadata")
+        spec, sp = child(m, path, "spec")
         status = as_map(m.get("status"), join_path(path, "status"))
-        mp, sp = join_path(path, "metadata"), join_path(path, "spec")
         name = as_str(md.get("name"), join_path(mp, "name"))
         if not name:
             raise InputError("metadata.name is required", path=join_path(mp, "name"))
@@ -376,10 +375,9 @@ class Node:
     @classmethod
     def parse(cls, d: Any, path: str = "") -> Node:
         m = as_map(d, path)
-        md = as_map(m.get("metadata"), join_path(path, "metadata"))
-        spec = as_map(m.get("spec"), join_path(path, "spec"))
-        status = as_map(m.get("status"), join_path(path, "status"))
-        mp, sp, stp = join_path(path, "metadata"), join_path(path, "spec"), join_path(path, "status")
+        md, mp = child(m, path, "metadata")
+        spec, sp = child(m, path, "spec")
+        status, stp = child(m, path, "status")
         name = as_str(md.get("name"), join_path(mp, "name"))
         if not name:
             raise InputError("metadata.name is required", path=join_path(mp, "name"))

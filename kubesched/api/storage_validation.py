@@ -49,6 +49,16 @@ CLASS_RECLAIM_POLICIES = ("Delete", "Retain")
 CSI_NODE_ID_MAX_LENGTH = 192
 
 
+def _one_source(m: Mapping[str, Any], sources: tuple[str, ...], path: str) -> str:
+    """The one volume source set in ``m`` (a pod's volume, a PV's spec); none or two is refused."""
+    present = [s for s in sources if m.get(s) is not None]
+    if len(present) > 1:
+        raise forbidden(join_path(path, present[1]), MORE_THAN_ONE)
+    if not present:
+        raise required(path, "must specify a volume type")
+    return present[0]
+
+
 def _subdomain(value: str, path: str) -> None:
     problems = is_dns1123_subdomain(value)
     if problems:
@@ -154,12 +164,7 @@ def pod_volumes(m: Mapping[str, Any], path: str) -> None:
         ip = join_path(vp, i)
         vol = vol or {}
         name = vol.get("name") or ""
-        present = [s for s in POD_VOLUME_SOURCES if vol.get(s) is not None]
-        if len(present) > 1:
-            raise forbidden(join_path(ip, present[1]), MORE_THAN_ONE)
-        if not present:
-            raise required(ip, "must specify a volume type")
-        source = present[0]
+        source = _one_source(vol, POD_VOLUME_SOURCES, ip)
         fields = vol[source]
         _source_fields(source, fields, ip)
         if source == PVC and not fields.get("claimName"):
@@ -246,12 +251,7 @@ def persistent_volume(m: Mapping[str, Any], path: str) -> None:
     affinity = spec.get("nodeAffinity")
     if affinity is not None:
         _volume_node_affinity(affinity, join_path(sp, "nodeAffinity"))
-    present = [s for s in PV_SOURCES if spec.get(s) is not None]
-    if len(present) > 1:
-        raise forbidden(join_path(sp, present[1]), MORE_THAN_ONE)
-    if not present:
-        raise required(sp, "must specify a volume type")
-    source = present[0]
+    source = _one_source(spec, PV_SOURCES, sp)
     if source == "local" and affinity is None:
         raise required(join_path(sp, "nodeAffinity"), "Local volume requires node affinity")
     fields = spec[source]
