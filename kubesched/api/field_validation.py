@@ -111,25 +111,27 @@ def object_namespace(md: Mapping[str, Any], path: str) -> None:
     namespace is not judged: the API server drops it."""
     ns = as_str(md.get("namespace"), join_path(path, "namespace"))
     if ns:
-        problems = is_dns1123_label(ns)
-        if problems:
-            raise invalid(join_path(path, "namespace"), ns, problems[0])
+        check_name(ns, join_path(path, "namespace"), is_dns1123_label)
 
 
 # -- labels and names ------------------------------------------------------------------------
 
 
+def check_name(value: str, path: str, rule: Callable[[str], list[str]]) -> None:
+    """``value`` judged by one of apimachinery's name rules (``kubesched.api.names``): its first
+    problem is the field's error."""
+    problems = rule(value)
+    if problems:
+        raise invalid(path, value, problems[0])
+
+
 def label_name(key: str, path: str) -> None:
     """ValidateLabelName."""
-    problems = is_qualified_name(key)
-    if problems:
-        raise invalid(path, key, problems[0])
+    check_name(key, path, is_qualified_name)
 
 
 def label_value(value: str, path: str) -> None:
-    problems = is_valid_label_value(value)
-    if problems:
-        raise invalid(path, value, problems[0])
+    check_name(value, path, is_valid_label_value)
 
 
 def labels(m: Mapping[str, str] | None, path: str) -> None:
@@ -148,15 +150,11 @@ def annotations(m: Mapping[str, str] | None, path: str) -> None:
 
 
 def qualified_name(value: str, path: str) -> None:
-    problems = is_qualified_name(value)
-    if problems:
-        raise invalid(path, value, problems[0])
+    check_name(value, path, is_qualified_name)
 
 
-def _dns_subdomain(value: str, path: str) -> None:
-    problems = is_dns1123_subdomain(value)
-    if problems:
-        raise invalid(path, value, problems[0])
+def dns_subdomain(value: str, path: str) -> None:
+    check_name(value, path, is_dns1123_subdomain)
 
 
 def label_selector(sel: Mapping[str, Any] | None, path: str) -> None:
@@ -220,7 +218,7 @@ def node_selector_term(term: Mapping[str, Any] | None, path: str, *, check_value
         if key != "metadata.name":
             raise invalid(join_path(rpath, "key"), key, "not a valid field selector key")
         for j, v in enumerate(values):
-            _dns_subdomain(v, join_path(join_path(rpath, "values"), j))
+            dns_subdomain(v, join_path(join_path(rpath, "values"), j))
 
 
 def node_affinity(na: Mapping[str, Any] | None, path: str) -> None:

@@ -18,6 +18,8 @@ from typing import Any
 from kubesched.api.field_validation import (
     Report,
     annotations,
+    check_name,
+    dns_subdomain,
     duplicate,
     forbidden,
     invalid,
@@ -25,10 +27,11 @@ from kubesched.api.field_validation import (
     labels,
     node_selector_term,
     not_supported,
+    qualified_name,
     raise_first,
     required,
 )
-from kubesched.api.names import is_dns1123_label, is_dns1123_subdomain, is_qualified_name
+from kubesched.api.names import is_dns1123_label, is_dns1123_subdomain
 from kubesched.api.quantity import parse_quantity
 from kubesched.api.storage import (
     ACCESS_MODES,
@@ -59,18 +62,6 @@ def _one_source(m: Mapping[str, Any], sources: tuple[str, ...], path: str) -> st
     return present[0]
 
 
-def _subdomain(value: str, path: str) -> None:
-    problems = is_dns1123_subdomain(value)
-    if problems:
-        raise invalid(path, value, problems[0])
-
-
-def _qualified(value: str, path: str) -> None:
-    problems = is_qualified_name(value)
-    if problems:
-        raise invalid(path, value, problems[0])
-
-
 def _meta(m: Mapping[str, Any], path: str, *, namespaced: bool) -> Mapping[str, Any]:
     """ValidateObjectMeta for names that must be DNS subdomains (the storage kinds' names)."""
     mp = join_path(path, "metadata")
@@ -78,7 +69,7 @@ def _meta(m: Mapping[str, Any], path: str, *, namespaced: bool) -> Mapping[str, 
     name = md.get("name") or ""
     if not name:
         raise required(join_path(mp, "name"), "name or generateName is required")
-    _subdomain(name, join_path(mp, "name"))
+    dns_subdomain(name, join_path(mp, "name"))
     if not namespaced and md.get("namespace"):
         raise forbidden(join_path(mp, "namespace"), "not allowed on this type")
     labels(md.get("labels"), join_path(mp, "labels"))
@@ -110,7 +101,7 @@ def _access_modes(modes: list | None, path: str, *, required_detail: str) -> Non
 
 def _class_name(value: str | None, path: str) -> None:
     if value:
-        _subdomain(value, path)
+        dns_subdomain(value, path)
 
 
 def _volume_mode(value: str | None, path: str) -> None:
@@ -177,9 +168,7 @@ def pod_volumes(m: Mapping[str, Any], path: str) -> None:
                     raise invalid(join_path(ip, "name"), name, f'PVC name "{pod_name}-{name}": {problems[0]}')
         if not name:
             raise required(join_path(ip, "name"))
-        problems = is_dns1123_label(name)
-        if problems:
-            raise invalid(join_path(ip, "name"), name, problems[0])
+        check_name(name, join_path(ip, "name"), is_dns1123_label)
         if name in seen:
             raise duplicate(join_path(ip, "name"), name)
         seen.add(name)
@@ -267,7 +256,7 @@ def persistent_volume(m: Mapping[str, Any], path: str) -> None:
     if vac is not None:
         if not vac:
             raise required(join_path(sp, "volumeAttributesClassName"), "an empty string is disallowed")
-        _subdomain(vac, join_path(sp, "volumeAttributesClassName"))
+        dns_subdomain(vac, join_path(sp, "volumeAttributesClassName"))
         if source != "csi":
             raise required(join_path(sp, "csi"), "has to be specified when using volumeAttributesClassName")
     ref = spec.get("claimRef")
@@ -305,7 +294,7 @@ def storage_class(m: Mapping[str, Any], path: str) -> None:
     pp = join_path(path, "provisioner")
     if not provisioner:
         raise required(pp)
-    _qualified(provisioner.lower(), pp)
+    qualified_name(provisioner.lower(), pp)
     policy = m.get("reclaimPolicy")
     if policy and policy not in CLASS_RECLAIM_POLICIES:
         raise not_supported(join_path(path, "reclaimPolicy"), policy, CLASS_RECLAIM_POLICIES)
@@ -328,7 +317,7 @@ def storage_class(m: Mapping[str, Any], path: str) -> None:
                 if v in values[:k]:
                     raise duplicate(join_path(join_path(rp, "values"), k), v)
             key = (expr or {}).get("key") or ""
-            _qualified(key, join_path(rp, "key"))
+            qualified_name(key, join_path(rp, "key"))
             if key in keys:
                 raise duplicate(join_path(rp, "key"), key)
             keys[key] = frozenset(values)
@@ -368,7 +357,7 @@ def csi_node(m: Mapping[str, Any], path: str) -> None:
             if key in keys:
                 raise duplicate(ip, key)
             keys.add(key)
-            _qualified(key, ip)
+            qualified_name(key, ip)
 
 
 def _csi_driver_name(name: str, path: str) -> None:
@@ -400,7 +389,7 @@ def csi_storage_capacity(m: Mapping[str, Any], path: str) -> None:
     _meta(m, path, namespaced=True)
     label_selector(m.get("nodeTopology"), join_path(path, "nodeTopology"))
     name = m.get("storageClassName") or ""
-    _subdomain(name, join_path(path, "storageClassName"))
+    dns_subdomain(name, join_path(path, "storageClassName"))
     cap = m.get("capacity")
     if cap is not None and parse_quantity(cap, join_path(path, "capacity")) < 0:
         raise invalid(join_path(path, "capacity"), str(cap), "must be greater than or equal to 0")
@@ -425,11 +414,11 @@ def volume_attachment(m: Mapping[str, Any], path: str) -> None:
     if pv is not None:
         if not pv:
             raise required(join_path(srcp, "persistentVolumeName"), "must specify non empty persistentVolumeName")
-        _subdomain(pv, join_path(sp, "source.persistentVolumeName"))
+        dns_subdomain(pv, join_path(sp, "source.persistentVolumeName"))
     elif not (inline or {}).get("csi"):
         raise required(join_path(srcp, "inlineVolumeSpec.csi"), "has to be specified in the context of inline volumes")
     node = spec.get("nodeName") or ""
-    _subdomain(node, join_path(sp, "nodeName"))
+    dns_subdomain(node, join_path(sp, "nodeName"))
 
 
 #: kind -> API-server validation of the storage kinds (after the schema check).

@@ -29,6 +29,7 @@ from kubesched.api.field_validation import (
     NameCheck,
     Report,
     annotations,
+    check_name,
     duplicate,
     forbidden,
     invalid,
@@ -98,9 +99,7 @@ def overcommit_allowed(name: str) -> bool:
 
 def _resource_name(name: str, path: str, *, container: bool) -> None:
     """validateResourceName (+ validateContainerResourceName when ``container``)."""
-    problems = is_qualified_name(name)
-    if problems:
-        raise invalid(path, name, problems[0])
+    check_name(name, path, is_qualified_name)
     if "/" not in name:
         # Upstream reports both problems of a non-standard container resource; the second is
         # the one that says what is wrong, so it is the one line shown.
@@ -275,9 +274,7 @@ def _container_names(spec: Mapping[str, Any], path: str) -> None:
             name = (c or {}).get("name") or ""
             if not name:
                 raise required(npath)
-            problems = is_dns1123_label(name)
-            if problems:
-                raise invalid(npath, name, problems[0])
+            check_name(name, npath, is_dns1123_label)
             if name in seen:
                 raise duplicate(npath, name)
             seen.add(name)
