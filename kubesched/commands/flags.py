@@ -138,7 +138,7 @@ def add_seed(
     """``--seed N``: a whole number from 0 to 2^63-1 (one error for a bad one, whichever command).
 
     Without a ``default`` the command picks a seed when none is given and says which on stderr
-    (``pick_seed``, then ``announce_seed``): every run can be repeated exactly. ``kubesched.cli.main``
+    (``kubesched.seeds``: ``pick_seed``, then ``announce_seed``): every run can be repeated exactly. ``kubesched.cli.main``
     says it once the command has run (an input error stays one line); a command that ``serves``
     (runs until stopped) says it itself when it starts serving."""
     if default is None:
@@ -147,26 +147,6 @@ def add_seed(
     elif "default" not in help:
         help += f" (default {default})"
     p.add_argument("--seed", type=seed, default=default, help=help)
-
-
-#: the seeds picked for runs without --seed: below 2^31, short to type and valid for every generator
-PICKED_SEED_BOUND = 2**31
-
-
-def pick_seed(args: argparse.Namespace) -> None:
-    """A command with ``--seed`` but none given (and no fixed default) gets a random seed
-    (``args.seed_picked`` says so)."""
-    if "seed_picked" in args and args.seed is None:
-        import secrets
-
-        args.seed = secrets.randbelow(PICKED_SEED_BOUND)
-        args.seed_picked = True
-
-
-def announce_seed(args: argparse.Namespace) -> None:
-    """The picked seed (if one was) as one line on stderr: stdout stays the result (``-o json`` parses)."""
-    if getattr(args, "seed_picked", False):
-        sys.stderr.write(f"kubesched: seed {args.seed} (repeat with --seed {args.seed})\n")
 
 
 CONFIG_HELP = "KubeSchedulerConfiguration file (v1, v1beta3, v1beta2, v1beta1)"

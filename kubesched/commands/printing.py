@@ -8,7 +8,7 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from kubesched.api.load import ClusterObjects
+    from kubesched.load import ClusterObjects
 
 
 def emit(data: Any, fmt: str) -> None:

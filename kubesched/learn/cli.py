@@ -178,8 +178,8 @@ def _candidates(args: argparse.Namespace) -> list:
     if args.model:
         from functools import partial
 
-        from kubesched.learn.model import load_model
         from kubesched.learn.policies import learned_config
+        from kubesched.plugins.learned.model import load_model
 
         model = load_model(args.model)
         out.append(Candidate("learned", partial(learned_config, str(Path(args.model).resolve())),

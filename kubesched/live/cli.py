@@ -87,8 +87,8 @@ def build_runner(args: argparse.Namespace):  # noqa: ANN201 - Runner, imported l
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    from kubesched.commands.flags import announce_seed
     from kubesched.live import logs
+    from kubesched.seeds import announce_seed
 
     logs.setup(args.log_format, args.log_level)
     runner = build_runner(args)

@@ -18,13 +18,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from kubesched.api.load import ClusterObjects, load_cluster
 from kubesched.api.objects import Node, Pod
 from kubesched.app import VirtualClock, build_config, build_registry, example_path
 from kubesched.cluster.memory import MemoryCluster
 from kubesched.config import SchedulerConfig
 from kubesched.errors import InputError
 from kubesched.framework.registry import Registry
+from kubesched.load import ClusterObjects, load_cluster
 from kubesched.scheduler import Scheduler
 from kubesched.state.snapshot import Snapshot
 from kubesched.ui.runs import Attempt, Removal, Run, record_run, removals

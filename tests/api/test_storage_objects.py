@@ -9,7 +9,6 @@ from typing import Any
 import pytest
 import yaml
 
-from kubesched.api.load import load_cluster
 from kubesched.api.objects import Pod
 from kubesched.api.storage import (
     CSIDriver,
@@ -21,6 +20,7 @@ from kubesched.api.storage import (
     VolumeAttachment,
 )
 from kubesched.cli import main
+from kubesched.load import load_cluster
 from kubesched.state.snapshot import Snapshot
 from kubesched.testing import make_node, make_pod
 from kubesched.testing_storage import (

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kubesched import documents
-from kubesched.api import schema, storage_validation, validation
+from kubesched.api import field_validation, schema, storage_validation, validation
 from kubesched.api.fields import as_map
 from kubesched.api.names import is_dns1035_label, is_dns1123_label, is_dns1123_subdomain
 from kubesched.api.objects import (
@@ -36,15 +36,8 @@ from kubesched.api.objects import (
 from kubesched.api.quantity import INT64_MAX, INT64_MIN
 from kubesched.api.resources import add_into, check_int64
 from kubesched.api.selectors import LabelSelector
-from kubesched.api.storage import (
-    EPHEMERAL,
-    STORAGE_KINDS,
-    PersistentVolumeClaim,
-    StorageClass,
-    admit_claims,
-    check_unique_storage,
-    ephemeral_claim,
-)
+from kubesched.api.storage import EPHEMERAL, STORAGE_KINDS, PersistentVolumeClaim, StorageClass
+from kubesched.api.storage_admission import admit_claims, check_unique_storage, ephemeral_claim
 from kubesched.dra import load as dra_load
 from kubesched.dra.store import DraObjects
 from kubesched.dra.validation import pod_claims
@@ -74,7 +67,7 @@ API_VERSIONS: dict[str, str] = {
 }
 
 
-def _pod(m: dict, path: str, report: validation.Report = validation.raise_first) -> None:
+def _pod(m: dict, path: str, report: field_validation.Report = field_validation.raise_first) -> None:
     validation.pod(m, path, report)
     storage_validation.pod_volumes_checked(m, path, report)
 
@@ -216,7 +209,7 @@ def _int64_requests(pod: Pod, path: str) -> Pod:
     return pod
 
 
-def _reporter(validate: str, warnings: list[str], source: str) -> validation.Report | None:
+def _reporter(validate: str, warnings: list[str], source: str) -> field_validation.Report | None:
     """Where ``validate`` sends a problem: nowhere else than up (strict: None), to the warnings,
     or nowhere."""
     if validate == STRICT:
@@ -226,7 +219,7 @@ def _reporter(validate: str, warnings: list[str], source: str) -> validation.Rep
     return lambda e: None
 
 
-def _judge(kind: str, m: dict, path: str, validate: str, report: validation.Report | None) -> None:
+def _judge(kind: str, m: dict, path: str, validate: str, report: field_validation.Report | None) -> None:
     """The API server's strict decoding and validation of one object, as ``validate`` says;
     ``report``: ``_reporter``'s."""
     if kind in schema.API_VERSIONS:
