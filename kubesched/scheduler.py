@@ -38,6 +38,8 @@ from kubesched.state.snapshot import Snapshot
 
 #: (bind/deletion count, pod tried, pods waiting at Permit and their nodes): see ``schedule_one_tracked``.
 CircleKey = tuple[int, str, frozenset[tuple[str, str]]]
+#: (a pod waited at Permit since the last progress, progress, pods waiting): see ``circle_mark``.
+CircleMark = tuple[bool, int, frozenset[tuple[str, str]]]
 
 @dataclass
 class SchedulerHooks:
@@ -47,6 +49,33 @@ class SchedulerHooks:
     on_failed: list[Callable[[ScheduleResult], None]] = field(default_factory=list)
     # a popped pod that is not scheduled at all (being deleted): no attempt, not requeued
     on_skipped: list[Callable[[ScheduleResult], None]] = field(default_factory=list)
+
+
+@dataclass(slots=True)
+class Attempt:
+    """A popped pod between ``Scheduler.propose`` and ``Scheduler.commit``: the scheduling
+    cycle's proposal (None: the pod is being deleted and is skipped) waiting for its host."""
+
+    qpi: QueuedPodInfo
+    fw: Framework
+    state: CycleState
+    proposal: cycle.Proposal | None
+    t0: float
+    result: ScheduleResult | None = None  # set by commit
+
+    @property
+    def pod(self) -> Pod:
+        return self.qpi.pod
+
+    @property
+    def rows(self) -> np.ndarray:
+        """The feasible snapshot rows, in evaluation order."""
+        return self.proposal.rows if self.proposal is not None else np.zeros(0, np.intp)
+
+    @property
+    def scores(self) -> Scores | None:
+        """Their scores (None with fewer than two)."""
+        return self.proposal.scores if self.proposal is not None else None
 
 
 @dataclass
@@ -82,8 +111,6 @@ class Scheduler:
         self.rng = np.random.default_rng(seed)
         # the rotating start index, the tie-break and the equivalence cache's use: see CycleContext
         self.cycle = CycleContext(self.rng, config.percentage_of_nodes_to_score, tie_break)
-        if type(self).select_host is not Scheduler.select_host:
-            self.cycle.select = self.select_host  # a subclass's override picks every cycle's host
         self.clock = clock
         self.frameworks: dict[str, Framework] = {}
         self.waiting = WaitingPods()  # pods parked at Permit, shared by every profile
@@ -194,31 +221,60 @@ class Scheduler:
         """schedulePod: PreFilter, Filter (adaptive node count), Score, select host."""
         return cycle.schedule_pod(fw, state, pod, self.snapshot, self.cycle)
 
-    def select_host(self, scores: Scores) -> int:
-        """The highest total; ties broken uniformly at random (seeded) or by node order."""
-        return cycle.select_host(scores, self.snapshot, self.cycle)
+    def propose_pod(self, fw: Framework, state: CycleState, pod: Pod) -> cycle.Proposal:
+        """schedulePod up to selectHost: PreFilter, Filter (adaptive node count), Score."""
+        return cycle.propose(fw, state, pod, self.snapshot, self.cycle)
 
     def schedule_one(self) -> ScheduleResult | None:
         """Pop one pod and run its scheduling cycle and (synchronous) binding cycle."""
-        self.expire_waiting_pods()
-        qpi = self.queue.pop()
-        if qpi is None:
-            return None
-        return self.attempt(qpi)
+        a = self.propose()
+        return None if a is None else self.commit(a)
 
     def attempt(self, qpi: QueuedPodInfo) -> ScheduleResult:
+        """One popped pod's scheduling and binding cycles."""
+        return self.commit(self._propose(qpi))
+
+    def propose(self) -> Attempt | None:
+        """Pop the next pod and run its scheduling cycle up to host selection: the attempt's
+        feasible nodes and scores, for ``commit`` (None: nothing to pop). Nothing happens between
+        the two steps unless the caller does it; commit each attempt once."""
+        self.expire_waiting_pods()
+        qpi = self.queue.pop()
+        return None if qpi is None else self._propose(qpi)
+
+    def _propose(self, qpi: QueuedPodInfo) -> Attempt:
         pod = qpi.pod
         fw = self.frameworks[pod.scheduler_name]
+        state = CycleState()
         if pod.deleting:
-            return self._skip(qpi, fw)
+            return Attempt(qpi, fw, state, None, 0.0)
         t0 = time.perf_counter()
         self.attempts += 1
         qpi.failed_generation = self.snapshot.generation  # as of the start of this attempt
-        state = CycleState()
         try:
-            res = self.schedule_pod(fw, state, pod)
+            prop = self.propose_pod(fw, state, pod)
         except PluginFailure as e:
             res = ScheduleResult(pod, fw.profile_name, code=Code.Error, message=e.status.message, error=e.cause)
+            prop = cycle.Proposal(fw, cycle.Feasible(np.zeros(0, np.intp), 0, None, state), res)
+        return Attempt(qpi, fw, state, prop, t0)
+
+    def commit(self, a: Attempt, node: str | None = None) -> ScheduleResult:
+        """The rest of a proposed attempt: the host (``node``, a caller's choice among the
+        feasible nodes, or the cycle's own selection when None), then Reserve, Permit and the
+        binding cycle, or PostFilter and the queue when no node fits. A node that is not
+        feasible is refused with a ValueError before anything changes."""
+        if a.result is not None:
+            raise ValueError(f"pod {a.qpi.pod.key}: this attempt was already committed")
+        if a.proposal is None:
+            a.result = self._skip(a.qpi, a.fw)
+            return a.result
+        row = None
+        if node is not None:
+            row = self.snapshot.row_of.get(node)
+            if row is None:
+                raise ValueError(f"pod {a.qpi.pod.key}: no node {node} in the cluster")
+        res = a.result = cycle.commit(a.proposal, self.snapshot, self.cycle, row)
+        pod, fw, state, qpi, t0 = a.qpi.pod, a.fw, a.state, a.qpi, a.t0
         res.attempt = qpi.attempts
         if res.state is not None:
             state = res.state
@@ -458,18 +514,32 @@ class Scheduler:
     def schedule_one_tracked(self, seen: set[CircleKey]) -> tuple[ScheduleResult | None, bool]:
         """``schedule_one``, and whether the attempt repeats one recorded in ``seen``: the same pod
         tried again with the same pods waiting at Permit where they were and nothing bound or
-        deleted since (a gang going round in circles; only another change can break the circle)."""
-        self.expire_waiting_pods()  # so that ``parked`` is what the attempt sees
-        waited, progress = self._waited_since_progress, self.progress
-        parked = frozenset((wp.pod.uid, wp.node_name) for wp in self.waiting) if waited else frozenset()
+        deleted since (a gang going round in circles; only another change can break the circle).
+        A caller between ``propose`` and ``commit`` does the same with ``circle_mark`` and
+        ``went_round``."""
+        mark = self.circle_mark()
         res = self.schedule_one()
+        return res, self.went_round(seen, mark, res)
+
+    def circle_mark(self) -> CircleMark:
+        """What ``went_round`` compares after the next attempt (expires Permit timeouts first, so
+        that the pods parked are those the attempt sees)."""
+        self.expire_waiting_pods()
+        waited = self._waited_since_progress
+        parked = frozenset((wp.pod.uid, wp.node_name) for wp in self.waiting) if waited else frozenset()
+        return waited, self.progress, parked
+
+    def went_round(self, seen: set[CircleKey], mark: CircleMark, res: ScheduleResult | None) -> bool:
+        """Whether the attempt with result ``res``, marked before with ``circle_mark``, repeats one
+        recorded in ``seen`` (see ``schedule_one_tracked``); records it."""
+        waited, progress, parked = mark
         if res is None or not waited or self.progress != progress:
-            return res, False
+            return False
         key = (progress, res.pod.uid, parked)
         if key in seen:
-            return res, True
+            return True
         seen.add(key)
-        return res, False
+        return False
 
     def run_until_idle(self, advance: Callable[[float], None] | None = None, max_attempts: int = 1_000_000) -> None:
         """Drain the queue; ``advance(t)`` moves a virtual clock to the next backoff expiry or Permit timeout.
@@ -490,11 +560,7 @@ class Scheduler:
                 continue
             if advance is None:
                 return
-            nxt = self.queue.next_backoff_expiry()
-            if nxt is not None:
-                gen = self.snapshot.generation
-                if all(q.failed_generation == gen for q in self.queue.backoff_pods()):
-                    nxt = None  # nothing changed since each of them failed: waiting cannot help
+            nxt = self.queue.useful_backoff_expiry(self.snapshot.generation)
             deadline = self.waiting.next_deadline()
             if nxt is None and deadline is None:
                 return

@@ -205,8 +205,8 @@ def simulate_elastic(
         series["nodes"].append(eng.snap.n)
         series["provisioning"].append(n - eng.snap.n)
         series["pending"].append(eng.n_queued)
-        series["gpu_alloc"].append(eng.used_req[2] / 1000.0)
-        series["gpu_ready"].append(eng.cap[2] / 1000.0)
+        series["gpu_alloc"].append(eng.totals.allocated.gpu / 1000.0)
+        series["gpu_ready"].append(eng.totals.capacity.gpu / 1000.0)
         series["gpu_provisioned"].append(g)
         if eng.clock.now + SAMPLE_EVERY <= end_time:
             eng.call_at(eng.clock.now + SAMPLE_EVERY, sample)

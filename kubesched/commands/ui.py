@@ -14,12 +14,13 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "ui",
         help="a results UI in the browser: cluster, per-pod decisions, what-if, dashboards",
-        description="Serve a local web UI on a cluster dump (-f, --config), a simulation output folder or an "
-        "experiment output folder. It listens on loopback and answers only the browser that opens the URL it "
+        description="Serve a local web UI on a cluster dump (-f, --config), a simulation output folder, an "
+        "experiment output folder, or a live cluster (--kubeconfig, read-only). It listens on loopback and answers only the browser that opens the URL it "
         "prints (the URL carries a per-run token; see docs/ui.md, \"Who can use it\").",
     )
     p.add_argument("path", nargs="?", metavar="PATH", help="a simulation or experiment output folder, or a cluster file")
-    p.add_argument("-f", "--file", action="append", help=flags.CLUSTER_FILES_HELP)
+    p.add_argument("-f", "--file", action="append", metavar="FILE", help=flags.CLUSTER_FILES_HELP)
+    flags.add_recursive(p)
     flags.add_config(p, "KubeSchedulerConfiguration file for the cluster (what-if starts from it)")
     flags.add_validate(p)
     flags.add_plugin_path(p)
@@ -28,7 +29,12 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         help="let the configuration of PATH or --config name plugins as module:Class (importing runs the module); "
         "configurations from the page never may",
     )
-    flags.add_seed(p, 0)
+    flags.add_seed(p, 0, "seed for the random tie-break of the cluster's runs (default 0)")
+    flags.add_kubeconfig(
+        p, "watch this cluster instead, read-only (list and watch; nothing is written): its pending pods and "
+        "recent decisions as they happen",
+    )
+    flags.add_context(p)
     _add_serving(p)
     p.set_defaults(func=lazy_handler("kubesched.ui.cli", "run"))
 

@@ -23,7 +23,6 @@ from typing import Any
 
 import numpy as np
 
-from kubesched.api.load import ClusterObjects
 from kubesched.api.objects import Node, Pod
 from kubesched.config import parse_config
 from kubesched.dra.store import DraObjects
@@ -32,6 +31,7 @@ from kubesched.gpu.frag import POPULARITY_THRESHOLD, TypicalPods, typical_pods_o
 from kubesched.gpu.metrics import GpuMetricsTracker
 from kubesched.gpu.model import MILLI, node_gpu_count, pod_gpu_ask
 from kubesched.heap import frozen_heap
+from kubesched.load import ClusterObjects
 from kubesched.plugins import in_tree_registry
 from kubesched.scheduler import Scheduler
 from kubesched.state.snapshot import Snapshot
@@ -240,7 +240,6 @@ def build_scheduler(
     typical: TypicalPods | None,
     *,
     config: dict | None = None,
-    scheduler_cls: type[Scheduler] = Scheduler,
     dra: DraObjects | None = None,
 ) -> Scheduler:
     """A Scheduler over an in-memory snapshot of ``nodes`` (in that order) for one policy, or for
@@ -251,7 +250,7 @@ def build_scheduler(
     doc = policy_config(policy, typical, gpu_model=gpu_model) if config is None else config
     parsed = parse_config(doc, f"policy {policy}", registry.points_of)
     snap = Snapshot.of(ClusterObjects(nodes=list(nodes), dra=dra if dra is not None else DraObjects()))
-    sched = scheduler_cls(parsed, snap, None, registry, seed=seed, tie_break="first")
+    sched = Scheduler(parsed, snap, None, registry, seed=seed, tie_break="first")
     sched.failure_detail = False  # an unschedulable pod is dropped at once: nobody reads why
     return sched
 

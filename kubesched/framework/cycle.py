@@ -4,7 +4,9 @@ This module is the one place that orders the extension points for a pod, as kube
 schedule_one.go does (schedulePod, findNodesThatFitPod, findNodesThatPassFilters,
 prioritizeNodes, selectHost); ``Framework`` runs each point. Its callers:
 
-* the scheduler: ``schedule_pod``, then ``post_filter`` when no node fits;
+* the scheduler: ``propose`` (the nodes that fit, their scores) and ``commit`` (the selected
+  host, or an outside decision maker's choice among the feasible nodes), then ``post_filter``
+  when no node fits; ``schedule_pod`` is the two in a row;
 * ``explain``: ``evaluate_every_plugin`` (every filter plugin on every node, no early exit);
 * the extender and preemption's dry run: ``pre_filter`` and ``filter_nodes`` over the nodes they
   are given, and the extender's prioritize verb ``score_nodes``.
@@ -17,7 +19,6 @@ like any window, from the raw scores the cache keeps.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -66,8 +67,6 @@ class CycleContext:
     # message counts the nodes only, and no plugin is named for requeueing), which saves filtering
     # again with reasons; profiles with PostFilter keep them
     failure_detail: bool = True
-    # the owner's own host selection (a Scheduler subclass's select_host); None: ``select_host``
-    select: Callable[[Scores], int] | None = None
 
 
 @dataclass
@@ -105,12 +104,42 @@ class Feasible:
 
 
 # ---- the scheduling cycle ---------------------------------------------------------------------
+@dataclass(slots=True)
+class Proposal:
+    """The scheduling cycle up to host selection (``propose``): the rows that fit, in evaluation
+    order (``rows``), with their scores when there are two or more; ``result`` holds what the
+    cycle found (nodes examined, the diagnosis, the failure when no node fits). ``commit`` then
+    takes the cycle's own selection or a caller's choice among ``rows``."""
+
+    fw: Framework
+    fit: Feasible
+    result: ScheduleResult
+
+    @property
+    def pod(self) -> Pod:
+        return self.result.pod
+
+    @property
+    def rows(self) -> np.ndarray:
+        return self.fit.rows
+
+    @property
+    def scores(self) -> Scores | None:
+        return self.result.scores
+
+
 def schedule_pod(fw: Framework, state: CycleState, pod: Pod, snap: Snapshot, ctx: CycleContext) -> ScheduleResult:
     """schedulePod: the nodes that fit, their scores, the selected host."""
+    return commit(propose(fw, state, pod, snap, ctx), snap, ctx)
+
+
+def propose(fw: Framework, state: CycleState, pod: Pod, snap: Snapshot, ctx: CycleContext) -> Proposal:
+    """schedulePod up to selectHost: the nodes that fit and their scores (the rotating start
+    index moves on as the whole cycle's would)."""
     res = ScheduleResult(pod, fw.profile_name)
     if snap.n == 0:
         res.code, res.message = Code.UnschedulableAndUnresolvable, NO_NODES
-        return res
+        return Proposal(fw, Feasible(np.zeros(0, np.intp), 0, None, state), res)
     fit = find_nodes_that_fit(fw, state, pod, snap, ctx, use_cache=ctx.use_cache)
     ctx.start = (ctx.start + fit.advance) % snap.n
     res.evaluated, res.feasible, res.diagnosis = fit.examined, int(fit.rows.size), fit.diagnosis
@@ -119,18 +148,54 @@ def schedule_pod(fw: Framework, state: CycleState, pod: Pod, snap: Snapshot, ctx
     elif fit.rows.size == 0:
         res.code = Code.Unschedulable
         res.message = fit.diagnosis.fit_error(snap.n) if fit.diagnosis else NO_NODES
+    elif fit.rows.size > 1:
+        res.scores = prioritize(fw, pod, snap, fit)
+    return Proposal(fw, fit, res)
+
+
+def commit(prop: Proposal, snap: Snapshot, ctx: CycleContext, row: int | None = None) -> ScheduleResult:
+    """selectHost, or the caller's choice: the proposal's result with its node. ``row`` (a
+    snapshot row) must be one of the proposal's feasible rows; any other is refused with a
+    ValueError, nothing changed. None: the only feasible row, or the cycle's own selection."""
+    res, fit = prop.result, prop.fit
+    if row is not None:
+        check_choice(prop, snap, row)
     elif fit.rows.size == 1:
-        res.node = snap.nodes[int(fit.rows[0])].name
-    else:
-        res.scores = scores = prioritize(fw, pod, snap, fit)
-        row = select_host(scores, snap, ctx) if ctx.select is None else ctx.select(scores)
+        row = int(fit.rows[0])
+    elif fit.rows.size > 1:
+        assert res.scores is not None
+        row = select_host(res.scores, snap, ctx)
+    if row is not None:
         res.node = snap.nodes[row].name
     if fit.batch is not None:
         # the cache's state is shared read-only: a copy for the points that may write to it
         # (plugins signed NOTHING for the pod are not called at Reserve, Permit and PreBind)
-        writers = fw.post_filter if res.node is None else fit.batch.entry.roles.binding_writes
+        writers = prop.fw.post_filter if res.node is None else fit.batch.entry.roles.binding_writes
         res.state = fit.state.clone() if writers else fit.state
     return res
+
+
+def check_choice(prop: Proposal, snap: Snapshot, row: int) -> None:
+    """A ValueError unless ``row`` is one of the rows the proposal found feasible."""
+    if prop.result.node is not None:
+        raise ValueError(f"pod {prop.pod.key}: the proposal was already committed to node {prop.result.node}")
+    if 0 <= row < snap.n and bool((prop.rows == row).any()):
+        return
+    if not 0 <= row < snap.n:
+        raise ValueError(f"pod {prop.pod.key}: no node at row {row}")
+    name, why = snap.nodes[row].name, ""
+    diag = prop.fit.diagnosis
+    st = diag.status_of(row) if diag is not None else None
+    if st is None and not prop.fit.error:  # not examined (or the cache kept no reasons): why it would fail
+        diag = Diagnosis()
+        ok = prop.fw.filter_rows(prop.fit.state, prop.pod, snap, np.asarray([row], np.intp), diag)
+        st = Status(Code.Success, ("it fits, but was not among the nodes examined",)) if ok.all() else diag.status_of(row)
+    if st is not None and st.message:
+        why = f" ({st.message})"
+    raise ValueError(
+        f"pod {prop.pod.key}: node {name} is not one of the {prop.rows.size} feasible nodes the "
+        f"scheduling cycle found{why}"
+    )
 
 
 def find_nodes_that_fit(
@@ -365,7 +430,7 @@ def evaluate_every_plugin(fw: Framework, pod: Pod, snap: Snapshot, ctx: CycleCon
         if feasible_rows.size == 1:
             out.selected = int(feasible_rows[0])
         else:
-            out.selected = select_host(out.scores, snap, ctx) if ctx.select is None else ctx.select(out.scores)
+            out.selected = select_host(out.scores, snap, ctx)
     return out
 
 
@@ -416,7 +481,10 @@ __all__: list[Any] = [
     "CycleContext",
     "EveryPlugin",
     "Feasible",
+    "Proposal",
     "ScheduleResult",
+    "check_choice",
+    "commit",
     "evaluate_every_plugin",
     "filter_nodes",
     "filter_every_plugin",
@@ -425,6 +493,7 @@ __all__: list[Any] = [
     "post_filter",
     "pre_filter",
     "prioritize",
+    "propose",
     "schedule_pod",
     "score_nodes",
     "select_host",

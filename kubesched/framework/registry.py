@@ -16,8 +16,8 @@ from kubesched.errors import InputError
 from kubesched.framework.interfaces import Plugin
 
 if TYPE_CHECKING:
-    from kubesched.config import Profile
     from kubesched.framework.handle import Handle
+    from kubesched.framework.profile import ProfileSpec
 
 ENTRY_POINT_GROUP = "kubesched.plugins"
 
@@ -90,6 +90,10 @@ class Registry:
         out.module_refusal = refusal
         return out
 
+    def names(self) -> list[str]:
+        """Every registered name (built-in, entry point, ``--plugin-path``), sorted."""
+        return sorted(self._targets)
+
     def infos(self) -> list[PluginInfo]:
         return sorted(self._targets.values(), key=lambda i: (i.origin != "built-in", i.name))
 
@@ -129,7 +133,7 @@ class ProfilePlugins:
     """One profile's plugin instances, one per name (a plugin at several points is one object),
     made from the registry's classes with the profile's args when first named."""
 
-    def __init__(self, registry: Registry, profile: Profile, handle: Handle) -> None:
+    def __init__(self, registry: Registry, profile: ProfileSpec, handle: Handle) -> None:
         self.registry = registry
         self.profile = profile
         self.handle = handle
@@ -157,7 +161,7 @@ class ProfilePlugins:
         return out
 
 
-def _args_error(profile: Profile, name: str, e: InputError) -> InputError:
+def _args_error(profile: ProfileSpec, name: str, e: InputError) -> InputError:
     """Re-anchor a plugin's args error (path ``<Name>Args.field``) at its pluginConfig entry."""
     source, args_path = profile.args_origin.get(name, (None, ""))
     path = e.path or ""

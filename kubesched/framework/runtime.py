@@ -52,8 +52,8 @@ from kubesched.framework.waiting import MAX_PERMIT_TIMEOUT
 
 if TYPE_CHECKING:
     from kubesched.api.objects import Pod
-    from kubesched.config import Profile
     from kubesched.framework.handle import Handle
+    from kubesched.framework.profile import ProfileSpec
     from kubesched.framework.registry import Registry
     from kubesched.state.snapshot import Snapshot
 
@@ -90,7 +90,7 @@ _FIXED: dict[Callable[..., Any], Signature] = {NodeLocal.sign_pod: NODE_LOCAL, R
 
 
 class Framework:
-    def __init__(self, profile: Profile, registry: Registry, handle: Handle) -> None:
+    def __init__(self, profile: ProfileSpec, registry: Registry, handle: Handle) -> None:
         self.profile = profile
         self.profile_name = profile.scheduler_name
         self.handle = handle

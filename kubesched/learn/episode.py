@@ -2,12 +2,10 @@
 
 The run is the protocol's (``kubesched.experiment.protocol``): pods one at a time through the real
 ``Scheduler`` with the base policy's configuration, no retries, a pod that fits nowhere dropped
-for good. The only change is at host selection: ``DecisionScheduler.select_host`` hands the
-cycle's scores to the episode, which ranks the feasible nodes, builds the observation and lets
-the base policy's choice (candidate 0) go through. When the agent then picks another candidate,
-the pod is deleted and scheduled again with that node chosen: the state after a delete is the
-state before the bind, so the result is the same as if that node had been picked in the first
-place, and every placement still goes through Filter, Reserve (the GPU index) and Bind.
+for good. Each pod's scheduling cycle is split at host selection: ``Scheduler.propose`` gives the
+feasible nodes and their scores, the episode ranks them and builds the observation, and
+``Scheduler.commit`` places the pod on the candidate the agent picks (candidate 0 is the base
+policy's choice), through Reserve (the GPU index) and Bind like any other placement.
 
 A decision is a pod with at least two feasible nodes; pods with one or none go through on
 their own. The reward of a step is minus the GPUs (milli / 1000) requested by the pods that fail
@@ -16,7 +14,6 @@ before the next decision, so an episode's return is minus the GPUs that failed u
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -24,32 +21,11 @@ import numpy as np
 from kubesched.api.objects import Pod
 from kubesched.experiment.protocol import POLICY_WEIGHT, Prepared, RunResult, build_scheduler
 from kubesched.framework.cycle import ScheduleResult
-from kubesched.framework.cycle_state import CycleState
-from kubesched.framework.runtime import Framework
-from kubesched.framework.scoring import Scores
 from kubesched.gpu.metrics import GpuMetricsTracker
 from kubesched.gpu.model import pod_gpu_ask
-from kubesched.learn.features import CandidateFeatures
-from kubesched.scheduler import Scheduler
-
-
-class DecisionScheduler(Scheduler):
-    """A Scheduler whose host selection asks ``chooser(pod, scores)`` first (None: the usual
-    choice)."""
-
-    chooser: Callable[[Pod, Scores], int | None] | None = None
-    _pod: Pod | None = None  # the pod of the cycle in progress
-
-    def schedule_pod(self, fw: Framework, state: CycleState, pod: Pod) -> ScheduleResult:
-        self._pod = pod
-        return super().schedule_pod(fw, state, pod)
-
-    def select_host(self, scores: Scores) -> int:
-        if self.chooser is not None and self._pod is not None:
-            row = self.chooser(self._pod, scores)
-            if row is not None:
-                return row
-        return super().select_host(scores)
+from kubesched.plugins.learned.features import CandidateFeatures
+from kubesched.scheduler import Attempt
+from kubesched.state.snapshot import Snapshot
 
 
 @dataclass
@@ -58,7 +34,22 @@ class Decision:
     obs: np.ndarray
     mask: np.ndarray
     rows: np.ndarray  # candidate snapshot rows, best first by the base policy
-    annotations: dict[str, str]  # the pod's annotations before the cycle wrote its GPU index
+    attempt: Attempt  # the pod's proposed scheduling attempt, committed by the action
+
+    @classmethod
+    def of(cls, features: CandidateFeatures, snap: Snapshot, attempt: Attempt, weight: float) -> Decision:
+        """The observation of a proposed attempt with two or more feasible nodes (their scores
+        divided by the base policy's ``weight``)."""
+        scores = attempt.scores
+        assert scores is not None
+        obs, mask, rows = features.observe(attempt.pod, snap, scores.rows, scores.total / weight)
+        return cls(attempt.pod, obs, mask, rows, attempt)
+
+    def node(self, snap: Snapshot, action: int) -> tuple[str, bool]:
+        """The node of candidate ``action`` (candidate 0's when outside the feasible ones), and
+        whether the action was valid."""
+        valid = 0 <= action < len(self.rows)
+        return snap.nodes[int(self.rows[action if valid else 0])].name, valid
 
 
 class Episode:
@@ -77,10 +68,7 @@ class Episode:
     ) -> None:
         self.features = features
         self.pods = prep.pods
-        self.sched = build_scheduler(
-            prep.nodes, base, prep.seed, prep.typical, config=config, scheduler_cls=DecisionScheduler
-        )
-        self.sched.chooser = self._choose
+        self.sched = build_scheduler(prep.nodes, base, prep.seed, prep.typical, config=config)
         self.snap = self.sched.snapshot
         self.tracker = GpuMetricsTracker(self.snap, None)
         self.capacity = self.tracker.update().capacity_milli
@@ -93,8 +81,7 @@ class Episode:
         self.failed_milli = 0
         self.decisions = 0
         self.pending: Decision | None = None
-        self._annotations: dict[str, str] = {}
-        self._forced: int | None = None
+        self._failed_at_act = 0  # milli of a decided pod whose binding failed: charged to the next advance
         self._weight = POLICY_WEIGHT if config is None else 1
 
     @property
@@ -103,35 +90,34 @@ class Episode:
             self.i >= len(self.pods) or self.arrived * 100 > self.horizon * self.capacity
         )
 
-    def _choose(self, pod: Pod, scores: Scores) -> int | None:
-        if self._forced is not None:
-            return self._forced
-        obs, mask, rows = self.features.observe(pod, self.snap, scores.rows, scores.total / self._weight)
-        self.pending = Decision(pod, obs, mask, rows, self._annotations)
-        return int(rows[0])
-
     def _record(self, placed: bool) -> None:
         self.placed.append(placed)
         self.events.append((self.arrived, self.tracker.update().allocated_milli))
 
+    def _settle(self, pod: Pod, res: ScheduleResult | None) -> int:
+        """Record a pod's outcome; the GPU milli that failed (a pod that fits nowhere is dropped)."""
+        if res is not None and res.node is not None:
+            self._record(True)
+            return 0
+        self.sched.delete_pod(pod)
+        self._record(False)
+        ask = pod_gpu_ask(pod)
+        return ask.total_milli if ask else 0
+
     def advance(self) -> int:
         """Run pods until a decision is pending or the run is done; the GPU milli that failed."""
-        failed = 0
+        failed, self._failed_at_act = self._failed_at_act, 0
         while self.pending is None and not self.done:
             pod = self.pods[self.i]
             self.i += 1
             ask = pod_gpu_ask(pod)
             self.arrived += ask.total_milli if ask else 0
-            self._annotations = pod.annotations
             self.sched.add_pending(pod)
-            res = self.sched.schedule_one()
-            if res is None or res.node is None:
-                self.sched.delete_pod(pod)
-                self.pending = None  # a decision whose binding failed is no decision
-                failed += ask.total_milli if ask else 0
-                self._record(False)
-            elif self.pending is None:
-                self._record(True)
+            a = self.sched.propose()
+            if a is not None and a.rows.size > 1:
+                self.pending = Decision.of(self.features, self.snap, a, self._weight)
+            else:
+                failed += self._settle(pod, None if a is None else self.sched.commit(a))
         self.failed_milli += failed
         return failed
 
@@ -139,22 +125,11 @@ class Episode:
         """Place the pending pod on candidate ``action``; whether the action was valid."""
         d = self.pending
         assert d is not None, "no decision pending"
-        valid = 0 <= action < len(d.rows)
-        if valid and action != 0:
-            pod = d.pod
-            self.sched.delete_pod(pod)
-            pod.annotations = d.annotations
-            self._forced = int(d.rows[action])
-            try:
-                self.sched.add_pending(pod)
-                res = self.sched.schedule_one()
-            finally:
-                self._forced = None
-            if res is None or res.node != self.snap.nodes[int(d.rows[action])].name:
-                raise RuntimeError(f"pod {pod.uid}: the chosen feasible node did not take it")
+        node, valid = d.node(self.snap, action)
+        res = self.sched.commit(d.attempt, node)
         self.pending = None
         self.decisions += 1
-        self._record(True)
+        self._failed_at_act = self._settle(d.pod, res)  # a binding that failed: the pod is dropped
         return valid
 
     def result(self) -> RunResult:

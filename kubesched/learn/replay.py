@@ -4,11 +4,9 @@ every host selection.
 
 Pods arrive at their trace times, wait in the real scheduling queue (backoff, the unschedulable
 pool, retries on cluster events), run for their trace duration once bound and then free their
-resources. The engine drives the scheduler from its own event loop, so it cannot hand control
-back in the middle of draining the queue: it runs in a worker thread, and at each decision
-``DecisionScheduler.select_host`` passes the observation to the caller and waits for the action.
-The node the agent picks is the one the cycle binds. The two threads never run at the same time:
-each waits while the other works, so the run is as deterministic as the engine's.
+resources. The engine's ``decisions()`` stops the replay at each pod with a choice to make,
+before its host is chosen; the episode builds the observation there and commits the pod's
+attempt to the node the agent picks (``Scheduler.commit``), and the replay goes on.
 
 A decision is a pod with at least two feasible nodes (the cycle picks the only one itself). The
 cost of a step is the GPU-hours pods spent pending (GPUs asked x hours waited) since the previous
@@ -18,21 +16,19 @@ pod that never gets a node waits until the end of the replay.
 
 from __future__ import annotations
 
-import queue
-import threading
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from kubesched.api.objects import Pod
 from kubesched.config import parse_config
 from kubesched.experiment.protocol import POLICY_WEIGHT, policy_config, prepare
-from kubesched.framework.scoring import Scores
 from kubesched.learn.data import Instance, load
-from kubesched.learn.episode import Decision, DecisionScheduler
-from kubesched.learn.features import CandidateFeatures
+from kubesched.learn.episode import Decision
 from kubesched.plugins import in_tree_registry
+from kubesched.plugins.learned.features import CandidateFeatures
+from kubesched.scheduler import Attempt
 from kubesched.sim.engine import Engine, SimOptions
 from kubesched.sim.states import QUEUED, WAITING
 from kubesched.sim.workload import Workload
@@ -70,15 +66,11 @@ def prepare_replay(inst: Instance, seed: int, speedup: float = 1.0) -> Replay:
     return Replay(wl, policy_config("FGD", prep.typical), seed)
 
 
-class _Stop(BaseException):
-    """Ends an abandoned replay's worker (a BaseException: nothing in the scheduler catches it)."""
-
-
 class ReplayEpisode:
     """Steps one time-mode replay. ``advance()`` runs until a decision is pending or the replay
     ends and returns the GPU-hours spent pending since the last call; ``act(i)`` places the
     pending pod on candidate ``i`` (an index outside the feasible candidates means candidate 0,
-    the base policy's). ``close()`` ends the worker of a replay left unfinished."""
+    the base policy's). ``close()`` drops a replay left unfinished."""
 
     def __init__(self, replay: Replay, features: CandidateFeatures) -> None:
         self.features = features
@@ -86,57 +78,27 @@ class ReplayEpisode:
         registry = in_tree_registry(entry_points=False)
         config = parse_config(replay.config, "policy FGD", registry.points_of)
         opts = SimOptions(mode="time", seed=replay.seed, tie_break="first", record_events=False)
-        self.engine = Engine(config, replay.workload, registry, opts, scheduler_cls=DecisionScheduler)
-        sched = self.engine.sched
-        assert isinstance(sched, DecisionScheduler)
-        sched.chooser = self._choose
+        self.engine = Engine(config, replay.workload, registry, opts)
         self.snap = self.engine.snap
         self.gpu = self.engine.gpu_req.astype(np.float64) / 1000  # GPUs asked, per pod
         self.pending: Decision | None = None
         self.decisions = 0
         self.done = False
         self.waited = 0.0  # GPU-hours pending, up to the last decision
-        self._actions: queue.SimpleQueue[int | None] = queue.SimpleQueue()
-        self._events: queue.SimpleQueue[tuple[str, Any]] = queue.SimpleQueue()
-        self._worker: threading.Thread | None = None
+        self._steps: Iterator[Attempt] | None = None
 
-    # ---- the worker (the engine's thread) ------------------------------------------------------
-    def _run(self) -> None:
-        try:
-            self.engine.run()
-        except _Stop:
-            return
-        except BaseException as e:  # handed to the caller's thread, which raises it
-            self._events.put(("error", e))
-            return
-        self._events.put(("done", None))
-
-    def _choose(self, pod: Pod, scores: Scores) -> int:
-        obs, mask, rows = self.features.observe(pod, self.snap, scores.rows, scores.total / POLICY_WEIGHT)
-        self._events.put(("decision", Decision(pod, obs, mask, rows, pod.annotations)))
-        action = self._actions.get()
-        if action is None:
-            raise _Stop
-        return int(rows[action])
-
-    # ---- the caller's side ---------------------------------------------------------------------
     def advance(self) -> float:
         """Run until a decision is pending or the replay is done; the GPU-hours pods spent pending
         since the previous call."""
         if self.done or self.pending is not None:
             return 0.0
-        if self._worker is None:
-            self._worker = threading.Thread(target=self._run, name=f"replay-{self.seed}", daemon=True)
-            self._worker.start()
-        kind, arg = self._events.get()
-        if kind == "error":
+        if self._steps is None:
+            self._steps = self.engine.decisions()
+        attempt = next(self._steps, None)
+        if attempt is None:
             self.done = True
-            raise arg
-        if kind == "decision":
-            self.pending = arg
         else:
-            self.done = True
-            self._worker.join()
+            self.pending = Decision.of(self.features, self.snap, attempt, POLICY_WEIGHT)
         before, self.waited = self.waited, self.pending_gpu_hours()
         return self.waited - before
 
@@ -144,24 +106,23 @@ class ReplayEpisode:
         """Place the pending pod on candidate ``action``; whether the action was valid."""
         d = self.pending
         assert d is not None, "no decision pending"
-        valid = 0 <= action < len(d.rows)
+        node, valid = d.node(self.snap, action)
+        self.engine.sched.commit(d.attempt, node)
         self.pending = None
         self.decisions += 1
-        self._actions.put(action if valid else 0)
         return valid
 
     def close(self) -> None:
-        """Stop the worker of an unfinished replay (nothing to do once it is done)."""
-        if self._worker is not None and self._worker.is_alive():
-            self.pending = None
-            self._actions.put(None)  # read at the worker's next decision, if it gets to one
-            self._worker.join()
+        """Drop an unfinished replay (nothing to do once it is done)."""
+        if self._steps is not None:
+            self._steps.close()
+        self.pending = None
         self.done = True
 
     def pending_gpu_hours(self) -> float:
         """GPUs asked x hours pending, summed over the pods that arrived, up to now: a bound pod
         waited until its (last) binding, a withdrawn or failed one until it left, a queued one
-        until now. Read while the worker waits for an action or has finished."""
+        until now."""
         eng = self.engine
         now = eng.clock.now
         state = np.asarray(eng.state, np.int8)
@@ -179,8 +140,8 @@ class ReplayEpisode:
         arrived = state != WAITING
         never = arrived & np.isnan(np.asarray(eng.bind_time, np.float64))
         return {
-            "gpu_allocation_mean_pct": eng.acc[2] / eng.span if eng.span else 0.0,
-            "gpu_allocation_peak_pct": eng.peak[2],
+            "gpu_allocation_mean_pct": eng.totals.mean().gpu if eng.totals.span else 0.0,
+            "gpu_allocation_peak_pct": eng.totals.peak.gpu,
             "pending_gpu_hours": self.pending_gpu_hours(),
             "unplaced_pods": int(never.sum()),
             "sim_time_s": eng.clock.now - eng.t_start,

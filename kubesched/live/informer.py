@@ -17,6 +17,7 @@ from typing import Any
 
 from kubesched.errors import InputError
 from kubesched.live.client import ApiError, KubeClient, WatchStream
+from kubesched.live.failures import FailureLog
 from kubesched.live.resources import Resource, decode
 
 log = logging.getLogger("kubesched.live.informer")
@@ -61,6 +62,7 @@ class Informer:
         idle_timeout: float = 90.0,
         backoff: Backoff | None = None,
         rng: random.Random | None = None,
+        failures: FailureLog | None = None,
     ) -> None:
         self.client = client
         self.resource = resource
@@ -69,11 +71,14 @@ class Informer:
         self.idle_timeout = idle_timeout
         self.backoff = backoff or Backoff()
         self.rng = rng or random.Random()
+        self.failures = failures or FailureLog()  # the runner's informers share one: a failure is said once
         self.store: dict[str, Any] = {}  # key -> decoded object (what the sink was last told)
         self.resource_version = ""
         self.synced = threading.Event()
         self.lists = 0  # how many full lists (1 + relists): for logs and tests
         self.unavailable = ""  # why an optional resource is not being watched
+        # why the last list or watch failed, None once one succeeds: the store may be stale meanwhile
+        self.error: ApiError | None = None
         self._stream: WatchStream | None = None
         self._thread: threading.Thread | None = None
 
@@ -122,11 +127,13 @@ class Informer:
                 if e.status == 410:
                     need_list = True
                     continue
+                self.error = e
                 delay = self.backoff.next()
-                log.warning("%s: %s; retrying in %.1fs", self.kind, e, delay)
+                self.failures.failed(self.kind, e, delay)
                 self.stop.wait(delay)
             except Exception:  # noqa: BLE001 - a bug must not silently stop the cache from following the cluster
                 log.exception("%s: informer failed; retrying", self.kind)
+                self.error = ApiError(0, "InformerFailed", "the informer failed (see the log)")
                 self.stop.wait(self.backoff.next())
 
     def _list(self) -> None:
@@ -169,9 +176,11 @@ class Informer:
         self.store = new_store
         self.resource_version = rv
         self.unavailable = ""
+        self.error = None
         if deltas:
             self.sink(deltas)
         self.synced.set()
+        self.failures.recovered(self.kind)
         log.debug("%s: listed %d at resourceVersion %s", self.kind, len(new_store), rv)
 
     def _watch(self) -> None:
@@ -191,6 +200,7 @@ class Informer:
                 raise Gone from None
             raise
         self._stream = stream
+        self.error = None
         if self.stop.is_set():
             stream.close()
             return

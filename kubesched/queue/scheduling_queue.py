@@ -348,6 +348,15 @@ class SchedulingQueue:
             heapq.heappop(self._backoff)
         return None
 
+    def useful_backoff_expiry(self, generation: int) -> float | None:
+        """The next backoff expiry worth waiting for in an offline run: None when every pod in
+        backoff failed on the cluster as it is (snapshot ``generation``), since retrying them
+        gives the same answer until something changes (and that change moves them anyway)."""
+        nxt = self.next_backoff_expiry()
+        if nxt is None or all(q.failed_generation == generation for q in self.backoff_pods()):
+            return None
+        return nxt
+
     def backoff_pods(self) -> list[QueuedPodInfo]:
         return [qpi for _, _, qpi in self._backoff if self._where.get(qpi.pod.uid) == "backoff"]
 

@@ -100,9 +100,9 @@ class Recorder:
 
     # ---- sampling ------------------------------------------------------------------------
     def _sample(self, eng: Engine, key: float) -> None:
-        cpu, mem, gpu = eng.pct()
-        cap = eng.cap
-        u = eng.util
+        cpu, mem, gpu = eng.totals.allocated_pct()
+        used_cpu, used_mem = eng.totals.used_pct()
+        cap = eng.totals.capacity
         t0 = time.perf_counter()
         frag = eng.frag.measure()
         self.sample_wall += time.perf_counter() - t0
@@ -110,7 +110,7 @@ class Recorder:
             fm = fp = fr = math.nan
         else:
             fm, idle = frag
-            fp = 100.0 * fm / cap[2] if cap[2] else math.nan
+            fp = 100.0 * fm / cap.gpu if cap.gpu else math.nan
             fr = 100.0 * fm / idle if idle else math.nan
         self.samples.append(
             (
@@ -119,9 +119,9 @@ class Recorder:
                 cpu,
                 mem,
                 gpu,
-                100.0 - gpu if cap[2] else math.nan,
-                100.0 * u.total_cpu_used / cap[0] if cap[0] else 0.0,
-                100.0 * u.total_mem_used / cap[1] if cap[1] else 0.0,
+                100.0 - gpu if cap.gpu else math.nan,
+                used_cpu,
+                used_mem,
                 eng.n_queued,
                 eng.n_running,
                 100.0 * eng.arrived_work / eng.work_total,
@@ -207,27 +207,10 @@ class Recorder:
         bound = np.isfinite(a["bind_time"])
         delays = (a["bind_time"] - a["arrival"])[bound]
         failed_idx = np.nonzero((st == FAILED) | (st == WITHDRAWN))[0]
-        by_message: Counter[str] = Counter()
-        by_reason: Counter[str] = Counter()
-        for i in failed_idx:
-            msg = eng.message[i]
-            head = msg.split("\n", 1)[0]
-            by_message[head] += 1
-            for r in set(reason_kinds(msg)):
-                by_reason[r] += 1
-        cpu, mem, gpu = eng.pct()
-        mean = [a / eng.span for a in eng.acc] if eng.span > 0 else list(eng.levels())
-        peak = eng.peak
-
-        def frag_stats(col: int) -> dict[str, float | None]:
-            vals = np.asarray([s[col] for s in self.samples], float)
-            vals = vals[np.isfinite(vals)]
-            if not vals.size:
-                return {"final": None, "mean": None, "max": None}
-            return {"final": float(vals[-1]), "mean": float(vals.mean()), "max": float(vals.max())}
-
-        frag_idx = 2 + SAMPLE_COLUMNS.index("frag_milli")
-        last = eng.frag.last
+        by_message, by_reason = _failures(eng.message, failed_idx)
+        cpu, mem, gpu = eng.totals.allocated_pct()
+        mean = eng.totals.mean()
+        peak = eng.totals.peak
         out: dict[str, Any] = {
             "mode": eng.opts.mode,
             "seed": eng.opts.seed,
@@ -253,25 +236,10 @@ class Recorder:
             "failed_messages": dict(by_message.most_common(20)),
             "gated_messages": dict(Counter(eng.message[i] for i in np.nonzero(st == GATED)[0]).most_common(20)),
             "allocation_pct": {
-                name: {"final": final, "peak": float(peak[k]), "mean": float(mean[k])}
-                for k, (name, final) in enumerate((("cpu", cpu), ("memory", mem), ("gpu", gpu)))
+                name: {"final": final, "peak": float(getattr(peak, name)), "mean": float(getattr(mean, name))}
+                for name, final in (("cpu", cpu), ("memory", mem), ("gpu", gpu))
             },
-            "gpu": {
-                # the node resources the GPU figures count (nvidia.com/gpu, alibabacloud.com/gpu-count,
-                # or gpu.nvidia.com: GPUs in ResourceSlices)
-                "resources": gpu_resources(
-                    [*eng.wl.nodes, *(e.node for e in eng.wl.node_events if not isinstance(e.node, str))], eng.snap.dra
-                ),
-                "capacity_milli": int(eng.cap[2]),
-                "allocated_milli": int(eng.used_req[2]),
-                "unallocated_pct": (100.0 - gpu) if eng.cap[2] else None,
-                "frag_milli": frag_stats(frag_idx),
-                "frag_pct": frag_stats(frag_idx + 1),
-                "frag_ratio_pct": frag_stats(frag_idx + 2),
-                "fragmentation_available": eng.frag.available,
-                # the paper's "Gpu" allocation ratio: GPUs with any allocation, at the last sample
-                "gpus_in_use_pct": 100.0 * last.used_gpus / last.gpus if last is not None and last.gpus else None,
-            },
+            "gpu": self._gpu_summary(eng, gpu),
             "queueing_delay_s": {
                 "count": int(delays.size),
                 "p50": percentile(delays, 50),
@@ -281,28 +249,70 @@ class Recorder:
                 "max": float(delays.max()) if delays.size else None,
             },
             "utilization_pct": {
-                "cpu": {"mean": float(mean[3]), "peak": float(peak[3])},
-                "memory": {"mean": float(mean[4]), "peak": float(peak[4])},
+                "cpu": {"mean": float(mean.used_cpu), "peak": float(peak.used_cpu)},
+                "memory": {"mean": float(mean.used_memory), "peak": float(peak.used_memory)},
                 "model": {"low": eng.opts.usage.low, "high": eng.opts.usage.high},
             },
             "arrived_workload_pct": 100.0 * eng.arrived_work / eng.work_total,
-            "workload_resource": ("cpu", "memory", "gpu")[eng.work_key],
-            "run": {
-                "wall_s": eng.wall,
-                "cpu_s": eng.cpu,
-                "events": eng.n_events,
-                "events_per_s": eng.n_events / eng.wall if eng.wall > 0 else None,
-                "scheduler_s": eng.sched_wall,
-                "sampling_s": self.sample_wall,
-                # what the engine itself costs per event: wall time outside scheduling cycles
-                # and fragmentation samples
-                "engine_us_per_event": 1e6 * (eng.wall - eng.sched_wall - self.sample_wall) / eng.n_events
-                if eng.n_events
-                else None,
-                "scheduling_attempts": eng.sched.attempts,
-                "attempts_per_s": eng.sched.attempts / eng.wall if eng.wall > 0 else None,
-                "sim_start_s": eng.t_start,
-                "sim_end_s": eng.clock.now,
-            },
+            "workload_resource": eng.work_resource,
+            "run": self._run_summary(eng),
         }
         return out
+
+    def _frag_stats(self, col: int) -> dict[str, float | None]:
+        vals = np.asarray([s[col] for s in self.samples], float)
+        vals = vals[np.isfinite(vals)]
+        if not vals.size:
+            return {"final": None, "mean": None, "max": None}
+        return {"final": float(vals[-1]), "mean": float(vals.mean()), "max": float(vals.max())}
+
+    def _gpu_summary(self, eng: Engine, gpu: float) -> dict[str, Any]:
+        frag_idx = 2 + SAMPLE_COLUMNS.index("frag_milli")
+        last = eng.frag.last
+        return {
+            # the node resources the GPU figures count (nvidia.com/gpu, alibabacloud.com/gpu-count,
+            # or gpu.nvidia.com: GPUs in ResourceSlices)
+            "resources": gpu_resources(
+                [*eng.wl.nodes, *(e.node for e in eng.wl.node_events if not isinstance(e.node, str))], eng.snap.dra
+            ),
+            "capacity_milli": int(eng.totals.capacity.gpu),
+            "allocated_milli": int(eng.totals.allocated.gpu),
+            "unallocated_pct": (100.0 - gpu) if eng.totals.capacity.gpu else None,
+            "frag_milli": self._frag_stats(frag_idx),
+            "frag_pct": self._frag_stats(frag_idx + 1),
+            "frag_ratio_pct": self._frag_stats(frag_idx + 2),
+            "fragmentation_available": eng.frag.available,
+            # the paper's "Gpu" allocation ratio: GPUs with any allocation, at the last sample
+            "gpus_in_use_pct": 100.0 * last.used_gpus / last.gpus if last is not None and last.gpus else None,
+        }
+
+    def _run_summary(self, eng: Engine) -> dict[str, Any]:
+        return {
+            "wall_s": eng.wall,
+            "cpu_s": eng.cpu,
+            "events": eng.n_events,
+            "events_per_s": eng.n_events / eng.wall if eng.wall > 0 else None,
+            "scheduler_s": eng.sched_wall,
+            "sampling_s": self.sample_wall,
+            # what the engine itself costs per event: wall time outside scheduling cycles
+            # and fragmentation samples
+            "engine_us_per_event": 1e6 * (eng.wall - eng.sched_wall - self.sample_wall) / eng.n_events
+            if eng.n_events
+            else None,
+            "scheduling_attempts": eng.sched.attempts,
+            "attempts_per_s": eng.sched.attempts / eng.wall if eng.wall > 0 else None,
+            "sim_start_s": eng.t_start,
+            "sim_end_s": eng.clock.now,
+        }
+
+
+def _failures(messages: list[str], failed: np.ndarray) -> tuple[Counter[str], Counter[str]]:
+    """Failed pods by their message's first line, and by the kinds of reason in it."""
+    by_message: Counter[str] = Counter()
+    by_reason: Counter[str] = Counter()
+    for i in failed:
+        msg = messages[i]
+        by_message[msg.split("\n", 1)[0]] += 1
+        for r in set(reason_kinds(msg)):
+            by_reason[r] += 1
+    return by_message, by_reason

@@ -40,6 +40,10 @@ def run(args: argparse.Namespace) -> int:
             raise InputError("not a folder", source=f"--allow-open {d}")
     if args.path and args.file:
         raise InputError("give a PATH or -f files, not both")
+    if args.kubeconfig and (args.path or args.file):
+        raise InputError("give --kubeconfig (a live cluster) or PATH / -f files, not both", path="--kubeconfig")
+    if args.context and not args.kubeconfig:
+        raise InputError("a context of which kubeconfig? add --kubeconfig FILE", path="--context")
     if args.path and args.config and detect(args.path) != CLUSTER:
         raise InputError("--config: only for a cluster (a simulation or experiment folder has its own)")
     token = os.environ.get(TOKEN_ENV) or new_token()
@@ -48,9 +52,12 @@ def run(args: argparse.Namespace) -> int:
         "kubesched ui imports no module named by a configuration unless started with --import-plugins "
         "(importing runs its code)"
     )
-    ws = open_source(
-        args.path, files=args.file, config=args.config, seed=args.seed, registry=registry, validate=args.validate
-    )
+    if args.kubeconfig:
+        ws = _open_live(args, registry)
+    else:
+        ws = open_source(
+            args.path, files=args.file, config=args.config, seed=args.seed, registry=registry, validate=args.validate
+        )
     for w in [*(ws.objects.warnings if ws.objects else []), *(ws.config.warnings if ws.config else [])]:
         sys.stderr.write(f"kubesched: warning: {w}\n")
     named = [p for p in [args.path, *(args.file or []), args.config] if p]
@@ -70,5 +77,29 @@ def run(args: argparse.Namespace) -> int:
     app = build_app(
         ws, access=access, registry=registry, roots=roots, max_body=args.max_request_bytes, on_swap=freeze_long_lived
     )
-    uvicorn.run(app, host=host, port=port, log_level="warning")
+    try:
+        uvicorn.run(app, host=host, port=port, log_level="warning")
+    finally:
+        if ws.live is not None:
+            ws.live.close()
     return 0
+
+
+def _open_live(args: argparse.Namespace, registry):  # noqa: ANN001, ANN202 - Registry, Workspace (imported lazily)
+    """The cluster of ``--kubeconfig``, followed read-only; an API server that does not answer is
+    one line (exit 2) before anything is served."""
+    from pathlib import Path
+
+    from kubesched.ui.live import connect, open_live
+    from kubesched.ui.sources import config_yaml, parse_config_text
+
+    text = ""
+    if args.config:
+        try:
+            text = Path(args.config).read_text()
+        except OSError as e:
+            raise InputError(f"cannot read: {e.strerror}", source=args.config) from None
+    cfg = parse_config_text(text, registry, args.config or "configuration")
+    client = connect(args.kubeconfig, args.context)
+    title = f"live cluster {client.host}" + (f" (context {args.context})" if args.context else "")
+    return open_live(client, cfg, text or config_yaml(cfg), registry, seed=args.seed, title=title)

@@ -13,7 +13,7 @@ from kubesched.explain import nodes_of
 from kubesched.framework.cycle import num_feasible_nodes_to_find
 from kubesched.ui import points, volumes
 from kubesched.ui.runs import Attempt
-from kubesched.ui.sources import Workspace
+from kubesched.ui.sources import LIVE, Workspace
 
 DECISIONS_KEPT = 64
 #: the columns of an explain with nothing per node (PreFilter or a filter failed)
@@ -135,7 +135,8 @@ def _decision(ws: Workspace, key: str, attempt: int | None) -> dict[str, Any]:
             "step": step,
             "steps": len(ws.timeline),
             "attempt": chosen.attempt if chosen else None,
-            "what": "the cluster just before this attempt" if chosen else "the cluster at the end of the run",
+            "what": "the cluster now (live)" if ws.kind == LIVE
+            else "the cluster just before this attempt" if chosen else "the cluster at the end of the run",
         },
         "attempts": [a.to_json() for a in tries],
         "selected": chosen.node if chosen and chosen.outcome == "scheduled" else None,

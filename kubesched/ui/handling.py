@@ -61,7 +61,9 @@ class State:
 
     @ws.setter
     def ws(self, new: Workspace) -> None:
-        self._ws = new
+        old, self._ws = self._ws, new
+        if old.live is not None and old is not new:
+            old.live.close()  # a live cluster left for a file: stop watching it
         if self.on_swap is not None:
             self.on_swap()
 

@@ -1,5 +1,5 @@
 """The routes that read what the workspace shows: meta, the cluster at a step, a pod's decision,
-the dashboards and the schedule. The heavy ones are computed and encoded in the thread pool and
+the dashboards, the schedule and a live cluster's state. The heavy ones are computed and encoded in the thread pool and
 take turns on the timeline's lock."""
 
 from __future__ import annotations
@@ -52,6 +52,12 @@ def routes(st: State) -> list[Route]:
         w, baseline = st.ws, request.query_params.get("baseline") or None
         return await off_loop(lambda: dashboards.experiment_dashboard(w, baseline))
 
+    async def live(_: Request) -> Response:
+        w = st.ws
+        if w.live is None:
+            raise InputError("not a live cluster (kubesched ui --kubeconfig)", path="source")
+        return json_answer(w.live.status())
+
     async def schedule_json(_: Request) -> Response:
         run = st.ws.run
         if run is None:
@@ -65,6 +71,7 @@ def routes(st: State) -> list[Route]:
         Route("/api/dashboard/simulation", sim_dashboard),
         Route("/api/dashboard/experiment", exp_dashboard),
         Route("/api/schedule", schedule_json),
+        Route("/api/live", live),
     ]
 
 

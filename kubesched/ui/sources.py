@@ -18,26 +18,28 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from kubesched.api.load import ClusterObjects, load_cluster
 from kubesched.api.objects import Node, Pod
 from kubesched.app import VirtualClock, build_config, build_registry, example_path
 from kubesched.cluster.memory import MemoryCluster
 from kubesched.config import SchedulerConfig
 from kubesched.errors import InputError
 from kubesched.framework.registry import Registry
+from kubesched.load import ClusterObjects, load_cluster
 from kubesched.scheduler import Scheduler
 from kubesched.state.snapshot import Snapshot
 from kubesched.ui.runs import Attempt, Removal, Run, record_run, removals
 from kubesched.ui.timeline import BIND, CORDON, DELETE, NODE_ADD, NODE_REMOVE, UNCORDON, Step, Timeline
 
 CLUSTER, SIMULATION, EXPERIMENT = "cluster", "simulation", "experiment"
+LIVE = "live"  # a cluster followed through its API (kubesched.ui.live)
 SIM_FILES = ("summary.json", "pods.csv")
 EXPERIMENT_FILES = ("runs.csv", "aggregate.csv")
 
 
 @dataclass
 class Workspace:
-    """One opened source. ``timeline`` is None for experiments (dashboards only)."""
+    """One opened source. ``timeline`` is None for experiments (dashboards only); a live cluster's
+    timeline has no steps (step 0 is the cluster now) and its pods and attempts follow the cluster."""
 
     kind: str
     title: str
@@ -66,6 +68,7 @@ class Workspace:
     files: list[str] = field(default_factory=list)
     plugin_paths: list[str] = field(default_factory=list)
     seed: int | None = 0
+    live: Any = None  # a live cluster: the kubesched.ui.live.ClusterWatch that fills the workspace
 
 
 # ---- small readers --------------------------------------------------------------------------
@@ -179,9 +182,18 @@ def parse_config_text(text: str | None, registry: Registry, source: str = "confi
 
     if not text or not text.strip():
         return build_config(None, registry)
-    cfg = parse_config(parse_document(text, source), source, registry.points_of)
+    cfg = parse_config(parse_document(text, source), source, registry.points_of, plugin_names=registry.names())
     Scheduler(cfg, Snapshot(), None, registry)  # plugin args that only fail when plugins are built
     return cfg
+
+
+def config_yaml(cfg: SchedulerConfig) -> str:
+    """The configuration in full (every default spelled out), for the what-if editor."""
+    import yaml
+
+    from kubesched.config import effective_config
+
+    return yaml.safe_dump(effective_config(cfg), sort_keys=False)
 
 
 def start_snapshot(objs: ClusterObjects) -> tuple[Snapshot, list[Pod]]:
@@ -223,11 +235,7 @@ def open_cluster(
     timeline.adopt(snap, len(run.ops))  # the run's snapshot is the cluster after its last step
     text = config_text or ""
     if not text.strip():
-        import yaml
-
-        from kubesched.config import effective_config
-
-        text = yaml.safe_dump(effective_config(cfg), sort_keys=False)
+        text = config_yaml(cfg)
     return Workspace(
         kind=CLUSTER,
         title=title or ", ".join(files),

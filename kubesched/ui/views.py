@@ -15,11 +15,10 @@ from kubesched.api.resources import CPU, MEMORY, PODS
 from kubesched.errors import InputError
 from kubesched.gpu.model import GPU_COUNT, GPU_MILLI, MILLI, node_gpu_count, node_gpu_model
 from kubesched.gpu.state import GpuState
-from kubesched.sim.gpu import node_gpu_milli
-from kubesched.sim.gpu import pod_gpu_milli as sim_pod_gpu_milli
+from kubesched.sim.gpu import node_gpu_milli, pod_gpu_milli
 from kubesched.sim.metrics import reason_kinds
 from kubesched.state.snapshot import Snapshot
-from kubesched.ui.sources import CLUSTER, SIMULATION, Workspace
+from kubesched.ui.sources import CLUSTER, LIVE, SIMULATION, Workspace
 
 #: resources shown first, in this order; other extended resources follow when some node has them
 MAIN_RESOURCES = (CPU, MEMORY, PODS)
@@ -76,9 +75,9 @@ def gpu_asks(snap: Snapshot, milli: Callable[[Pod], int] | None = None) -> tuple
     A configuration without a GPU filter (the default one: GPU asks are annotations, which
     NodeResourcesFit does not read) can bind more than a node's GPUs hold; the pods that find
     no GPU left are kept on no GPU by ``GpuState``, and counted here as *unseated*. ``milli``:
-    a pod's ask (default ``pod_gpu_milli``; the cluster view passes one that remembers them)."""
+    a pod's ask (default ``shown_gpu_milli``; the cluster view passes one that remembers them)."""
     n = snap.n
-    ask = milli or pod_gpu_milli
+    ask = milli or shown_gpu_milli
     cap = np.fromiter((node_gpu_milli(nd) for nd in snap.nodes), np.int64, n)
     asked = np.fromiter((sum(map(ask, pods.values())) for pods in snap.pods_on[:n]), np.int64, n)
     unseated = np.zeros(n, np.int64)
@@ -89,11 +88,11 @@ def gpu_asks(snap: Snapshot, milli: Callable[[Pod], int] | None = None) -> tuple
     return cap, asked, unseated
 
 
-def pod_gpu_milli(pod: Pod) -> int:
-    """What a pod asks of GPUs in milli (as the simulator counts it); 0 for a malformed ask,
-    which no GPU plugin would have placed."""
+def shown_gpu_milli(pod: Pod) -> int:
+    """What the views show a pod asks of GPUs in milli: the simulator's ``pod_gpu_milli`` without
+    DRA claims, and 0 for a malformed ask (which no GPU plugin would have placed) instead of an error."""
     try:
-        return sim_pod_gpu_milli(pod)
+        return pod_gpu_milli(pod)
     except InputError:
         return 0
 
@@ -142,8 +141,9 @@ def cluster_view(ws: Workspace, step: int | None = None) -> dict[str, Any]:
         for v in cluster.values():
             v["pct"] = round(100.0 * v["requested"] / v["allocatable"], 2) if v["allocatable"] else None
         bound = {p.key: snap.nodes[row].name for row, pods in enumerate(snap.pods_on[: snap.n]) for p in pods.values()}
-    pods = pods_table(ws, bound)
-    pending = pending_pods(ws)
+        # under the lock too: a live cluster's pods change between two reads
+        pods = pods_table(ws, bound)
+        pending = pending_pods(ws)
     return {
         "step": step,
         "steps": total,
@@ -164,7 +164,7 @@ def _ask_of(ws: Workspace) -> Callable[[Pod], int]:
     def ask(pod: Pod) -> int:
         v = known.get(pod.key)
         if v is None:
-            v = known[pod.key] = pod_gpu_milli(pod)
+            v = known[pod.key] = shown_gpu_milli(pod)
         return v
 
     return ask
@@ -187,13 +187,15 @@ def _outcome(ws: Workspace, key: str, node_now: str | None) -> tuple[str, str | 
     pod = ws.pods.get(key)
     if last is None:
         if pod is not None and pod.node_name:
-            return "bound in input", pod.node_name, 0, ""
+            return ("bound" if ws.kind == LIVE else "bound in input"), pod.node_name, 0, ""
         skipped = ws.skipped.get(key)
         if skipped is not None:  # `schedule` did not try it: gated, another scheduler, finished
             return skipped["reason"], None, 0, skipped["message"]
-        return ("running" if node_now else "not tried"), node_now, 0, ""
+        return ("running" if node_now else "pending" if ws.kind == LIVE else "not tried"), node_now, 0, ""
     if last.outcome == "scheduled":
         return "scheduled", last.node, len(tries), ""
+    if ws.kind == LIVE and pod is not None and pod.node_name:  # bound since, by someone we did not hear
+        return "bound", pod.node_name, len(tries), ""
     return last.outcome, None, len(tries), last.message or ""
 
 
@@ -243,7 +245,7 @@ def _pod_columns(ws: Workspace) -> dict[str, list[Any]]:
         cols["attempts"].append(n)
         cols["cpu"].append(pod.requests.get(CPU, 0))
         cols["memory"].append(pod.requests.get(MEMORY, 0))
-        cols["gpu_milli"].append(pod_gpu_milli(pod))
+        cols["gpu_milli"].append(shown_gpu_milli(pod))
         cols["priority"].append(pod.priority)
         cols["message"].append(msg)
     return cols
@@ -253,6 +255,8 @@ def pending_pods(ws: Workspace) -> dict[str, Any]:
     """Pods that ended without a node, their FailedScheduling message, and the reason histogram
     (node counts stripped, as simulate's failed_by_reason)."""
     rows: list[dict[str, Any]] = []
+    if ws.kind == LIVE:
+        return _live_pending(ws)
     if ws.kind == SIMULATION and ws.pod_table:
         t = ws.pod_table
         for k, st, msg in zip(t["pod"], t["state"], t.get("message", [""] * len(t["pod"])), strict=True):
@@ -263,10 +267,32 @@ def pending_pods(ws: Workspace) -> dict[str, Any]:
             tries = ws.attempts.get(k)
             if tries and tries[-1].outcome != "scheduled":
                 rows.append({"pod": k, "state": tries[-1].outcome, "message": tries[-1].message or ""})
+    return {"pods": rows, "reasons": _reasons(rows)}
+
+
+def _reasons(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     hist: Counter[str] = Counter()
     for r in rows:
         hist.update(set(reason_kinds(r["message"])) or {"(no message)"})
-    return {"pods": rows, "reasons": [{"reason": k, "pods": v} for k, v in hist.most_common()]}
+    return [{"reason": k, "pods": v} for k, v in hist.most_common()]
+
+
+def _live_pending(ws: Workspace) -> dict[str, Any]:
+    """A live cluster's pods without a node: the message of the cluster's scheduler (its last
+    PodScheduled=False condition, when it wrote one) and kubesched's verdict against the cluster
+    now (``explain``: where the pod would go, or why no node fits). The reasons count kubesched's
+    verdicts. Callers hold the timeline's lock."""
+    keys = [k for k, p in ws.pods.items() if not p.node_name]
+    verdicts = ws.live.verdicts(keys)
+    rows = []
+    for k in keys:
+        tries = ws.attempts.get(k)
+        v = verdicts.get(k, {"fits": None, "text": ""})
+        rows.append({
+            "pod": k, "state": "pending", "cluster_message": tries[-1].message or "" if tries else "",
+            "message": v["text"], "fits": v["fits"],
+        })
+    return {"pods": rows, "reasons": _reasons([r for r in rows if not r["fits"]])}
 
 
 # ---- balance and comparison (what-if) ---------------------------------------------------------

@@ -109,3 +109,27 @@ def test_rbac_can_be_left_to_the_cluster_admin() -> None:
     objs = objects(render({"rbac": {"create": False}, "serviceAccount": {"create": False, "name": "sched"}}))
     assert {o["kind"] for o in objs} == {"ConfigMap", "Deployment", "Service", "Secret"}  # Secrets: TLS, token
     assert one(objs, "Deployment")["spec"]["template"]["spec"]["serviceAccountName"] == "sched"
+
+
+def watched_kinds() -> set[tuple[str, str]]:
+    """(apiGroup, resource) of every kind kubesched's informers can watch (kubesched.live.resources)."""
+    from kubesched.live.resources import PLUGIN_RESOURCES, REQUIRED, WORKLOADS
+
+    out = set()
+    for r in {*REQUIRED, *WORKLOADS, *(x for rs in PLUGIN_RESOURCES.values() for x in rs)}:
+        parts = r.path.strip("/").split("/")
+        out.add(("", parts[2]) if parts[0] == "api" else (parts[1], parts[3]))
+    return out
+
+
+def test_viewer_role_lists_and_watches_what_kubesched_ui_watches_and_nothing_more() -> None:
+    assert not [r for r in by_kind(objects(render()), "ClusterRole") if r["metadata"]["name"].endswith("-viewer")]
+    sre = {"kind": "Group", "name": "sre", "apiGroup": "rbac.authorization.k8s.io"}
+    objs = objects(render({"rbac": {"viewer": {"create": True, "subjects": [sre]}}}))
+    viewer = next(r for r in by_kind(objs, "ClusterRole") if r["metadata"]["name"] == "kubesched-viewer")
+    assert granted(viewer) == {(g, res, None): {"list", "watch"} for g, res in watched_kinds()}
+    binding = next(b for b in by_kind(objs, "ClusterRoleBinding") if b["metadata"]["name"] == "kubesched-viewer")
+    assert binding["roleRef"]["name"] == "kubesched-viewer" and binding["subjects"] == [sre]
+    # without subjects: the role alone, to bind as you like
+    alone = objects(render({"rbac": {"viewer": {"create": True}}}))
+    assert not [b for b in by_kind(alone, "ClusterRoleBinding") if b["metadata"]["name"] == "kubesched-viewer"]

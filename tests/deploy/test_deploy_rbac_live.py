@@ -42,3 +42,28 @@ def test_every_request_of_run_with_volumes_and_claims_is_granted(kube_api: KubeA
         if group == "coordination.k8s.io":
             continue  # the Lease: the namespaced Role's, checked in test_deploy_rbac.py
         assert verb in rules.get((group, resource, None), set()), (group, resource, verb)
+
+
+def test_every_request_of_ui_on_a_live_cluster_is_a_read_the_viewer_role_grants(
+    kube_api: KubeAPIServer, kubeconfig: str  # noqa: F811
+) -> None:
+    from kubesched.app import build_registry
+    from kubesched.ui.live import connect, open_live
+    from kubesched.ui.sources import parse_config_text
+    from tests.ui.conftest import ui_client
+
+    kube_api.create(node("n1"))
+    kube_api.create(pod("web", cpu="8", scheduler="default-scheduler"))
+    registry = build_registry()
+    ws = open_live(connect(kubeconfig, None), parse_config_text("", registry), "", registry)
+    try:
+        c = ui_client(ws)
+        assert kube_api.wait_for(lambda: c.get("/api/cluster").json()["pending"]["pods"], 10)
+        assert c.get("/api/decision?pod=default/web").status_code == 200
+    finally:
+        ws.live.close()
+    rules = granted(one([r for r in objects(render({"rbac": {"viewer": {"create": True}}}))
+                         if r["metadata"]["name"] == "kubesched-viewer"], "ClusterRole"))
+    calls = {api_call(method, path) for method, path in kube_api.requests}
+    assert ("", "pods", "watch") in calls and ("resource.k8s.io", "resourceclaims", "list") in calls
+    assert {(g, res, verb) for g, res, verb in calls if verb not in rules.get((g, res, None), set())} == set()

@@ -10,8 +10,8 @@ each node's status (code, reasons, plugin), the absent nodes' status, the PreFil
 the unschedulable plugins.
 
 TestSchedulerScheduleOne (17 cases, 15 ported). The Go test swaps ``SchedulePod`` for a mock
-returning ``mockScheduleResult``/``injectSchedulingError``; here ``Scheduler.schedule_pod`` is
-replaced the same way. Upstream runs each case with AsyncAPICalls, NominatedNodeNameForExpectation
+returning ``mockScheduleResult``/``injectSchedulingError``; here ``Scheduler.propose_pod`` (the
+cycle up to host selection) is replaced the same way. Upstream runs each case with AsyncAPICalls, NominatedNodeNameForExpectation
 and pod-group scheduling on and off; kubesched has one behaviour, v1.36's defaults (synchronous
 API calls, NominatedNodeNameForExpectation on, no pod groups), so each case runs once with those.
 Left out: "nominated node name is not set, permit plugin is working, but the feature gate
@@ -52,6 +52,7 @@ from fake_plugins import (
 )
 
 from kubesched.api.objects import Pod
+from kubesched.framework.cycle import Feasible, Proposal
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.failures import PluginFailure
 from kubesched.framework.status import Code, Status
@@ -646,14 +647,16 @@ def test_scheduler_schedule_one(case: ScheduleOneCase, monkeypatch: pytest.Monke
     sent = Pod.parse(case.send_pod)
     cluster.pods[sent.uid] = sent
 
-    def schedule_pod(fw: Any, state: CycleState, p: Pod) -> ScheduleResult:
+    def propose_pod(fw: Any, state: CycleState, p: Pod) -> Proposal:
         if case.inject_scheduling_error is not None:
             raise PluginFailure(Status.error(case.inject_scheduling_error))
         if not case.mock_ok:
-            return ScheduleResult(p, fw.profile_name)
-        return ScheduleResult(p, fw.profile_name, node=TEST_NODE, evaluated=1, feasible=1)
+            return Proposal(fw, Feasible(np.zeros(0, np.intp), 0, None, state), ScheduleResult(p, fw.profile_name))
+        rows = np.asarray([sched.snapshot.row_of[TEST_NODE]], np.intp)
+        res = ScheduleResult(p, fw.profile_name, evaluated=1, feasible=1)
+        return Proposal(fw, Feasible(rows, 1, None, state), res)  # the one feasible node: selected
 
-    monkeypatch.setattr(sched, "schedule_pod", schedule_pod)
+    monkeypatch.setattr(sched, "propose_pod", propose_pod)
     assumed: list[str] = []
     forgotten: list[str] = []
     add, remove = sched.snapshot.add_pod, sched.snapshot.remove_pod

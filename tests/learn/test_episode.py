@@ -7,7 +7,7 @@ import numpy as np
 from kubesched.experiment.protocol import run
 from kubesched.learn.data import Instance
 from kubesched.learn.episode import Episode
-from kubesched.learn.features import (
+from kubesched.plugins.learned.features import (
     CANDIDATE_FEATURES,
     POD_FEATURES,
     CandidateFeatures,
@@ -39,13 +39,14 @@ def test_base_actions_reproduce_the_protocol_run(small: Instance) -> None:
 
 
 def test_candidate_zero_is_the_schedulers_own_choice(small: Instance) -> None:
-    """The tentative bind of candidate 0 lands where the base scheduler put the pod."""
+    """Candidate 0 is where the base scheduler's own host selection puts the pod."""
     ep = Episode(small.prepare(3), CandidateFeatures(4))
     ep.advance()
     d = ep.pending
     assert d is not None and d.mask.sum() >= 2
-    node = ep.snap.pod_by_uid[d.pod.uid].node_name
-    assert node == ep.snap.nodes[int(d.rows[0])].name
+    assert d.pod.uid not in ep.snap.pod_by_uid  # proposed, not placed yet
+    res = ep.sched.commit(d.attempt)  # no node given: the cycle's own selection
+    assert res.node == ep.snap.pod_by_uid[d.pod.uid].node_name == ep.snap.nodes[int(d.rows[0])].name
 
 
 def test_other_candidate_places_the_pod_there(small: Instance) -> None:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import gc
 import threading
 
 import gymnasium as gym
@@ -13,9 +12,9 @@ from stable_baselines3.common.env_checker import check_env as sb3_check_env
 
 from kubesched.config import parse_config
 from kubesched.learn.data import Instance
-from kubesched.learn.features import CandidateFeatures
 from kubesched.learn.replay import ReplayEpisode, prepare_replay
 from kubesched.plugins import in_tree_registry
+from kubesched.plugins.learned.features import CandidateFeatures
 from kubesched.rl import ENV_ID, NodeSelectEnv
 from kubesched.sim.runner import simulate
 
@@ -94,26 +93,21 @@ def test_other_candidate_is_bound_and_changes_the_replay() -> None:
     assert sorted(last.engine.state) == sorted(base.engine.state)
 
 
-def test_reset_and_close_end_the_worker() -> None:
+def test_reset_and_close_drop_the_replay_without_threads() -> None:
+    """The replay is stepped through the engine's decision points in the caller's thread."""
+    threads = threading.active_count()
     env = NodeSelectEnv(seeds=[0], k=4, **TIME)
     env.reset(seed=0)
     env.step(0)
     first = env.episode
-    assert isinstance(first, ReplayEpisode) and first._worker is not None
+    assert isinstance(first, ReplayEpisode) and first.pending is not None
+    assert threading.active_count() == threads
     a, _ = env.reset(seed=0)
-    assert not first._worker.is_alive()
+    assert first.done and first.pending is None  # the old replay was dropped
     b, _ = env.reset(seed=0)
     assert np.array_equal(a, b)  # reproducible
     env.close()
-    assert not env.episode._worker.is_alive()
-    dropped = NodeSelectEnv(seeds=[0], k=4, **TIME)
-    dropped.reset(seed=0)
-    worker = dropped.episode._worker
-    assert worker.is_alive()
-    del dropped  # an env nobody closed: its worker ends when the env goes
-    gc.collect()
-    assert not worker.is_alive()
-    assert not any(t.name.startswith("replay-") and t.is_alive() for t in threading.enumerate())
+    assert env.episode.done and env.episode.advance() == 0.0 and env.episode.pending is None
 
 
 def test_bad_settings_are_refused() -> None:

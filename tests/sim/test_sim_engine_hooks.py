@@ -36,7 +36,7 @@ def test_a_timer_sees_the_instants_other_events_and_a_node_it_adds_takes_waiting
     b, c = at(eng, "b"), at(eng, "c")
     assert (eng.node_of[b], eng.bind_time[b]) == ("n2", 20.0)
     assert (eng.node_of[c], eng.bind_time[c]) == ("n2", 20.0)
-    assert eng.cap[0] == 3000  # both nodes' CPUs
+    assert eng.totals.capacity.cpu == 3000  # both nodes' CPUs
 
 
 def test_remove_node_with_requeue_creates_the_pods_again_and_they_run_their_whole_duration() -> None:

@@ -3,6 +3,7 @@
 import { useEffect, useMemo, useState } from "preact/hooks";
 import { fmtPct, fmtQty } from "./api.js";
 import { HeatMap } from "./heatmap.jsx";
+import { RecentDecisions } from "./live.jsx";
 import { VTable } from "./vtable.jsx";
 
 export function ClusterSummary({ data }) {
@@ -50,7 +51,7 @@ export function StepSlider({ data, onStep, start }) {
   );
 }
 
-export function ClusterView({ data, onStep, onNode, node, start }) {
+export function ClusterView({ data, onStep, onNode, node, start, live }) {
   const nodes = data.nodes;
   const res = data.resources;
   const gpuWidth = nodes.gpu_used.reduce((m, r) => Math.max(m, r.length), 0);
@@ -111,12 +112,13 @@ export function ClusterView({ data, onStep, onNode, node, start }) {
         selected={node}
         height={320}
       />
-      <Pending data={data} />
+      {live ? <Pending data={data} live /> : <Pending data={data} />}
+      {live ? <RecentDecisions live={live} /> : null}
     </section>
   );
 }
 
-export function Pending({ data, onPod }) {
+export function Pending({ data, onPod, live }) {
   const p = data.pending;
   const max = p.reasons.reduce((m, r) => Math.max(m, r.pods), 1);
   return (
@@ -133,9 +135,10 @@ export function Pending({ data, onPod }) {
           ))}
         </div>
       ) : (
-        <p>none: every pod that was tried got a node.</p>
+        <p>{live ? (p.pods.length ? "every pending pod fits a node now (kubesched's verdict)." : "none: every pod has a node.") : "none: every pod that was tried got a node."}</p>
       )}
-      {p.pods.length ? (
+      {live && p.pods.length ? <LivePending rows={p.pods} /> : null}
+      {!live && p.pods.length ? (
         <table class="plain">
           <thead>
             <tr><th>pod</th><th>outcome</th><th>FailedScheduling message</th></tr>
@@ -152,6 +155,27 @@ export function Pending({ data, onPod }) {
         </table>
       ) : null}
     </div>
+  );
+}
+
+// A live cluster's pending pods: what its scheduler said (its PodScheduled condition) and what
+// kubesched says against the cluster now (where the pod would go, or why no node fits)
+function LivePending({ rows }) {
+  return (
+    <table class="plain wraps" data-testid="live-pending">
+      <thead>
+        <tr><th>pod</th><th>the cluster's scheduler said</th><th>kubesched, against the cluster now</th></tr>
+      </thead>
+      <tbody>
+        {rows.slice(0, 200).map((r) => (
+          <tr data-pod={r.pod}>
+            <td><a href={`#/decision?pod=${encodeURIComponent(r.pod)}`}>{r.pod}</a></td>
+            <td class="msg">{r.cluster_message || "–"}</td>
+            <td class={r.fits ? "ok" : "msg"}>{r.message}</td>
+          </tr>
+        ))}
+      </tbody>
+    </table>
   );
 }
 

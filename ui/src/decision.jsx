@@ -52,7 +52,7 @@ function Scores({ t, rawCols, finalCols, scoredOnly }) {
 
 // data.tables: explain's nodes as columns (name, feasible, total; filter verdicts by index;
 // scores per plugin), as /api/decision?tables=1 answers
-export function DecisionView({ data, onAttempt }) {
+export function DecisionView({ data, onAttempt, live }) {
   const ex = data.explain;
   const t = data.tables;
   const n = t.name.length;
@@ -130,7 +130,7 @@ export function DecisionView({ data, onAttempt }) {
         </p>
       ) : null}
       {ex.message ? <p class="msg" data-testid="fit-message">{ex.message}</p> : null}
-      <p class="basis">Judged against {data.basis.what} (step {data.basis.step} of {data.basis.steps}); explain runs every filter on every node.</p>
+      <p class="basis">Judged against {data.basis.what}{data.basis.steps ? ` (step ${data.basis.step} of ${data.basis.steps})` : ""}; explain runs every filter on every node.</p>
       <h3>Attempts</h3>
       <table class="plain" data-testid="attempts">
         <thead>
@@ -151,12 +151,12 @@ export function DecisionView({ data, onAttempt }) {
           ))}
         </tbody>
       </table>
-      {!data.attempts.length ? <p>No attempt recorded (the pod was bound in the input, or never tried).</p> : null}
+      {!data.attempts.length ? <p>No attempt recorded {live ? "(the cluster's scheduler was not seen deciding about it since the UI started watching)" : "(the pod was bound in the input, or never tried)"}.</p> : null}
       <h3>Filter</h3>
       <label class="small"><input type="checkbox" checked={onlyFeasible} onChange={(e) => setOnlyFeasible(e.target.checked)} /> feasible nodes only</label>
       <VTable id="filter-table" columns={cols.filter} count={n} search={(i) => t.name[i]} filter={feasibleOnly} height={300} />
       {t.score.plugins.length ? <Scores t={t} rawCols={cols.raw} finalCols={cols.final} scoredOnly={scoredOnly} /> : <p>No node passed every filter: nothing was scored.</p>}
-      <Points data={data} />
+      <Points data={data} live={live} />
       <Volumes v={data.volumes} />
       <div class="two">
         <Timing id="timing-attempt" title={`Plugin time in attempt ${a ? a.attempt : "–"} (the scheduling cycle)`} ms={a && a.plugin_ms} />

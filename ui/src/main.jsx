@@ -6,6 +6,7 @@ import { api, cancelRun, download } from "./api.js";
 import { ClusterView, PodsView } from "./cluster.jsx";
 import { ExperimentView, SimulationView } from "./dashboards.jsx";
 import { DecisionView } from "./decision.jsx";
+import { LiveBar, useLive } from "./live.jsx";
 import "./style.css";
 import { WhatIfView } from "./whatif.jsx";
 
@@ -61,6 +62,9 @@ function App() {
       setMeta(m);
     }, setErr);
   }, [reload]);
+  const isLive = !!meta && meta.kind === "live";
+  const live = useLive(isLive);
+  const gen = live ? live.generation : null; // a live cluster's change: fetch the views again
   const view = route.view || (meta ? meta.views[0] : "");
   const needsCluster = ["cluster", "pods", "whatif"].includes(view);
   useEffect(() => {
@@ -74,13 +78,13 @@ function App() {
       },
       setErr,
     );
-  }, [meta, step, needsCluster]);
+  }, [meta, step, needsCluster, gen]);
   const pod = route.params.get("pod");
   const attempt = route.params.get("attempt");
   useEffect(() => {
     if (view !== "decision" || !pod) return;
     const t0 = performance.now();
-    setDecision(null);
+    if (!decision || decision.pod !== pod) setDecision(null); // a live refresh keeps the old one until the new one comes
     api(`/api/decision?pod=${encodeURIComponent(pod)}${attempt ? `&attempt=${attempt}` : ""}&tables=1`).then(
       (d) => {
         mark("decision_fetch", t0);
@@ -90,7 +94,7 @@ function App() {
       },
       setErr,
     );
-  }, [view, pod, attempt]);
+  }, [view, pod, attempt, gen]);
   useEffect(() => {
     if (view === "simulation" || view === "experiment") {
       setDash(null);
@@ -112,12 +116,13 @@ function App() {
           ))}
         </nav>
       </header>
-      <main>
+      <main class={isLive && live && !live.connected ? "stale" : ""}>
+        {isLive ? <LiveBar live={live} /> : null}
         {meta.note ? <p class="note">{meta.note}</p> : null}
         {err ? <ErrorLine err={err} /> : null}
-        {view === "cluster" && (cluster ? <ClusterView data={cluster} onStep={setStep} start={{ step: meta.start_step, note: meta.start_note }} node={node} onNode={(i) => { setNode(i); go("pods"); }} /> : <Loading what="cluster" />)}
+        {view === "cluster" && (cluster ? <ClusterView data={cluster} live={isLive ? live || { recent: [] } : null} onStep={setStep} start={{ step: meta.start_step, note: meta.start_note }} node={node} onNode={(i) => { setNode(i); go("pods"); }} /> : <Loading what="cluster" />)}
         {view === "pods" && (cluster ? <PodsView data={cluster} node={node} clearNode={() => setNode(null)} onPod={toPod} /> : <Loading what="pods" />)}
-        {view === "decision" && (pod ? (decision ? <DecisionView data={decision} onAttempt={(a) => (location.hash = `#/decision?pod=${encodeURIComponent(pod)}&attempt=${a}`)} /> : err ? null : <Loading what={pod} />) : <PodPicker onPod={toPod} />)}
+        {view === "decision" && (pod ? (decision ? <DecisionView data={decision} live={isLive} onAttempt={(a) => (location.hash = `#/decision?pod=${encodeURIComponent(pod)}&attempt=${a}`)} /> : err ? null : <Loading what={pod} />) : <PodPicker onPod={toPod} />)}
         {view === "whatif" && (cluster ? <WhatIfView meta={meta} cluster={cluster} /> : <Loading what="cluster" />)}
         {view === "simulation" && (dash && dash.bins ? <SimulationView data={dash} /> : <Loading what="dashboard" />)}
         {view === "experiment" && (dash && dash.curves ? <ExperimentView initial={dash} /> : <Loading what="dashboard" />)}

@@ -18,7 +18,7 @@ function detail(r) {
   return out.join("; ");
 }
 
-export function Points({ data }) {
+export function Points({ data, live }) {
   const rows = data.points || [];
   const attempt = data.basis.attempt;
   return (
@@ -42,7 +42,9 @@ export function Points({ data }) {
       </table>
       {data.points_recorded ? null : (
         <p class="small" data-testid="points-note">
-          PostFilter, Reserve, Permit, PreBind and Bind are not recorded by this source (a simulation's attempts.csv keeps each attempt's outcome, node, nomination and victims).
+          {live
+            ? "PostFilter, Reserve, Permit, PreBind and Bind run in the cluster's scheduler, which kubesched only watches: it hears where a pod was bound, not what each plugin answered."
+            : "PostFilter, Reserve, Permit, PreBind and Bind are not recorded by this source (a simulation's attempts.csv keeps each attempt's outcome, node, nomination and victims)."}
         </p>
       )}
     </div>

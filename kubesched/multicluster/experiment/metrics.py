@@ -57,11 +57,11 @@ def run_metrics(prep: Prepared, out: RunOutput) -> dict[str, Any]:
     lat_q = (rtt + 1000.0 * (out.bind_time - arrival))[bound]
     util: dict[str, dict[str, float]] = {}
     summaries = {name: eng.rec.summary(eng) for name, eng in out.engines.items()}
-    for res, key, cap_i in (("gpu", "gpu_util_pct", 2), ("cpu", "cpu_util_pct", 0)):
+    for res, key in (("gpu", "gpu_util_pct"), ("cpu", "cpu_util_pct")):
         tiers: dict[str, list[tuple[float, float]]] = {"edge": [], "cloud": [], "overall": []}
         for s in sites:
             eng = out.engines[s.name]
-            cap = eng.cap[cap_i]
+            cap = getattr(eng.totals.capacity, res)
             mean = summaries[s.name]["allocation_pct"][res]["mean"]
             tiers[s.tier].append((mean, cap))
             tiers["overall"].append((mean, cap))

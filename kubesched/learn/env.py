@@ -3,7 +3,7 @@ candidates, in an FGD-protocol run (``mode="protocol"``, ``kubesched.learn.episo
 time-mode replay of the trace (``mode="time"``, ``kubesched.learn.replay``).
 
 Observation: a float32 vector, the pod's features then K candidate rows
-(``kubesched.learn.features``). Action: a candidate index; ``action_masks()`` marks the feasible
+(``kubesched.plugins.learned.features``). Action: a candidate index; ``action_masks()`` marks the feasible
 ones, and an index outside them means candidate 0, the base policy's choice (so random agents and
 ``check_env`` are safe). Reward: in protocol mode minus the GPUs requested by pods that fail
 before the next decision, in time mode minus the GPU-hours pods spend pending until the next
@@ -15,7 +15,6 @@ whole replay, on one of ``seeds`` (drawn with the reset seed, or ``options["run_
 
 from __future__ import annotations
 
-import weakref
 from collections.abc import Sequence
 from typing import Any
 
@@ -24,8 +23,8 @@ import numpy as np
 
 from kubesched.learn.data import Instance
 from kubesched.learn.episode import Episode
-from kubesched.learn.features import CANDIDATE_FEATURES, DEFAULT_K, CandidateFeatures
 from kubesched.learn.replay import ReplayEpisode, prepare_replay
+from kubesched.plugins.learned.features import CANDIDATE_FEATURES, DEFAULT_K, CandidateFeatures
 
 ENV_ID = "kubesched/NodeSelect-v0"
 MODES = ("protocol", "time")
@@ -68,7 +67,6 @@ class NodeSelectEnv(gym.Env):
         self.action_space = gym.spaces.Discrete(k)
         self.episode: Episode | ReplayEpisode | None = None
         self._carry = 0.0  # the cost incurred before the first decision, charged to the first step
-        self._finalizer: weakref.finalize | None = None
 
     def _obs(self) -> np.ndarray:
         ep = self.episode
@@ -114,10 +112,7 @@ class NodeSelectEnv(gym.Env):
             run_seed = self.seeds[int(self.np_random.integers(len(self.seeds)))]
         self.close()
         if self.mode == "time":
-            ep = ReplayEpisode(prepare_replay(self.instance, int(run_seed), self.speedup), self.features)
-            # its worker thread ends when the episode is closed, at the latest when this env goes
-            self._finalizer = weakref.finalize(self, ep.close)
-            self.episode = ep
+            self.episode = ReplayEpisode(prepare_replay(self.instance, int(run_seed), self.speedup), self.features)
         else:
             self.episode = Episode(self.instance.prepare(int(run_seed)), self.features, horizon=self.horizon)
         self._carry = self._advance()
@@ -139,10 +134,9 @@ class NodeSelectEnv(gym.Env):
         return self._obs(), float(reward), ep.done, False, self._info()
 
     def close(self) -> None:
-        """Ends an unfinished time-mode replay's worker thread."""
-        if self._finalizer is not None:
-            self._finalizer()
-            self._finalizer = None
+        """Drops an unfinished time-mode replay."""
+        if isinstance(self.episode, ReplayEpisode):
+            self.episode.close()
 
     def _shaping(self, a: int) -> float:
         """Minus the chosen candidate's base-score gap to candidate 0 (FGD score points / 100)."""
