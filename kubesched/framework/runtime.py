@@ -428,20 +428,19 @@ class Framework:
             self.normalize(pl, state, pod, raw) if raw is not None else self._zeros_normalized(pl, state, pod, rows.size)
             for pl, _, raw in raws
         ]
-        out = Scores(rows, total)  # type: ignore[arg-type]
+        per: dict[str, tuple[np.ndarray, np.ndarray, int]] = {}
         for (pl, w, raw), norm in zip(raws, norms, strict=True):
             if raw is not None:  # the zeros' were checked when first normalized
                 check_score_range(pl, norm)
                 if known is None:
-                    out.per_plugin[pl.name] = (raw, norm, w)
+                    per[pl.name] = (raw, norm, w)
             if total is None:
                 total = norm * w
             else:
                 total += norm * w
         if not isinstance(total, np.ndarray):  # nothing scored, or only constants
             total = np.full(len(rows), 0 if total is None else total, np.int64)
-        out.total = total
-        return out
+        return Scores(rows, total, per)
 
     def _zeros_normalized(self, pl: ScorePlugin, state: CycleState, pod: Pod, size: int) -> np.ndarray | int:
         """``pl``'s normalised scores of ``size`` zero raw scores (an int when all equal), range
