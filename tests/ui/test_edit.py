@@ -249,3 +249,24 @@ def test_output_folders_refuse_edits(sim_dir: Path) -> None:
     for r in (client.get("/api/objects"), client.post("/api/objects", content="kind: Node"), client.post("/api/rerun")):
         assert r.status_code == 400 and r.json()["field"] == "source"
         assert "only a cluster file can be edited" in r.json()["error"]
+
+
+def test_edits_need_the_token_and_the_same_origin(cluster_file: Path) -> None:
+    from starlette.testclient import TestClient
+
+    from tests.ui.conftest import TOKEN, ui_app
+
+    c = TestClient(ui_app(open_source(None, files=[str(cluster_file)], seed=0)))
+    cookie = {"Cookie": f"kubesched-ui-token-80={TOKEN}"}
+    node = "apiVersion: v1\nkind: Node\nmetadata: {name: planted}\n"
+    for headers, field in (({}, "token"), ({**cookie, "Origin": "http://evil.example"}, "Origin"),
+                           ({**cookie, "Sec-Fetch-Site": "same-site"}, "Sec-Fetch-Site")):
+        for r in (
+            c.post("/api/objects", content=node, headers={**headers, "Content-Type": "text/plain"}),
+            c.delete(f"/api/object?{query('Node', 'node-a')}", headers=headers),
+            c.put(f"/api/object?{query('Node', 'node-a')}", content=node, headers=headers),
+            c.post("/api/rerun", headers=headers),
+            c.get("/api/export/working-copy", headers=headers),
+        ):
+            assert r.status_code == 403 and r.json()["field"] == field
+    assert c.get("/api/meta", headers=cookie).json()["edits"] == {"changes": 0, "ran": 0}
