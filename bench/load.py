@@ -182,7 +182,7 @@ def write_dump(doc: dict[str, Any], folder: Path) -> tuple[Path, Path]:
 
 def time_load(path: Path, repeat: int) -> tuple[float, float]:
     """The best (wall, CPU) seconds of ``load_cluster`` over ``repeat`` runs."""
-    from kubesched.api.load import load_cluster
+    from kubesched.load import load_cluster
 
     best = (float("inf"), float("inf"))
     for _ in range(repeat):

@@ -21,8 +21,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from kubesched.api.load import ClusterObjects  # noqa: E402
 from kubesched.api.objects import Node, Pod  # noqa: E402
+from kubesched.load import ClusterObjects  # noqa: E402
 from kubesched.multicluster.api import Binding, Cluster, parse_placement  # noqa: E402
 from kubesched.multicluster.federation import Federation  # noqa: E402
 from kubesched.multicluster.member import MemberCluster  # noqa: E402

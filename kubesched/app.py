@@ -6,13 +6,13 @@ from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 
-from kubesched.api.load import STRICT, ClusterObjects, load_cluster
 from kubesched.api.objects import Pod
 from kubesched.cluster.memory import MemoryCluster
 from kubesched.config import SchedulerConfig, default_config, load_config
 from kubesched.framework.handle import Handle
 from kubesched.framework.registry import Registry
 from kubesched.framework.runtime import Framework
+from kubesched.load import STRICT, ClusterObjects, load_cluster
 from kubesched.plugins import in_tree_registry
 from kubesched.scheduler import Scheduler
 from kubesched.state.snapshot import Snapshot
@@ -57,7 +57,7 @@ def build_registry(plugin_paths: list[str] | None = None, *, import_module_names
 
 def build_config(config_path: str | None, registry: Registry) -> SchedulerConfig:
     if config_path:
-        return load_config(config_path, registry.points_of)
+        return load_config(config_path, registry.points_of, plugin_names=registry.names())
     return default_config(registry.points_of)
 
 
@@ -79,7 +79,7 @@ def build_session(
     validate: str = STRICT,
 ) -> Session:
     """Everything is parsed and validated before anything is scheduled (``validate``: kubectl's
-    ``--validate``, see ``kubesched.api.load``)."""
+    ``--validate``, see ``kubesched.load``)."""
     registry = build_registry(plugin_paths)
     config = build_config(config_path, registry)
     objs = load_cluster(files, validate)

@@ -8,8 +8,8 @@ import argparse
 import sys
 from collections.abc import Callable, Sequence
 
-from kubesched import UPSTREAM_RELEASE, __version__, features
-from kubesched.commands import COMMANDS
+from kubesched import UPSTREAM_RELEASE, __version__, features, seeds
+from kubesched.commands import COMMANDS, flags
 from kubesched.commands.argtypes import OneLineParser
 from kubesched.errors import InputError
 
@@ -35,7 +35,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         if hasattr(args, "feature_gates"):  # this run's gates (v1.36's defaults when not given)
             features.set_from_flag(args.feature_gates or "")
-        return func(args)
+        flags.expand_files(args)
+        seeds.pick_seed(args)
+        code = func(args)
+        if not getattr(args, "seed_serves", True) and code != EXIT_USAGE:
+            seeds.announce_seed(args)
+        return code
     except InputError as e:
         sys.stderr.write(f"kubesched: error: {e}\n")
         return EXIT_USAGE

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Collection, Iterable
 from typing import Any
 
 # Control characters (line breaks included) that a quoted user value may carry, written as escapes
@@ -33,6 +33,16 @@ class InputError(Exception):
         if prefix:
             path = f"{prefix}.{path}" if path and not path.startswith("[") else f"{prefix}{path or ''}"
         return InputError(self.reason, source=source or self.source, path=path)
+
+
+def did_you_mean(word: str, choices: Iterable[str]) -> str:
+    """`` (did you mean "X"?)`` for the choice ``word`` differs from only in case, else for the
+    closest one (difflib, ratio 0.6 and up), else ``""``."""
+    import difflib  # only when a name is wrong: kubesched --help imports this module
+
+    choices = sorted(choices)
+    close = [c for c in choices if c.lower() == word.lower()] or difflib.get_close_matches(word, choices, n=1, cutoff=0.6)
+    return f' (did you mean "{close[0]}"?)' if close else ""
 
 
 def describe(value: object) -> str:

@@ -118,6 +118,34 @@ def schedule_table(result: BatchResult, console: Console | None = None) -> None:
     console.print(_schedule_footer(result), highlight=False)
 
 
+def schedule_wide(result: BatchResult, console: Console | None = None) -> None:
+    """``-o wide``: one line per pod, every field in a column of its own, as kubectl's ``-o wide``:
+    lines as long as they need (wider than the terminal if need be), nothing wrapped or cut."""
+    console = _console(console)
+    t = Table(box=None, pad_edge=False, header_style="")  # plain text: no style to pad around
+    for name in ("#", "POD", "PROFILE", "NODE", "NOMINATED NODE", "PREEMPTED", "MESSAGE"):
+        t.add_column(name, no_wrap=True, justify="right" if name == "#" else "left")
+    numbers = result.numbers or range(1, len(result.placements) + 1)
+    for i, p in zip(numbers, result.placements, strict=True):
+        victims = _pods(p.get("victims") or [])
+        t.add_row(
+            str(i), p["pod"], p["profile"], p["node"] or "<none>", p.get("nominated_node") or "<none>",
+            victims or "<none>", p["message"] or "",
+        )
+    for e in result.skipped:
+        t.add_row("–", e["pod"], "", "<none>", "<none>", "<none>", f"not scheduled ({e['reason']}): {e['message']}")
+    width = console.width
+    console.width = max(width, required_width(console, t))
+    try:
+        with console.capture() as table:
+            console.print(t, highlight=False)
+    finally:
+        console.width = width
+    for line in table.get().splitlines():  # no padding after the last column, as kubectl's tabwriter
+        console.out(line.rstrip(), highlight=False)
+    console.print(_schedule_footer(result), highlight=False)
+
+
 def _schedule_footer(result: BatchResult) -> Text:
     placed = sum(1 for p in result.placements if p["node"])
     failed = len(result.placements) - placed

@@ -11,11 +11,11 @@ from typing import Any
 
 import numpy as np
 
-from kubesched.api.load import ClusterObjects
 from kubesched.api.objects import Namespace, Node, Pod
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.interfaces import FilterPlugin, PreFilterPlugin, PreScorePlugin, ScorePlugin
 from kubesched.framework.status import Code, FilterResult, PreFilterResult, Status
+from kubesched.load import ClusterObjects
 from kubesched.state.snapshot import Snapshot
 
 

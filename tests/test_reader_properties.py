@@ -20,10 +20,10 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from kubesched.api.load import load_cluster
 from kubesched.api.quantity import parse_quantity, resource_value
 from kubesched.app import build_config, build_registry
 from kubesched.errors import InputError
+from kubesched.load import load_cluster
 from kubesched.scheduler import Scheduler
 from kubesched.sim.synthetic import generate, load_spec
 from kubesched.state.snapshot import Snapshot

@@ -25,11 +25,11 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from kubesched.api.load import read_documents
 from kubesched.api.objects import Node
 from kubesched.app import example_path
 from kubesched.autoscale.config import load_file
 from kubesched.errors import InputError
+from kubesched.load import read_documents
 from kubesched.multicluster.experiment.scenario import parse_scenario
 from kubesched.multicluster.federation import Federation
 from kubesched.multicluster.load import match_policy, read_setup, to_binding

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from kubesched.api.fields import as_int, as_list, as_map, as_str, one_of
+from kubesched.api.fields import as_int, as_list, as_map, as_str, maps, one_of
 from kubesched.api.selectors import (
     LabelSelector,
     NodeSelector,
@@ -112,9 +112,7 @@ class PodAffinity:
         )
         pp = join_path(path, "preferredDuringSchedulingIgnoredDuringExecution")
         preferred = []
-        for i, t in enumerate(as_list(m.get("preferredDuringSchedulingIgnoredDuringExecution"), pp)):
-            tp = join_path(pp, i)
-            tm = as_map(t, tp)
+        for tm, tp in maps(m.get("preferredDuringSchedulingIgnoredDuringExecution"), pp):
             w = as_int(tm.get("weight"), join_path(tp, "weight"))
             if not 1 <= w <= 100:
                 raise InputError("weight must be in the range 1-100", path=join_path(tp, "weight"))

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from kubesched.api.fields import as_list, as_map, as_str
+from kubesched.api.fields import as_str, maps
 from kubesched.errors import join_path
 
 
@@ -27,9 +27,7 @@ def parse_pod_claims(spec: dict[str, Any], status: dict[str, Any], path: str) ->
     generated claim's name, None when none was needed) of a pod."""
     sp = join_path(path, "spec.resourceClaims")
     refs = []
-    for i, r in enumerate(as_list(spec.get("resourceClaims"), sp)):
-        ip = join_path(sp, i)
-        rm = as_map(r, ip)
+    for rm, ip in maps(spec.get("resourceClaims"), sp):
         claim, template = rm.get("resourceClaimName"), rm.get("resourceClaimTemplateName")
         refs.append(
             PodClaimRef(
@@ -40,9 +38,7 @@ def parse_pod_claims(spec: dict[str, Any], status: dict[str, Any], path: str) ->
         )
     stp = join_path(path, "status.resourceClaimStatuses")
     statuses: dict[str, str | None] = {}
-    for i, s in enumerate(as_list(status.get("resourceClaimStatuses"), stp)):
-        ip = join_path(stp, i)
-        smap = as_map(s, ip)
+    for smap, ip in maps(status.get("resourceClaimStatuses"), stp):
         generated = smap.get("resourceClaimName")
         statuses[as_str(smap.get("name"), join_path(ip, "name"))] = (
             None if generated is None else as_str(generated, join_path(ip, "resourceClaimName"))

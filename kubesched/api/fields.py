@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 from kubesched.errors import InputError, join_path
@@ -24,6 +24,19 @@ def as_list(value: Any, path: str) -> list:
     if not isinstance(value, list):
         raise InputError(f"expected a list, got {type(value).__name__}", path=path)
     return value
+
+
+def child(m: Mapping[str, Any], path: str, key: str) -> tuple[dict, str]:
+    """The mapping field ``key`` of ``m`` (``as_map``: absent is {}), with its path."""
+    cp = join_path(path, key)
+    return as_map(m.get(key), cp), cp
+
+
+def maps(value: Any, path: str) -> Iterator[tuple[dict, str]]:
+    """A list of objects: each item as a mapping (``as_map``), with its path ``path[i]``."""
+    for i, item in enumerate(as_list(value, path)):
+        ip = join_path(path, i)
+        yield as_map(item, ip), ip
 
 
 def as_str(value: Any, path: str, default: str = "") -> str:

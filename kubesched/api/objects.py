@@ -16,7 +16,7 @@ from typing import Any
 
 from kubesched.api.affinity import NodeAffinity, PodAffinity, TopologySpreadConstraint
 from kubesched.api.claims import PodClaimRef, parse_pod_claims
-from kubesched.api.fields import as_bool, as_int, as_int32, as_list, as_map, as_str, str_map
+from kubesched.api.fields import as_bool, as_int, as_int32, as_list, as_map, as_str, child, str_map
 from kubesched.api.quantity import format_quantity
 from kubesched.api.resources import (
     PODS,
@@ -104,6 +104,55 @@ def _parse_container(d: Any, path: str, init: bool, host_network: bool = False) 
     return c, ports
 
 
+def _parse_owners(refs: Any, mp: str) -> tuple[OwnerRef, ...]:
+    rp = join_path(mp, "ownerReferences")
+    return tuple(
+        OwnerRef(
+            as_str(o.get("kind"), rp),
+            as_str(o.get("name"), rp),
+            bool(o.get("controller")),
+            as_str(o.get("apiVersion"), rp),
+        )
+        for o in (as_map(x, rp) for x in as_list(refs, mp))
+    )
+
+
+def _parse_containers(spec: dict, sp: str) -> tuple[list[Container], list[Container], list[HostPort]]:
+    """Containers, init containers, and the host ports of both (a restartable init container's
+    ports stay bound while the pod runs)."""
+    containers, inits, ports = [], [], []
+    host_network = as_bool(spec.get("hostNetwork"), join_path(sp, "hostNetwork"))
+    cp = join_path(sp, "containers")
+    for i, c in enumerate(as_list(spec.get("containers"), cp)):
+        cont, cports = _parse_container(c, join_path(cp, i), False, host_network)
+        containers.append(cont)
+        ports.extend(cports)
+    ip = join_path(sp, "initContainers")
+    for i, c in enumerate(as_list(spec.get("initContainers"), ip)):
+        cont, cports = _parse_container(c, join_path(ip, i), True, host_network)
+        inits.append(cont)
+        if cont.restartable:
+            ports.extend(cports)
+    return containers, inits, ports
+
+
+def _pod_requests(spec: dict, sp: str, containers: list[Container], inits: list[Container]) -> tuple[Resources, int, int]:
+    """The pod's effective requests (no "pods" entry) and its non-zero CPU and memory requests:
+    containers, init containers, overhead and pod-level resources together."""
+    overhead = parse_resource_list(spec.get("overhead"), join_path(sp, "overhead"))
+    pod_res = as_map(spec.get("resources"), join_path(sp, "resources"))
+    pod_level = parse_resource_list(pod_res.get("requests"), join_path(sp, "resources.requests"))
+    for k, v in parse_resource_list(pod_res.get("limits"), join_path(sp, "resources.limits")).items():
+        pod_level.setdefault(k, v)
+    pod_level = supported_pod_level(pod_level)
+    creqs = [c.requests for c in containers]
+    ireqs = [(c.requests, c.restartable) for c in inits]
+    requests = pod_requests(creqs, ireqs, overhead, pod_level)
+    requests.pop(PODS, None)
+    nz_cpu, nz_mem = non_zero_requests(creqs, ireqs, overhead, pod_level, requests)
+    return requests, nz_cpu, nz_mem
+
+
 class Signature:
     """A pod's scheduling signature (``Pod.signature``) with its hash computed once: the tuple is
     deep, and hashing it again on every cache lookup cost more than the lookup itself."""
@@ -178,49 +227,17 @@ class Pod:
     @classmethod
     def parse(cls, d: Any, path: str = "", *, default_namespace: str = "default") -> Pod:
         m = as_map(d, path)
-        md = as_map(m.get("metadata"), join_path(path, "metadata"))
-        spec = as_map(m.get("spec"), join_path(path, "spec"))
+        md, mp = child(m, path, "metadata")
+        spec, sp = child(m, path, "spec")
         status = as_map(m.get("status"), join_path(path, "status"))
-        mp, sp = join_path(path, "metadata"), join_path(path, "spec")
         name = as_str(md.get("name"), join_path(mp, "name"))
         if not name:
             raise InputError("metadata.name is required", path=join_path(mp, "name"))
         namespace = as_str(md.get("namespace"), join_path(mp, "namespace")) or default_namespace
         labels = str_map(md.get("labels"), join_path(mp, "labels"))
-        owners = tuple(
-            OwnerRef(
-                as_str(o.get("kind"), join_path(mp, "ownerReferences")),
-                as_str(o.get("name"), join_path(mp, "ownerReferences")),
-                bool(o.get("controller")),
-                as_str(o.get("apiVersion"), join_path(mp, "ownerReferences")),
-            )
-            for o in (as_map(x, join_path(mp, "ownerReferences")) for x in as_list(md.get("ownerReferences"), mp))
-        )
-        containers, ports = [], []
-        host_network = as_bool(spec.get("hostNetwork"), join_path(sp, "hostNetwork"))
-        cp = join_path(sp, "containers")
-        for i, c in enumerate(as_list(spec.get("containers"), cp)):
-            cont, cports = _parse_container(c, join_path(cp, i), False, host_network)
-            containers.append(cont)
-            ports.extend(cports)
-        inits = []
-        ip = join_path(sp, "initContainers")
-        for i, c in enumerate(as_list(spec.get("initContainers"), ip)):
-            cont, cports = _parse_container(c, join_path(ip, i), True, host_network)
-            inits.append(cont)
-            if cont.restartable:
-                ports.extend(cports)
-        overhead = parse_resource_list(spec.get("overhead"), join_path(sp, "overhead"))
-        pod_res = as_map(spec.get("resources"), join_path(sp, "resources"))
-        pod_level = parse_resource_list(pod_res.get("requests"), join_path(sp, "resources.requests"))
-        for k, v in parse_resource_list(pod_res.get("limits"), join_path(sp, "resources.limits")).items():
-            pod_level.setdefault(k, v)
-        pod_level = supported_pod_level(pod_level)
-        creqs = [c.requests for c in containers]
-        ireqs = [(c.requests, c.restartable) for c in inits]
-        requests = pod_requests(creqs, ireqs, overhead, pod_level)
-        requests.pop(PODS, None)
-        nz_cpu, nz_mem = non_zero_requests(creqs, ireqs, overhead, pod_level, requests)
+        owners = _parse_owners(md.get("ownerReferences"), mp)
+        containers, inits, ports = _parse_containers(spec, sp)
+        requests, nz_cpu, nz_mem = _pod_requests(spec, sp, containers, inits)
         aff = as_map(spec.get("affinity"), join_path(sp, "affinity"))
         ap = join_path(sp, "affinity")
         priority = as_int(spec.get("priority"), join_path(sp, "priority"), None)
@@ -358,10 +375,9 @@ class Node:
     @classmethod
     def parse(cls, d: Any, path: str = "") -> Node:
         m = as_map(d, path)
-        md = as_map(m.get("metadata"), join_path(path, "metadata"))
-        spec = as_map(m.get("spec"), join_path(path, "spec"))
-        status = as_map(m.get("status"), join_path(path, "status"))
-        mp, sp, stp = join_path(path, "metadata"), join_path(path, "spec"), join_path(path, "status")
+        md, mp = child(m, path, "metadata")
+        spec, sp = child(m, path, "spec")
+        status, stp = child(m, path, "status")
         name = as_str(md.get("name"), join_path(mp, "name"))
         if not name:
             raise InputError("metadata.name is required", path=join_path(mp, "name"))
@@ -463,8 +479,7 @@ def _scheduling_meta(m: dict, path: str, kind: str) -> tuple[str, str, float | N
             f'unsupported apiVersion "{api}" for {kind} (supported: {", ".join(SCHEDULING_API_VERSIONS)})',
             path=join_path(path, "apiVersion"),
         )
-    mp = join_path(path, "metadata")
-    md = as_map(m.get("metadata"), mp)
+    md, mp = child(m, path, "metadata")
     name = as_str(md.get("name"), join_path(mp, "name"))
     if not name:
         raise InputError("metadata.name is required", path=join_path(mp, "name"))
@@ -491,8 +506,7 @@ class PodGroup:
     def parse(cls, d: Any, path: str = "") -> PodGroup:
         m = as_map(d, path)
         namespace, name, created = _scheduling_meta(m, path, "PodGroup")
-        sp = join_path(path, "spec")
-        spec = as_map(m.get("spec"), sp)
+        spec, sp = child(m, path, "spec")
         raw_min = spec.get("minResources")
         min_resources = None if raw_min is None else parse_resource_list(raw_min, join_path(sp, "minResources"))
         for k, v in (min_resources or {}).items():
@@ -521,8 +535,7 @@ class ElasticQuota:
     def parse(cls, d: Any, path: str = "") -> ElasticQuota:
         m = as_map(d, path)
         namespace, name, _ = _scheduling_meta(m, path, "ElasticQuota")
-        sp = join_path(path, "spec")
-        spec = as_map(m.get("spec"), sp)
+        spec, sp = child(m, path, "spec")
         out: dict[str, Resources | None] = {}
         for fld in ("min", "max"):
             raw = spec.get(fld)

@@ -2,7 +2,8 @@
 
 Both parse the camelCase wire form, validate as the API server and apimachinery's
 ``labels.NewRequirement`` do, and match either one label set (``matches``) or every row of a
-:class:`~kubesched.state.labels.LabelIndex` at once (``mask``); the two always agree.
+label index at once (``mask``, over the columns ``LabelColumns`` names: the snapshot's
+``kubesched.state.labels.LabelIndex`` provides them); the two always agree.
 
 Selectors are frozen dataclasses with canonical (sorted) requirements, so equal selectors hash
 equal and can key caches.
@@ -13,17 +14,15 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal, Protocol
 
 import numpy as np
 
 from kubesched.api.names import is_qualified_name
 from kubesched.errors import InputError, join_path
 
-if TYPE_CHECKING:
-    from kubesched.state.labels import LabelIndex
-
 __all__ = [
+    "LabelColumns",
     "LabelSelector",
     "NodeSelector",
     "NodeSelectorRequirement",
@@ -35,6 +34,19 @@ __all__ = [
     "validate_label_key",
     "validate_label_value",
 ]
+
+
+class LabelColumns(Protocol):
+    """What ``mask`` reads of a label index: node labels as integer codes per key, one row per
+    node (``kubesched.state.labels.LabelIndex``; the object model does not depend on the state)."""
+
+    def codes(self, key: str) -> np.ndarray: ...  # code per row, -1 where the row lacks the key
+
+    def vocab(self, key: str) -> Mapping[str, int]: ...  # value -> code
+
+    def int64_values(self, key: str) -> tuple[np.ndarray, np.ndarray]: ...  # code -> (int64, is an integer)
+
+    def name_mask(self, names: Iterable[str]) -> np.ndarray: ...  # rows whose node name is in names
 
 Operator = Literal["In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt"]
 LABEL_OPERATORS: tuple[str, ...] = ("In", "NotIn", "Exists", "DoesNotExist")
@@ -141,7 +153,7 @@ class Requirement:
             return False
         return have > bound if op == "Gt" else have < bound
 
-    def mask(self, index: LabelIndex) -> np.ndarray:
+    def mask(self, index: LabelColumns) -> np.ndarray:
         """``matches`` for every row of ``index``, via a lookup table over the key's codes."""
         codes = index.codes(self.key)
         op = self.op
@@ -239,7 +251,7 @@ def _match_all(requirements: Iterable[Requirement], labels: Mapping[str, str]) -
     return all(r.matches(labels) for r in requirements)
 
 
-def _mask_all(requirements: Iterable[Requirement], index: LabelIndex) -> np.ndarray:
+def _mask_all(requirements: Iterable[Requirement], index: LabelColumns) -> np.ndarray:
     out = np.ones(len(index), dtype=bool)
     for r in requirements:
         out &= r.mask(index)
@@ -303,7 +315,7 @@ class LabelSelector:
     def matches(self, labels: Mapping[str, str]) -> bool:
         return _match_all(self.requirements, labels)
 
-    def mask(self, index: LabelIndex) -> np.ndarray:
+    def mask(self, index: LabelColumns) -> np.ndarray:
         """``matches`` for every row of ``index``."""
         return _mask_all(self.requirements, index)
 
@@ -334,7 +346,7 @@ class NodeSelectorRequirement:
     def matches(self, labels: Mapping[str, str]) -> bool:
         return self.requirement.matches(labels)
 
-    def mask(self, index: LabelIndex) -> np.ndarray:
+    def mask(self, index: LabelColumns) -> np.ndarray:
         return self.requirement.mask(index)
 
 
@@ -371,7 +383,7 @@ class FieldRequirement:
     def matches(self, node_name: str) -> bool:
         return (node_name == self.value) == (self.operator == "In")
 
-    def mask(self, index: LabelIndex) -> np.ndarray:
+    def mask(self, index: LabelColumns) -> np.ndarray:
         m = index.name_mask((self.value,))
         return m if self.operator == "In" else ~m
 
@@ -428,7 +440,7 @@ class NodeSelectorTerm:
             f.matches(node_name) for f in self.match_fields
         )
 
-    def mask(self, index: LabelIndex) -> np.ndarray:
+    def mask(self, index: LabelColumns) -> np.ndarray:
         if self.is_empty or self.error is not None:
             return np.zeros(len(index), dtype=bool)
         out = _mask_all((r.requirement for r in self.match_expressions), index)
@@ -458,7 +470,7 @@ class NodeSelector:
     def matches(self, labels: Mapping[str, str], node_name: str) -> bool:
         return any(t.matches(labels, node_name) for t in self.terms)
 
-    def mask(self, index: LabelIndex) -> np.ndarray:
+    def mask(self, index: LabelColumns) -> np.ndarray:
         out = np.zeros(len(index), dtype=bool)
         for t in self.terms:
             if not t.is_empty:

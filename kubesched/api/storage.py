@@ -16,7 +16,7 @@ from fractions import Fraction
 from types import MappingProxyType
 from typing import Any
 
-from kubesched.api.fields import as_bool, as_int, as_list, as_map, as_str, str_map
+from kubesched.api.fields import as_bool, as_int, as_list, as_map, as_str, child, maps, str_map
 from kubesched.api.quantity import parse_quantity
 from kubesched.api.selectors import LabelSelector, NodeSelector
 from kubesched.errors import InputError, join_path
@@ -73,8 +73,7 @@ def _frozen(m: dict) -> Mapping[str, Any]:
 
 def _meta(m: Mapping[str, Any], path: str, *, namespaced: bool) -> tuple[str, str, dict]:
     """(namespace, name, metadata) of an object; a name is required."""
-    mp = join_path(path, "metadata")
-    md = as_map(m.get("metadata"), mp)
+    md, mp = child(m, path, "metadata")
     name = as_str(md.get("name"), join_path(mp, "name"))
     if not name:
         raise InputError("metadata.name is required", path=join_path(mp, "name"))
@@ -147,9 +146,7 @@ def parse_pod_volumes(value: Any, path: str, pod_name: str) -> tuple[PodVolume, 
     if not value:
         return ()
     out = []
-    for i, raw in enumerate(as_list(value, path)):
-        vp = join_path(path, i)
-        m = as_map(raw, vp)
+    for m, vp in maps(value, path):
         name = as_str(m.get("name"), join_path(vp, "name"))
         source = _source(m, POD_VOLUME_SOURCES)
         fields = as_map(m.get(source), join_path(vp, source)) if source else {}
@@ -231,8 +228,7 @@ class PersistentVolume:
                 as_str(rm.get("name"), join_path(rp, "name")),
                 as_str(rm.get("uid"), join_path(rp, "uid")),
             )
-        ap = join_path(sp, "nodeAffinity")
-        affinity = as_map(spec.get("nodeAffinity"), ap)
+        affinity, ap = child(spec, sp, "nodeAffinity")
         source = _source(spec, PV_SOURCES)
         return cls(
             name=name,
@@ -369,9 +365,7 @@ def parse_topology_terms(value: Any, path: str) -> tuple[TopologyTerm, ...]:
         tp = join_path(path, i)
         ep = join_path(tp, "matchLabelExpressions")
         reqs = []
-        for j, e in enumerate(as_list(as_map(t, tp).get("matchLabelExpressions"), ep)):
-            rp = join_path(ep, j)
-            em = as_map(e, rp)
+        for em, rp in maps(as_map(t, tp).get("matchLabelExpressions"), ep):
             values = frozenset(as_str(v, join_path(rp, "values")) for v in as_list(em.get("values"), join_path(rp, "values")))
             reqs.append((as_str(em.get("key"), join_path(rp, "key")), values))
         out.append(TopologyTerm(tuple(reqs)))
@@ -436,9 +430,7 @@ class CSINode:
         ann = str_map(md.get("annotations"), join_path(path, "metadata.annotations"))
         dp = join_path(path, "spec.drivers")
         drivers = {}
-        for i, raw in enumerate(as_list(as_map(m.get("spec"), join_path(path, "spec")).get("drivers"), dp)):
-            ip = join_path(dp, i)
-            dm = as_map(raw, ip)
+        for dm, ip in maps(as_map(m.get("spec"), join_path(path, "spec")).get("drivers"), dp):
             alloc = as_map(dm.get("allocatable"), join_path(ip, "allocatable"))
             driver = CSINodeDriver(
                 as_str(dm.get("name"), join_path(ip, "name")),
@@ -461,8 +453,7 @@ class CSIDriver:
     def parse(cls, d: Any, path: str = "") -> CSIDriver:
         m = as_map(d, path)
         _, name, _ = _meta(m, path, namespaced=False)
-        sp = join_path(path, "spec")
-        spec = as_map(m.get("spec"), sp)
+        spec, sp = child(m, path, "spec")
         return cls(
             name,
             as_bool(spec.get("attachRequired"), join_path(sp, "attachRequired"), True),
@@ -512,8 +503,7 @@ class VolumeAttachment:
     def parse(cls, d: Any, path: str = "") -> VolumeAttachment:
         m = as_map(d, path)
         _, name, _ = _meta(m, path, namespaced=False)
-        sp = join_path(path, "spec")
-        spec = as_map(m.get("spec"), sp)
+        spec, sp = child(m, path, "spec")
         src = as_map(spec.get("source"), join_path(sp, "source"))
         pv = src.get("persistentVolumeName")
         inline = None
@@ -540,67 +530,3 @@ STORAGE_KINDS: dict[str, Any] = {
     "CSIStorageCapacity": CSIStorageCapacity.parse,
     "VolumeAttachment": VolumeAttachment.parse,
 }
-
-
-def default_class(classes: list[StorageClass]) -> StorageClass | None:
-    """GetDefaultClass: of the classes annotated as the default, the newest (then by name)."""
-    defaults = [c for c in classes if c.is_default]
-    if not defaults:
-        return None
-    newest = max(c.creation_time for c in defaults)
-    return min((c for c in defaults if c.creation_time == newest), key=lambda c: c.name)
-
-
-def admit_claims(claims: list[PersistentVolumeClaim], classes: list[StorageClass]) -> list[PersistentVolumeClaim]:
-    """The DefaultStorageClass admission plugin: a claim created without a class (neither
-    ``spec.storageClassName`` nor the beta annotation) gets the default StorageClass, if there is
-    one. Claims in a cluster dump were admitted already and keep what they have."""
-    default = default_class(classes)
-    if default is None:
-        return claims
-    return [
-        dataclasses.replace(c, spec_class=default.name)
-        if c.spec_class is None and BETA_STORAGE_CLASS_ANNOTATION not in c.annotations
-        else c
-        for c in claims
-    ]
-
-
-def check_unique_storage(objects: list[Any], origins: Mapping[int, tuple[str, str]]) -> None:
-    """A cluster holds one object per kind and name (and namespace, for claims and capacities)."""
-    seen: dict[tuple[str, str], Any] = {}
-    for obj in objects:
-        namespaced = isinstance(obj, PersistentVolumeClaim | CSIStorageCapacity)
-        key = (type(obj).__name__, f"{obj.namespace}/{obj.name}" if namespaced else obj.name)
-        first = seen.get(key)
-        if first is not None:
-            where = origins.get(id(obj), ("", ""))
-            at = ": ".join(p for p in origins.get(id(first), ()) if p)
-            raise InputError(
-                f'duplicate {key[0]} "{key[1]}"' + (f" (first at {at})" if at else ""),
-                source=where[0] or None,
-                path=where[1] or None,
-            )
-        seen[key] = obj
-
-
-def ephemeral_claim(namespace: str, pod_name: str, pod_uid: str, volume: PodVolume) -> PersistentVolumeClaim:
-    """The claim the ephemeral volume controller creates for a generic ephemeral volume: named
-    ``<pod>-<volume>``, in the pod's namespace, controlled by the pod, from the volume's
-    ``volumeClaimTemplate``."""
-    template = as_map(volume.fields.get("volumeClaimTemplate"), "volumeClaimTemplate")
-    md = as_map(template.get("metadata"), "volumeClaimTemplate.metadata")
-    owner = {"apiVersion": "v1", "kind": "Pod", "name": pod_name, "uid": pod_uid, "controller": True, "blockOwnerDeletion": True}
-    wire = {
-        "apiVersion": "v1",
-        "kind": "PersistentVolumeClaim",
-        "metadata": {
-            "name": volume.claim_name,
-            "namespace": namespace,
-            "labels": md.get("labels") or {},
-            "annotations": md.get("annotations") or {},
-            "ownerReferences": [owner],
-        },
-        "spec": template.get("spec") or {},
-    }
-    return PersistentVolumeClaim.parse(wire)

@@ -15,7 +15,23 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from kubesched.api.names import is_dns1123_label, is_dns1123_subdomain, is_qualified_name
+from kubesched.api.field_validation import (
+    Report,
+    annotations,
+    check_name,
+    dns_subdomain,
+    duplicate,
+    forbidden,
+    invalid,
+    label_selector,
+    labels,
+    node_selector_term,
+    not_supported,
+    qualified_name,
+    raise_first,
+    required,
+)
+from kubesched.api.names import is_dns1123_label, is_dns1123_subdomain
 from kubesched.api.quantity import parse_quantity
 from kubesched.api.storage import (
     ACCESS_MODES,
@@ -28,19 +44,6 @@ from kubesched.api.storage import (
     STORAGE,
     VOLUME_MODES,
 )
-from kubesched.api.validation import (
-    Report,
-    annotations,
-    duplicate,
-    forbidden,
-    invalid,
-    label_selector,
-    labels,
-    node_selector_term,
-    not_supported,
-    raise_first,
-    required,
-)
 from kubesched.errors import InputError, join_path
 
 MORE_THAN_ONE = "may not specify more than 1 volume type"
@@ -49,16 +52,14 @@ CLASS_RECLAIM_POLICIES = ("Delete", "Retain")
 CSI_NODE_ID_MAX_LENGTH = 192
 
 
-def _subdomain(value: str, path: str) -> None:
-    problems = is_dns1123_subdomain(value)
-    if problems:
-        raise invalid(path, value, problems[0])
-
-
-def _qualified(value: str, path: str) -> None:
-    problems = is_qualified_name(value)
-    if problems:
-        raise invalid(path, value, problems[0])
+def _one_source(m: Mapping[str, Any], sources: tuple[str, ...], path: str) -> str:
+    """The one volume source set in ``m`` (a pod's volume, a PV's spec); none or two is refused."""
+    present = [s for s in sources if m.get(s) is not None]
+    if len(present) > 1:
+        raise forbidden(join_path(path, present[1]), MORE_THAN_ONE)
+    if not present:
+        raise required(path, "must specify a volume type")
+    return present[0]
 
 
 def _meta(m: Mapping[str, Any], path: str, *, namespaced: bool) -> Mapping[str, Any]:
@@ -68,7 +69,7 @@ def _meta(m: Mapping[str, Any], path: str, *, namespaced: bool) -> Mapping[str, 
     name = md.get("name") or ""
     if not name:
         raise required(join_path(mp, "name"), "name or generateName is required")
-    _subdomain(name, join_path(mp, "name"))
+    dns_subdomain(name, join_path(mp, "name"))
     if not namespaced and md.get("namespace"):
         raise forbidden(join_path(mp, "namespace"), "not allowed on this type")
     labels(md.get("labels"), join_path(mp, "labels"))
@@ -100,7 +101,7 @@ def _access_modes(modes: list | None, path: str, *, required_detail: str) -> Non
 
 def _class_name(value: str | None, path: str) -> None:
     if value:
-        _subdomain(value, path)
+        dns_subdomain(value, path)
 
 
 def _volume_mode(value: str | None, path: str) -> None:
@@ -154,12 +155,7 @@ def pod_volumes(m: Mapping[str, Any], path: str) -> None:
         ip = join_path(vp, i)
         vol = vol or {}
         name = vol.get("name") or ""
-        present = [s for s in POD_VOLUME_SOURCES if vol.get(s) is not None]
-        if len(present) > 1:
-            raise forbidden(join_path(ip, present[1]), MORE_THAN_ONE)
-        if not present:
-            raise required(ip, "must specify a volume type")
-        source = present[0]
+        source = _one_source(vol, POD_VOLUME_SOURCES, ip)
         fields = vol[source]
         _source_fields(source, fields, ip)
         if source == PVC and not fields.get("claimName"):
@@ -172,9 +168,7 @@ def pod_volumes(m: Mapping[str, Any], path: str) -> None:
                     raise invalid(join_path(ip, "name"), name, f'PVC name "{pod_name}-{name}": {problems[0]}')
         if not name:
             raise required(join_path(ip, "name"))
-        problems = is_dns1123_label(name)
-        if problems:
-            raise invalid(join_path(ip, "name"), name, problems[0])
+        check_name(name, join_path(ip, "name"), is_dns1123_label)
         if name in seen:
             raise duplicate(join_path(ip, "name"), name)
         seen.add(name)
@@ -246,12 +240,7 @@ def persistent_volume(m: Mapping[str, Any], path: str) -> None:
     affinity = spec.get("nodeAffinity")
     if affinity is not None:
         _volume_node_affinity(affinity, join_path(sp, "nodeAffinity"))
-    present = [s for s in PV_SOURCES if spec.get(s) is not None]
-    if len(present) > 1:
-        raise forbidden(join_path(sp, present[1]), MORE_THAN_ONE)
-    if not present:
-        raise required(sp, "must specify a volume type")
-    source = present[0]
+    source = _one_source(spec, PV_SOURCES, sp)
     if source == "local" and affinity is None:
         raise required(join_path(sp, "nodeAffinity"), "Local volume requires node affinity")
     fields = spec[source]
@@ -267,7 +256,7 @@ def persistent_volume(m: Mapping[str, Any], path: str) -> None:
     if vac is not None:
         if not vac:
             raise required(join_path(sp, "volumeAttributesClassName"), "an empty string is disallowed")
-        _subdomain(vac, join_path(sp, "volumeAttributesClassName"))
+        dns_subdomain(vac, join_path(sp, "volumeAttributesClassName"))
         if source != "csi":
             raise required(join_path(sp, "csi"), "has to be specified when using volumeAttributesClassName")
     ref = spec.get("claimRef")
@@ -305,7 +294,7 @@ def storage_class(m: Mapping[str, Any], path: str) -> None:
     pp = join_path(path, "provisioner")
     if not provisioner:
         raise required(pp)
-    _qualified(provisioner.lower(), pp)
+    qualified_name(provisioner.lower(), pp)
     policy = m.get("reclaimPolicy")
     if policy and policy not in CLASS_RECLAIM_POLICIES:
         raise not_supported(join_path(path, "reclaimPolicy"), policy, CLASS_RECLAIM_POLICIES)
@@ -328,7 +317,7 @@ def storage_class(m: Mapping[str, Any], path: str) -> None:
                 if v in values[:k]:
                     raise duplicate(join_path(join_path(rp, "values"), k), v)
             key = (expr or {}).get("key") or ""
-            _qualified(key, join_path(rp, "key"))
+            qualified_name(key, join_path(rp, "key"))
             if key in keys:
                 raise duplicate(join_path(rp, "key"), key)
             keys[key] = frozenset(values)
@@ -368,7 +357,7 @@ def csi_node(m: Mapping[str, Any], path: str) -> None:
             if key in keys:
                 raise duplicate(ip, key)
             keys.add(key)
-            _qualified(key, ip)
+            qualified_name(key, ip)
 
 
 def _csi_driver_name(name: str, path: str) -> None:
@@ -400,7 +389,7 @@ def csi_storage_capacity(m: Mapping[str, Any], path: str) -> None:
     _meta(m, path, namespaced=True)
     label_selector(m.get("nodeTopology"), join_path(path, "nodeTopology"))
     name = m.get("storageClassName") or ""
-    _subdomain(name, join_path(path, "storageClassName"))
+    dns_subdomain(name, join_path(path, "storageClassName"))
     cap = m.get("capacity")
     if cap is not None and parse_quantity(cap, join_path(path, "capacity")) < 0:
         raise invalid(join_path(path, "capacity"), str(cap), "must be greater than or equal to 0")
@@ -425,16 +414,16 @@ def volume_attachment(m: Mapping[str, Any], path: str) -> None:
     if pv is not None:
         if not pv:
             raise required(join_path(srcp, "persistentVolumeName"), "must specify non empty persistentVolumeName")
-        _subdomain(pv, join_path(sp, "source.persistentVolumeName"))
+        dns_subdomain(pv, join_path(sp, "source.persistentVolumeName"))
     elif not (inline or {}).get("csi"):
         raise required(join_path(srcp, "inlineVolumeSpec.csi"), "has to be specified in the context of inline volumes")
     node = spec.get("nodeName") or ""
-    _subdomain(node, join_path(sp, "nodeName"))
+    dns_subdomain(node, join_path(sp, "nodeName"))
 
 
 #: kind -> API-server validation of the storage kinds (after the schema check).
 def checked(fn: Callable[[Mapping[str, Any], str], None]) -> Callable[..., None]:
-    """``fn`` as ``kubesched.api.load.VALIDATE`` calls a kind's validation: its first problem
+    """``fn`` as ``kubesched.load.VALIDATE`` calls a kind's validation: its first problem
     goes to ``report`` (raised by default, a warning under ``--validate=warn``)."""
 
     def check(m: Mapping[str, Any], path: str, report: Report = raise_first) -> None:

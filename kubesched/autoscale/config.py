@@ -370,55 +370,74 @@ def load(
     if "expendablePodsPriorityCutoff" in doc:
         cfg.expendable_pods_priority_cutoff = r.integer(doc["expendablePodsPriorityCutoff"], "expendablePodsPriorityCutoff")
     if "priorities" in doc:
-        pr = doc["priorities"]
-        if not isinstance(pr, dict):
-            raise r.err("priorities", "expected a mapping of priority to a list of regular expressions")
-        for k, v in pr.items():
-            p = join_path("priorities", str(k))
-            if isinstance(k, bool) or not (isinstance(k, int) or (isinstance(k, str) and re.fullmatch(r"-?\d{1,10}", k))):
-                raise r.err(p, f'invalid priority "{k}": expected a whole number')
-            prio = int(k)
-            if not isinstance(v, list) or not all(isinstance(x, str) for x in v):
-                raise r.err(p, "expected a list of regular expressions")
-            cfg.priorities[prio] = list(v)
+        cfg.priorities.update(_priorities(r, doc["priorities"]))
     if "provisioningDelay" in doc:
         cfg.provisioning_delay = _delay(r, doc["provisioningDelay"], "provisioningDelay")
     if "scaleDown" in doc:
-        sd = r.mapping(doc["scaleDown"], "scaleDown", list(SCALE_DOWN_KEYS))
-        for k, attr in SCALE_DOWN_KEYS.items():
-            if k not in sd:
-                continue
-            p = join_path("scaleDown", k)
-            if k == "enabled":
-                if not isinstance(sd[k], bool):
-                    raise r.err(p, f'invalid value "{sd[k]}": expected true or false')
-                cfg.scale_down.enabled = sd[k]
-            elif k in ("maxEmptyBulkDelete", "maxDrainParallelism"):
-                v = r.integer(sd[k], p)
-                if v < 1:
-                    raise r.err(p, f"must be at least 1, got {v}")
-                setattr(cfg.scale_down, attr, v)
-            else:
-                setattr(cfg.scale_down, attr, r.number(sd[k], p))
+        _scale_down(r, doc["scaleDown"], cfg)
     if "karpenter" in doc:
-        kp = r.mapping(doc["karpenter"], "karpenter", ("batchIdleDuration", "batchMaxDuration", "consolidationPolicy", "consolidateAfter", "budgets"))
-        for k, attr in (("batchIdleDuration", "batch_idle"), ("batchMaxDuration", "batch_max"), ("consolidateAfter", "consolidate_after")):
-            if k in kp:
-                setattr(cfg.karpenter, attr, r.number(kp[k], join_path("karpenter", k)))
-        if "consolidationPolicy" in kp:
-            cfg.karpenter.consolidation = r.string(kp["consolidationPolicy"], "karpenter.consolidationPolicy")
-        if "budgets" in kp:
-            b = kp["budgets"]
-            if not isinstance(b, list) or len(b) != 1 or not isinstance(b[0], dict):
-                raise r.err("karpenter.budgets", 'expected one budget: [{nodes: "10%"}]')
-            r.mapping(b[0], "karpenter.budgets[0]", ("nodes",))
-            cfg.karpenter.budget_nodes = str(b[0].get("nodes", "10%"))
+        _karpenter(r, doc["karpenter"], cfg)
     if "prices" in doc:
         pr = r.mapping(doc["prices"], "prices", ("gpu", "cpu", "memory"))
         for k in ("gpu", "cpu", "memory"):
             if k in pr:
                 setattr(cfg.prices, k, r.number(pr[k], join_path("prices", k)))
-    groups = doc.get("nodeGroups", [])
+    cfg.node_groups.extend(_node_groups(r, doc.get("nodeGroups", []), shapes, source))
+    return cfg.validate(source, groups_required=groups_required)
+
+
+def _priorities(r: _Reader, pr: Any) -> dict[int, list[str]]:
+    """The priority expander's ``priorities``: priority -> regular expressions of group names."""
+    out: dict[int, list[str]] = {}
+    if not isinstance(pr, dict):
+        raise r.err("priorities", "expected a mapping of priority to a list of regular expressions")
+    for k, v in pr.items():
+        p = join_path("priorities", str(k))
+        if isinstance(k, bool) or not (isinstance(k, int) or (isinstance(k, str) and re.fullmatch(r"-?\d{1,10}", k))):
+            raise r.err(p, f'invalid priority "{k}": expected a whole number')
+        prio = int(k)
+        if not isinstance(v, list) or not all(isinstance(x, str) for x in v):
+            raise r.err(p, "expected a list of regular expressions")
+        out[prio] = list(v)
+    return out
+
+
+def _scale_down(r: _Reader, value: Any, cfg: AutoscalerConfig) -> None:
+    sd = r.mapping(value, "scaleDown", list(SCALE_DOWN_KEYS))
+    for k, attr in SCALE_DOWN_KEYS.items():
+        if k not in sd:
+            continue
+        p = join_path("scaleDown", k)
+        if k == "enabled":
+            if not isinstance(sd[k], bool):
+                raise r.err(p, f'invalid value "{sd[k]}": expected true or false')
+            cfg.scale_down.enabled = sd[k]
+        elif k in ("maxEmptyBulkDelete", "maxDrainParallelism"):
+            v = r.integer(sd[k], p)
+            if v < 1:
+                raise r.err(p, f"must be at least 1, got {v}")
+            setattr(cfg.scale_down, attr, v)
+        else:
+            setattr(cfg.scale_down, attr, r.number(sd[k], p))
+
+
+def _karpenter(r: _Reader, value: Any, cfg: AutoscalerConfig) -> None:
+    kp = r.mapping(value, "karpenter", ("batchIdleDuration", "batchMaxDuration", "consolidationPolicy", "consolidateAfter", "budgets"))
+    for k, attr in (("batchIdleDuration", "batch_idle"), ("batchMaxDuration", "batch_max"), ("consolidateAfter", "consolidate_after")):
+        if k in kp:
+            setattr(cfg.karpenter, attr, r.number(kp[k], join_path("karpenter", k)))
+    if "consolidationPolicy" in kp:
+        cfg.karpenter.consolidation = r.string(kp["consolidationPolicy"], "karpenter.consolidationPolicy")
+    if "budgets" in kp:
+        b = kp["budgets"]
+        if not isinstance(b, list) or len(b) != 1 or not isinstance(b[0], dict):
+            raise r.err("karpenter.budgets", 'expected one budget: [{nodes: "10%"}]')
+        r.mapping(b[0], "karpenter.budgets[0]", ("nodes",))
+        cfg.karpenter.budget_nodes = str(b[0].get("nodes", "10%"))
+
+
+def _node_groups(r: _Reader, groups: Any, shapes: dict[str, Node] | None, source: str | None) -> list[NodeGroup]:
+    out: list[NodeGroup] = []
     if not isinstance(groups, list):
         raise r.err("nodeGroups", "expected a list of node groups")
     for i, g in enumerate(groups):
@@ -442,8 +461,8 @@ def load(
             group.max_size = r.integer(g["max"], join_path(p, "max"))
         if "price" in g:
             group.price = r.number(g["price"], join_path(p, "price"))
-        cfg.node_groups.append(group)
-    return cfg.validate(source, groups_required=groups_required)
+        out.append(group)
+    return out
 
 
 def _delay(r: _Reader, v: Any, path: str) -> Delay:

@@ -24,13 +24,13 @@ from typing import Any
 
 import numpy as np
 
-from kubesched.api.load import ClusterObjects
 from kubesched.api.objects import Node, Pod
 from kubesched.autoscale.config import GROUP_LABEL, AutoscalerConfig, NodeGroup
 from kubesched.autoscale.core import ClusterAutoscaler
 from kubesched.autoscale.karpenter import KarpenterLike
 from kubesched.errors import InputError
 from kubesched.framework.runtime import Framework
+from kubesched.load import ClusterObjects
 from kubesched.state.snapshot import Snapshot
 
 log = logging.getLogger("kubesched.autoscale")

@@ -12,9 +12,10 @@ from collections.abc import Iterable
 
 from kubesched import features
 from kubesched.api.objects import Node, Pod
-from kubesched.bench import templates as T
+from kubesched.bench import resource_templates as R
 from kubesched.dra.allocator import Allocator
-from kubesched.dra.objects import DeviceClass, ResourceClaim, ResourceClaimTemplate, ResourceSlice
+from kubesched.dra.claims import ResourceClaim, ResourceClaimTemplate
+from kubesched.dra.objects import DeviceClass, ResourceSlice
 from kubesched.dra.store import DraObjects, DraState
 from kubesched.plugins.dynamicresources.plugin import allocator_features
 
@@ -23,7 +24,7 @@ def create_resource_driver(dra: DraState, nodes: Iterable[Node], driver: str, pa
     """One slice of ``devices`` devices for every node whose name matches the glob ``pattern``
     (Go's filepath.Match: ``*`` and ``?`` within a name); returns how many slices."""
     slices = [
-        ResourceSlice.parse(T.resource_slice(driver, n.name, devices), f"ResourceSlice {n.name}")
+        ResourceSlice.parse(R.resource_slice(driver, n.name, devices), f"ResourceSlice {n.name}")
         for n in nodes
         if fnmatch.fnmatchcase(n.name, pattern)
     ]
@@ -35,13 +36,13 @@ def create_objects(dra: DraState, template: str, namespace: str, count: int) -> 
     """createAny with a DRA template: the DeviceClass, a namespace's ResourceClaimTemplate, or
     ``count`` ResourceClaims ``test-claim-<i>``."""
     if template == "deviceclass":
-        objs = DraObjects(classes=[DeviceClass.parse(T.device_class(), "DeviceClass")])
+        objs = DraObjects(classes=[DeviceClass.parse(R.device_class(), "DeviceClass")])
     elif template == "resourceclaimtemplate":
         objs = DraObjects(
-            templates=[ResourceClaimTemplate.parse(T.resource_claim_template(namespace), "ResourceClaimTemplate")]
+            templates=[ResourceClaimTemplate.parse(R.resource_claim_template(namespace), "ResourceClaimTemplate")]
         )
     elif template == "resourceclaim":
-        objs = DraObjects(claims=[ResourceClaim.parse(T.resource_claim(namespace, i), "ResourceClaim") for i in range(count)])
+        objs = DraObjects(claims=[ResourceClaim.parse(R.resource_claim(namespace, i), "ResourceClaim") for i in range(count)])
     else:
         raise ValueError(f"unknown DRA template {template!r}")
     dra.add(objs)

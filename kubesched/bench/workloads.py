@@ -20,153 +20,31 @@ import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
-from kubesched.bench.templates import (
-    AWS_EBS_PLUGIN,
-    DRA_TEST_DRIVER,
-    EBS_CSI_DRIVER,
-    NAMESPACE_WITH_LABELS,
-    ZONE_LABEL,
+from kubesched.bench.ops import (
+    AllocClaims,
+    BindPods,
+    Churn,
+    Count,
+    CreateDraObject,
+    CreateNamespaces,
+    CreateNodes,
+    CreatePods,
+    CreatePodSets,
+    CreateResourceDriver,
+    CreateService,
+    NodeAllocatable,
+    Op,
+    SteadyPods,
 )
-
-Count = int | str  # a literal or the name of a param
-
-
-# ---- ops -----------------------------------------------------------------------------------
-@dataclass(frozen=True)
-class NodeAllocatable:
-    """nodeAllocatableStrategy: more allocatable on every node, and a CSINode per node giving
-    each CSI driver's attach limit and naming the in-tree plugins migrated to CSI."""
-
-    node_allocatable: Mapping[str, str]
-    csi_drivers: Mapping[str, int]
-    migrated_plugins: tuple[str, ...] = ()
-
-
-@dataclass(frozen=True)
-class CreateNodes:
-    """createNodes; ``template`` None is makeBaseNode (generateName node-<opIndex>-)."""
-
-    count: Count
-    template: str | None = None
-    label_key: str | None = None  # labelNodePrepareStrategy
-    label_values: tuple[str, ...] = ()
-    allocatable: NodeAllocatable | None = None  # nodeAllocatableStrategy
-
-
-@dataclass(frozen=True)
-class CreateNamespaces:
-    prefix: str
-    count: Count
-    labels: Mapping[str, str] | None = None
-
-
-@dataclass(frozen=True)
-class CreatePods:
-    """createPods; without ``namespace`` upstream uses ``namespace-<opIndex>``. With ``volume``
-    (persistentVolumeTemplatePath: ``pv-aws`` or ``pv-csi``, with templates/pvc.yaml) each pod
-    gets a PV and a PVC bound to each other before it is created."""
-
-    count: Count
-    template: str
-    namespace: str | None = None
-    measured: bool = False  # collectMetrics: true
-    volume: str | None = None
-
-
-@dataclass(frozen=True)
-class SteadyPods:
-    """createPods with steadyState: ``count`` pods; once all are bound they are deleted and
-    ``count`` new ones created, until the ``duration_param`` (milliseconds) is over. Measured."""
-
-    count: int
-    template: str
-    namespace: str
-    duration_param: str = "durationMs"
-
-
-@dataclass(frozen=True)
-class CreateResourceDriver:
-    """createResourceDriver: a ResourceSlice with ``max_claims_per_node`` devices of ``driver``
-    for every node whose name matches the glob ``nodes``."""
-
-    driver: str
-    nodes: str
-    max_claims_per_node: Count
-
-
-@dataclass(frozen=True)
-class CreateDraObject:
-    """createAny of a DRA template (``deviceclass``, ``resourceclaimtemplate`` or, ``count`` of
-    them, ``resourceclaim``)."""
-
-    template: str
-    namespace: str = ""
-    count: Count = 1
-
-
-@dataclass(frozen=True)
-class AllocClaims:
-    """allocResourceClaims: the namespace's claims allocated one at a time, each on the first
-    node of a fresh random order where the structured allocator finds devices."""
-
-    namespace: str
-
-
-@dataclass(frozen=True)
-class CreatePodSets:
-    """createPodSets: ``per_namespace`` pods of ``template`` in each of ``<prefix>-0..count-1``."""
-
-    count: Count
-    namespace_prefix: str
-    per_namespace: Count
-    template: str
-
-
-@dataclass(frozen=True)
-class CreateService:
-    """createAny with templates/service.yaml: a Service whose selector default spreading derives."""
-
-    namespace: str
-
-
-@dataclass(frozen=True)
-class Churn:
-    """churn mode: create: one pod of ``template`` every ``interval_ms`` during the measured phase."""
-
-    template: str
-    interval_ms: int = 200
-
-
-@dataclass(frozen=True)
-class BindPods:
-    """Not upstream: pods bound straight to nodes, round-robin (a cluster dump's bound pods).
-
-    The memory experiment uses it to hold 150,000 pods without scheduling them first.
-    """
-
-    count: Count
-    template: str = "pod-default"
-    namespace: str = "bound"
-
-
-Op = (
-    CreateNodes
-    | CreateNamespaces
-    | CreatePods
-    | CreatePodSets
-    | CreateService
-    | Churn
-    | BindPods
-    | SteadyPods
-    | CreateResourceDriver
-    | CreateDraObject
-    | AllocClaims
-)
+from kubesched.bench.resource_templates import AWS_EBS_PLUGIN, DRA_TEST_DRIVER, EBS_CSI_DRIVER
+from kubesched.bench.templates import NAMESPACE_WITH_LABELS, ZONE_LABEL
 
 
 # ---- workloads -----------------------------------------------------------------------------
 @dataclass(frozen=True)
-class Workload:
+class BenchWorkload:
+    """One scheduler_perf workload of a test case: its ops, params and CI threshold."""
+
     test_case: str
     name: str
     ops: tuple[Op, ...]
@@ -292,7 +170,7 @@ _DRA_NODES = ("nodesWithDRA", "nodesWithoutDRA")
 _DRA_FIXED = ("maxClaimsPerNode", "durationMs")
 
 
-def _steady_state(name: str, init_claims: int, threshold: float, in_use: Callable[[int], int] | None) -> Workload:
+def _steady_state(name: str, init_claims: int, threshold: float, in_use: Callable[[int], int] | None) -> BenchWorkload:
     """SteadyStateClusterResourceClaimTemplate/<name>: ``init_claims`` claims allocated up front,
     then 10 pods at a time for 10 s. ``in_use`` gives initClaims from the number of devices after
     scaling (half of them; all but 10, so that exactly 10 more pods fit), as upstream's 100-,
@@ -306,7 +184,7 @@ def _steady_state(name: str, init_claims: int, threshold: float, in_use: Callabl
     )
     params = {"nodesWithDRA": 500, "nodesWithoutDRA": 0, "initClaims": init_claims, "maxClaimsPerNode": 10, "durationMs": 10000}
     derived = {} if in_use is None else {"initClaims": lambda p: in_use(p["nodesWithDRA"] * p["maxClaimsPerNode"])}
-    return Workload(
+    return BenchWorkload(
         "SteadyStateClusterResourceClaimTemplate",
         name,
         ops,
@@ -336,11 +214,11 @@ def _ns_params(nodes: int, per_ns: int, namespaces: int, measure: int) -> dict[s
 
 _NS_FIXED = ("initPodsPerNamespace",)
 
-WORKLOADS: tuple[Workload, ...] = (
+WORKLOADS: tuple[BenchWorkload, ...] = (
     # ---- misc/ ----
-    Workload("SchedulingBasic", "5000Nodes_10000Pods", _basic_ops(), _p(5000, 1000, 10000), 680),
-    Workload("SchedulingBasic", "5000Nodes_50000Pods", _basic_ops(), _p(5000, 5000, 50000), 810),
-    Workload(
+    BenchWorkload("SchedulingBasic", "5000Nodes_10000Pods", _basic_ops(), _p(5000, 1000, 10000), 680),
+    BenchWorkload("SchedulingBasic", "5000Nodes_50000Pods", _basic_ops(), _p(5000, 5000, 50000), 810),
+    BenchWorkload(
         "SchedulingDaemonset",
         "15000Nodes",
         (
@@ -351,7 +229,7 @@ WORKLOADS: tuple[Workload, ...] = (
         {"initNodes": 15000, "measurePods": 30000},
         1100,
     ),
-    Workload(
+    BenchWorkload(
         "PreemptionBasic",
         "1000Nodes",
         (
@@ -363,7 +241,7 @@ WORKLOADS: tuple[Workload, ...] = (
         None,
         note="no 2026 threshold (18 pods/s for 500Nodes in 2024)",
     ),
-    Workload(
+    BenchWorkload(
         "PreemptionAsync",
         "5000Nodes",
         (
@@ -376,7 +254,7 @@ WORKLOADS: tuple[Workload, ...] = (
         570,
         default=False,
     ),
-    Workload(
+    BenchWorkload(
         "Unschedulable",
         "5kNodes/100Init/10kPods",
         (
@@ -389,42 +267,42 @@ WORKLOADS: tuple[Workload, ...] = (
         590,
     ),
     # ---- affinity/ ----
-    Workload(
+    BenchWorkload(
         "SchedulingPodAntiAffinity",
         "5000Nodes_2000Pods",
         _affinity_ops("pod-with-pod-anti-affinity"),
         _p(5000, 1000, 2000),
         60,
     ),
-    Workload(
+    BenchWorkload(
         "SchedulingPodMatchingAntiAffinity",
         "5000Nodes_5000Pods",
         _affinity_ops("pod-with-pod-anti-affinity", "pod-with-pod-anti-affinity-label"),
         _p(5000, 1000, 5000),
         595,
     ),
-    Workload(
+    BenchWorkload(
         "SchedulingPodAffinity",
         "5000Nodes_5000Pods",
         _affinity_ops("pod-with-pod-affinity", zone1=True),
         _p(5000, 5000, 5000),
         35,
     ),
-    Workload(
+    BenchWorkload(
         "SchedulingPreferredPodAffinity",
         "5000Nodes_5000Pods",
         _affinity_ops("pod-with-preferred-pod-affinity"),
         _p(5000, 5000, 5000),
         90,
     ),
-    Workload(
+    BenchWorkload(
         "SchedulingPreferredPodAntiAffinity",
         "5000Nodes_5000Pods",
         _affinity_ops("pod-with-preferred-pod-anti-affinity"),
         _p(5000, 5000, 5000),
         90,
     ),
-    Workload(
+    BenchWorkload(
         "SchedulingNodeAffinity",
         "5000Nodes_10000Pods",
         (
@@ -435,7 +313,7 @@ WORKLOADS: tuple[Workload, ...] = (
         _p(5000, 5000, 10000),
         220,
     ),
-    Workload(
+    BenchWorkload(
         "MixedSchedulingBasePod",
         "5000Nodes_5000Pods",
         (
@@ -451,7 +329,7 @@ WORKLOADS: tuple[Workload, ...] = (
         _p(5000, 2000, 5000),
         140,
     ),
-    Workload(
+    BenchWorkload(
         "SchedulingRequiredPodAntiAffinityWithNSSelector",
         "5000Nodes_2000Pods",
         _ns_selector_ops("pod-anti-affinity-ns-selector"),
@@ -459,7 +337,7 @@ WORKLOADS: tuple[Workload, ...] = (
         24,
         fixed_params=_NS_FIXED,
     ),
-    Workload(
+    BenchWorkload(
         "SchedulingPreferredAntiAffinityWithNSSelector",
         "5000Nodes_2000Pods",
         _ns_selector_ops("pod-preferred-anti-affinity-ns-selector"),
@@ -467,7 +345,7 @@ WORKLOADS: tuple[Workload, ...] = (
         55,
         fixed_params=_NS_FIXED,
     ),
-    Workload(
+    BenchWorkload(
         "SchedulingRequiredPodAffinityWithNSSelector",
         "5000Nodes_2000Pods",
         _ns_selector_ops("pod-affinity-ns-selector", zone1=True),
@@ -475,7 +353,7 @@ WORKLOADS: tuple[Workload, ...] = (
         35,
         fixed_params=_NS_FIXED,
     ),
-    Workload(
+    BenchWorkload(
         "SchedulingPreferredAffinityWithNSSelector",
         "5000Nodes_5000Pods",
         _ns_selector_ops("pod-preferred-affinity-ns-selector"),
@@ -484,21 +362,21 @@ WORKLOADS: tuple[Workload, ...] = (
         fixed_params=_NS_FIXED,
     ),
     # ---- topology_spreading/ ----
-    Workload(
+    BenchWorkload(
         "TopologySpreading",
         "5000Nodes_5000Pods",
         _spreading_ops("pod-with-topology-spreading"),
         _p(5000, 5000, 5000),
         460,
     ),
-    Workload(
+    BenchWorkload(
         "PreferredTopologySpreading",
         "5000Nodes_5000Pods",
         _spreading_ops("pod-with-preferred-topology-spreading"),
         _p(5000, 5000, 5000),
         340,
     ),
-    Workload(
+    BenchWorkload(
         "DefaultTopologySpreading",
         "5000Nodes_50000Pods",
         (
@@ -510,7 +388,7 @@ WORKLOADS: tuple[Workload, ...] = (
         _p(5000, 5000, 50000),
         160,
     ),
-    Workload(
+    BenchWorkload(
         "SchedulingWithNodeInclusionPolicy",
         "5000Nodes",
         (
@@ -523,7 +401,7 @@ WORKLOADS: tuple[Workload, ...] = (
         node_params=("normalNodes", "taintNodes"),
     ),
     # ---- volumes/ ----
-    Workload(
+    BenchWorkload(
         "SchedulingSecrets",
         "5000Nodes_10000Pods",
         (
@@ -534,15 +412,15 @@ WORKLOADS: tuple[Workload, ...] = (
         _p(5000, 1000, 10000),
         790,
     ),
-    Workload("SchedulingInTreePVs", "5000Nodes_2000Pods", _volume_ops("pv-aws", CreateNodes("initNodes")), _p(5000, 1000, 2000), 290),
-    Workload(
+    BenchWorkload("SchedulingInTreePVs", "5000Nodes_2000Pods", _volume_ops("pv-aws", CreateNodes("initNodes")), _p(5000, 1000, 2000), 290),
+    BenchWorkload(
         "SchedulingMigratedInTreePVs",
         "5000Nodes_5000Pods",
         _volume_ops("pv-aws", CreateNodes("initNodes", "node-default", allocatable=_ebs_limit(AWS_EBS_PLUGIN))),
         _p(5000, 5000, 5000),
         100,
     ),
-    Workload(
+    BenchWorkload(
         "SchedulingCSIPVs",
         "5000Nodes_5000Pods",
         _volume_ops("pv-csi", CreateNodes("initNodes", "node-default", allocatable=_ebs_limit())),
@@ -550,7 +428,7 @@ WORKLOADS: tuple[Workload, ...] = (
         100,
     ),
     # ---- dra/ ----
-    Workload(
+    BenchWorkload(
         "SchedulingWithResourceClaimTemplate",
         "5000pods_500nodes",
         (
@@ -569,7 +447,7 @@ WORKLOADS: tuple[Workload, ...] = (
     _steady_state("half_500nodes", 2500, 70, lambda devices: devices // 2),
     _steady_state("full_500nodes", 4990, 60, lambda devices: devices - 10),
     # ---- kubesched's own scale experiments (not upstream workloads) ----
-    Workload(
+    BenchWorkload(
         "SchedulingBasic",
         "50000Nodes_100000Pods",
         _basic_ops(),
@@ -578,7 +456,7 @@ WORKLOADS: tuple[Workload, ...] = (
         default=False,
         note="kubesched's: SchedulingBasic at 10x the nodes; must complete without a cliff",
     ),
-    Workload(
+    BenchWorkload(
         "Memory",
         "5000Nodes_150000Pods",
         (CreateNodes("initNodes"), BindPods("boundPods")),
@@ -590,14 +468,14 @@ WORKLOADS: tuple[Workload, ...] = (
     ),
 )
 
-_BY_NAME: dict[str, Workload] = {w.full_name.lower(): w for w in WORKLOADS}
+_BY_NAME: dict[str, BenchWorkload] = {w.full_name.lower(): w for w in WORKLOADS}
 
 
 def _key(name: str) -> str:
     return name.strip().lower()
 
 
-def get(name: str) -> list[Workload]:
+def get(name: str) -> list[BenchWorkload]:
     """Workloads for a name: ``Case/Workload``, ``Case_Workload``, or ``Case`` (its default ones).
 
     Raises KeyError naming the unknown workload.
@@ -615,15 +493,15 @@ def get(name: str) -> list[Workload]:
     raise KeyError(name)
 
 
-def default_set() -> list[Workload]:
+def default_set() -> list[BenchWorkload]:
     return [w for w in WORKLOADS if w.default]
 
 
-def select(names: list[str] | None) -> list[Workload]:
+def select(names: list[str] | None) -> list[BenchWorkload]:
     """Workloads by name, in the order given (the default set when none), without repeats."""
     if not names:
         return default_set()
-    out: list[Workload] = []
+    out: list[BenchWorkload] = []
     for n in names:
         for w in get(n):
             if w not in out:

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Protocol
 if TYPE_CHECKING:
     from kubesched.api.objects import Node, Pod
     from kubesched.api.storage import CSINode, PersistentVolume, PersistentVolumeClaim
-    from kubesched.dra.objects import ResourceClaim
+    from kubesched.dra.claims import ResourceClaim
 
 
 class WriteError(Exception):

@@ -18,7 +18,7 @@ from kubesched.cluster.controllers import complete_provisioning, complete_static
 if TYPE_CHECKING:
     from kubesched.api.objects import Node, Pod
     from kubesched.api.storage import CSINode, PersistentVolume, PersistentVolumeClaim
-    from kubesched.dra.objects import ResourceClaim
+    from kubesched.dra.claims import ResourceClaim
     from kubesched.state.snapshot import Snapshot
 
 

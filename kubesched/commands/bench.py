@@ -25,7 +25,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--wide", action="store_true", help="every column: percentiles, floor, target, CPU, memory, churn")
     p.add_argument("--json", metavar="FILE", help="also write the results as JSON to FILE ('-': stdout, as -o json)")
-    flags.add_seed(p, 0, "seed for generated names and the tie-break")
+    flags.add_seed(p, 0, "seed for generated names and the tie-break (default 0)")
     p.add_argument("--list", action="store_true", help="list the workloads and exit")
     flags.add_no_progress(p)
     p.set_defaults(func=lazy_handler("kubesched.bench.report", "run_bench"))

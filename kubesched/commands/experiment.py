@@ -7,6 +7,7 @@ import argparse
 
 from kubesched.commands import flags
 from kubesched.commands.lazy import lazy_handler
+from kubesched.errors import InputError, did_you_mean
 from kubesched.experiment.grid import DEFAULT_SEEDS
 from kubesched.experiment.published import POLICIES
 
@@ -38,7 +39,9 @@ def _add_fgd(esub: argparse._SubParsersAction) -> None:
         "summary to -d/--out-dir. See docs/fgd.md.",
     )
     f.add_argument("--traces", default="default", help="comma list of trace names or families, or 'all' (default: default)")
-    f.add_argument("--policies", default=",".join(POLICIES), help=f"comma list (default: {','.join(POLICIES)})")
+    f.add_argument(
+        "--policies", default=",".join(POLICIES), help=f"comma list, names as written (default: {','.join(POLICIES)})"
+    )
     f.add_argument("--seeds", default=DEFAULT_SEEDS, help=f"seeds: 42-51, 42,45 or a mix (default: {DEFAULT_SEEDS})")
     f.add_argument(
         "--data-dir",
@@ -66,7 +69,20 @@ def _add_fgd(esub: argparse._SubParsersAction) -> None:
     )
     flags.add_no_plots(f, "skip the PNG figures")
     flags.add_no_progress(f, "one line per run on stderr instead")
-    f.set_defaults(func=lazy_handler("kubesched.experiment.cli", "run"))
+    f.set_defaults(func=run_fgd)
+
+
+_RUN_FGD = lazy_handler("kubesched.experiment.cli", "run")
+
+
+def run_fgd(args: argparse.Namespace) -> int:
+    """Policy names are spelled exactly, as kube-scheduler's plugin names: one in another case
+    ("Bestfit") or close to one is refused with the right spelling, not guessed."""
+    for item in (s.strip() for s in args.policies.split(",")):
+        hint = did_you_mean(item, POLICIES) if item and item not in POLICIES else ""
+        if hint:
+            raise InputError(f'unknown policy "{item}"{hint}', source="--policies")
+    return _RUN_FGD(args)
 
 
 def _add_elastic(esub: argparse._SubParsersAction) -> None:

@@ -46,11 +46,11 @@ def _pod_ref(args: argparse.Namespace) -> tuple[str, str]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from kubesched.api.load import parse_objects, read_documents, resolve_priorities
     from kubesched.app import build_session
     from kubesched.batch import schedule_all
     from kubesched.explain import explain_pod
     from kubesched.framework.runtime import PluginFailure
+    from kubesched.load import parse_objects, read_documents, resolve_priorities
 
     if bool(args.pod_ref) == bool(args.pod):
         raise InputError("give exactly one of NAMESPACE/POD (or POD with -n NAMESPACE) or --pod FILE")

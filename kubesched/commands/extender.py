@@ -22,7 +22,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     flags.add_plugin_path(p)
     p.add_argument("--listen", default="127.0.0.1:8888", help="HOST:PORT to serve on (':8888': every interface)")
     p.add_argument("--url-prefix", default="", help="also serve the verbs under this path (the urlPrefix's path)")
-    flags.add_seed(p, help="seed for random choices (reproducible runs)")
+    flags.add_seed(p, help="seed for random choices (reproducible runs)", serves=True)
     flags.add_kubeconfig(p, "watch this cluster for NodeNames mode, bind and preempt (instead of -f)")
     p.add_argument("--in-cluster", action="store_true", help="watch the cluster through the pod's service account")
     flags.add_context(p)

@@ -104,8 +104,10 @@ def add_workload_source(p: argparse.ArgumentParser, title: str) -> argparse._Arg
         "--nodes", metavar="NAME|FILE", help="openb node list for --trace: a CSV, or shipped 'all' (default) or 'gpu'"
     )
     src.add_argument(
-        "-f", "--file", action="append", metavar="FILE", help="Kubernetes manifests: nodes and pods (repeatable)"
+        "-f", "--file", action="append", metavar="FILE",
+        help="Kubernetes manifests: nodes and pods; a file, or a directory's .json/.yaml/.yml files (repeatable)",
     )
+    add_recursive(src)
     add_validate(src)
     src.add_argument(
         "--synthetic",
@@ -130,8 +132,20 @@ def add_no_progress(p: argparse.ArgumentParser | Any, detail: str = "") -> None:
 TIE_BREAK_SEED = "seed for the random tie-break (reproducible runs)"
 
 
-def add_seed(p: argparse.ArgumentParser | Any, default: int | None = None, help: str = TIE_BREAK_SEED) -> None:
-    """``--seed N``: a whole number from 0 to 2^63-1 (one error for a bad one, whichever command)."""
+def add_seed(
+    p: argparse.ArgumentParser | Any, default: int | None = None, help: str = TIE_BREAK_SEED, *, serves: bool = False
+) -> None:
+    """``--seed N``: a whole number from 0 to 2^63-1 (one error for a bad one, whichever command).
+
+    Without a ``default`` the command picks a seed when none is given and says which on stderr
+    (``kubesched.seeds``: ``pick_seed``, then ``announce_seed``): every run can be repeated exactly. ``kubesched.cli.main``
+    says it once the command has run (an input error stays one line); a command that ``serves``
+    (runs until stopped) says it itself when it starts serving."""
+    if default is None:
+        help += "; default: a random seed, printed to stderr so the run can be repeated"
+        p.set_defaults(seed_picked=False, seed_serves=serves)
+    elif "default" not in help:
+        help += f" (default {default})"
     p.add_argument("--seed", type=seed, default=default, help=help)
 
 
@@ -159,12 +173,32 @@ def add_plugin_path(p: argparse.ArgumentParser | Any, kind: str = "plugins") -> 
     )
 
 
-CLUSTER_FILES_HELP = "cluster objects (YAML/JSON; repeatable); default: shipped example"
+CLUSTER_FILES_HELP = (
+    "cluster objects: a YAML/JSON file, or a directory's .json/.yaml/.yml files (repeatable); default: shipped example"
+)
+
+
+def add_recursive(p: argparse.ArgumentParser | Any) -> None:
+    """kubectl's ``-R/--recursive``: ``-f DIR`` reads its subdirectories too (``expand_files``)."""
+    p.add_argument(
+        "-R", "--recursive", action="store_true",
+        help="-f DIR also reads the files of its subdirectories, as kubectl's -R",
+    )
+
+
+def expand_files(args: argparse.Namespace) -> None:
+    """``args.file`` as the files it names: directories become their manifest files (``-R``: and
+    their subdirectories'), as kubectl reads ``-f`` (``kubesched.manifest_paths``)."""
+    if "recursive" in args and args.file:
+        from kubesched.manifest_paths import expand
+
+        args.file = expand(args.file, args.recursive)
 
 
 def add_cluster_files(p: argparse.ArgumentParser | Any, help: str = CLUSTER_FILES_HELP) -> None:
     """``-f/--file FILE`` (repeatable) and ``--validate``: the cluster objects a command reads."""
-    p.add_argument("-f", "--file", action="append", help=help)
+    p.add_argument("-f", "--file", action="append", metavar="FILE", help=help)
+    add_recursive(p)
     add_validate(p)
 
 

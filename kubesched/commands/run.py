@@ -30,7 +30,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     )
     flags.add_serving_security(p, verbs=False)
     _add_tuning(p)
-    flags.add_seed(p)
+    flags.add_seed(p, serves=True)
     p.add_argument("--log-format", choices=("text", "json"), default="text", help="log lines as text (default) or JSON")
     p.add_argument(
         "--log-level", choices=("debug", "info", "warning", "error"), default="info", help="least severe level logged (default info)"

@@ -22,7 +22,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--mode", choices=("time", "arrival"), default="time", help="replay by time (default) or arrival order")
     flags.add_config(p)
     flags.add_plugin_path(p)
-    flags.add_seed(p, 0, "seed for tie-breaks, usage draws and synthetic workloads")
+    flags.add_seed(p, 0, "seed for tie-breaks, usage draws and synthetic workloads (default 0: equal runs unless you change it)")
     p.add_argument("--tie-break", choices=("random", "first"), default="random", help="among equal top scores")
     p.add_argument(
         "--gpu-model",

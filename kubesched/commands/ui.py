@@ -19,7 +19,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "prints (the URL carries a per-run token; see docs/ui.md, \"Who can use it\").",
     )
     p.add_argument("path", nargs="?", metavar="PATH", help="a simulation or experiment output folder, or a cluster file")
-    p.add_argument("-f", "--file", action="append", help=flags.CLUSTER_FILES_HELP)
+    p.add_argument("-f", "--file", action="append", metavar="FILE", help=flags.CLUSTER_FILES_HELP)
+    flags.add_recursive(p)
     flags.add_config(p, "KubeSchedulerConfiguration file for the cluster (what-if starts from it)")
     flags.add_validate(p)
     flags.add_plugin_path(p)
@@ -28,7 +29,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         help="let the configuration of PATH or --config name plugins as module:Class (importing runs the module); "
         "configurations from the page never may",
     )
-    flags.add_seed(p, 0)
+    flags.add_seed(p, 0, "seed for the random tie-break of the cluster's runs (default 0)")
     flags.add_kubeconfig(
         p, "watch this cluster instead, read-only (list and watch; nothing is written): its pending pods and "
         "recent decisions as they happen",

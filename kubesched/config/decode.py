@@ -6,13 +6,12 @@ helper here turns a bad value into one ``InputError`` line naming the file and f
 
 from __future__ import annotations
 
-import difflib
 import re
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from kubesched.errors import InputError, describe, join_path
+from kubesched.errors import InputError, describe, did_you_mean, join_path
 
 from .field import aggregate, invalid, is_qualified_name
 from .types import PointsOf
@@ -33,6 +32,8 @@ class Ctx:
     source: str | None
     version: str
     points_of: PointsOf
+    #: the registered plugins' names, for "did you mean" (empty: no suggestion)
+    plugin_names: Collection[str] = ()
     warnings: list[str] = field(default_factory=list)
     errors: list[tuple[str | None, str]] = field(default_factory=list)  # (field path, error body)
 
@@ -91,11 +92,7 @@ def check_fields(ctx: Ctx, obj: dict, path: str, allowed: Iterable[str]) -> None
         if not isinstance(key, str):
             raise ctx.error(path, f"invalid field name {describe(key)}: field names must be strings")
         if key not in allowed:
-            hint = difflib.get_close_matches(key, allowed, n=1, cutoff=0.6)
-            lowered = [a for a in allowed if a.lower() == key.lower()]
-            suggestion = lowered or hint
-            extra = f' (did you mean "{suggestion[0]}"?)' if suggestion else ""
-            raise ctx.error(join_path(path, key), f'unknown field "{key}"{extra}')
+            raise ctx.error(join_path(path, key), f'unknown field "{key}"{did_you_mean(key, allowed)}')
 
 
 def opt_int(ctx: Ctx, obj: dict, key: str, path: str, *, bits: int = 32) -> int | None:

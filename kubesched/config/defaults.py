@@ -129,37 +129,12 @@ V1BETA2_DEFAULT_PLUGINS: dict[str, DefaultList] = {
     "bind": (("DefaultBinder", None),),
 }
 
-#: v1beta1 per-point defaults (1.20-1.22, gate DefaultPodTopologySpread on, so no SelectorSpread).
+#: v1beta1 per-point defaults (1.20-1.22, gate DefaultPodTopologySpread on, so no SelectorSpread):
+#: v1beta2's but for preFilter (no VolumeRestrictions or VolumeZone yet) and the score plugins.
 #: SchedulingGates did not exist then; kubesched adds it so gated pods stay gated.
 V1BETA1_DEFAULT_PLUGINS: dict[str, DefaultList] = {
-    "preEnqueue": (("SchedulingGates", None),),
-    "queueSort": (("PrioritySort", None),),
-    "preFilter": (
-        ("NodeResourcesFit", None),
-        ("NodePorts", None),
-        ("PodTopologySpread", None),
-        ("InterPodAffinity", None),
-        ("VolumeBinding", None),
-        ("NodeAffinity", None),
-    ),
-    "filter": (
-        ("NodeUnschedulable", None),
-        ("NodeName", None),
-        ("TaintToleration", None),
-        ("NodeAffinity", None),
-        ("NodePorts", None),
-        ("NodeResourcesFit", None),
-        *_VOLUME_FILTERS,
-        ("PodTopologySpread", None),
-        ("InterPodAffinity", None),
-    ),
-    "postFilter": (("DefaultPreemption", None),),
-    "preScore": (
-        ("InterPodAffinity", None),
-        ("PodTopologySpread", None),
-        ("TaintToleration", None),
-        ("NodeAffinity", None),
-    ),
+    **V1BETA2_DEFAULT_PLUGINS,
+    "preFilter": tuple(p for p in V1BETA2_DEFAULT_PLUGINS["preFilter"] if p[0] not in ("VolumeRestrictions", "VolumeZone")),
     "score": (
         ("NodeResourcesBalancedAllocation", 1),
         ("ImageLocality", 1),
@@ -170,9 +145,6 @@ V1BETA1_DEFAULT_PLUGINS: dict[str, DefaultList] = {
         ("PodTopologySpread", 2),
         ("TaintToleration", 1),
     ),
-    "reserve": (("VolumeBinding", None),),
-    "preBind": (("VolumeBinding", None),),
-    "bind": (("DefaultBinder", None),),
 }
 
 #: kube-scheduler plugins kubesched knows of but does not run: accepted in ``disabled``

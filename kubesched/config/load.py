@@ -6,6 +6,7 @@ strict like kube-scheduler's, and the first problem found is raised as one ``Inp
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from typing import Any
 
 from kubesched.documents import load_documents, read_text
@@ -50,9 +51,10 @@ def default_config(points_of: PointsOf) -> SchedulerConfig:
     return parse_config({"apiVersion": V1, "kind": KIND}, DEFAULTS_SOURCE, points_of)
 
 
-def load_config(path: str, points_of: PointsOf) -> SchedulerConfig:
-    """Read a YAML or JSON config file; every problem is an InputError naming ``path``."""
-    return parse_config(parse_document(read_text(path, "config file"), path), path, points_of)
+def load_config(path: str, points_of: PointsOf, *, plugin_names: Collection[str] = ()) -> SchedulerConfig:
+    """Read a YAML or JSON config file; every problem is an InputError naming ``path``
+    (``plugin_names``: see ``parse_config``)."""
+    return parse_config(parse_document(read_text(path, "config file"), path), path, points_of, plugin_names=plugin_names)
 
 
 def parse_document(text: str, source: str) -> Any:
@@ -70,26 +72,14 @@ def parse_document(text: str, source: str) -> Any:
     return docs[0]
 
 
-def parse_config(doc: Any, source: str, points_of: PointsOf) -> SchedulerConfig:
-    """Decode, default, convert and validate a KubeSchedulerConfiguration document."""
-    ctx = Ctx(source=source, version="", points_of=points_of)
-    if doc is None:
-        raise ctx.error(None, "empty document: expected a KubeSchedulerConfiguration")
-    if not isinstance(doc, dict):
-        raise ctx.error(None, f"expected a KubeSchedulerConfiguration mapping, got {_what(doc)}")
-    api_version = doc.get("apiVersion")
-    if api_version is None or api_version == "":
-        raise ctx.error("apiVersion", f"required (one of {', '.join(SUPPORTED_VERSIONS)})")
-    if api_version not in SUPPORTED_VERSIONS:
-        raise ctx.error(
-            "apiVersion", f"unknown value {quote(api_version)} (supported: {', '.join(SUPPORTED_VERSIONS)})"
-        )
-    kind = doc.get("kind")
-    if kind is None or kind == "":
-        raise ctx.error("kind", f'required ("{KIND}")')
-    if kind != KIND:
-        raise ctx.error("kind", f'unknown value {quote(kind)} (expected "{KIND}")')
-    ctx.version = api_version
+def parse_config(
+    doc: Any, source: str, points_of: PointsOf, *, plugin_names: Collection[str] = ()
+) -> SchedulerConfig:
+    """Decode, default, convert and validate a KubeSchedulerConfiguration document.
+    ``plugin_names`` (the registry's) are what an unknown plugin name is compared with for
+    "did you mean"."""
+    ctx = Ctx(source=source, version="", points_of=points_of, plugin_names=plugin_names)
+    api_version = ctx.version = _api_version(ctx, doc)
     check_fields(ctx, doc, "", TOP_LEVEL_FIELDS[api_version])
 
     for removed in ("healthzBindAddress", "metricsBindAddress"):
@@ -122,19 +112,7 @@ def parse_config(doc: Any, source: str, points_of: PointsOf) -> SchedulerConfig:
 
     extenders, ignored_extended = _extenders(ctx, doc.get("extenders"), "extenders")
 
-    raw_profiles = expect_list(ctx, doc.get("profiles"), "profiles") or [{}]
-    single = len(raw_profiles) == 1
-    results = [
-        resolve_profile(ctx, raw, join_path("profiles", i), single=single, ignored_extended=ignored_extended)
-        for i, raw in enumerate(raw_profiles)
-    ]
-    seen: dict[str, str] = {}
-    for result in results:
-        name = result.profile.scheduler_name
-        if name in seen:  # the duplicate's value is the first one's path, printed bare
-            ctx.report(join_path(result.path, "schedulerName"), duplicate(Bare(f"{seen[name]}.schedulerName")))
-        seen[name] = result.path
-    _check_common_queue_sort(ctx, results)
+    results = _profiles(ctx, doc.get("profiles"), ignored_extended)
     ctx.check()
 
     return SchedulerConfig(
@@ -159,6 +137,45 @@ def parse_config(doc: Any, source: str, points_of: PointsOf) -> SchedulerConfig:
         delay_cache_until_active=delay,
         source=source,
     )
+
+
+def _api_version(ctx: Ctx, doc: Any) -> str:
+    """The document's apiVersion, once it and its kind are known ones."""
+    if doc is None:
+        raise ctx.error(None, "empty document: expected a KubeSchedulerConfiguration")
+    if not isinstance(doc, dict):
+        raise ctx.error(None, f"expected a KubeSchedulerConfiguration mapping, got {_what(doc)}")
+    api_version = doc.get("apiVersion")
+    if api_version is None or api_version == "":
+        raise ctx.error("apiVersion", f"required (one of {', '.join(SUPPORTED_VERSIONS)})")
+    if api_version not in SUPPORTED_VERSIONS:
+        raise ctx.error(
+            "apiVersion", f"unknown value {quote(api_version)} (supported: {', '.join(SUPPORTED_VERSIONS)})"
+        )
+    kind = doc.get("kind")
+    if kind is None or kind == "":
+        raise ctx.error("kind", f'required ("{KIND}")')
+    if kind != KIND:
+        raise ctx.error("kind", f'unknown value {quote(kind)} (expected "{KIND}")')
+    return api_version
+
+
+def _profiles(ctx: Ctx, value: Any, ignored_extended: list[str]) -> list:
+    """Each profile resolved; scheduler names unique, one queue sort for all."""
+    raw_profiles = expect_list(ctx, value, "profiles") or [{}]
+    single = len(raw_profiles) == 1
+    results = [
+        resolve_profile(ctx, raw, join_path("profiles", i), single=single, ignored_extended=ignored_extended)
+        for i, raw in enumerate(raw_profiles)
+    ]
+    seen: dict[str, str] = {}
+    for result in results:
+        name = result.profile.scheduler_name
+        if name in seen:  # the duplicate's value is the first one's path, printed bare
+            ctx.report(join_path(result.path, "schedulerName"), duplicate(Bare(f"{seen[name]}.schedulerName")))
+        seen[name] = result.path
+    _check_common_queue_sort(ctx, results)
+    return results
 
 
 def _what(value: Any) -> str:

@@ -20,7 +20,7 @@ from __future__ import annotations
 import copy
 from dataclasses import dataclass
 
-from kubesched.errors import join_path
+from kubesched.errors import did_you_mean, join_path
 
 from .args import decode_args, default_args, strip_envelope
 from .convert import (
@@ -113,7 +113,7 @@ def _screen(ctx: Ctx, pset: PluginSet) -> PluginSet:
         elif entry.name in UNSUPPORTED_PLUGINS:
             ctx.warn(entry.path, f'plugin "{entry.name}" dropped: {UNSUPPORTED_PLUGINS[entry.name]}')
         else:
-            raise ctx.error(f"{entry.path}.name", f'unknown plugin "{entry.name}"')
+            raise ctx.error(f"{entry.path}.name", f'unknown plugin "{entry.name}"{did_you_mean(entry.name, ctx.plugin_names)}')
     for entry in pset.disabled:
         known = (
             entry.name == "*"
@@ -122,7 +122,10 @@ def _screen(ctx: Ctx, pset: PluginSet) -> PluginSet:
             or entry.name in V1BETA1_CONVERTED
         )
         if not known:
-            ctx.warn(entry.path, f'disabled plugin "{entry.name}" is not a known plugin; ignored')
+            ctx.warn(
+                entry.path,
+                f'disabled plugin "{entry.name}" is not a known plugin; ignored{did_you_mean(entry.name, ctx.plugin_names)}',
+            )
     return PluginSet(enabled=kept, disabled=pset.disabled, path=pset.path)
 
 
@@ -264,7 +267,10 @@ def _plugin_args(
             )
         else:
             if ctx.points_of(entry.name) is None and entry.name not in UNSUPPORTED_PLUGINS:
-                ctx.warn(entry.path, f'pluginConfig for unknown plugin "{entry.name}" kept as given')
+                ctx.warn(
+                    entry.path,
+                    f'pluginConfig for unknown plugin "{entry.name}" kept as given{did_you_mean(entry.name, ctx.plugin_names)}',
+                )
             out[entry.name] = copy.deepcopy(entry.raw) if isinstance(entry.raw, dict) else {}
     for name in sorted((enabled & ARGS_PLUGINS) - set(out)):
         out[name] = default_args(name)

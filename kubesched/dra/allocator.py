@@ -36,34 +36,26 @@ from fractions import Fraction
 from typing import Any
 
 from kubesched.api.objects import Node
-from kubesched.api.quantity import value as qvalue
-from kubesched.api.selectors import NodeSelector
-from kubesched.dra.cel import CelError, Selector, compile_selector, device_input
+from kubesched.dra.caches import AllocationCache, MatchCache
+from kubesched.dra.capacity import Consumed, capacity_fits, request_consumes, status_names
+from kubesched.dra.cel import compile_selector
+from kubesched.dra.claims import Allocation, DeviceResult, ExactRequest, ResourceClaim
+from kubesched.dra.constraints import DistinctAttribute, MatchAttribute
+from kubesched.dra.counters import SharedCounters
 from kubesched.dra.objects import (
     ALL,
     ALLOCATION_RESULTS_MAX_SIZE,
     EXACT_COUNT,
-    Allocation,
-    Attribute,
-    CapacityPolicy,
     Device,
     DeviceClass,
-    DeviceResult,
-    ExactRequest,
-    ResourceClaim,
     ResourceSlice,
 )
+from kubesched.dra.pools import Candidate, DeviceID, Features, Pool, SliceIndex, device_id_text, node_matches
+from kubesched.dra.result import claim_config, node_selector, parsed_selector
 
-DeviceID = tuple[str, str, str]  # (driver, pool, device)
-#: fully qualified capacity name (``<domain>/<name>``) -> amount
-Consumed = Mapping[str, Fraction]
 #: a namespace for share IDs: offline they are derived from the claim, request and device
 #: (upstream draws random UUIDs), so the same input always gives the same allocation
 _SHARE_KEY = b"kubesched share ID"
-
-
-def device_id_text(d: DeviceID) -> str:
-    return "/".join(d)
 
 
 class AllocationError(Exception):
@@ -75,470 +67,22 @@ class FailedOnNode(Exception):
     """ErrFailedAllocationOnNode: this node cannot be used, others may (invalid pools)."""
 
 
-@dataclass(frozen=True, slots=True)
-class Features:
-    """structured.Features, from the feature gates (DynamicResources' AllocatorFeatures)."""
-
-    admin_access: bool = True
-    prioritized_list: bool = True
-    partitionable_devices: bool = True
-    device_taints: bool = True
-    device_binding_and_status: bool = True
-    consumable_capacity: bool = True
-
-
-def node_matches(node: Node | None, node_name: str, all_nodes: bool, selector: NodeSelector | None) -> bool:
-    """nodeMatches: a node name, all nodes, or a node selector (none of them: no node)."""
-    if node_name:
-        return node is not None and node.name == node_name
-    if all_nodes:
-        return True
-    if selector is not None:
-        return node is not None and selector.matches(node.labels, node.name)
-    return False
-
-
 @dataclass(slots=True)
-class Pool:
-    """A pool at its newest generation among the slices that target the node: devices come from
-    those slices; completeness and the shared counters count the pool's other slices of that
-    generation too (a pool may span nodes)."""
-
-    driver: str
-    name: str
-    generation: int
-    slices: list[ResourceSlice]  # targeting the node
-    others: list[ResourceSlice] = field(default_factory=list)  # same generation, other nodes
-    incomplete: bool = False
-    invalid: bool = False
-
-    @property
-    def pool_id(self) -> str:
-        return f"{self.driver}/{self.name}"
-
-
-def _targets(s: ResourceSlice, node: Node | None, features: Features) -> bool | None:
-    """Whether the slice offers devices on the node (None: a node selection kubesched does not know)."""
-    if s.node_name or s.all_nodes or s.node_selector is not None:
-        return node_matches(node, s.node_name, s.all_nodes, s.node_selector)
-    if s.per_device_node_selection:
-        return any(node_matches(node, d.node_name, d.all_nodes, d.node_selector) for d in s.devices)
-    return None
-
-
-def gather_pools(
-    slices: Sequence[ResourceSlice],
-    node: Node | None,
-    features: Features,
-    by_pool: Mapping[tuple[str, str], Sequence[ResourceSlice]] | None = None,
-) -> list[Pool]:
-    """GatherPools: the pools with devices the node can reach, at their newest generation among
-    the slices targeting the node; incomplete (fewer slices of that generation than
-    ``resourceSliceCount``) and invalid (a device name twice; with partitionable devices, a counter
-    set defined twice or a consumption naming an unknown set or counter) pools are marked.
-    ``slices`` are those that may target the node (upstream's slicesOnNode and slicesShared);
-    ``by_pool`` every slice of each pool (default: ``slices``), for completeness and counters."""
-    pools: dict[tuple[str, str], Pool] = {}
-    for s in slices:
-        if not features.partitionable_devices and s.per_device_node_selection is not None:
-            continue
-        if not _targets(s, node, features):
-            continue
-        key = (s.driver, s.pool)
-        pool = pools.get(key)
-        if pool is None or s.generation > pool.generation:
-            pools[key] = Pool(s.driver, s.pool, s.generation, [s])
-        elif s.generation == pool.generation:
-            pool.slices.append(s)
-    if by_pool is None:
-        grouped: dict[tuple[str, str], list[ResourceSlice]] = {}
-        for s in slices:
-            grouped.setdefault((s.driver, s.pool), []).append(s)
-        by_pool = grouped
-    for key, pool in pools.items():
-        mine = set(map(id, pool.slices))
-        pool.others = [
-            s
-            for s in by_pool.get(key, ())
-            if id(s) not in mine
-            and s.generation == pool.generation
-            and (features.partitionable_devices or s.per_device_node_selection is None)
-            and _targets(s, node, features) is False
-        ]
-        every = [*pool.slices, *pool.others]
-        pool.incomplete = len(every) != pool.slices[0].slice_count
-        pool.invalid = _pool_invalid(every, features)
-    return list(pools.values())
-
-
-@dataclass(frozen=True, slots=True)
-class NodeView:
-    """What a node reaches: its pools, the devices of the complete and valid ones in search
-    order, and the pools' keys (what the allocation cache's versions are read by)."""
-
-    pools: list[Pool]
-    candidates: list[_Candidate]
-    keys: tuple[tuple[str, str], ...]
-
-
-class SliceIndex:
-    """The cluster's ResourceSlices by the node they name and by pool (upstream's slicesOnNode
-    and slicesShared), and per node the pools it reaches and their devices in search order,
-    kept while the slices stay the same (they depend on the slices, the node and the features
-    only; ``kubesched.dra.store.DraState`` keeps one per generation of its slices)."""
-
-    def __init__(self, slices: Sequence[ResourceSlice]) -> None:
-        self.slices = list(slices)
-        self.on_node: dict[str, list[ResourceSlice]] = {}
-        self.shared: list[ResourceSlice] = []
-        self.by_pool: dict[tuple[str, str], list[ResourceSlice]] = {}
-        for s in self.slices:
-            (self.on_node.setdefault(s.node_name, []) if s.node_name else self.shared).append(s)
-            self.by_pool.setdefault((s.driver, s.pool), []).append(s)
-        # node name -> (the Node it was gathered for, features, its view)
-        self._views: dict[str, tuple[Node | None, Features, NodeView]] = {}
-
-    def view(self, node: Node | None, features: Features) -> NodeView:
-        """The pools the node reaches and the devices of the complete, valid ones in slice order."""
-        name = node.name if node is not None else ""
-        hit = self._views.get(name)
-        if hit is not None and hit[0] is node and (hit[1] is features or hit[1] == features):
-            return hit[2]
-        mine = [*self.on_node.get(name, ()), *self.shared] if node is not None else self.shared
-        pools = gather_pools(mine, node, features, self.by_pool)
-        candidates = [
-            _Candidate(d, (pool.driver, pool.name, d.name), s, pool)
-            for pool in pools
-            if not (pool.incomplete or pool.invalid)
-            for s in pool.slices
-            for d in s.devices
-        ]
-        if len(self._views) > 100_000:
-            self._views.clear()
-        view = NodeView(pools, candidates, tuple((p.driver, p.name) for p in pools))
-        self._views[name] = (node, features, view)
-        return view
-
-
-def _pool_invalid(slices: list[ResourceSlice], features: Features) -> bool:
-    names: set[str] = set()
-    counter_sets: dict[str, dict[str, Fraction]] = {}
-    for s in slices:
-        for d in s.devices:
-            if d.name in names:
-                return True
-            names.add(d.name)
-        if features.partitionable_devices:
-            for name, counters in s.shared_counters.items():
-                if name in counter_sets:
-                    return True
-                counter_sets[name] = counters
-    if features.partitionable_devices:
-        for s in slices:
-            for d in s.devices:
-                for cc in d.consumes_counters:
-                    have = counter_sets.get(cc.counter_set)
-                    if have is None or any(c not in have for c in cc.counters):
-                        return True
-    return False
-
-
-class MatchCache:
-    """(selector text, device) -> verdict (True, False, or the CelError text). A verdict depends
-    on the expression and what CEL sees of the device (driver, attributes, capacity,
-    ``allowMultipleAllocations``) alone, so it holds across cycles, nodes, and devices that look
-    the same (the GPUs of one model on every node: one evaluation each)."""
-
-    def __init__(self, limit: int = 200_000) -> None:
-        self._verdicts: dict[tuple[str, tuple], bool | str] = {}
-        self._inputs: dict[tuple[str, Device], tuple] = {}  # (driver, device) -> what CEL sees
-        self._limit = limit
-
-    def __len__(self) -> int:
-        return len(self._verdicts)
-
-    def verdict(self, selector: Selector, driver: str, device: Device) -> bool | str:
-        seen = self._inputs.get((driver, device))
-        if seen is None:
-            if len(self._inputs) >= self._limit:
-                self._inputs.clear()
-            seen = self._inputs[(driver, device)] = (
-                driver,
-                tuple(sorted(device.attributes.items())),
-                tuple(sorted(device.capacity.items())),
-                device.allow_multiple_allocations,
-            )
-        key = (selector.expression, seen)
-        hit = self._verdicts.get(key)
-        if hit is not None:
-            return hit
-        try:
-            out: bool | str = selector.matches(
-                device_input(driver, device.attributes, device.capacity, device.allow_multiple_allocations)
-            )
-        except CelError as e:
-            out = str(e)
-        if len(self._verdicts) >= self._limit:
-            self._verdicts.clear()
-        self._verdicts[key] = out
-        return out
-
-
-@dataclass(slots=True)
-class _Candidate:
-    device: Device
-    id: DeviceID
-    slice: ResourceSlice
-    pool: Pool
-
-
-@dataclass(slots=True)
-class _RequestData:
+class RequestData:
     request: ExactRequest
     parent: str  # the request's name when ``request`` is a subrequest, else ""
     name: str  # the request's own name
     class_: DeviceClass
     num_devices: int
-    all_devices: list[_Candidate] = field(default_factory=list)
+    all_devices: list[Candidate] = field(default_factory=list)
 
     @property
     def full_name(self) -> str:
         return f"{self.parent}/{self.name}" if self.parent else self.name
 
 
-def _applies(requests: frozenset[str], request: str, sub: str) -> bool:
-    """Whether a constraint naming ``requests`` (none: all) covers the request or subrequest."""
-    if not requests:
-        return True
-    return request in requests or (bool(sub) and f"{request}/{sub}" in requests)
-
-
-@dataclass(slots=True)
-class _MatchAttribute:
-    """matchAttributeConstraint: every device of the named requests has the same value."""
-
-    requests: frozenset[str]
-    attribute: str
-    value: Attribute | None = None
-    count: int = 0
-
-    def add(self, request: str, sub: str, device: Device, did: DeviceID) -> bool:
-        if not _applies(self.requests, request, sub):
-            return True
-        attr = lookup_attribute(device, did, self.attribute)
-        if attr is None:
-            return False
-        if self.count == 0:
-            self.value, self.count = attr, 1
-            return True
-        if self.value != attr:
-            return False
-        self.count += 1
-        return True
-
-    def remove(self, request: str, sub: str) -> None:
-        if _applies(self.requests, request, sub):
-            self.count -= 1
-
-
-@dataclass(slots=True)
-class _DistinctAttribute:
-    """distinctAttributeConstraint (consumable capacity): every device of the named requests has
-    the attribute, each with another value. As upstream, the candidate is compared with the
-    values taken so far in order, and a value of another kind than the first one compared
-    ends the comparison as distinct."""
-
-    requests: frozenset[str]
-    attribute: str
-    values: list[Attribute] = field(default_factory=list)
-
-    def add(self, request: str, sub: str, device: Device, did: DeviceID) -> bool:
-        if not _applies(self.requests, request, sub):
-            return True
-        attr = lookup_attribute(device, did, self.attribute)
-        if attr is None or not self._distinct(attr):
-            return False
-        self.values.append(attr)
-        return True
-
-    def _distinct(self, attr: Attribute) -> bool:
-        for kind, value in self.values:
-            if kind != attr[0]:
-                return True
-            if value == attr[1]:
-                return False
-        return True
-
-    def remove(self, request: str, sub: str) -> None:
-        if _applies(self.requests, request, sub):
-            self.values.pop()
-
-
-def lookup_attribute(device: Device, did: DeviceID, name: str) -> Attribute | None:
-    """A fully qualified attribute; the driver's own domain may be left out on the device."""
-    attr = device.attributes.get(name)
-    if attr is not None:
-        return attr
-    domain, sep, ident = name.partition("/")
-    if not sep or domain != did[0]:
-        return None
-    return device.attributes.get(ident)
-
-
-# ---- consumable capacity -----------------------------------------------------------------------
-def _num(q: Fraction) -> Fraction | int:
-    """A whole quantity as an int (the search adds and compares many: ints are faster)."""
-    return q.numerator if q.denominator == 1 else q
-
-
-def _qualified(name: str, driver: str) -> str:
-    """MakeFullyQualifiedName: a name without a domain is the driver's."""
-    return name if "/" in name else f"{driver}/{name}"
-
-
-_CAPACITIES: dict[tuple[Device, str], dict[str, tuple[str, Fraction, CapacityPolicy | None]]] = {}
-
-
-def device_capacities(device: Device, driver: str) -> dict[str, tuple[str, Fraction, CapacityPolicy | None]]:
-    """resolveDeviceCapacity: fully qualified name -> (the name as the device writes it, value,
-    request policy); a name written with the driver's domain wins over the same name without.
-    Kept per device (a device object never changes)."""
-    hit = _CAPACITIES.get((device, driver))
-    if hit is not None:
-        return hit
-    out: dict[str, tuple[str, Fraction, CapacityPolicy | None]] = {}
-    prefix = driver + "/"
-    for name, value in device.capacity.items():
-        if name.startswith(prefix):
-            out[name] = (name, _num(value), device.capacity_policies.get(name))
-    for name, value in device.capacity.items():
-        key = _qualified(name, driver)
-        if key not in out:
-            out[key] = (name, _num(value), device.capacity_policies.get(name))
-    if len(_CAPACITIES) > 200_000:
-        _CAPACITIES.clear()
-    _CAPACITIES[(device, driver)] = out
-    return out
-
-
-def _request_key(name: str, driver: str, capacity: Mapping[str, Fraction]) -> str | None:
-    """resolveCapacityName: the device capacity a request names (its domain may be left out,
-    or given as the driver's), or None."""
-    if name in capacity:
-        return _qualified(name, driver)
-    domain, sep, ident = name.partition("/")
-    if sep:
-        return name if domain == driver and ident in capacity else None
-    return f"{driver}/{name}" if f"{driver}/{name}" in capacity else None
-
-
-def _round_up_range(requested: Fraction, policy: CapacityPolicy) -> Fraction:
-    """roundUpRange on the integer path (Quantity.Value() rounds up)."""
-    assert policy.min is not None
-    if requested < policy.min:
-        return policy.min
-    if policy.step is None:
-        return requested
-    step, low = qvalue(policy.step), qvalue(policy.min)
-    n = -((qvalue(requested) - low) // -step)  # ceil
-    return Fraction(low + step * n)
-
-
-def consumed_amount(requested: Fraction | None, value: Fraction, policy: CapacityPolicy | None) -> Fraction:
-    """calculateConsumedCapacity: what one allocation consumes of a capacity: the request
-    (rounded up to the policy's range steps or next valid value), else the policy's default,
-    else all of it."""
-    if requested is None:
-        return policy.default if policy is not None and policy.default is not None else value
-    if policy is None:
-        return requested
-    if policy.has_range and policy.min is not None:
-        return _round_up_range(requested, policy)
-    if policy.valid_values:
-        return next((v for v in policy.valid_values if requested <= v), requested)
-    return requested
-
-
-def violates_policy(amount: Fraction, policy: CapacityPolicy | None) -> bool:
-    """violatesPolicy: above the range's maximum, off its steps, or not a valid value (the
-    default always passes)."""
-    if policy is None or (policy.default is not None and amount == policy.default):
-        return False
-    if policy.has_range:
-        if policy.max is not None and amount > policy.max:
-            return True
-        if policy.step is not None:
-            return (qvalue(amount) - qvalue(policy.min or Fraction(0))) % qvalue(policy.step) != 0
-        return False
-    if policy.valid_values:
-        return amount not in policy.valid_values
-    return False
-
-
-def request_consumes(requests: Mapping[str, Fraction] | None, device: Device, driver: str) -> dict[str, Fraction] | None:
-    """What one allocation of the device consumes per capacity (fully qualified names), or None
-    when the request names a capacity the device does not have (twice, in both spellings), or a
-    consumption is negative: upstream skips the device then."""
-    caps = device_capacities(device, driver)
-    wanted: dict[str, Fraction] = {}
-    for name, amount in (requests or {}).items():
-        key = _request_key(name, driver, device.capacity)
-        if key is None or key in wanted:
-            return None
-        wanted[key] = _num(amount)
-    out = {key: consumed_amount(wanted.get(key), value, policy) for key, (_, value, policy) in caps.items()}
-    return None if any(v < 0 for v in out.values()) else out
-
-
-def capacity_fits(
-    consumes: Mapping[str, Fraction], device: Device, driver: str, current: Consumed | None, allocating: Consumed | None
-) -> bool:
-    """cmpRequestOverCapacity: each consumption keeps its policy, and what allocated claims
-    (``current``), the search so far (``allocating``) and this request consume together stays
-    within the capacity."""
-    for key, (_, value, policy) in device_capacities(device, driver).items():
-        amount = consumes[key]
-        if violates_policy(amount, policy):
-            return False
-        total = amount + (current.get(key, 0) if current else 0) + (allocating.get(key, 0) if allocating else 0)
-        if total > value:
-            return False
-    return True
-
-
 class _Stop(Exception):
     """errAllocationResultMaxSizeExceeded: back off further."""
-
-
-class AllocationCache:
-    """What ``Allocator.allocate`` found on a node for claims of one spec, while nothing it
-    depends on changed: kept under (node, the claims' specs, features, the versions of the
-    node's pools: how often what their devices' holders hold changed). Its owner clears it when
-    classes or slices change. Not upstream's, which searches on every node of every cycle; the
-    answers are the same (a share ID is made anew for the claim asking)."""
-
-    LIMIT = 100_000  # entries per spec; and specs kept
-
-    def __init__(self) -> None:
-        # (claims' spec key, features) -> (node name, versions of its pools) -> (node, answer)
-        self._buckets: dict[tuple, dict[tuple, tuple[Node, list[Allocation] | None]]] = {}
-
-    def __len__(self) -> int:
-        return sum(map(len, self._buckets.values()))
-
-    def clear(self) -> None:
-        self._buckets.clear()
-
-    def bucket(self, key: Any, features: Features) -> dict[tuple, tuple[Node, list[Allocation] | None]]:
-        """The answers for claims of one spec (an allocator takes it once, then asks per node)."""
-        b = self._buckets.get((key, features))
-        if b is None:
-            if len(self._buckets) >= self.LIMIT:
-                self._buckets.clear()
-            b = self._buckets[(key, features)] = {}
-        elif len(b) >= self.LIMIT:
-            b.clear()
-        return b
 
 
 def with_share_ids(allocations: list[Allocation], claims: Sequence[ResourceClaim]) -> list[Allocation]:
@@ -644,18 +188,17 @@ class _Run:
         self.prefer = prefer
         self.end = time.monotonic() + a.timeout if a.timeout > 0 else None
         self.pools: list[Pool] = []
-        self.candidates: list[_Candidate] = []
-        self.requests: dict[tuple[int, int, int], _RequestData] = {}
+        self.candidates: list[Candidate] = []
+        self.requests: dict[tuple[int, int, int], RequestData] = {}
         self.selected_sub: dict[tuple[int, int], int] = {}
-        self.constraints: list[list[_MatchAttribute | _DistinctAttribute]] = []
+        self.constraints: list[list[MatchAttribute | DistinctAttribute]] = []
         # per claim: (result, slice, device) of each device taken so far
         self.results: list[list[tuple[DeviceResult, ResourceSlice, Device]]] = [[] for _ in claims]
         self.allocating: dict[DeviceID, set[int]] = {}
         self.allocating_capacity: dict[DeviceID, dict[str, Fraction]] = {}
         self.match_memo: dict[tuple[tuple[int, int, int], DeviceID], bool] = {}
         self.consumes_memo: dict[tuple[int, DeviceID], dict[str, Fraction] | None] = {}
-        self.available_counters: dict[str, dict[str, dict[str, Fraction]]] = {}
-        self.consumed_counters: dict[str, dict[str, dict[str, Fraction]]] = {}
+        self.counters = SharedCounters(a.allocated, a.consumed)
 
     # ---- set-up ------------------------------------------------------------------------
     def run(self) -> list[Allocation] | None:
@@ -698,12 +241,12 @@ class _Run:
                 raise AllocationError(
                     f"claim {claim.key}: number of requested devices {min_devices} exceeds the claim limit of {ALLOCATION_RESULTS_MAX_SIZE}"
                 )
-            constraints: list[_MatchAttribute | _DistinctAttribute] = []
+            constraints: list[MatchAttribute | DistinctAttribute] = []
             for i, c in enumerate(claim.spec.constraints):
                 if c.match_attribute:
-                    constraints.append(_MatchAttribute(frozenset(c.requests), c.match_attribute))
+                    constraints.append(MatchAttribute(frozenset(c.requests), c.match_attribute))
                 elif c.distinct_attribute and consumable:
-                    constraints.append(_DistinctAttribute(frozenset(c.requests), c.distinct_attribute))
+                    constraints.append(DistinctAttribute(frozenset(c.requests), c.distinct_attribute))
                 else:
                     raise AllocationError(f"claim {claim.key}, constraint #{i}: empty constraint (unsupported constraint type?)")
             self.constraints.append(constraints)
@@ -719,7 +262,7 @@ class _Run:
 
     def _validate(
         self, claim: ResourceClaim, req: ExactRequest, parent: str, key: tuple[int, int, int], own_name: str = ""
-    ) -> _RequestData:
+    ) -> RequestData:
         name = req.name or own_name
         shown = f"{parent}/{name}" if parent else name
         for i, sel in enumerate(req.selectors):
@@ -737,7 +280,7 @@ class _Run:
                 f"claim {claim.key}, request {shown}: could not retrieve device class {req.device_class}: "
                 f'deviceclass.resource.k8s.io "{req.device_class}" not found'
             )
-        data = _RequestData(req, parent, name, cls, 0)
+        data = RequestData(req, parent, name, cls, 0)
         if req.mode == EXACT_COUNT:
             data.num_devices = req.count
         elif req.mode == ALL:
@@ -752,7 +295,7 @@ class _Run:
                     )
                 for s in pool.slices:
                     for d in s.devices:
-                        cand = _Candidate(d, (s.driver, s.pool, d.name), s, pool)
+                        cand = Candidate(d, (s.driver, s.pool, d.name), s, pool)
                         if self._selectable(key, data, cand) and (
                             not self.a.features.consumable_capacity or self._capacity_ok(data, cand)
                         ):
@@ -782,22 +325,7 @@ class _Run:
                 return False  # another subrequest of an earlier claim may need fewer devices
         data = self.requests[(ci, ri, si)]
         if not in_sub and data.parent:
-            all_exceeded = True
-            sub = 0
-            while (ci, ri, sub) in self.requests:
-                try:
-                    ok = self._allocate_one(ci, ri, sub, di, True, 0)
-                except _Stop:
-                    sub += 1
-                    continue
-                all_exceeded = False
-                if ok:
-                    self.selected_sub[(ci, ri)] = sub
-                    return True
-                sub += 1
-            if all_exceeded:
-                raise _Stop
-            return False
+            return self._allocate_subrequests(ci, ri, di)
         req = data.request
         if req.mode == ALL and not data.all_devices:
             return False
@@ -807,18 +335,8 @@ class _Run:
             raise _Stop
         key = (ci, ri, si)
         if req.mode == ALL:
-            cand = data.all_devices[di]
-            undo = self._allocate_device(ci, key, data, cand, must=True)
-            if undo is None:
-                return False
-            try:
-                done = self._allocate_one(ci, ri, si, di + 1, in_sub, 0)
-            except BaseException:
-                undo()
-                raise
-            if not done:
-                undo()
-            return done
+            undo = self._allocate_device(ci, key, data, data.all_devices[di], must=True)
+            return undo is not None and self._go_on(undo, ci, ri, si, di + 1, in_sub, 0)
         admin = bool(req.admin_access)
         consumable = self.a.features.consumable_capacity
         candidates = self.candidates
@@ -834,17 +352,41 @@ class _Run:
             if consumable and not self._capacity_ok(data, cand):
                 continue
             undo = self._allocate_device(ci, key, data, cand, must=False)
-            if undo is None:
-                continue
-            try:
-                done = self._allocate_one(ci, ri, si, di + 1, in_sub, k + 1)
-            except BaseException:
-                undo()
-                raise
-            if done:
+            if undo is not None and self._go_on(undo, ci, ri, si, di + 1, in_sub, k + 1):
                 return True
-            undo()
         return False
+
+    def _allocate_subrequests(self, ci: int, ri: int, di: int) -> bool:
+        """firstAvailable: the subrequests of request ``ri`` in order, the first that works wins;
+        _Stop when every one of them exceeded the result size."""
+        all_exceeded = True
+        sub = 0
+        while (ci, ri, sub) in self.requests:
+            try:
+                ok = self._allocate_one(ci, ri, sub, di, True, 0)
+            except _Stop:
+                sub += 1
+                continue
+            all_exceeded = False
+            if ok:
+                self.selected_sub[(ci, ri)] = sub
+                return True
+            sub += 1
+        if all_exceeded:
+            raise _Stop
+        return False
+
+    def _go_on(self, undo: Callable[[], None], ci: int, ri: int, si: int, di: int, in_sub: bool, start: int) -> bool:
+        """The search from the next device on, with ``undo`` run for the device just taken when
+        it finds nothing (or fails)."""
+        try:
+            done = self._allocate_one(ci, ri, si, di, in_sub, start)
+        except BaseException:
+            undo()
+            raise
+        if not done:
+            undo()
+        return done
 
     def _in_use(self, did: DeviceID) -> bool:
         return did in self.a.allocated or bool(self.allocating.get(did))
@@ -852,14 +394,14 @@ class _Run:
     def _capacity_in_use(self, did: DeviceID) -> bool:
         return did in self.a.consumed or did in self.allocating_capacity
 
-    def _consumes(self, data: _RequestData, cand: _Candidate) -> dict[str, Fraction] | None:
+    def _consumes(self, data: RequestData, cand: Candidate) -> dict[str, Fraction] | None:
         key = (id(data.request), cand.id)
         if key in self.consumes_memo:
             return self.consumes_memo[key]
         out = self.consumes_memo[key] = request_consumes(data.request.capacity, cand.device, cand.id[0])
         return out
 
-    def _capacity_ok(self, data: _RequestData, cand: _Candidate) -> bool:
+    def _capacity_ok(self, data: RequestData, cand: Candidate) -> bool:
         """CmpRequestOverCapacity for a candidate."""
         consumes = self._consumes(data, cand)
         if consumes is None:
@@ -868,7 +410,7 @@ class _Run:
             consumes, cand.device, cand.id[0], self.a.consumed.get(cand.id), self.allocating_capacity.get(cand.id)
         )
 
-    def _selectable(self, key: tuple[int, int, int], data: _RequestData, cand: _Candidate) -> bool:
+    def _selectable(self, key: tuple[int, int, int], data: RequestData, cand: Candidate) -> bool:
         """isSelectable: the class's selectors, the request's, and per-device node selection."""
         d = cand.device
         if not self.a.features.device_binding_and_status and d.binding_conditions:
@@ -885,7 +427,7 @@ class _Run:
         self.match_memo[memo_key] = ok
         return ok
 
-    def _selectors_match(self, ci: int, cand: _Candidate, selectors: Sequence[str], cls: DeviceClass | None) -> bool:
+    def _selectors_match(self, ci: int, cand: Candidate, selectors: Sequence[str], cls: DeviceClass | None) -> bool:
         for i, expr in enumerate(selectors):
             sel = compile_selector(expr)
             owner = f"class {cls.name}" if cls is not None else f"claim {self.claims[ci].key}"
@@ -901,7 +443,7 @@ class _Run:
         return True
 
     def _allocate_device(
-        self, ci: int, key: tuple[int, int, int], data: _RequestData, cand: _Candidate, *, must: bool
+        self, ci: int, key: tuple[int, int, int], data: RequestData, cand: Candidate, *, must: bool
     ) -> Callable[[], None] | None:
         """allocateDevice: availability, counters, taints, constraints, capacity; the undo, or None."""
         req = data.request
@@ -917,28 +459,17 @@ class _Run:
             return None
         # a shared device already in use has its counters counted once
         counters = bool(d.consumes_counters) and not (multiple and self._capacity_in_use(cand.id))
-        if counters and not self._take_counters(cand):
+        if counters and not self.counters.take(cand):
             return None
         base, sub = (data.parent, data.name) if data.parent else (data.name, "")
         if features.device_taints and _taint_prevents(d, req):
             if counters:
-                self._return_counters(cand)
+                self.counters.give_back(cand)
             return None
-        added = []
-        for c in self.constraints[ci]:
-            if not c.add(base, sub, d, cand.id):
-                if must:
-                    claim = self.claims[ci]
-                    raise AllocationError(
-                        f"claim {claim.key}, request {req.name or data.name}: cannot add device "
-                        f"{device_id_text(cand.id)} because a claim constraint would not be satisfied"
-                    )
-                for c2 in added:
-                    c2.remove(base, sub)
-                if counters:
-                    self._return_counters(cand)
-                return None
-            added.append(c)
+        if not self._add_constraints(ci, data, cand, must=must):
+            if counters:
+                self.counters.give_back(cand)
+            return None
         claiming = self.allocating.setdefault(cand.id, set())
         if not multiple:
             claiming.add(ci)
@@ -950,17 +481,10 @@ class _Run:
                     c.remove(base, sub)
                 claiming.discard(ci)
                 if counters:
-                    self._return_counters(cand)
+                    self.counters.give_back(cand)
                 return None
             if multiple:
-                consumed = self._consumes(data, cand)
-                assert consumed is not None
-                mine = self.allocating_capacity.setdefault(cand.id, {})
-                for name, amount in consumed.items():
-                    mine[name] = mine.get(name, 0) + amount
-                claim = self.claims[ci]
-                n = sum(1 for r, _, _ in self.results[ci] if r.device_id == cand.id)
-                share_id = _share_id(f"{claim.uid}/{data.full_name}/{device_id_text(cand.id)}/{n}")
+                consumed, share_id = self._share(ci, data, cand)
         result = DeviceResult(
             data.full_name,
             cand.id[0],
@@ -969,7 +493,7 @@ class _Run:
             True if admin else None,
             req.tolerations,
             share_id,
-            _status_names(consumed, d, cand.id[0]) if consumed else None,  # none consumed: unset, as upstream
+            status_names(consumed, d, cand.id[0]) if consumed else None,  # none consumed: unset, as upstream
         )
         n = len(self.results[ci])
         self.results[ci].append((result, cand.slice, d))
@@ -986,108 +510,49 @@ class _Run:
                     del self.allocating_capacity[cand.id]
             elif counters:
                 # as upstream's rollback: a shared device's counters are not given back
-                self._return_counters(cand)
+                self.counters.give_back(cand)
             del self.results[ci][n:]
 
         return undo
 
-    # ---- partitionable devices: shared counters ----------------------------------------
-    def _take_counters(self, cand: _Candidate) -> bool:
-        """checkAvailableCounters: the pool's counters less those of allocated devices must cover
-        what the devices being allocated consume."""
-        pool = cand.pool
-        avail = self.available_counters.get(pool.name)
-        if avail is None:
-            avail = {}
-            every = [*pool.slices, *pool.others]
-            for s in every:
-                for name, counters in s.shared_counters.items():
-                    avail[name] = dict(counters)
-            for s in every:
-                for d in s.devices:
-                    did = (s.driver, s.pool, d.name)
-                    if did not in self.a.allocated and not self.a.consumed.get(did):
-                        continue
-                    for cc in d.consumes_counters:
-                        have = avail.get(cc.counter_set)
-                        if have is None:
-                            continue
-                        for name, v in cc.counters.items():
-                            if name in have:
-                                have[name] -= v
-            self.available_counters[pool.name] = avail
-        used = self.consumed_counters.setdefault(pool.name, {})
-        for cc in cand.device.consumes_counters:
-            mine = used.setdefault(cc.counter_set, {})
-            for name, v in cc.counters.items():
-                mine[name] = mine.get(name, Fraction(0)) + v
-        for set_name, counters in avail.items():
-            mine = used.get(set_name, {})
-            for name, v in counters.items():
-                if v < mine.get(name, Fraction(0)):
-                    self._return_counters(cand)
-                    return False
+    def _add_constraints(self, ci: int, data: RequestData, cand: Candidate, *, must: bool) -> bool:
+        """The device added to the claim's constraints; False (none kept) when one is broken, an
+        AllocationError instead when the device ``must`` be taken (an All request)."""
+        base, sub = (data.parent, data.name) if data.parent else (data.name, "")
+        added = []
+        for c in self.constraints[ci]:
+            if not c.add(base, sub, cand.device, cand.id):
+                if must:
+                    claim = self.claims[ci]
+                    raise AllocationError(
+                        f"claim {claim.key}, request {data.request.name or data.name}: cannot add device "
+                        f"{device_id_text(cand.id)} because a claim constraint would not be satisfied"
+                    )
+                for c2 in added:
+                    c2.remove(base, sub)
+                return False
+            added.append(c)
         return True
 
-    def _return_counters(self, cand: _Candidate) -> None:
-        used = self.consumed_counters.get(cand.pool.name, {})
-        for cc in cand.device.consumes_counters:
-            mine = used.get(cc.counter_set, {})
-            for name, v in cc.counters.items():
-                mine[name] = mine.get(name, Fraction(0)) - v
+    def _share(self, ci: int, data: RequestData, cand: Candidate) -> tuple[dict[str, Fraction], str]:
+        """A shared device's capacity taken for the request, and the result's share ID."""
+        consumed = self._consumes(data, cand)
+        assert consumed is not None
+        mine = self.allocating_capacity.setdefault(cand.id, {})
+        for name, amount in consumed.items():
+            mine[name] = mine.get(name, 0) + amount
+        n = sum(1 for r, _, _ in self.results[ci] if r.device_id == cand.id)
+        return consumed, _share_id(f"{self.claims[ci].uid}/{data.full_name}/{device_id_text(cand.id)}/{n}")
 
     # ---- the result --------------------------------------------------------------------
     def _result(self, ci: int, claim: ResourceClaim) -> Allocation:
         results = self.results[ci]
-        config: list[dict] = []
-        class_ranges: dict[str, tuple[int, int]] = {}
-        for ri, req in enumerate(claim.spec.requests):
-            si = self.selected_sub.get((ci, ri), 0) if req.first_available else 0
-            data = self.requests[(ci, ri, si)]
-            name = data.full_name
-            rng = class_ranges.get(data.class_.name)
-            if rng is not None:
-                for i in range(*rng):
-                    config[i]["requests"].append(name)
-                continue
-            start = len(config)
-            for c in data.class_.raw.get("spec", {}).get("config") or []:
-                config.append({"source": "FromClass", "requests": [name], **{k: v for k, v in c.items() if k != "requests"}})
-            class_ranges[data.class_.name] = (start, len(config))
-        for c in claim.spec.config:
-            wanted = c.get("requests") or []
-            body = {k: v for k, v in c.items() if k != "requests"}
-            if not wanted:
-                config.append({"source": "FromClaim", **body})
-                continue
-            for ri, req in enumerate(claim.spec.requests):
-                if req.name in wanted:
-                    config.append({"source": "FromClaim", "requests": list(wanted), **body})
-                    continue
-                if not req.first_available:
-                    continue
-                sub = req.first_available[self.selected_sub.get((ci, ri), 0)]
-                if f"{req.name}/{sub.name}" in wanted:
-                    config.append({"source": "FromClaim", "requests": list(wanted), **body})
-        raw_sel = _node_selector(results)
-        return Allocation(tuple(r for r, _, _ in results), tuple(config), _parsed_selector(raw_sel), raw_sel)
-
-
-_SELECTORS: dict[str, NodeSelector] = {}  # parsed node selectors of allocations, by their text
-
-
-def _parsed_selector(raw: dict | None) -> NodeSelector | None:
-    """The allocation's node selector, parsed once per distinct selector (the allocator makes
-    one per node it is asked about, nearly always the node's own)."""
-    if raw is None:
-        return None
-    key = repr(raw)
-    sel = _SELECTORS.get(key)
-    if sel is None:
-        if len(_SELECTORS) > 100_000:
-            _SELECTORS.clear()
-        sel = _SELECTORS[key] = NodeSelector.parse(raw, "status.allocation.nodeSelector")
-    return sel
+        requests = claim.spec.requests
+        chosen = [self.selected_sub.get((ci, ri), 0) for ri in range(len(requests))]
+        taken = [self.requests[(ci, ri, chosen[ri] if req.first_available else 0)] for ri, req in enumerate(requests)]
+        config = claim_config(claim, [(d.full_name, d.class_) for d in taken], chosen)
+        raw_sel = node_selector(results)
+        return Allocation(tuple(r for r, _, _ in results), config, parsed_selector(raw_sel), raw_sel)
 
 
 def _share_id(key: str) -> str:
@@ -1096,17 +561,11 @@ def _share_id(key: str) -> str:
     return f"{h[:8]}-{h[8:12]}-5{h[13:16]}-{'89ab'[int(h[16], 16) & 3]}{h[17:20]}-{h[20:]}"
 
 
-def _preferred_first(candidates: list[_Candidate], prefer: Sequence[DeviceID]) -> list[_Candidate]:
+def _preferred_first(candidates: list[Candidate], prefer: Sequence[DeviceID]) -> list[Candidate]:
     """The preferred devices first, in the caller's order, then the others in slice order."""
     rank = {did: i for i, did in enumerate(prefer)}
     first = sorted((c for c in candidates if c.id in rank), key=lambda c: rank[c.id])
     return first + [c for c in candidates if c.id not in rank]
-
-
-def _status_names(consumed: Mapping[str, Fraction], device: Device, driver: str) -> tuple[tuple[str, Fraction], ...]:
-    """The consumed capacity as the result records it: each name spelled as the device does."""
-    caps = device_capacities(device, driver)
-    return tuple((caps[key][0], amount) for key, amount in consumed.items())
 
 
 def _taint_prevents(device: Device, req: ExactRequest) -> bool:
@@ -1117,49 +576,3 @@ def _taint_prevents(device: Device, req: ExactRequest) -> bool:
     return False
 
 
-def _node_selector(results: list[tuple[DeviceResult, ResourceSlice, Device]]) -> dict | None:
-    """createNodeSelector: the node a node-local device pins the claim to, else the union of the
-    slices' (or per-device) selector requirements, else none (usable everywhere)."""
-    fields: list[dict] = []
-    exprs: list[dict] = []
-    for _, s, d in results:
-        if s.per_device_node_selection:
-            node_name, raw = d.node_name, None
-            raw = _device_selector_raw(s, d)
-        else:
-            node_name, raw = s.node_name, (s.raw.get("spec") or {}).get("nodeSelector")
-        if node_name:
-            return {
-                "nodeSelectorTerms": [
-                    {"matchFields": [{"key": "metadata.name", "operator": "In", "values": [node_name]}]}
-                ]
-            }
-        terms = (raw or {}).get("nodeSelectorTerms") or []
-        if len(terms) == 1:
-            for src, dst in ((terms[0].get("matchFields") or [], fields), (terms[0].get("matchExpressions") or [], exprs)):
-                for r in src:
-                    if not any(_same_requirement(r, x) for x in dst):
-                        dst.append(r)
-    if not fields and not exprs:
-        return None
-    term: dict = {}
-    if exprs:
-        term["matchExpressions"] = exprs
-    if fields:
-        term["matchFields"] = fields
-    return {"nodeSelectorTerms": [term]}
-
-
-def _device_selector_raw(s: ResourceSlice, d: Device) -> dict | None:
-    for raw in (s.raw.get("spec") or {}).get("devices") or []:
-        if raw.get("name") == d.name:
-            return raw.get("nodeSelector")
-    return None
-
-
-def _same_requirement(a: dict, b: dict) -> bool:
-    return (
-        a.get("key") == b.get("key")
-        and a.get("operator") == b.get("operator")
-        and set(a.get("values") or ()) == set(b.get("values") or ())
-    )

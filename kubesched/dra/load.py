@@ -1,4 +1,4 @@
-"""Reading resource.k8s.io/v1 objects from cluster files (``kubesched.api.load`` calls in here)."""
+"""Reading resource.k8s.io/v1 objects from cluster files (``kubesched.load`` calls in here)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,8 @@ from typing import Any
 
 from kubesched.api.objects import Pod
 from kubesched.dra import validation
-from kubesched.dra.objects import DeviceClass, ResourceClaim, ResourceClaimTemplate, ResourceSlice
+from kubesched.dra.claims import ResourceClaim, ResourceClaimTemplate
+from kubesched.dra.objects import DeviceClass, ResourceSlice
 from kubesched.dra.store import DraObjects, make_template_claims
 from kubesched.errors import InputError
 

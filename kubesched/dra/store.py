@@ -20,8 +20,11 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 
 from kubesched.api.objects import Pod
-from kubesched.dra.allocator import AllocationCache, Consumed, DeviceID, MatchCache, SliceIndex
-from kubesched.dra.objects import FINALIZER, DeviceClass, ResourceClaim, ResourceClaimTemplate, ResourceSlice
+from kubesched.dra.caches import AllocationCache, MatchCache
+from kubesched.dra.capacity import Consumed
+from kubesched.dra.claims import ResourceClaim, ResourceClaimTemplate
+from kubesched.dra.objects import FINALIZER, DeviceClass, ResourceSlice
+from kubesched.dra.pools import DeviceID, SliceIndex
 
 #: CEL verdicts depend on the expression and the device's content alone: one cache for every
 #: store of the process (a worker of ``experiment fgd`` builds a cluster per run)

@@ -14,9 +14,17 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from kubesched.api.field_validation import (
+    check_name,
+    duplicate,
+    forbidden,
+    invalid,
+    labels,
+    not_supported,
+    required,
+)
 from kubesched.api.names import is_dns1123_label, is_dns1123_subdomain
 from kubesched.api.quantity import parse_quantity
-from kubesched.api.validation import duplicate, forbidden, invalid, labels, not_supported, required
 from kubesched.dra.cel import compile_selector
 from kubesched.dra.objects import (
     ALL,
@@ -63,17 +71,13 @@ def _name(m: Mapping[str, Any], path: str, *, label: bool = False) -> None:
 def _dns_label(value: str, path: str) -> None:
     if not value:
         raise required(path)
-    problems = is_dns1123_label(value)
-    if problems:
-        raise invalid(path, value, problems[0])
+    check_name(value, path, is_dns1123_label)
 
 
 def _dns_subdomain(value: str, path: str) -> None:
     if not value:
         raise required(path)
-    problems = is_dns1123_subdomain(value)
-    if problems:
-        raise invalid(path, value, problems[0])
+    check_name(value, path, is_dns1123_subdomain)
 
 
 def _driver(value: str, path: str) -> None:
@@ -93,9 +97,7 @@ def _pool_name(value: str, path: str) -> None:
     if len(value) > POOL_NAME_MAX:
         raise InputError(f"Too long: may not be more than {POOL_NAME_MAX} bytes", path=path)
     for part in value.split("/"):
-        problems = is_dns1123_subdomain(part)
-        if problems:
-            raise invalid(path, part, problems[0])
+        check_name(part, path, is_dns1123_subdomain)
 
 
 def _qualified_name(value: str, path: str, *, fully: bool) -> None:
@@ -109,9 +111,7 @@ def _qualified_name(value: str, path: str, *, fully: bool) -> None:
     elif not domain:
         raise required(path, "the domain must not be empty")
     else:
-        problems = is_dns1123_subdomain(domain)
-        if problems:
-            raise invalid(path, domain, problems[0])
+        check_name(domain, path, is_dns1123_subdomain)
     if not ident:
         raise required(path, "name required")
     if len(ident) > DEVICE_ID_MAX:
@@ -405,9 +405,7 @@ def pod_claims(spec: Mapping[str, Any], path: str) -> None:
             raise invalid(ip, "", "must specify exactly one of: `resourceClaimName`, `resourceClaimTemplateName`")
         for fld, value in (("resourceClaimName", claim), ("resourceClaimTemplateName", template)):
             if value is not None:
-                problems = is_dns1123_subdomain(value)
-                if problems:
-                    raise invalid(join_path(ip, fld), value, problems[0])
+                check_name(value, join_path(ip, fld), is_dns1123_subdomain)
     for group in ("initContainers", "containers"):
         for ci, c in enumerate(spec.get(group) or []):
             cp = join_path(join_path(join_path(path, group), ci), "resources.claims")

@@ -23,7 +23,6 @@ from typing import Any
 
 import numpy as np
 
-from kubesched.api.load import ClusterObjects
 from kubesched.api.objects import Node, Pod
 from kubesched.config import parse_config
 from kubesched.dra.store import DraObjects
@@ -32,6 +31,7 @@ from kubesched.gpu.frag import POPULARITY_THRESHOLD, TypicalPods, typical_pods_o
 from kubesched.gpu.metrics import GpuMetricsTracker
 from kubesched.gpu.model import MILLI, node_gpu_count, pod_gpu_ask
 from kubesched.heap import frozen_heap
+from kubesched.load import ClusterObjects
 from kubesched.plugins import in_tree_registry
 from kubesched.scheduler import Scheduler
 from kubesched.state.snapshot import Snapshot

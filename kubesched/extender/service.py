@@ -32,7 +32,6 @@ from urllib.parse import urlsplit
 
 import numpy as np
 
-from kubesched.api.load import ClusterObjects, load_cluster, resolve_priorities
 from kubesched.api.objects import Node, Pod
 from kubesched.cluster.memory import MemoryCluster
 from kubesched.config import SchedulerConfig
@@ -51,6 +50,7 @@ from kubesched.framework.preemption.dry_run import DryRun
 from kubesched.framework.registry import Registry
 from kubesched.framework.runtime import Framework, PluginFailure
 from kubesched.framework.status import Code, Status
+from kubesched.load import ClusterObjects, load_cluster, resolve_priorities
 from kubesched.scheduler import Scheduler
 from kubesched.server.httpd import HTTPServer, Limits, PostHandler, Response
 from kubesched.server.metrics import RequestTimer, SchedulerMetrics
@@ -254,20 +254,28 @@ class Extender:
             return wire.binding_result(f'node "{b.node}" not found in the cluster this extender holds')
         if pod.node_name:
             return wire.binding_result(f'pod "{key}" is already bound to node "{pod.node_name}"')
-        fw = self.framework_for(self.scheduler, pod)
-        try:
-            st = fw.run_bind(CycleState(), pod, b.node)
-        except PluginFailure as e:  # a bind plugin raised: the protocol's Error, like any failed bind
-            return wire.binding_result(e.status.message)
-        if st.code == Code.Skip:
-            return wire.binding_result(f'no bind plugin of profile "{fw.profile_name}" bound the pod')
-        if not st.ok:
-            return wire.binding_result(st.message or f"bind failed ({st.code.name})")
+        err = self._run_bind(pod, b.node)
+        if err is not None:
+            return wire.binding_result(err)
         bound = pod.with_node(b.node)
         bound.nominated_node_name = ""
         self.cluster.pods[pod.uid] = bound
         self.snapshot.add_pod(bound)
         return wire.binding_result()
+
+    def _run_bind(self, pod: Pod, node: str) -> str | None:
+        """The profile's Bind plugins on ``pod``: None when one bound it, else the protocol's
+        ``Error`` (a plugin that raised fails the bind like any other failure)."""
+        fw = self.framework_for(self.scheduler, pod)
+        try:
+            st = fw.run_bind(CycleState(), pod, node)
+        except PluginFailure as e:
+            return e.status.message
+        if st.code == Code.Skip:
+            return f'no bind plugin of profile "{fw.profile_name}" bound the pod'
+        if not st.ok:
+            return st.message or f"bind failed ({st.code.name})"
+        return None
 
     def _bind_watched(self, b: wire.BindingArgs) -> dict[str, Any]:
         """kube-scheduler's extender binder, through the profile's Bind plugins: the API server
@@ -289,15 +297,9 @@ class Extender:
             return wire.binding_result(f'pods "{b.pod_name}" not found in namespace "{b.pod_namespace}"')
         if b.pod_uid and pod.uid != b.pod_uid:  # the API checks the UID too; this names both
             return wire.binding_result(f'pod "{key}" has uid {pod.uid}, not {b.pod_uid}')
-        fw = self.framework_for(self.scheduler, pod)
-        try:
-            st = fw.run_bind(CycleState(), pod, b.node)
-        except PluginFailure as e:
-            return wire.binding_result(e.status.message)
-        if st.code == Code.Skip:
-            return wire.binding_result(f'no bind plugin of profile "{fw.profile_name}" bound the pod')
-        if not st.ok:
-            return wire.binding_result(st.message or f"bind failed ({st.code.name})")
+        err = self._run_bind(pod, b.node)
+        if err is not None:
+            return wire.binding_result(err)
         bound = pod.with_node(b.node)
         bound.nominated_node_name = ""
         with self._lock:  # counted at once, unless the watch got there first; its copy replaces ours
@@ -469,6 +471,7 @@ def _watch_from_args(args: argparse.Namespace, config: SchedulerConfig, registry
 def run(args: argparse.Namespace) -> int:
     """``kubesched extender``: load, validate, then serve until SIGINT/SIGTERM."""
     from kubesched.app import build_config, build_registry
+    from kubesched.seeds import announce_seed
     from kubesched.server import security
     from kubesched.server.httpd import parse_listen, serve_until_signalled
 
@@ -499,6 +502,7 @@ def run(args: argparse.Namespace) -> int:
         else:
             held = f"{len(objects.nodes)} nodes, {len(objects.pods)} pods held"
         sys.stderr.write(f"kubesched extender: serving {verbs} on {server.url} ({held}; /metrics, /healthz)\n")
+        announce_seed(args)  # after the serving line: that one comes first, as before seeds were said
         sys.stderr.flush()
 
     try:

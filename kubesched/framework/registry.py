@@ -85,6 +85,10 @@ class Registry:
         out.module_refusal = refusal
         return out
 
+    def names(self) -> list[str]:
+        """Every registered name (built-in, entry point, ``--plugin-path``), sorted."""
+        return sorted(self._targets)
+
     def infos(self) -> list[PluginInfo]:
         return sorted(self._targets.values(), key=lambda i: (i.origin != "built-in", i.name))
 

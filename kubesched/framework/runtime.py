@@ -47,8 +47,8 @@ from kubesched.framework.waiting import MAX_PERMIT_TIMEOUT
 
 if TYPE_CHECKING:
     from kubesched.api.objects import Pod
-    from kubesched.config import Profile
     from kubesched.framework.handle import Handle
+    from kubesched.framework.profile import ProfileSpec
     from kubesched.framework.registry import Registry
     from kubesched.state.snapshot import Snapshot
 
@@ -142,7 +142,7 @@ def _error_status(point: str, plugin: str, st: Status) -> Status:
     return plugin_error(point, plugin, st.message).status
 
 
-def _args_error(profile: Profile, name: str, e: InputError) -> InputError:
+def _args_error(profile: ProfileSpec, name: str, e: InputError) -> InputError:
     """Re-anchor a plugin's args error (path ``<Name>Args.field``) at its pluginConfig entry."""
     source, args_path = profile.args_origin.get(name, (None, ""))
     path = e.path or ""
@@ -169,7 +169,7 @@ def _code_of(out: Any) -> str:
 
 
 class Framework:
-    def __init__(self, profile: Profile, registry: Registry, handle: Handle) -> None:
+    def __init__(self, profile: ProfileSpec, registry: Registry, handle: Handle) -> None:
         self.profile = profile
         self.profile_name = profile.scheduler_name
         self.handle = handle

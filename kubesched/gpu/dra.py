@@ -32,13 +32,15 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import TYPE_CHECKING
 
-from kubesched.dra.allocator import DeviceID, MatchCache
+from kubesched.dra.caches import MatchCache
 from kubesched.dra.cel import compile_selector
+from kubesched.dra.pools import DeviceID
 from kubesched.gpu.model import MILLI, GpuAsk
 
 if TYPE_CHECKING:
     from kubesched.api.objects import Pod
-    from kubesched.dra.objects import ClaimSpec, Device, ExactRequest, ResourceClaim
+    from kubesched.dra.claims import ClaimSpec, ExactRequest, ResourceClaim
+    from kubesched.dra.objects import Device
     from kubesched.dra.store import DraState
 
 DRIVER = "gpu.nvidia.com"

@@ -24,7 +24,8 @@ from dataclasses import dataclass, field
 
 from kubesched.api.claims import PodClaimRef
 from kubesched.api.objects import Node, Pod
-from kubesched.dra.objects import API_VERSION, DeviceClass, ResourceClaimTemplate, ResourceSlice
+from kubesched.dra.claims import ResourceClaimTemplate
+from kubesched.dra.objects import API_VERSION, DeviceClass, ResourceSlice
 from kubesched.dra.store import DraObjects
 from kubesched.gpu.dra import (
     DEVICE_CLASS,

@@ -352,26 +352,12 @@ def _master(cols: list[tuple[int, np.ndarray]], gain: np.ndarray, ntypes: int) -
     return a_mat, np.array([gain @ x for _, x in cols])
 
 
-def configuration_bound(prep: Prepared, level: float = 100.0, time_limit: float = 60.0) -> Bound:
-    """The bound with per-node packing kept: the configuration LP (one column per packing of one
-    node of a type), by column generation; see the module docstring."""
-    from scipy.optimize import Bounds, LinearConstraint, linprog, milp
-
-    t0 = time.perf_counter()
-    pods = arrived_by(prep, level)
-    unit = _memory_unit(pods, prep.nodes)
-    counts = _gpu_shapes(pods, unit)
-    shapes = list(counts)
-    avail = np.array([counts[s] for s in shapes], np.float64)
-    gain = np.array([s.gain for s in shapes], np.float64)
-    tcount = _node_types(prep.nodes, unit)
-    types = list(tcount)
-    nodes_of = np.array([tcount[t] for t in types], np.float64)
-    cap = gpu_capacity_milli(prep.nodes)
-    requested = sum(a.total_milli for p in pods if (a := pod_gpu_ask(p)) is not None)
-    # columns: (type, packing). Start with FGD's own placement of the same pods (one column per
-    # node), so the packing found is never worse than FGD's, and with one pod of each shape on
-    # each type that admits it
+def _first_columns(
+    prep: Prepared, pods: list[Pod], level: float, unit: int, shapes: list, types: list, gain: np.ndarray
+) -> tuple[list[tuple[int, np.ndarray]], float]:
+    """The first columns, (type, packing): FGD's own placement of the same pods (one column per
+    node), so the packing found is never worse than FGD's, and one pod of each shape on each type
+    that admits it; and the GPU milli FGD placed."""
     shape_of = {s: i for i, s in enumerate(shapes)}
     type_of = {n.name: types.index(t) for n, t in zip(prep.nodes, _node_types_each(prep.nodes, unit), strict=True)}
     fgd = run(prep.nodes, prep.pods, "FGD", prep.seed, prep.typical, keep_snapshot=False, until_percent=level)
@@ -388,6 +374,44 @@ def configuration_bound(prep: Prepared, level: float = 100.0, time_limit: float 
                 x = np.zeros(len(shapes))
                 x[i] = 1
                 cols.append((j, x))
+    return cols, fgd_milli
+
+
+def _packing(cols: list[tuple[int, np.ndarray]], gain: np.ndarray, n_types: int, limits: np.ndarray, left: float) -> float:
+    """A real packing: the integer program over the columns found (what is achievable) in the
+    time ``left``; NaN when there is none."""
+    from scipy.optimize import Bounds, LinearConstraint, milp
+
+    if not cols or left <= 0:
+        return float("nan")
+    a_mat, c_gain = _master(cols, gain, n_types)
+    # (HiGHS takes no starting solution: the caller keeps FGD's placement if it finds worse)
+    ip = milp(-c_gain, constraints=LinearConstraint(a_mat, -np.inf, limits), integrality=np.ones(len(cols)),
+              bounds=Bounds(0, np.inf), options={"time_limit": max(left, 1.0), "disp": False})
+    z = None if ip.x is None else np.round(ip.x)
+    if z is not None and np.all(a_mat @ z <= limits + 1e-9):
+        return float(c_gain @ z)
+    return float("nan")
+
+
+def configuration_bound(prep: Prepared, level: float = 100.0, time_limit: float = 60.0) -> Bound:
+    """The bound with per-node packing kept: the configuration LP (one column per packing of one
+    node of a type), by column generation; see the module docstring."""
+    from scipy.optimize import linprog
+
+    t0 = time.perf_counter()
+    pods = arrived_by(prep, level)
+    unit = _memory_unit(pods, prep.nodes)
+    counts = _gpu_shapes(pods, unit)
+    shapes = list(counts)
+    avail = np.array([counts[s] for s in shapes], np.float64)
+    gain = np.array([s.gain for s in shapes], np.float64)
+    tcount = _node_types(prep.nodes, unit)
+    types = list(tcount)
+    nodes_of = np.array([tcount[t] for t in types], np.float64)
+    cap = gpu_capacity_milli(prep.nodes)
+    requested = sum(a.total_milli for p in pods if (a := pod_gpu_ask(p)) is not None)
+    cols, fgd_milli = _first_columns(prep, pods, level, unit, shapes, types, gain)
     # the time limit covers the column generation and the integer program (not FGD's run)
     started = time.perf_counter()
     deadline = started + time_limit
@@ -433,18 +457,7 @@ def configuration_bound(prep: Prepared, level: float = 100.0, time_limit: float 
                 converged = True  # no column prices out at the LP's duals: the LP is optimal
                 break
             alpha = 0.0 if alpha < 0.2 else alpha / 2  # mispriced: move towards the LP's duals
-    # a real packing: the integer program over the columns found (what is achievable)
-    placed = float("nan")
-    left = deadline - time.perf_counter()
-    if cols and left > 0:
-        a_mat, c_gain = _master(cols, gain, len(types))
-        # (HiGHS takes no starting solution: FGD's placement is kept below if it finds worse)
-        ip = milp(-c_gain, constraints=LinearConstraint(a_mat, -np.inf, np.concatenate([avail, nodes_of])),
-                  integrality=np.ones(len(cols)), bounds=Bounds(0, np.inf),
-                  options={"time_limit": max(left, 1.0), "disp": False})
-        z = None if ip.x is None else np.round(ip.x)
-        if z is not None and np.all(a_mat @ z <= np.concatenate([avail, nodes_of]) + 1e-9):
-            placed = float(c_gain @ z)
+    placed = _packing(cols, gain, len(types), np.concatenate([avail, nodes_of]), deadline - time.perf_counter())
     placed = max(placed, fgd_milli) if np.isfinite(placed) else fgd_milli
     best = min(best_upper, float(requested), float(cap))
     gap = (best - placed) / best if best > 0 and np.isfinite(placed) else float("nan")

@@ -21,9 +21,9 @@ from typing import Any
 
 import numpy as np
 
-from kubesched.learn.archive import Archive, MiB, why
-from kubesched.learn.features import obs_size
-from kubesched.learn.model import PolicyModel, check_layers
+from kubesched.archive import Archive, MiB, why
+from kubesched.plugins.learned.features import obs_size
+from kubesched.plugins.learned.model import PolicyModel, check_layers
 
 # Limits far above what ``learn train`` writes (K=16, 64-64 actor and critic: ``data`` 16 KB,
 # ``policy.pth`` 170 KB); ``policy.optimizer.pth`` and the rest are never read.

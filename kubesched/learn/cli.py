@@ -4,6 +4,7 @@ are in ``kubesched.commands.learn``)."""
 from __future__ import annotations
 
 import argparse
+import importlib
 import sys
 from pathlib import Path
 from typing import Any
@@ -49,11 +50,17 @@ def _say(line: str) -> None:
     sys.stderr.flush()
 
 
-def cmd_search(args: argparse.Namespace) -> int:
+def _needs_learn(command: str, module: str, what: str) -> None:
+    """The learn extra (Optuna and scipy: pyproject.toml) is what ``learn search|eval|bound`` need:
+    say so before any work, rather than fail at the end."""
     try:
-        import optuna  # noqa: F401
+        importlib.import_module(module)
     except ImportError:
-        raise InputError("needs Optuna: pip install 'kubesched[tune]'", source="learn search") from None
+        raise InputError(f"needs {what}: pip install 'kubesched[learn]'", source=f"learn {command}") from None
+
+
+def cmd_search(args: argparse.Namespace) -> int:
+    _needs_learn("search", "optuna", "Optuna")
     from kubesched.learn.search import params_from_json, search, write
 
     train = training_seeds(args.train_seeds, "--train-seeds")
@@ -171,8 +178,8 @@ def _candidates(args: argparse.Namespace) -> list:
     if args.model:
         from functools import partial
 
-        from kubesched.learn.model import load_model
         from kubesched.learn.policies import learned_config
+        from kubesched.plugins.learned.model import load_model
 
         model = load_model(args.model)
         out.append(Candidate("learned", partial(learned_config, str(Path(args.model).resolve())),
@@ -181,6 +188,7 @@ def _candidates(args: argparse.Namespace) -> list:
 
 
 def cmd_eval(args: argparse.Namespace) -> int:
+    _needs_learn("eval", "scipy.stats", "scipy (the Wilcoxon tests)")
     from kubesched.learn.evaluate import run_eval, summary_md, write
 
     seeds = _seeds(args.seeds, "--seeds")
@@ -214,6 +222,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
 def cmd_bound(args: argparse.Namespace) -> int:
     import json
 
+    _needs_learn("bound", "scipy.optimize", "scipy (HiGHS)")
     from kubesched.learn.bound import seed_bound
 
     seeds = _seeds(args.seeds, "--seeds")

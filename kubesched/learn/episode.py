@@ -23,7 +23,7 @@ from kubesched.experiment.protocol import POLICY_WEIGHT, Prepared, RunResult, bu
 from kubesched.framework.cycle import ScheduleResult
 from kubesched.gpu.metrics import GpuMetricsTracker
 from kubesched.gpu.model import pod_gpu_ask
-from kubesched.learn.features import CandidateFeatures
+from kubesched.plugins.learned.features import CandidateFeatures
 from kubesched.scheduler import Attempt
 from kubesched.state.snapshot import Snapshot
 

@@ -26,8 +26,8 @@ from kubesched.config import parse_config
 from kubesched.experiment.protocol import POLICY_WEIGHT, policy_config, prepare
 from kubesched.learn.data import Instance, load
 from kubesched.learn.episode import Decision
-from kubesched.learn.features import CandidateFeatures
 from kubesched.plugins import in_tree_registry
+from kubesched.plugins.learned.features import CandidateFeatures
 from kubesched.scheduler import Attempt
 from kubesched.sim.engine import Engine, SimOptions
 from kubesched.sim.states import QUEUED, WAITING

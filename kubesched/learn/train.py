@@ -1,5 +1,5 @@
 """Reinforcement learning on ``kubesched/NodeSelect-v0``: behaviour cloning of the base policy, then
-MaskablePPO (sb3-contrib), exported to a numpy ``.npz`` (``kubesched.learn.model``).
+MaskablePPO (sb3-contrib), exported to a numpy ``.npz`` (``kubesched.plugins.learned.model``).
 
 The policy is residual: candidate 0 is the base policy's choice, and behaviour cloning first
 trains the network to pick it (cross-entropy on the base policy's own decisions), so PPO starts
@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from kubesched.learn.model import PolicyModel
+from kubesched.plugins.learned.model import PolicyModel
 
 NET_ARCH = (64, 64)
 
@@ -55,7 +55,7 @@ class TrainResult:
 
 
 def make_env(cfg: TrainConfig) -> Any:
-    from kubesched.rl import NodeSelectEnv
+    from kubesched.learn.env import NodeSelectEnv
 
     return NodeSelectEnv(cfg.trace, cfg.nodes, cfg.seeds, cfg.k, max_nodes=cfg.max_nodes, max_pods=cfg.max_pods,
                          shaping=cfg.shaping)

@@ -181,8 +181,7 @@ class EventRecorder:
     def _create(self, pod: Pod, kind: tuple[str, str, str], note: str, related: Pod | None, t: float) -> str:
         for _ in range(2):
             api = self.api
-            build = bodies.event_core if api == "v1" else bodies.event_v1
-            body = build(pod, kind, note, self.controller, self.instance, t, related)
+            body = bodies.event(api, pod, kind, note, self.controller, self.instance, t, related)
             try:
                 self.client.request("POST", self._path(api, pod.namespace), body=body)
                 return str(body["metadata"]["name"])

@@ -51,7 +51,8 @@ def event_name(pod: Pod, t: float) -> str:
     return f"{pod.name}.{int(t * 1e9):x}"
 
 
-def event_v1(
+def event(
+    api: str,
     pod: Pod,
     kind: tuple[str, str, str],
     note: str,
@@ -60,54 +61,43 @@ def event_v1(
     t: float,
     related: Pod | None = None,
 ) -> dict[str, Any]:
-    """An events.k8s.io/v1 Event, as kube-scheduler's events recorder writes it."""
+    """An Event as kube-scheduler's events recorder writes it: events.k8s.io/v1, or the same
+    event as a core/v1 Event for ``api`` "v1" (clusters that do not serve events.k8s.io/v1)."""
     typ, reason, action = kind
-    ev: dict[str, Any] = {
-        "apiVersion": "events.k8s.io/v1",
-        "kind": "Event",
-        "metadata": {"name": event_name(pod, t), "namespace": pod.namespace},
-        "eventTime": micro_time(t),
-        "reportingController": controller,
-        "reportingInstance": instance,
-        "action": action,
-        "reason": reason,
-        "regarding": pod_ref(pod),
-        "note": truncate_message(note),
-        "type": typ,
-    }
-    if related is not None:
-        ev["related"] = pod_ref(related)
-    return ev
-
-
-def event_core(
-    pod: Pod,
-    kind: tuple[str, str, str],
-    note: str,
-    controller: str,
-    instance: str,
-    t: float,
-    related: Pod | None = None,
-) -> dict[str, Any]:
-    """The same event as a core/v1 Event (clusters that do not serve events.k8s.io/v1)."""
-    typ, reason, action = kind
-    ev: dict[str, Any] = {
-        "apiVersion": "v1",
-        "kind": "Event",
-        "metadata": {"name": event_name(pod, t), "namespace": pod.namespace},
-        "involvedObject": pod_ref(pod),
-        "reason": reason,
-        "message": truncate_message(note),
-        "type": typ,
-        "source": {"component": controller},
-        "firstTimestamp": rfc3339(t),
-        "lastTimestamp": rfc3339(t),
-        "eventTime": micro_time(t),
-        "count": 1,
-        "action": action,
-        "reportingComponent": controller,
-        "reportingInstance": instance,
-    }
+    md = {"name": event_name(pod, t), "namespace": pod.namespace}
+    ev: dict[str, Any]
+    if api == "v1":
+        ev = {
+            "apiVersion": "v1",
+            "kind": "Event",
+            "metadata": md,
+            "involvedObject": pod_ref(pod),
+            "reason": reason,
+            "message": truncate_message(note),
+            "type": typ,
+            "source": {"component": controller},
+            "firstTimestamp": rfc3339(t),
+            "lastTimestamp": rfc3339(t),
+            "eventTime": micro_time(t),
+            "count": 1,
+            "action": action,
+            "reportingComponent": controller,
+            "reportingInstance": instance,
+        }
+    else:
+        ev = {
+            "apiVersion": "events.k8s.io/v1",
+            "kind": "Event",
+            "metadata": md,
+            "eventTime": micro_time(t),
+            "reportingController": controller,
+            "reportingInstance": instance,
+            "action": action,
+            "reason": reason,
+            "regarding": pod_ref(pod),
+            "note": truncate_message(note),
+            "type": typ,
+        }
     if related is not None:
         ev["related"] = pod_ref(related)
     return ev

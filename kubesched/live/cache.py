@@ -20,9 +20,10 @@ from kubesched.api.objects import (
     PodGroup,
     PriorityClass,
 )
-from kubesched.dra.objects import DeviceClass, ResourceClaim, ResourceSlice
+from kubesched.dra.claims import ResourceClaim
+from kubesched.dra.objects import DeviceClass, ResourceSlice
 from kubesched.live.binding import LiveScheduler
-from kubesched.live.resources import STORAGE_KINDS, Workload
+from kubesched.live.resources import STORAGE_KINDS, WorkloadSelector
 
 log = logging.getLogger("kubesched.live.cache")
 
@@ -69,7 +70,7 @@ class ClusterCache:
             handler(old, new)
         elif kind in STORAGE_KINDS:
             self._on_storage(old, new)
-        elif isinstance(new or old, Workload):
+        elif isinstance(new or old, WorkloadSelector):
             self._on_workload(old, new)
 
     # ---- nodes -------------------------------------------------------------------------
@@ -158,7 +159,7 @@ class ClusterCache:
         if dra.put_claim(new):
             self.sched.queue.move_for_event("ResourceClaimUpdate" if old is not None else "ResourceClaimAdd")
 
-    def _on_workload(self, old: Workload | None, new: Workload | None) -> None:
+    def _on_workload(self, old: WorkloadSelector | None, new: WorkloadSelector | None) -> None:
         _replace(self.snap.workload_selectors, old.entry if old else None, new.entry if new else None)
 
     # ---- pods --------------------------------------------------------------------------

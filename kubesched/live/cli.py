@@ -36,7 +36,7 @@ def run_config(path: str | None, registry: Registry) -> SchedulerConfig:
     if path:
         return build_config(path, registry)
     doc = {"apiVersion": V1, "kind": KIND, "profiles": [{"schedulerName": DEFAULT_SCHEDULER_NAME}]}
-    return parse_config(doc, DEFAULTS_SOURCE, registry.points_of)
+    return parse_config(doc, DEFAULTS_SOURCE, registry.points_of, plugin_names=registry.names())
 
 
 def build_runner(args: argparse.Namespace):  # noqa: ANN201 - Runner, imported lazily (keeps the CLI import cheap)
@@ -88,9 +88,11 @@ def build_runner(args: argparse.Namespace):  # noqa: ANN201 - Runner, imported l
 
 def cmd_run(args: argparse.Namespace) -> int:
     from kubesched.live import logs
+    from kubesched.seeds import announce_seed
 
     logs.setup(args.log_format, args.log_level)
     runner = build_runner(args)
+    announce_seed(args)  # everything is valid: the run starts
     if args.debug:
         from kubesched.debug import PluginTracebacks
 

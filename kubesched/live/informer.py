@@ -17,6 +17,7 @@ from typing import Any
 
 from kubesched.errors import InputError
 from kubesched.live.client import ApiError, KubeClient, WatchStream
+from kubesched.live.failures import FailureLog
 from kubesched.live.resources import Resource, decode
 
 log = logging.getLogger("kubesched.live.informer")
@@ -61,6 +62,7 @@ class Informer:
         idle_timeout: float = 90.0,
         backoff: Backoff | None = None,
         rng: random.Random | None = None,
+        failures: FailureLog | None = None,
     ) -> None:
         self.client = client
         self.resource = resource
@@ -69,6 +71,7 @@ class Informer:
         self.idle_timeout = idle_timeout
         self.backoff = backoff or Backoff()
         self.rng = rng or random.Random()
+        self.failures = failures or FailureLog()  # the runner's informers share one: a failure is said once
         self.store: dict[str, Any] = {}  # key -> decoded object (what the sink was last told)
         self.resource_version = ""
         self.synced = threading.Event()
@@ -126,7 +129,7 @@ class Informer:
                     continue
                 self.error = e
                 delay = self.backoff.next()
-                log.warning("%s: %s; retrying in %.1fs", self.kind, e, delay)
+                self.failures.failed(self.kind, e, delay)
                 self.stop.wait(delay)
             except Exception:  # noqa: BLE001 - a bug must not silently stop the cache from following the cluster
                 log.exception("%s: informer failed; retrying", self.kind)
@@ -177,6 +180,7 @@ class Informer:
         if deltas:
             self.sink(deltas)
         self.synced.set()
+        self.failures.recovered(self.kind)
         log.debug("%s: listed %d at resourceVersion %s", self.kind, len(new_store), rv)
 
     def _watch(self) -> None:

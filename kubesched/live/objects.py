@@ -22,7 +22,7 @@ from kubesched.live.resources import PVCS, PVS, RESOURCE_CLAIMS, decode
 if TYPE_CHECKING:
     from kubesched.api.objects import Node, Pod
     from kubesched.api.storage import CSINode, PersistentVolume, PersistentVolumeClaim
-    from kubesched.dra.objects import ResourceClaim
+    from kubesched.dra.claims import ResourceClaim
     from kubesched.live.informer import Informer
 
 #: the kinds whose changes may end a wait for volume bindings

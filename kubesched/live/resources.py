@@ -25,12 +25,13 @@ from kubesched.api.storage import (
     StorageClass,
     VolumeAttachment,
 )
-from kubesched.dra.objects import DeviceClass, ResourceClaim, ResourceSlice
+from kubesched.dra.claims import ResourceClaim
+from kubesched.dra.objects import DeviceClass, ResourceSlice
 from kubesched.errors import InputError
 
 
 @dataclass(frozen=True)
-class Workload:
+class WorkloadSelector:
     """A Service, ReplicationController, ReplicaSet or StatefulSet: only its pod selector matters."""
 
     kind: str
@@ -46,8 +47,8 @@ class Workload:
         return (self.kind, self.namespace, self.name, self.selector)
 
 
-def _workload(kind: str) -> Callable[[dict], Workload]:
-    def parse(d: dict) -> Workload:
+def _workload(kind: str) -> Callable[[dict], WorkloadSelector]:
+    def parse(d: dict) -> WorkloadSelector:
         md = d.get("metadata") or {}
         spec = d.get("spec") or {}
         sel = spec.get("selector")
@@ -57,7 +58,7 @@ def _workload(kind: str) -> Callable[[dict], Workload]:
             selector = LabelSelector.parse({"matchLabels": sel}, "spec.selector")
         else:
             selector = LabelSelector.parse(sel, "spec.selector")
-        return Workload(kind, str(md.get("namespace") or "default"), str(md.get("name") or ""), selector)
+        return WorkloadSelector(kind, str(md.get("namespace") or "default"), str(md.get("name") or ""), selector)
 
     return parse
 

@@ -32,6 +32,7 @@ from kubesched.live.backend import EventRecorder, LiveCluster, Writers
 from kubesched.live.binding import InFlight, LiveScheduler
 from kubesched.live.cache import ClusterCache
 from kubesched.live.client import KubeClient
+from kubesched.live.failures import FailureLog
 from kubesched.live.informer import Backoff, Delta, Informer
 from kubesched.live.leader import LeaderElector, LeaseConfig
 from kubesched.live.objects import LiveObjects
@@ -146,6 +147,7 @@ class Runner:
         )
         self._volume_bindings: set[str] = set()  # uids of in-flight bindings on _volume_binders
         self._stop_informers = threading.Event()
+        self.failures = FailureLog()  # one line per distinct failure of the informers, not one per retry
         resources = watched_resources(self.sched)
         self.informers = [
             Informer(
@@ -155,6 +157,7 @@ class Runner:
                 self._stop_informers,
                 idle_timeout=opts.watch_idle_timeout,
                 backoff=Backoff(opts.watch_backoff, opts.watch_backoff_max),
+                failures=self.failures,
             )
             for r in resources
         ]
@@ -414,6 +417,7 @@ class Runner:
         self._stop_informers.set()
         for inf in self.informers:
             inf.close()
+        self.failures.close()
         self._binders.shutdown(wait=False, cancel_futures=True)
         self._volume_binders.shutdown(wait=False, cancel_futures=True)
         self.writers.drain(max(0.5, deadline - time.monotonic()))

@@ -10,12 +10,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from kubesched.errors import InputError
+from kubesched.errors import InputError, did_you_mean
 from kubesched.multicluster.api import Binding
 from kubesched.multicluster.estimate import Estimators, GeneralEstimator, ReplicaEstimator
-from kubesched.multicluster.framework import DEFAULT_PLUGINS, IN_TREE, ClusterPlugin, Framework
+from kubesched.multicluster.framework import DEFAULT_PLUGINS, IN_TREE, ClusterFramework, ClusterPlugin
 from kubesched.multicluster.member import MemberCluster
-from kubesched.multicluster.scheduler import Decision, Scheduler
+from kubesched.multicluster.scheduler import BindingDecision, FederationScheduler
 from kubesched.multicluster.simulated import SimulatedEstimator
 
 ESTIMATORS = ("general", "simulated", "both")
@@ -33,7 +33,8 @@ def resolve_plugins(spec: str, extra: dict[str, ClusterPlugin] | None = None) ->
             continue
         name = item[1:] if item.startswith("-") else item
         if name not in known:
-            raise InputError(f'unknown plugin "{name}" (known: {", ".join(known)})', source="--plugins")
+            hint = did_you_mean(name, known) or f" (known: {', '.join(known)})"
+            raise InputError(f'unknown plugin "{name}"{hint}', source="--plugins")
         if item.startswith("-"):
             chosen = [n for n in chosen if n != name]
         elif name not in chosen:
@@ -59,16 +60,16 @@ class Federation:
             chosen.append(GeneralEstimator())
         if self.estimator in ("simulated", "both"):
             chosen.append(self.simulated)
-        self.scheduler = Scheduler(
-            Framework(self.plugins, self.weights), Estimators(chosen), empty_workload_propagation=self.empty_workload_propagation
+        self.scheduler = FederationScheduler(
+            ClusterFramework(self.plugins, self.weights), Estimators(chosen), empty_workload_propagation=self.empty_workload_propagation
         )
 
-    def decide(self, binding: Binding, *, explain: bool = False) -> Decision:
+    def decide(self, binding: Binding, *, explain: bool = False) -> BindingDecision:
         for m in self.members:
             m.refresh()
         return self.scheduler.schedule(binding, [m.cluster for m in self.members], explain=explain)
 
-    def record(self, decision: Decision) -> None:
+    def record(self, decision: BindingDecision) -> None:
         """Remember where a workload went (NetworkOverhead's ``depends-on`` reads it)."""
         from kubesched.multicluster.network import NetworkOverhead
 
@@ -77,7 +78,7 @@ class Federation:
             if isinstance(p, NetworkOverhead):
                 p.net.placements[f"{b.namespace}/{b.name}"] = [t.name for t in decision.clusters]
 
-    def apply(self, decision: Decision) -> None:
+    def apply(self, decision: BindingDecision) -> None:
         """Create the decided replicas in their members (members without a dump are skipped)."""
         b = decision.binding
         if b.template is None:

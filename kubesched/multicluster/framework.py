@@ -25,7 +25,7 @@ MIN_CLUSTER_SCORE = 0
 MAX_CLUSTER_SCORE = 100
 
 
-class Code(enum.IntEnum):
+class ClusterCode(enum.IntEnum):
     Success = 0
     Unschedulable = 1
     Error = 2
@@ -33,12 +33,12 @@ class Code(enum.IntEnum):
 
 @dataclass(frozen=True)
 class Result:
-    code: Code = Code.Success
+    code: ClusterCode = ClusterCode.Success
     reasons: tuple[str, ...] = ()
 
     @property
     def ok(self) -> bool:
-        return self.code == Code.Success
+        return self.code == ClusterCode.Success
 
     def as_error(self) -> str:
         return ", ".join(self.reasons)
@@ -48,7 +48,7 @@ SUCCESS = Result()
 
 
 def unschedulable(reason: str) -> Result:
-    return Result(Code.Unschedulable, (reason,))
+    return Result(ClusterCode.Unschedulable, (reason,))
 
 
 class UnschedulableError(Exception):
@@ -209,7 +209,7 @@ class ClusterVerdict:
         return next((r for _, r in self.filters if not r.ok), None)
 
 
-class Framework:
+class ClusterFramework:
     """The plugins a scheduler runs, in order, with their score weights (1 when unset, as upstream)."""
 
     def __init__(self, plugins: Sequence[ClusterPlugin], weights: dict[str, int] | None = None) -> None:

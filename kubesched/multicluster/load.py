@@ -15,9 +15,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from kubesched.api.fields import as_int32, as_map, as_str, str_map
-from kubesched.api.load import kind_items, load_cluster, read_documents
 from kubesched.api.objects import Pod
 from kubesched.errors import InputError, join_path
+from kubesched.load import kind_items, load_cluster, read_documents
 from kubesched.multicluster.api import (
     CLUSTER_API,
     POLICY_API,

@@ -11,13 +11,13 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from dataclasses import replace
 
-from kubesched.api.load import ClusterObjects
 from kubesched.api.objects import Node, Pod
 from kubesched.api.resources import PODS, Resources, add_into
 from kubesched.app import VirtualClock
 from kubesched.cluster.memory import MemoryCluster
 from kubesched.config import SchedulerConfig
 from kubesched.framework.registry import Registry
+from kubesched.load import ClusterObjects
 from kubesched.multicluster.api import Cluster, ResourceSummary
 from kubesched.plugins import in_tree_registry
 from kubesched.scheduler import Scheduler

@@ -33,9 +33,9 @@ from pathlib import Path
 from typing import Any
 
 from kubesched.api.fields import as_int32, as_list, as_map, as_str
-from kubesched.api.load import read_documents
 from kubesched.documents import read_text
 from kubesched.errors import InputError, join_path
+from kubesched.load import read_documents
 from kubesched.multicluster.api import Binding, Cluster
 from kubesched.multicluster.framework import MAX_CLUSTER_SCORE, SUCCESS, ClusterPlugin, Result, unschedulable
 

@@ -5,14 +5,14 @@ from __future__ import annotations
 from typing import Any
 
 from kubesched.multicluster.api import Binding
-from kubesched.multicluster.scheduler import Attempt, Decision
+from kubesched.multicluster.scheduler import Attempt, BindingDecision
 
 
 def workload_key(b: Binding) -> str:
     return f"{b.kind} {b.namespace}/{b.name}"
 
 
-def decision_json(d: Decision) -> dict[str, Any]:
+def decision_json(d: BindingDecision) -> dict[str, Any]:
     b = d.binding
     return {
         "workload": workload_key(b),
@@ -51,5 +51,5 @@ def _attempt_json(at: Attempt) -> dict[str, Any]:
     }
 
 
-def explain_json(d: Decision) -> dict[str, Any]:
+def explain_json(d: BindingDecision) -> dict[str, Any]:
     return {**decision_json(d), "attempts": [_attempt_json(a) for a in d.attempts]}

@@ -15,9 +15,9 @@ from typing import TYPE_CHECKING
 from kubesched.multicluster.api import Binding, Cluster, TargetCluster
 from kubesched.multicluster.assign import assign_replicas, attach_zero_replicas_cluster
 from kubesched.multicluster.framework import (
+    ClusterFramework,
     ClusterVerdict,
     FitError,
-    Framework,
     SchedulerError,
     UnschedulableError,
 )
@@ -45,7 +45,7 @@ class Attempt:
 
 
 @dataclass
-class Decision:
+class BindingDecision:
     binding: Binding
     attempts: list[Attempt]
     clusters: list[TargetCluster]
@@ -58,8 +58,8 @@ class Decision:
         return self.reason == SUCCESS
 
 
-class Scheduler:
-    def __init__(self, framework: Framework, estimators: Estimators, *, empty_workload_propagation: bool = False) -> None:
+class FederationScheduler:
+    def __init__(self, framework: ClusterFramework, estimators: Estimators, *, empty_workload_propagation: bool = False) -> None:
         self.framework = framework
         self.estimators = estimators
         # Karmada's --enable-empty-workload-propagation: selected clusters with 0 replicas stay listed
@@ -116,7 +116,7 @@ class Scheduler:
         return available
 
     # ---- the whole binding -------------------------------------------------------------------
-    def schedule(self, binding: Binding, clusters: list[Cluster], *, explain: bool = False) -> Decision:
+    def schedule(self, binding: Binding, clusters: list[Cluster], *, explain: bool = False) -> BindingDecision:
         terms = binding.placement.cluster_affinities
         if terms is None:
             at = self.schedule_once(binding, clusters, explain=explain)
@@ -131,7 +131,7 @@ class Scheduler:
         return self._decide(binding, attempts, attempts[0] if attempts else Attempt(""))
 
     @staticmethod
-    def _decide(binding: Binding, attempts: list[Attempt], final: Attempt) -> Decision:
+    def _decide(binding: Binding, attempts: list[Attempt], final: Attempt) -> BindingDecision:
         if final.error is None:
-            return Decision(binding, attempts, final.clusters or [], SUCCESS, SUCCESS_MESSAGE, final.affinity_name)
-        return Decision(binding, attempts, [], final.reason, final.error, final.affinity_name)
+            return BindingDecision(binding, attempts, final.clusters or [], SUCCESS, SUCCESS_MESSAGE, final.affinity_name)
+        return BindingDecision(binding, attempts, [], final.reason, final.error, final.affinity_name)

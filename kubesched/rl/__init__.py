@@ -9,7 +9,7 @@ See docs/learning.md.
 
 from __future__ import annotations
 
-from kubesched.rl.env import ENV_ID, NodeSelectEnv
+from kubesched.learn.env import ENV_ID, NodeSelectEnv
 
 __all__ = ["ENV_ID", "NodeSelectEnv"]
 
@@ -18,7 +18,7 @@ def _register() -> None:
     import gymnasium as gym
 
     if ENV_ID not in gym.registry:
-        gym.register(id=ENV_ID, entry_point="kubesched.rl.env:NodeSelectEnv")
+        gym.register(id=ENV_ID, entry_point="kubesched.learn.env:NodeSelectEnv")
 
 
 _register()

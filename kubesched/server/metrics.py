@@ -91,41 +91,35 @@ class _StateCollector(Collector):
 
     @staticmethod
     def _pending(counts: dict[str, int]) -> GaugeMetricFamily:
-        g = GaugeMetricFamily(
+        return _gauge(
             "scheduler_pending_pods",
             "Number of pending pods, by the queue type. 'active' means number of pods in activeQ; "
             "'backoff' means number of pods in backoffQ; 'unschedulable' means number of pods in "
             "unschedulablePods that the scheduler attempted to schedule and failed; 'gated' is the number "
             "of unschedulable pods that the scheduler never attempted to schedule because they are gated.",
-            labels=["queue"],
+            ["queue"],
+            (([q], counts.get(q, 0)) for q in QUEUES),
         )
-        for q in QUEUES:
-            g.add_metric([q], counts.get(q, 0))
-        return g
 
     @staticmethod
     def _cache(nodes: int, pods: int, assumed: int) -> GaugeMetricFamily:
-        g = GaugeMetricFamily(
+        return _gauge(
             "scheduler_cache_size",
             "Number of nodes, pods, and assumed (bound) pods in the scheduler cache.",
-            labels=["type"],
+            ["type"],
+            (([t], v) for t, v in zip(CACHE_TYPES, (nodes, pods, assumed), strict=True)),
         )
-        for t, v in zip(CACHE_TYPES, (nodes, pods, assumed), strict=True):
-            g.add_metric([t], v)
-        return g
 
     @staticmethod
     def _unschedulable(counts: dict[tuple[str, str], int]) -> GaugeMetricFamily:
-        g = GaugeMetricFamily(
+        return _gauge(
             "scheduler_unschedulable_pods",
             "The number of unschedulable pods broken down by plugin name. A pod will increment the gauge "
             "for all plugins that caused it to not schedule and so this metric have meaning only when "
             "broken down by plugin.",
-            labels=["plugin", "profile"],
+            ["plugin", "profile"],
+            (([plugin, profile], v) for (plugin, profile), v in sorted(counts.items())),
         )
-        for (plugin, profile), v in sorted(counts.items()):
-            g.add_metric([plugin, profile], v)
-        return g
 
     def collect(self) -> Iterable[Metric]:
         counts = dict.fromkeys(QUEUES, 0)
@@ -144,6 +138,18 @@ class _StateCollector(Collector):
         self._rejection_keys |= rejections.keys()
         rejections = {key: rejections.get(key, 0) for key in self._rejection_keys}
         return [self._pending(counts), self._cache(nodes, pods, assumed), self._unschedulable(rejections)]
+
+
+def _gauge(name: str, doc: str, labels: list[str], values: Iterable[tuple[list[str], float]]) -> GaugeMetricFamily:
+    """A gauge family with one sample per (label values, value)."""
+    g = GaugeMetricFamily(name, doc, labels=labels)
+    for label_values, value in values:
+        g.add_metric(label_values, value)
+    return g
+
+
+def _histogram(r: CollectorRegistry, name: str, doc: str, labels: list[str], buckets: list[float]) -> Histogram:
+    return Histogram(name, doc, labels, buckets=buckets, registry=r)
 
 
 def _retry(read: Callable[[], T], empty: T) -> T:
@@ -190,12 +196,10 @@ class SchedulerMetrics:
             ["result", "profile"],
             registry=r,
         )
-        self.scheduling_attempt_duration = Histogram(
-            "scheduler_scheduling_attempt_duration_seconds",
+        self.scheduling_attempt_duration = _histogram(
+            r, "scheduler_scheduling_attempt_duration_seconds",
             "Scheduling attempt latency in seconds (scheduling algorithm + binding)",
-            ["result", "profile"],
-            buckets=exponential_buckets(0.001, 2, 15),
-            registry=r,
+            ["result", "profile"], exponential_buckets(0.001, 2, 15),
         )
         self.queue_incoming_pods = Counter(
             "scheduler_queue_incoming_pods_total",
@@ -203,44 +207,31 @@ class SchedulerMetrics:
             ["queue", "event"],
             registry=r,
         )
-        self.framework_extension_point_duration = Histogram(
-            "scheduler_framework_extension_point_duration_seconds",
+        self.framework_extension_point_duration = _histogram(
+            r, "scheduler_framework_extension_point_duration_seconds",
             "Latency for running all plugins of a specific extension point.",
-            ["extension_point", "status", "profile"],
-            buckets=exponential_buckets(0.0001, 2, 12),
-            registry=r,
+            ["extension_point", "status", "profile"], exponential_buckets(0.0001, 2, 12),
         )
-        self.plugin_execution_duration = Histogram(
-            "scheduler_plugin_execution_duration_seconds",
+        self.plugin_execution_duration = _histogram(
+            r, "scheduler_plugin_execution_duration_seconds",
             "Duration for running a plugin at a specific extension point.",
-            ["plugin", "extension_point", "status"],
-            buckets=exponential_buckets(0.00001, 1.5, 20),
-            registry=r,
+            ["plugin", "extension_point", "status"], exponential_buckets(0.00001, 1.5, 20),
         )
-        self.pod_scheduling_sli_duration = Histogram(
-            "scheduler_pod_scheduling_sli_duration_seconds",
+        self.pod_scheduling_sli_duration = _histogram(
+            r, "scheduler_pod_scheduling_sli_duration_seconds",
             "E2e latency for a pod being scheduled, from the time the pod enters the scheduling queue "
             "and might involve multiple scheduling attempts.",
-            ["attempts"],
-            buckets=exponential_buckets(0.01, 2, 20),
-            registry=r,
+            ["attempts"], exponential_buckets(0.01, 2, 20),
         )
-        self.pod_scheduling_attempts = Histogram(
-            "scheduler_pod_scheduling_attempts",
-            "Number of attempts to successfully schedule a pod.",
-            buckets=exponential_buckets(1, 2, 5),
-            registry=r,
+        self.pod_scheduling_attempts = _histogram(
+            r, "scheduler_pod_scheduling_attempts", "Number of attempts to successfully schedule a pod.",
+            [], exponential_buckets(1, 2, 5),
         )
         self.preemption_attempts = Counter(
-            "scheduler_preemption_attempts_total",
-            "Total preemption attempts in the cluster till now",
-            registry=r,
+            "scheduler_preemption_attempts_total", "Total preemption attempts in the cluster till now", registry=r
         )
-        self.preemption_victims = Histogram(
-            "scheduler_preemption_victims",
-            "Number of selected preemption victims",
-            buckets=exponential_buckets(1, 2, 7),
-            registry=r,
+        self.preemption_victims = _histogram(
+            r, "scheduler_preemption_victims", "Number of selected preemption victims", [], exponential_buckets(1, 2, 7)
         )
         self.extender_requests = Counter(
             "kubesched_extender_requests_total",
@@ -248,12 +239,9 @@ class SchedulerMetrics:
             ["verb", "code"],
             registry=r,
         )
-        self.extender_request_duration = Histogram(
-            "kubesched_extender_request_duration_seconds",
-            "Time to answer one extender protocol request, by verb.",
-            ["verb"],
-            buckets=exponential_buckets(0.0001, 2, 16),
-            registry=r,
+        self.extender_request_duration = _histogram(
+            r, "kubesched_extender_request_duration_seconds", "Time to answer one extender protocol request, by verb.",
+            ["verb"], exponential_buckets(0.0001, 2, 16),
         )
         self._state = _StateCollector()
         r.register(self._state)

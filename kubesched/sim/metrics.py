@@ -207,27 +207,10 @@ class Recorder:
         bound = np.isfinite(a["bind_time"])
         delays = (a["bind_time"] - a["arrival"])[bound]
         failed_idx = np.nonzero((st == FAILED) | (st == WITHDRAWN))[0]
-        by_message: Counter[str] = Counter()
-        by_reason: Counter[str] = Counter()
-        for i in failed_idx:
-            msg = eng.message[i]
-            head = msg.split("\n", 1)[0]
-            by_message[head] += 1
-            for r in set(reason_kinds(msg)):
-                by_reason[r] += 1
+        by_message, by_reason = _failures(eng.message, failed_idx)
         cpu, mem, gpu = eng.totals.allocated_pct()
         mean = eng.totals.mean()
         peak = eng.totals.peak
-
-        def frag_stats(col: int) -> dict[str, float | None]:
-            vals = np.asarray([s[col] for s in self.samples], float)
-            vals = vals[np.isfinite(vals)]
-            if not vals.size:
-                return {"final": None, "mean": None, "max": None}
-            return {"final": float(vals[-1]), "mean": float(vals.mean()), "max": float(vals.max())}
-
-        frag_idx = 2 + SAMPLE_COLUMNS.index("frag_milli")
-        last = eng.frag.last
         out: dict[str, Any] = {
             "mode": eng.opts.mode,
             "seed": eng.opts.seed,
@@ -256,22 +239,7 @@ class Recorder:
                 name: {"final": final, "peak": float(getattr(peak, name)), "mean": float(getattr(mean, name))}
                 for name, final in (("cpu", cpu), ("memory", mem), ("gpu", gpu))
             },
-            "gpu": {
-                # the node resources the GPU figures count (nvidia.com/gpu, alibabacloud.com/gpu-count,
-                # or gpu.nvidia.com: GPUs in ResourceSlices)
-                "resources": gpu_resources(
-                    [*eng.wl.nodes, *(e.node for e in eng.wl.node_events if not isinstance(e.node, str))], eng.snap.dra
-                ),
-                "capacity_milli": int(eng.totals.capacity.gpu),
-                "allocated_milli": int(eng.totals.allocated.gpu),
-                "unallocated_pct": (100.0 - gpu) if eng.totals.capacity.gpu else None,
-                "frag_milli": frag_stats(frag_idx),
-                "frag_pct": frag_stats(frag_idx + 1),
-                "frag_ratio_pct": frag_stats(frag_idx + 2),
-                "fragmentation_available": eng.frag.available,
-                # the paper's "Gpu" allocation ratio: GPUs with any allocation, at the last sample
-                "gpus_in_use_pct": 100.0 * last.used_gpus / last.gpus if last is not None and last.gpus else None,
-            },
+            "gpu": self._gpu_summary(eng, gpu),
             "queueing_delay_s": {
                 "count": int(delays.size),
                 "p50": percentile(delays, 50),
@@ -287,22 +255,64 @@ class Recorder:
             },
             "arrived_workload_pct": 100.0 * eng.arrived_work / eng.work_total,
             "workload_resource": eng.work_resource,
-            "run": {
-                "wall_s": eng.wall,
-                "cpu_s": eng.cpu,
-                "events": eng.n_events,
-                "events_per_s": eng.n_events / eng.wall if eng.wall > 0 else None,
-                "scheduler_s": eng.sched_wall,
-                "sampling_s": self.sample_wall,
-                # what the engine itself costs per event: wall time outside scheduling cycles
-                # and fragmentation samples
-                "engine_us_per_event": 1e6 * (eng.wall - eng.sched_wall - self.sample_wall) / eng.n_events
-                if eng.n_events
-                else None,
-                "scheduling_attempts": eng.sched.attempts,
-                "attempts_per_s": eng.sched.attempts / eng.wall if eng.wall > 0 else None,
-                "sim_start_s": eng.t_start,
-                "sim_end_s": eng.clock.now,
-            },
+            "run": self._run_summary(eng),
         }
         return out
+
+    def _frag_stats(self, col: int) -> dict[str, float | None]:
+        vals = np.asarray([s[col] for s in self.samples], float)
+        vals = vals[np.isfinite(vals)]
+        if not vals.size:
+            return {"final": None, "mean": None, "max": None}
+        return {"final": float(vals[-1]), "mean": float(vals.mean()), "max": float(vals.max())}
+
+    def _gpu_summary(self, eng: Engine, gpu: float) -> dict[str, Any]:
+        frag_idx = 2 + SAMPLE_COLUMNS.index("frag_milli")
+        last = eng.frag.last
+        return {
+            # the node resources the GPU figures count (nvidia.com/gpu, alibabacloud.com/gpu-count,
+            # or gpu.nvidia.com: GPUs in ResourceSlices)
+            "resources": gpu_resources(
+                [*eng.wl.nodes, *(e.node for e in eng.wl.node_events if not isinstance(e.node, str))], eng.snap.dra
+            ),
+            "capacity_milli": int(eng.totals.capacity.gpu),
+            "allocated_milli": int(eng.totals.allocated.gpu),
+            "unallocated_pct": (100.0 - gpu) if eng.totals.capacity.gpu else None,
+            "frag_milli": self._frag_stats(frag_idx),
+            "frag_pct": self._frag_stats(frag_idx + 1),
+            "frag_ratio_pct": self._frag_stats(frag_idx + 2),
+            "fragmentation_available": eng.frag.available,
+            # the paper's "Gpu" allocation ratio: GPUs with any allocation, at the last sample
+            "gpus_in_use_pct": 100.0 * last.used_gpus / last.gpus if last is not None and last.gpus else None,
+        }
+
+    def _run_summary(self, eng: Engine) -> dict[str, Any]:
+        return {
+            "wall_s": eng.wall,
+            "cpu_s": eng.cpu,
+            "events": eng.n_events,
+            "events_per_s": eng.n_events / eng.wall if eng.wall > 0 else None,
+            "scheduler_s": eng.sched_wall,
+            "sampling_s": self.sample_wall,
+            # what the engine itself costs per event: wall time outside scheduling cycles
+            # and fragmentation samples
+            "engine_us_per_event": 1e6 * (eng.wall - eng.sched_wall - self.sample_wall) / eng.n_events
+            if eng.n_events
+            else None,
+            "scheduling_attempts": eng.sched.attempts,
+            "attempts_per_s": eng.sched.attempts / eng.wall if eng.wall > 0 else None,
+            "sim_start_s": eng.t_start,
+            "sim_end_s": eng.clock.now,
+        }
+
+
+def _failures(messages: list[str], failed: np.ndarray) -> tuple[Counter[str], Counter[str]]:
+    """Failed pods by their message's first line, and by the kinds of reason in it."""
+    by_message: Counter[str] = Counter()
+    by_reason: Counter[str] = Counter()
+    for i in failed:
+        msg = messages[i]
+        by_message[msg.split("\n", 1)[0]] += 1
+        for r in set(reason_kinds(msg)):
+            by_reason[r] += 1
+    return by_message, by_reason

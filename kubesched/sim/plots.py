@@ -36,6 +36,30 @@ def _col(result: SimResult, name: str) -> np.ndarray:
     return np.asarray([np.nan if v is None else v for v in result.bins[name]], float)
 
 
+def _x_axis(result: SimResult) -> tuple[np.ndarray, str, float, str]:
+    """The figures' x values, the axis label, and the time scale and unit (arrival mode: the
+    arrived workload, unscaled)."""
+    if result.mode == "arrival":
+        return _col(result, "level"), "arrived workload (% of capacity)", 1.0, ""
+    scale, unit = time_unit(result)
+    # a bin is drawn at its end; a run with one bin happened at one instant: draw it there
+    x = _col(result, "start" if len(result.bins["end"]) == 1 else "end") / scale
+    return x, f"simulated time ({unit})", scale, unit
+
+
+def _save(plt: Any, fig: Any, path: Path, *axes: Any) -> Path:
+    """The figure with one legend for all its axes, written to ``path`` and closed."""
+    handles, labels = [], []
+    for a in axes:
+        h, lab = a.get_legend_handles_labels()
+        handles += h
+        labels += lab
+    fig.legend(handles, labels, loc="outside lower center", ncols=min(len(labels), 3), fontsize=9)
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+    return path
+
+
 def draw_all(result: SimResult, out: Path) -> dict[str, Path]:
     """allocation.png, gpu.png (when the cluster has GPUs), queue.png, utilization.png."""
     import matplotlib
@@ -44,13 +68,7 @@ def draw_all(result: SimResult, out: Path) -> dict[str, Path]:
     import matplotlib.pyplot as plt
 
     s = result.summary
-    if result.mode == "arrival":
-        x, xlabel, scale, unit = _col(result, "level"), "arrived workload (% of capacity)", 1.0, ""
-    else:
-        scale, unit = time_unit(result)
-        # a bin is drawn at its end; a run with one bin happened at one instant: draw it there
-        x = _col(result, "start" if len(result.bins["end"]) == 1 else "end") / scale
-        xlabel = f"simulated time ({unit})"
+    x, xlabel, scale, unit = _x_axis(result)
     style: dict[str, Any] = {"marker": "o", "markersize": 4} if len(x) <= MARKER_MAX_POINTS else {}
     written: dict[str, Path] = {}
 
@@ -67,16 +85,7 @@ def draw_all(result: SimResult, out: Path) -> dict[str, Path]:
         return fig, ax
 
     def save(fig, name: str, title: str, *axes) -> None:  # noqa: ANN001
-        handles, labels = [], []
-        for a in axes:
-            h, lab = a.get_legend_handles_labels()
-            handles += h
-            labels += lab
-        fig.legend(handles, labels, loc="outside lower center", ncols=min(len(labels), 3), fontsize=9)
-        path = out / f"{name}.png"
-        fig.savefig(path, dpi=100)
-        plt.close(fig)
-        written[title] = path
+        written[title] = _save(plt, fig, out / f"{name}.png", *axes)
 
     gpus = s["gpu"]["capacity_milli"]
     gpu_label = f"GPU ({', '.join(s['gpu'].get('resources') or [])})" if gpus else "GPU"

@@ -238,12 +238,8 @@ def _set_path(doc: Any, parts: list[str], value: Any, original: str) -> None:
             raise InputError(f'--synth: "{original}": {".".join(parts[:i])} is not a mapping or list')
 
 
-def generate(spec_doc: dict[str, Any], seed: int | None, source: str = "synthetic") -> Workload:
-    """Nodes and pods drawn from the spec; equal spec and seed give an equal workload."""
-    s = _Spec(source)
-    root = s.mapping(spec_doc, "", ("nodes", "pods"))
-    rng = np.random.default_rng(seed if seed is not None else 0)
-    raw_nodes = root.get("nodes", DEFAULT_SPEC["nodes"])
+def _nodes(s: _Spec, raw_nodes: Any) -> tuple[list[Node], int]:
+    """The nodes of the spec's node shapes, and the most GPUs one of them has."""
     if isinstance(raw_nodes, dict):
         raw_nodes = [raw_nodes]
     if not isinstance(raw_nodes, list) or not raw_nodes:
@@ -285,6 +281,15 @@ def generate(spec_doc: dict[str, Any], seed: int | None, source: str = "syntheti
                 raise s.err(_path, e.reason) from None
     if len({n.name for n in nodes}) != len(nodes):
         raise s.err("nodes", "node names collide: give each shape its own namePrefix")
+    return nodes, max(gpus for *_, gpus, _model, _prefix in shapes)
+
+
+def generate(spec_doc: dict[str, Any], seed: int | None, source: str = "synthetic") -> Workload:
+    """Nodes and pods drawn from the spec; equal spec and seed give an equal workload."""
+    s = _Spec(source)
+    root = s.mapping(spec_doc, "", ("nodes", "pods"))
+    rng = np.random.default_rng(seed if seed is not None else 0)
+    nodes, most_gpus = _nodes(s, root.get("nodes", DEFAULT_SPEC["nodes"]))
     pp = s.mapping(root.get("pods", {}), "pods", POD_KEYS)
     dflt = DEFAULT_SPEC["pods"]
     n = s.count(pp.get("count", dflt["count"]), "pods.count", MAX_PODS)
@@ -298,7 +303,6 @@ def generate(spec_doc: dict[str, Any], seed: int | None, source: str = "syntheti
     sfrac = s.number(g.get("shareFraction", 0.0), "pods.gpu.shareFraction", hi=1.0)
     milli_d = Dist(s, g.get("milli", dflt["gpu"]["milli"]), "pods.gpu.milli", "number")
     count_d = Dist(s, g.get("count", 1), "pods.gpu.count", "number")
-    most_gpus = max(gpus for *_, gpus, _model, _prefix in shapes)
     if gfrac > 0 and most_gpus == 0:
         # GPU pods could never be placed; each would be retried on every cluster change
         raise s.err("pods.gpu.fraction", f"{gfrac:g} of the pods ask for GPUs, but no node shape has gpus")

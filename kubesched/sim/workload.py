@@ -7,7 +7,11 @@ import math
 from dataclasses import dataclass, field
 from typing import Literal
 
-from kubesched.api.load import (
+from kubesched.api.objects import Node, Pod
+from kubesched.dra.store import DraObjects
+from kubesched.errors import InputError
+from kubesched.gpu.frag import TypicalPods
+from kubesched.load import (
     STRICT,
     ClusterObjects,
     admit_storage,
@@ -17,10 +21,6 @@ from kubesched.api.load import (
     read_documents,
     resolve_priorities,
 )
-from kubesched.api.objects import Node, Pod
-from kubesched.dra.store import DraObjects
-from kubesched.errors import InputError
-from kubesched.gpu.frag import TypicalPods
 from kubesched.sim.gpu import pod_gpu_milli
 
 # Manifest annotations (seconds, decimal numbers) that place objects on the simulated timeline.
@@ -130,7 +130,7 @@ def _annotation_path(kind: str, name: str, key: str) -> str:
 
 def from_manifests(paths: list[str], validate: str = STRICT) -> Workload:
     """Nodes and pods from Kubernetes manifests, timed by the ``kubesched.io/*`` annotations
-    (``validate``: kubectl's ``--validate``, see ``kubesched.api.load``)."""
+    (``validate``: kubectl's ``--validate``, see ``kubesched.load``)."""
     objs = ClusterObjects()
     pod_files: list[str] = []
     node_files: list[str] = []

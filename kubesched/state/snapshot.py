@@ -11,15 +11,15 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import Any, Protocol
 
 import numpy as np
 
-from kubesched.api.objects import ElasticQuota, HostPort, Node, Pod, PodDisruptionBudget, PodGroup
+from kubesched.api.objects import ElasticQuota, HostPort, Namespace, Node, Pod, PodDisruptionBudget, PodGroup
 from kubesched.api.resources import CPU, EPHEMERAL_STORAGE, MEMORY, PODS
 from kubesched.api.selectors import LabelSelector
 from kubesched.api.taints import Taint
-from kubesched.dra.store import DraState
+from kubesched.dra.store import DraObjects, DraState
 from kubesched.state.labels import LabelIndex
 from kubesched.state.matchcount import MatchCounts
 from kubesched.state.memo import Memo
@@ -27,8 +27,22 @@ from kubesched.state.pods import PodIndex
 from kubesched.state.storage import Storage
 from kubesched.state.trial import ADD_NODE, ADD_POD, ADOPT, NAMESPACE, REMOVE_ORPHAN, UPDATE_NODE, Trial
 
-if TYPE_CHECKING:
-    from kubesched.api.load import ClusterObjects
+
+class ObjectsOf(Protocol):
+    """What ``Snapshot.of`` reads of loaded cluster objects (``kubesched.load.ClusterObjects``,
+    a layer above this one: it parses the GPU and DRA objects too)."""
+
+    nodes: list[Node]
+    pods: list[Pod]
+    namespaces: list[Namespace]
+    workload_selectors: list[tuple[str, str, str, LabelSelector]]
+    pdbs: list[PodDisruptionBudget]
+    pod_groups: list[PodGroup]
+    elastic_quotas: list[ElasticQuota]
+    storage: list[Any]
+    dra: DraObjects
+    origins: dict[int, tuple[str, str]]
+
 
 REGION_LABELS = ("topology.kubernetes.io/region", "failure-domain.beta.kubernetes.io/region")
 ZONE_LABELS = ("topology.kubernetes.io/zone", "failure-domain.beta.kubernetes.io/zone")
@@ -124,7 +138,7 @@ class Snapshot:
     # ---- built from objects, copied, tried ------------------------------------------
     @classmethod
     def of(
-        cls, objs: ClusterObjects, *, nodes: Iterable[Node] | None = None, pods: Iterable[Pod] | None = None
+        cls, objs: ObjectsOf, *, nodes: Iterable[Node] | None = None, pods: Iterable[Pod] | None = None
     ) -> Snapshot:
         """The snapshot of loaded cluster objects: namespaces, workload selectors, PDBs, pod groups,
         elastic quotas, storage and DRA objects, the nodes, and the assigned pods that are not

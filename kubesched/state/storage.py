@@ -23,8 +23,8 @@ from kubesched.api.storage import (
     PersistentVolumeClaim,
     StorageClass,
     VolumeAttachment,
-    check_unique_storage,
 )
+from kubesched.api.storage_admission import check_unique_storage
 
 if TYPE_CHECKING:
     from kubesched.api.objects import Pod

@@ -5,7 +5,7 @@ The copy holds each object as its YAML/JSON mapping, in the order of the input; 
 is never written ("download" exports the copy as a List that `kubesched schedule -f` reads).
 Every change is judged before it is kept: the object alone as the API server judges it (the same
 strict decoding and validation as a file), then the whole copy across objects (names unique,
-priorities, storage and claims admitted: ``kubesched.api.load.objects_of``). A refused change
+priorities, storage and claims admitted: ``kubesched.load.objects_of``). A refused change
 leaves the copy as it was, and its one-line error names the object and the field.
 """
 
@@ -18,8 +18,8 @@ from typing import Any
 import yaml
 
 from kubesched import documents
-from kubesched.api.load import STRICT, ClusterObjects, kind_items, objects_of
 from kubesched.errors import InputError
+from kubesched.load import STRICT, ClusterObjects, kind_items, objects_of
 
 #: the kinds a cluster dump holds whose objects live in a namespace ("default" when none is given);
 #: every other kind is cluster-scoped

@@ -27,9 +27,9 @@ from typing import Any
 
 import yaml
 
-from kubesched.api.load import ClusterObjects, finish_objects, parse_objects
 from kubesched.errors import InputError
 from kubesched.framework.waiting import go_duration
+from kubesched.load import ClusterObjects, finish_objects, parse_objects
 from kubesched.state.snapshot import Snapshot
 from kubesched.ui.points import explicit_nodes
 

@@ -18,7 +18,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from kubesched.api.load import ClusterObjects, objects_of, read_documents
 from kubesched.api.objects import Node, Pod
 from kubesched.app import VirtualClock, build_config, build_registry, example_path
 from kubesched.cluster.memory import MemoryCluster
@@ -26,6 +25,7 @@ from kubesched.config import SchedulerConfig
 from kubesched.errors import InputError
 from kubesched.framework.registry import Registry
 from kubesched.heap import paused_gc
+from kubesched.load import ClusterObjects, objects_of, read_documents
 from kubesched.scheduler import Scheduler
 from kubesched.state.snapshot import Snapshot
 from kubesched.ui.edits import WorkingCopy
@@ -185,7 +185,7 @@ def parse_config_text(text: str | None, registry: Registry, source: str = "confi
 
     if not text or not text.strip():
         return build_config(None, registry)
-    cfg = parse_config(parse_document(text, source), source, registry.points_of)
+    cfg = parse_config(parse_document(text, source), source, registry.points_of, plugin_names=registry.names())
     Scheduler(cfg, Snapshot(), None, registry)  # plugin args that only fail when plugins are built
     return cfg
 

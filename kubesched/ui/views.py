@@ -15,8 +15,7 @@ from kubesched.api.resources import CPU, MEMORY, PODS
 from kubesched.errors import InputError
 from kubesched.gpu.model import GPU_COUNT, GPU_MILLI, MILLI, node_gpu_count, node_gpu_model
 from kubesched.gpu.state import GpuState
-from kubesched.sim.gpu import node_gpu_milli
-from kubesched.sim.gpu import pod_gpu_milli as sim_pod_gpu_milli
+from kubesched.sim.gpu import node_gpu_milli, pod_gpu_milli
 from kubesched.sim.metrics import reason_kinds
 from kubesched.state.snapshot import Snapshot
 from kubesched.ui.sources import CLUSTER, LIVE, SIMULATION, Workspace
@@ -76,9 +75,9 @@ def gpu_asks(snap: Snapshot, milli: Callable[[Pod], int] | None = None) -> tuple
     A configuration without a GPU filter (the default one: GPU asks are annotations, which
     NodeResourcesFit does not read) can bind more than a node's GPUs hold; the pods that find
     no GPU left are kept on no GPU by ``GpuState``, and counted here as *unseated*. ``milli``:
-    a pod's ask (default ``pod_gpu_milli``; the cluster view passes one that remembers them)."""
+    a pod's ask (default ``shown_gpu_milli``; the cluster view passes one that remembers them)."""
     n = snap.n
-    ask = milli or pod_gpu_milli
+    ask = milli or shown_gpu_milli
     cap = np.fromiter((node_gpu_milli(nd) for nd in snap.nodes), np.int64, n)
     asked = np.fromiter((sum(map(ask, pods.values())) for pods in snap.pods_on[:n]), np.int64, n)
     unseated = np.zeros(n, np.int64)
@@ -89,11 +88,11 @@ def gpu_asks(snap: Snapshot, milli: Callable[[Pod], int] | None = None) -> tuple
     return cap, asked, unseated
 
 
-def pod_gpu_milli(pod: Pod) -> int:
-    """What a pod asks of GPUs in milli (as the simulator counts it); 0 for a malformed ask,
-    which no GPU plugin would have placed."""
+def shown_gpu_milli(pod: Pod) -> int:
+    """What the views show a pod asks of GPUs in milli: the simulator's ``pod_gpu_milli`` without
+    DRA claims, and 0 for a malformed ask (which no GPU plugin would have placed) instead of an error."""
     try:
-        return sim_pod_gpu_milli(pod)
+        return pod_gpu_milli(pod)
     except InputError:
         return 0
 
@@ -165,7 +164,7 @@ def _ask_of(ws: Workspace) -> Callable[[Pod], int]:
     def ask(pod: Pod) -> int:
         v = known.get(pod.key)
         if v is None:
-            v = known[pod.key] = pod_gpu_milli(pod)
+            v = known[pod.key] = shown_gpu_milli(pod)
         return v
 
     return ask
@@ -246,7 +245,7 @@ def _pod_columns(ws: Workspace) -> dict[str, list[Any]]:
         cols["attempts"].append(n)
         cols["cpu"].append(pod.requests.get(CPU, 0))
         cols["memory"].append(pod.requests.get(MEMORY, 0))
-        cols["gpu_milli"].append(pod_gpu_milli(pod))
+        cols["gpu_milli"].append(shown_gpu_milli(pod))
         cols["priority"].append(pod.priority)
         cols["message"].append(msg)
     return cols

@@ -8,9 +8,9 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
-from kubesched.api.load import ClusterObjects
 from kubesched.errors import InputError
 from kubesched.framework.registry import Registry
+from kubesched.load import ClusterObjects
 from kubesched.state.snapshot import Snapshot
 from kubesched.ui.sources import CLUSTER, SIMULATION, Workspace, open_cluster
 from kubesched.ui.views import balance, placement_diff

@@ -5,8 +5,8 @@ import json
 import pytest
 import yaml
 
-from kubesched.api.load import load_cluster
 from kubesched.errors import InputError
+from kubesched.load import load_cluster
 from kubesched.testing import make_node, make_pod
 
 

@@ -26,7 +26,7 @@ from typing import Any
 
 import pytest
 
-from kubesched.api import schema, validation
+from kubesched.api import field_validation, schema, validation
 from kubesched.errors import InputError
 
 # -- TestValidateTopologySpreadConstraints --------------------------------------------------------
@@ -137,14 +137,14 @@ SPREAD_ERRORS: dict[str, tuple[list[dict], str, str]] = {
 
 @pytest.mark.parametrize("name", list(SPREAD_VALID))
 def test_validate_topology_spread_constraints_valid(name: str) -> None:
-    validation.spread_constraints(copy.deepcopy(SPREAD_VALID[name]), FIELD)
+    field_validation.spread_constraints(copy.deepcopy(SPREAD_VALID[name]), FIELD)
 
 
 @pytest.mark.parametrize("name", list(SPREAD_ERRORS))
 def test_validate_topology_spread_constraints_errors(name: str) -> None:
     constraints, path, message = SPREAD_ERRORS[name]
     with pytest.raises(InputError) as err:
-        validation.spread_constraints(copy.deepcopy(constraints), FIELD)
+        field_validation.spread_constraints(copy.deepcopy(constraints), FIELD)
     assert (err.value.path, err.value.reason) == (path, message)
 
 

@@ -26,9 +26,9 @@ from typing import Any
 
 import pytest
 
-from kubesched.api import validation
-from kubesched.api.load import load_cluster
+from kubesched.api import field_validation
 from kubesched.errors import InputError
+from kubesched.load import load_cluster
 from kubesched.testing import make_node, make_pod
 
 LABEL_MSG = (
@@ -161,8 +161,8 @@ def test_a_cluster_scoped_object_namespace_is_dropped_not_judged(tmp_path: Path)
 def test_ValidateObjectMetaNamespaces() -> None:
     """objectmeta_test.go TestValidateObjectMetaNamespaces: a namespace with a dot, one of 64 characters."""
     with pytest.raises(InputError, match=r'^field\.namespace: Invalid value: "foo\.bar"'):
-        validation.object_namespace({"name": "test", "namespace": "foo.bar"}, "field")
+        field_validation.object_namespace({"name": "test", "namespace": "foo.bar"}, "field")
     letters = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
     long = "".join(random.Random(0).choice(letters) for _ in range(64))
     with pytest.raises(InputError, match="Invalid value: .*must be no more than 63 characters"):
-        validation.object_namespace({"name": "test", "namespace": long}, "field")
+        field_validation.object_namespace({"name": "test", "namespace": long}, "field")

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from kubesched.bench.runner import BenchClock, percentile, sample_throughput, throughput
+from kubesched.bench.measure import percentile, sample_throughput, throughput
+from kubesched.bench.runner import BenchClock
 
 
 def test_steady_rate_skips_the_first_tick_and_drops_the_tail():

@@ -8,9 +8,10 @@ from dataclasses import replace
 import pytest
 
 from kubesched.api.storage import PVC
-from kubesched.bench import templates as T
+from kubesched.bench import resource_templates as R
+from kubesched.bench.ops import CreateNodes
 from kubesched.bench.runner import INIT, MEASURED, WorkloadRun
-from kubesched.bench.workloads import CreateNodes, get
+from kubesched.bench.workloads import get
 
 TINY = 0.01
 
@@ -56,14 +57,14 @@ def test_scaling_keeps_the_devices_the_variant_is_about():
 
 
 def test_bound_volume_is_upstreams_pv_and_pvc():
-    pv, pvc = T.bound_volume("pv-csi", "namespace-2", 7)
+    pv, pvc = R.bound_volume("pv-csi", "namespace-2", 7)
     assert pv["metadata"]["name"] == "namespace-2-vol-7"
-    assert pv["spec"]["csi"] == {"driver": T.EBS_CSI_DRIVER, "volumeHandle": "namespace-2-vol-7"}
+    assert pv["spec"]["csi"] == {"driver": R.EBS_CSI_DRIVER, "volumeHandle": "namespace-2-vol-7"}
     assert pv["spec"]["claimRef"]["name"] == "pvc-7" and pv["spec"]["claimRef"]["namespace"] == "namespace-2"
     assert pv["status"] == {"phase": "Bound"} and pvc["status"] == {"phase": "Bound"}
     assert pvc["metadata"]["name"] == "pvc-7" and pvc["spec"]["volumeName"] == "namespace-2-vol-7"
     assert pvc["metadata"]["annotations"] == {"pv.kubernetes.io/bind-completed": "true"}
-    aws, _ = T.bound_volume("pv-aws", "namespace-1", 3)
+    aws, _ = R.bound_volume("pv-aws", "namespace-1", 3)
     # getCustomVolumeFactory names the EBS volume without the namespace
     assert aws["spec"]["awsElasticBlockStore"] == {"volumeID": "vol-3"}
     assert aws["spec"]["accessModes"] == ["ReadOnlyMany"] and aws["spec"]["capacity"] == {"storage": "1Gi"}
@@ -90,18 +91,18 @@ def test_volume_workloads_place_every_pod_with_its_own_bound_claim(case):
         return
     assert set(csi_nodes) == {n.name for n in run.snapshot.nodes}
     for node in run.snapshot.nodes:
-        assert node.allocatable[f"attachable-volumes-csi-{T.EBS_CSI_DRIVER}"] == 39
+        assert node.allocatable[f"attachable-volumes-csi-{R.EBS_CSI_DRIVER}"] == 39
         (driver,) = csi_nodes[node.name].drivers.values()
-        assert driver.name == T.EBS_CSI_DRIVER and driver.count == 39
+        assert driver.name == R.EBS_CSI_DRIVER and driver.count == 39
         assert csi_nodes[node.name].migrated_plugins == (
-            frozenset({T.AWS_EBS_PLUGIN}) if case == "SchedulingMigratedInTreePVs" else frozenset()
+            frozenset({R.AWS_EBS_PLUGIN}) if case == "SchedulingMigratedInTreePVs" else frozenset()
         )
 
 
 def limited(count: int):
     (w,) = get("SchedulingCSIPVs")
     ops = tuple(
-        replace(op, allocatable=replace(op.allocatable, csi_drivers={T.EBS_CSI_DRIVER: count}))
+        replace(op, allocatable=replace(op.allocatable, csi_drivers={R.EBS_CSI_DRIVER: count}))
         if isinstance(op, CreateNodes)
         else op
         for op in w.ops
@@ -141,7 +142,7 @@ def test_claim_template_pods_each_get_a_device_on_their_node():
         claim = dra.claim(pod.namespace, name)
         assert name.startswith(f"{pod.name}-resource-")
         (result,) = claim.allocation.results
-        assert (result.driver, result.pool) == (T.DRA_TEST_DRIVER, node)  # a device of the pod's node
+        assert (result.driver, result.pool) == (R.DRA_TEST_DRIVER, node)  # a device of the pod's node
         assert claim.reserved_for_pod(uid)
         devices[result.device_id] += 1
     assert len(devices) == 100 and set(devices.values()) == {1}  # the cluster is full, no device twice

@@ -7,8 +7,9 @@ from collections import Counter
 import pytest
 
 from kubesched.bench import templates as T
+from kubesched.bench.ops import CreatePods, SteadyPods
 from kubesched.bench.runner import MEASURED, WorkloadRun, run_workload
-from kubesched.bench.workloads import WORKLOADS, CreatePods, SteadyPods, default_set, get, select
+from kubesched.bench.workloads import WORKLOADS, default_set, get, select
 
 TINY = 0.01
 

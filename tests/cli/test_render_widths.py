@@ -14,8 +14,9 @@ from cli_testlib import NODES, WEB, WIDTHS, max_line, render, whole, write_clust
 from kubesched.app import build_session
 from kubesched.batch import schedule_all
 from kubesched.bench import workloads as W
+from kubesched.bench.measure import Throughput
 from kubesched.bench.report import _f, print_results
-from kubesched.bench.runner import BenchResult, Throughput
+from kubesched.bench.runner import BenchResult
 from kubesched.cli import main
 from kubesched.render import explain_table, plugins_table, schedule_table
 

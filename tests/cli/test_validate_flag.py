@@ -58,7 +58,7 @@ def test_strict_refuses_in_one_line(flag: list[str], tmp_path: Path, capsys) -> 
 
 def test_warn_loads_with_a_warning_per_problem(tmp_path: Path, capsys) -> None:
     f = fixture(tmp_path)
-    code, out, err = run(capsys, "schedule", "-f", f, "--validate=warn", "-o", "json")
+    code, out, err = run(capsys, "schedule", "-f", f, "--validate=warn", "-o", "json", "--seed", "0")
     assert code == 0
     assert json.loads(out)["placements"][0]["pod"] == "Team_A/Web_1"
     lines = err.splitlines()
@@ -69,7 +69,7 @@ def test_warn_loads_with_a_warning_per_problem(tmp_path: Path, capsys) -> None:
 
 @pytest.mark.parametrize("flag", ["--validate=ignore", "--validate=false", "--validate=F"])
 def test_ignore_loads_silently(flag: str, tmp_path: Path, capsys) -> None:
-    code, out, err = run(capsys, "schedule", "-f", fixture(tmp_path), flag, "-o", "json")
+    code, out, err = run(capsys, "schedule", "-f", fixture(tmp_path), flag, "-o", "json", "--seed", "0")
     assert code == 0 and err == ""
     assert json.loads(out)["placements"][0]["node"] == "n1"
 
@@ -139,7 +139,7 @@ def test_tune_takes_the_flag(tmp_path: Path) -> None:
 def test_extender_warns_then_serves(tmp_path: Path, capsys) -> None:
     f = fixture(tmp_path)
     assert run(capsys, "extender", "-f", f, "--listen", "127.0.0.1:0")[0] == 2  # strict: nothing served
-    argv = ["extender", "-f", f, "--validate=warn", "--listen", "127.0.0.1:0"]
+    argv = ["extender", "-f", f, "--validate=warn", "--listen", "127.0.0.1:0", "--seed", "0"]
     with subprocess.Popen([sys.executable, "-m", "kubesched.cli", *argv], stderr=subprocess.PIPE, text=True) as proc:
         try:
             assert proc.stderr is not None

@@ -26,9 +26,9 @@ from deploy_testlib import (
     run_flags,
 )
 
-from kubesched.api.load import ClusterObjects
 from kubesched.app import build_config, build_registry
 from kubesched.extender.service import Extender
+from kubesched.load import ClusterObjects
 from kubesched.server.httpd import parse_listen
 from kubesched.server.metrics import SchedulerMetrics
 from kubesched.testing import make_node, make_pod

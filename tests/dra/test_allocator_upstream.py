@@ -25,8 +25,10 @@ import pytest
 
 from kubesched.api.objects import Node
 from kubesched.api.quantity import parse_quantity
-from kubesched.dra.allocator import AllocationError, Allocator, FailedOnNode, Features
-from kubesched.dra.objects import DeviceClass, ResourceClaim, ResourceSlice
+from kubesched.dra.allocator import AllocationError, Allocator, FailedOnNode
+from kubesched.dra.claims import ResourceClaim
+from kubesched.dra.objects import DeviceClass, ResourceSlice
+from kubesched.dra.pools import Features
 
 REGION, PLANET = "region", "planet"
 CAPACITY0 = "capacity-0"
@@ -1056,7 +1058,7 @@ def test_allocator(name: str) -> None:
 def test_devices_in_use_by_the_search_cache_their_verdicts() -> None:
     """A (selector, device) verdict is computed once and kept (the CEL result cache), shared by
     devices CEL cannot tell apart."""
-    from kubesched.dra.allocator import MatchCache
+    from kubesched.dra.caches import MatchCache
 
     cache = MatchCache()
     a = Allocator(Features(), set(), {"class-a": CA}, [TWO_A], cache)

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from kubesched.api.quantity import parse_quantity
-from kubesched.dra.allocator import consumed_amount, violates_policy
+from kubesched.dra.capacity import consumed_amount, violates_policy
 from kubesched.dra.objects import CapacityPolicy
 
 MAX_INT64 = "9223372036854775807"

@@ -10,10 +10,10 @@ from typing import Any
 import pytest
 import yaml
 
-from kubesched.api.load import load_cluster
 from kubesched.app import example_path
 from kubesched.cli import main
 from kubesched.dra.store import POD_CLAIM_NAME_ANNOTATION, generated_claim_name
+from kubesched.load import load_cluster
 from kubesched.state.snapshot import Snapshot
 
 EXAMPLE = example_path("dra-cluster.yaml")

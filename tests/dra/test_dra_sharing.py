@@ -9,15 +9,10 @@ import random
 from typing import Any
 
 from kubesched.api.objects import Node, Pod
-from kubesched.dra.allocator import Allocator, Features, with_share_ids
-from kubesched.dra.objects import (
-    FINALIZER,
-    ConsumerRef,
-    DeviceClass,
-    ResourceClaim,
-    ResourceClaimTemplate,
-    ResourceSlice,
-)
+from kubesched.dra.allocator import Allocator, with_share_ids
+from kubesched.dra.claims import ConsumerRef, ResourceClaim, ResourceClaimTemplate
+from kubesched.dra.objects import FINALIZER, DeviceClass, ResourceSlice
+from kubesched.dra.pools import Features
 from kubesched.dra.store import DraObjects, DraState
 
 DRIVER = "gpu.example.com"

@@ -9,8 +9,10 @@ import numpy as np
 import pytest
 
 from kubesched.api.objects import Node, Pod
-from kubesched.dra.allocator import Allocator, Features
-from kubesched.dra.objects import ConsumerRef, DeviceClass, ResourceClaim, ResourceSlice
+from kubesched.dra.allocator import Allocator
+from kubesched.dra.claims import ConsumerRef, ResourceClaim
+from kubesched.dra.objects import DeviceClass, ResourceSlice
+from kubesched.dra.pools import Features
 from kubesched.dra.store import DraObjects
 from kubesched.gpu.dra import DEVICE_CLASS, DRIVER, NO_MODEL, dra_gpus
 from kubesched.gpu.dra_workload import claim_template, template_name, to_dra

@@ -29,7 +29,7 @@ import pytest
 import yaml
 from integration_testlib import container, node, placed, pod, profile_config, schedule, unschedulable_message
 
-from kubesched.api.load import load_cluster
+from kubesched.load import load_cluster
 
 LOW, MEDIUM, HIGH = 100, 200, 300
 TOKEN_FILTER = str(Path(__file__).with_name("token_filter.py"))

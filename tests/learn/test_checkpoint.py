@@ -19,8 +19,8 @@ from sb3_contrib import MaskablePPO
 
 from kubesched.cli import main
 from kubesched.learn import checkpoint as checkpoint_module
-from kubesched.learn.features import obs_size
 from kubesched.learn.train import export
+from kubesched.plugins.learned.features import obs_size
 
 K = 3
 

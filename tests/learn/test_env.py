@@ -44,7 +44,7 @@ def test_reset_is_reproducible() -> None:
 
 
 def test_shaping_charges_the_base_score_gap() -> None:
-    from kubesched.learn.features import CANDIDATE_FEATURES, POD_FEATURES
+    from kubesched.plugins.learned.features import CANDIDATE_FEATURES, POD_FEATURES
 
     env = NodeSelectEnv(**SMALL, k=4, shaping=1.0)
     env.reset(seed=0)

@@ -7,7 +7,7 @@ import numpy as np
 from kubesched.experiment.protocol import run
 from kubesched.learn.data import Instance
 from kubesched.learn.episode import Episode
-from kubesched.learn.features import (
+from kubesched.plugins.learned.features import (
     CANDIDATE_FEATURES,
     POD_FEATURES,
     CandidateFeatures,

@@ -23,10 +23,10 @@ from numpy.lib import format as npformat
 
 from kubesched.cli import main
 from kubesched.errors import InputError
-from kubesched.learn import model as model_module
-from kubesched.learn.features import obs_size
-from kubesched.learn.model import PolicyModel, load_model
 from kubesched.learn.policies import learned_config
+from kubesched.plugins.learned import model as model_module
+from kubesched.plugins.learned.features import obs_size
+from kubesched.plugins.learned.model import PolicyModel, load_model
 
 K = 4
 MiB = 1 << 20

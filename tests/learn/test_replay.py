@@ -12,9 +12,9 @@ from stable_baselines3.common.env_checker import check_env as sb3_check_env
 
 from kubesched.config import parse_config
 from kubesched.learn.data import Instance
-from kubesched.learn.features import CandidateFeatures
 from kubesched.learn.replay import ReplayEpisode, prepare_replay
 from kubesched.plugins import in_tree_registry
+from kubesched.plugins.learned.features import CandidateFeatures
 from kubesched.rl import ENV_ID, NodeSelectEnv
 from kubesched.sim.runner import simulate
 

@@ -14,11 +14,11 @@ from kubesched.cli import main
 from kubesched.experiment.protocol import run
 from kubesched.learn.data import Instance
 from kubesched.learn.episode import Episode
-from kubesched.learn.features import CandidateFeatures
-from kubesched.learn.model import load_model
 from kubesched.learn.policies import learned_config
 from kubesched.learn.search import evaluate
 from kubesched.learn.train import TrainConfig, actor_logits, train
+from kubesched.plugins.learned.features import CandidateFeatures
+from kubesched.plugins.learned.model import load_model
 
 K = 8
 INST = Instance("default", "gpu", max_nodes=60, max_pods=400)

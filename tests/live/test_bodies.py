@@ -28,7 +28,7 @@ def test_binding_targets_the_node_and_pins_the_uid() -> None:
 
 
 def test_events_v1_scheduled() -> None:
-    ev = bodies.event_v1(pod(), bodies.SCHEDULED, "Successfully assigned shop/web-1 to n7", "kubesched", "kubesched-h", T)
+    ev = bodies.event("events.k8s.io/v1", pod(), bodies.SCHEDULED, "Successfully assigned shop/web-1 to n7", "kubesched", "kubesched-h", T)
     assert ev["apiVersion"] == "events.k8s.io/v1"
     assert ev["metadata"] == {"name": f"web-1.{int(T * 1e9):x}", "namespace": "shop"}
     assert ev["eventTime"] == "2025-03-04T05:06:07.123456Z"
@@ -48,10 +48,10 @@ def test_events_v1_scheduled() -> None:
 
 def test_failed_scheduling_note_is_truncated_like_upstream() -> None:
     long = "0/3 nodes are available: " + "x" * 2000
-    ev = bodies.event_v1(pod(), bodies.FAILED_SCHEDULING, long, "kubesched", "i", T)
+    ev = bodies.event("events.k8s.io/v1", pod(), bodies.FAILED_SCHEDULING, long, "kubesched", "i", T)
     assert (ev["type"], ev["reason"], ev["action"]) == ("Warning", "FailedScheduling", "Scheduling")
     assert len(ev["note"]) == MAX_MESSAGE_LEN and ev["note"].endswith(" ...")
-    core = bodies.event_core(pod(), bodies.FAILED_SCHEDULING, "short", "kubesched", "i", T)
+    core = bodies.event("v1", pod(), bodies.FAILED_SCHEDULING, "short", "kubesched", "i", T)
     assert core["involvedObject"]["name"] == "web-1"
     assert core["source"] == {"component": "kubesched"}
     assert (core["message"], core["count"], core["firstTimestamp"]) == ("short", 1, "2025-03-04T05:06:07Z")

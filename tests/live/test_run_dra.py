@@ -17,7 +17,8 @@ from dra_builders import DRIVER, device_class, gpu_claim, gpu_slice
 from live_harness import binding_posts, events, node, node_of, pod, running
 
 from kubesched.api.objects import Node, Pod
-from kubesched.dra.objects import FINALIZER, DeviceClass, ResourceClaim, ResourceSlice
+from kubesched.dra.claims import ResourceClaim
+from kubesched.dra.objects import FINALIZER, DeviceClass, ResourceSlice
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.handle import Handle
 from kubesched.live.client import KubeClient

@@ -7,8 +7,8 @@ import random
 
 import pytest
 
-from kubesched.api.load import ClusterObjects
 from kubesched.api.objects import Node, Pod
+from kubesched.load import ClusterObjects
 from kubesched.multicluster.api import Binding, Cluster, Placement, ResourceSummary
 from kubesched.multicluster.estimate import Estimators, GeneralEstimator
 from kubesched.multicluster.member import MemberCluster

@@ -11,9 +11,9 @@ from kubesched.multicluster.framework import (
     MIN_CLUSTER_SCORE,
     APIEnablement,
     ClusterAffinityPlugin,
+    ClusterCode,
     ClusterEviction,
     ClusterLocality,
-    Code,
     FitError,
     Result,
     SpreadConstraintPlugin,
@@ -31,9 +31,9 @@ def _api_cluster(name: str = "cluster1") -> Cluster:
 @pytest.mark.parametrize(
     "name,api_version,kind,previous,code",
     [
-        ("API is enabled in cluster", "apps/v1", "Deployment", (), Code.Success),
-        ("API is not enabled in cluster", "custom.io/v1", "CustomResource", (), Code.Unschedulable),
-        ("cluster in target list with API not enabled", "custom.io/v1", "CustomResource", [("cluster1", 0)], Code.Success),
+        ("API is enabled in cluster", "apps/v1", "Deployment", (), ClusterCode.Success),
+        ("API is not enabled in cluster", "custom.io/v1", "CustomResource", (), ClusterCode.Unschedulable),
+        ("cluster in target list with API not enabled", "custom.io/v1", "CustomResource", [("cluster1", 0)], ClusterCode.Success),
     ],
 )
 def test_APIEnablement_Filter(name, api_version, kind, previous, code):
@@ -42,7 +42,7 @@ def test_APIEnablement_Filter(name, api_version, kind, previous, code):
     b = replace(binding(0, clusters=previous), api_version=api_version, kind=kind)
     res = APIEnablement().filter(b, _api_cluster())
     assert res.code == code
-    if code != Code.Success:
+    if code != ClusterCode.Success:
         assert res.reasons == ("cluster(s) did not have the API resource",)
 
 
@@ -57,17 +57,17 @@ def test_APIEnablement_unknown_when_the_list_is_partial():
 @pytest.mark.parametrize(
     "name,pl,observed,code",
     [
-        ("matching affinity", {"clusterAffinity": {"clusterNames": ["cluster1"]}}, "", Code.Success),
-        ("non-matching affinity", {"clusterAffinity": {"clusterNames": ["cluster2"]}}, "", Code.Unschedulable),
+        ("matching affinity", {"clusterAffinity": {"clusterNames": ["cluster1"]}}, "", ClusterCode.Success),
+        ("non-matching affinity", {"clusterAffinity": {"clusterNames": ["cluster2"]}}, "", ClusterCode.Unschedulable),
         ("matching affinity from ClusterAffinities", {"clusterAffinities": [{"affinityName": "affinity1", "clusterNames": ["cluster1"]}]},
-         "affinity1", Code.Success),
-        ("no affinity specified", {}, "", Code.Success),
+         "affinity1", ClusterCode.Success),
+        ("no affinity specified", {}, "", ClusterCode.Success),
     ],
 )
 def test_ClusterAffinity_Filter(name, pl, observed, code):
     res = ClusterAffinityPlugin().filter(binding(0, pl, observed=observed), cluster("cluster1"))
     assert res.code == code
-    assert (res.as_error() != "") == (code != Code.Success)
+    assert (res.as_error() != "") == (code != ClusterCode.Success)
 
 
 def test_ClusterAffinity_Score():
@@ -77,15 +77,15 @@ def test_ClusterAffinity_Score():
 @pytest.mark.parametrize(
     "name,evicting,code",
     [
-        ("cluster is in graceful eviction tasks", ("cluster1",), Code.Unschedulable),
-        ("cluster is not in graceful eviction tasks", ("cluster2",), Code.Success),
-        ("no graceful eviction tasks", (), Code.Success),
+        ("cluster is in graceful eviction tasks", ("cluster1",), ClusterCode.Unschedulable),
+        ("cluster is not in graceful eviction tasks", ("cluster2",), ClusterCode.Success),
+        ("no graceful eviction tasks", (), ClusterCode.Success),
     ],
 )
 def test_ClusterEviction_Filter(name, evicting, code):
     res = ClusterEviction().filter(binding(evicting=evicting), cluster("cluster1"))
     assert res.code == code
-    if code != Code.Success:
+    if code != ClusterCode.Success:
         assert res.reasons == ("cluster(s) is in the process of eviction",)
 
 
@@ -118,7 +118,7 @@ def test_SpreadConstraint_Filter(name, field, c, reason):
 
     pl = Placement(spread_constraints=(SpreadConstraint(field),) if field else ())
     res = SpreadConstraintPlugin().filter(binding(0, pl), c)
-    assert res == (Result() if reason is None else Result(Code.Unschedulable, (reason,)))
+    assert res == (Result() if reason is None else Result(ClusterCode.Unschedulable, (reason,)))
 
 
 @pytest.mark.parametrize(
@@ -134,7 +134,7 @@ def test_SpreadConstraint_Filter(name, field, c, reason):
 def test_TaintToleration_Filter(name, previous, tolerations, taints, reason):
     b = binding(0, {"clusterTolerations": tolerations}, clusters=previous)
     res = TaintToleration().filter(b, cluster("cluster1", taints=taints))
-    assert res == (Result() if reason is None else Result(Code.Unschedulable, (reason,)))
+    assert res == (Result() if reason is None else Result(ClusterCode.Unschedulable, (reason,)))
 
 
 def test_TaintToleration_ignores_PreferNoSchedule():
@@ -143,7 +143,7 @@ def test_TaintToleration_ignores_PreferNoSchedule():
 
 def test_FitError_Error():
     assert str(FitError(0, {})) == "0/0 clusters are available: no cluster exists."
-    err = FitError(3, {"cluster1": Result(Code.Unschedulable, ("insufficient CPU", "insufficient memory")),
-                       "cluster2": Result(Code.Unschedulable, ("insufficient CPU",)),
-                       "cluster3": Result(Code.Unschedulable, ("taint mismatch",))})
+    err = FitError(3, {"cluster1": Result(ClusterCode.Unschedulable, ("insufficient CPU", "insufficient memory")),
+                       "cluster2": Result(ClusterCode.Unschedulable, ("insufficient CPU",)),
+                       "cluster3": Result(ClusterCode.Unschedulable, ("taint mismatch",))})
     assert str(err) == "0/3 clusters are available: 1 insufficient memory, 1 taint mismatch, 2 insufficient CPU."

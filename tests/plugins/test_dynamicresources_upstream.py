@@ -21,7 +21,8 @@ import pytest
 
 from kubesched import features
 from kubesched.api.objects import Node, Pod
-from kubesched.dra.objects import FINALIZER, DeviceClass, ResourceClaim, ResourceSlice
+from kubesched.dra.claims import ResourceClaim
+from kubesched.dra.objects import FINALIZER, DeviceClass, ResourceSlice
 from kubesched.dra.store import DraObjects
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.handle import Handle
@@ -310,7 +311,8 @@ def test_request_admin_access_without_feature_gate() -> None:
     with features.override():
         pl_features = DynamicResources().features
     assert pl_features.admin_access
-    from kubesched.dra.allocator import Allocator, Features
+    from kubesched.dra.allocator import Allocator
+    from kubesched.dra.pools import Features
     from kubesched.dra.store import DraState
 
     dra = DraState()

@@ -12,10 +12,10 @@ from typing import Any
 
 import yaml
 
-from kubesched.api.load import load_cluster
 from kubesched.app import build_config, build_registry
 from kubesched.cli import main
 from kubesched.extender.service import Extender
+from kubesched.load import load_cluster
 from kubesched.server.httpd import HTTPServer
 from kubesched.server.metrics import SchedulerMetrics
 from kubesched.testing import make_node, make_pod

@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 
-from kubesched.api.load import parse_objects
 from kubesched.config.load import parse_config
 from kubesched.extender.service import Extender
+from kubesched.load import parse_objects
 from kubesched.plugins import in_tree_registry
 from tests.plugins.capacityscheduling.quota_testlib import quota, quota_config
 from tests.plugins.coscheduling.gang_testlib import gang_config, member, node, pod_group

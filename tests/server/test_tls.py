@@ -18,10 +18,10 @@ import pytest
 from extender_testlib import cluster_docs, web_pod, write
 from tls_testlib import CA
 
-from kubesched.api.load import load_cluster
 from kubesched.app import build_config, build_registry
 from kubesched.cli import main
 from kubesched.extender.service import Extender
+from kubesched.load import load_cluster
 from kubesched.server import security
 from kubesched.server.metrics import SchedulerMetrics
 from kubesched.server.security import Access, ServingTLS, TokenFile

@@ -9,11 +9,11 @@ from typing import Any
 import numpy as np
 import pytest
 
-from kubesched.api.load import ClusterObjects
 from kubesched.api.objects import ElasticQuota, Namespace, Node, Pod, PodGroup
 from kubesched.api.selectors import LabelSelector
 from kubesched.app import build_config
 from kubesched.framework.cycle_state import CycleState
+from kubesched.load import ClusterObjects
 from kubesched.plugins import in_tree_registry
 from kubesched.scheduler import Scheduler
 from kubesched.state.snapshot import Snapshot

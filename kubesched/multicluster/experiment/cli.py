@@ -29,7 +29,7 @@ def _scenario(args: argparse.Namespace):  # noqa: ANN202
     from kubesched.multicluster.experiment.scenario import Scenario, check, parse_scenario
 
     if args.scenario:
-        from kubesched.api.load import read_documents
+        from kubesched.load import read_documents
 
         docs = read_documents(args.scenario)
         if len(docs) != 1:

@@ -4,7 +4,7 @@ the plugin's foreachPodResourceClaim), with upstream's error texts."""
 from __future__ import annotations
 
 from kubesched.api.objects import Pod
-from kubesched.dra.objects import ResourceClaim
+from kubesched.dra.claims import ResourceClaim
 from kubesched.dra.store import DraState
 
 

@@ -33,8 +33,10 @@ from kubesched import features
 from kubesched.cluster.api import Conflict, WriteError
 from kubesched.config.args import plugin_args
 from kubesched.config.decode import parse_duration
-from kubesched.dra.allocator import AllocationError, Allocator, FailedOnNode, Features, with_share_ids
-from kubesched.dra.objects import FINALIZER, FIRST_AVAILABLE_MAX_SIZE, Allocation, ConsumerRef, ResourceClaim
+from kubesched.dra.allocator import AllocationError, Allocator, FailedOnNode, with_share_ids
+from kubesched.dra.claims import Allocation, ConsumerRef, ResourceClaim
+from kubesched.dra.objects import FINALIZER, FIRST_AVAILABLE_MAX_SIZE
+from kubesched.dra.pools import Features
 from kubesched.framework.interfaces import (
     NOT_INVOLVED,
     FilterPlugin,

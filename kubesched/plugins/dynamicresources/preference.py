@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from kubesched.dra.allocator import DeviceID
+from kubesched.dra.pools import DeviceID
 
 #: the cycle state key of the preference
 PREFERRED_DEVICES = "DynamicResources/preferredDevices"

@@ -159,17 +159,32 @@ def _weighted_average(
     weights = [r.weight for r in resources]
 
     def scorer(requested: np.ndarray, allocated: np.ndarray, allocatable: np.ndarray) -> np.ndarray:
-        n = requested.shape[1]
-        node = np.zeros(n, np.int64)
-        wsum = np.zeros(n, np.int64)
-        for i, w in enumerate(weights):
-            on = allocatable[i] != 0
-            score = per_resource(requested[i], np.where(on, allocatable[i], 1))
-            node += np.where(on, score * w, 0)
-            wsum += np.where(on, w, 0)
+        node, wsum = _weighted_sums(per_resource, weights, requested, allocatable, positive_only=False)
         return np.where(wsum == 0, 0, node // np.where(wsum == 0, 1, wsum))  # both non-negative
 
     return scorer
+
+
+def _weighted_sums(
+    per_resource: Callable[[np.ndarray, np.ndarray], np.ndarray],
+    weights: Sequence[int],
+    requested: np.ndarray,
+    allocatable: np.ndarray,
+    *,
+    positive_only: bool,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Per row: Σ score_r × w_r and Σ w_r over the resources the row has (allocatable != 0; with
+    ``positive_only``, and a score above 0). ``per_resource(requested, capacity)``: the scores."""
+    n = requested.shape[1]
+    node = np.zeros(n, np.int64)
+    wsum = np.zeros(n, np.int64)
+    for i, w in enumerate(weights):
+        on = allocatable[i] != 0
+        score = per_resource(requested[i], np.where(on, allocatable[i], 1))
+        use = on & (score > 0) if positive_only else on
+        node += np.where(use, score * w, 0)
+        wsum += np.where(use, w, 0)
+    return node, wsum
 
 
 def _least_requested_score(requested: np.ndarray, capacity: np.ndarray) -> np.ndarray:
@@ -222,18 +237,12 @@ def requested_to_capacity_ratio_scorer(
     """RequestedToCapacityRatio: shape(utilization) per resource, rounded weighted mean of scores > 0."""
     weights = [r.weight for r in resources]
 
+    def shaped(requested: np.ndarray, cap: np.ndarray) -> np.ndarray:
+        util = np.where(requested > cap, MAX_UTILIZATION, go_div(requested * MAX_UTILIZATION, cap))
+        return broken_linear(util, shape)
+
     def scorer(requested: np.ndarray, allocated: np.ndarray, allocatable: np.ndarray) -> np.ndarray:
-        n = requested.shape[1]
-        node = np.zeros(n, np.int64)
-        wsum = np.zeros(n, np.int64)
-        for i, w in enumerate(weights):
-            on = allocatable[i] != 0
-            cap = np.where(on, allocatable[i], 1)
-            util = np.where(requested[i] > cap, MAX_UTILIZATION, go_div(requested[i] * MAX_UTILIZATION, cap))
-            score = broken_linear(util, shape)
-            use = on & (score > 0)
-            node += np.where(use, score * w, 0)
-            wsum += np.where(use, w, 0)
+        node, wsum = _weighted_sums(shaped, weights, requested, allocatable, positive_only=True)
         ratio = node.astype(np.float64) / np.where(wsum == 0, 1, wsum).astype(np.float64)
         return np.where(wsum == 0, 0, go_round(ratio).astype(np.int64))
 

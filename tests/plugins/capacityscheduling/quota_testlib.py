@@ -119,10 +119,10 @@ def quota_config() -> dict:
 
 def start(docs: list[dict], *, seed: int = 1) -> Any:
     """A Scheduler over ``docs`` on a virtual clock; returns (scheduler, cluster, clock, results)."""
-    from kubesched.api.load import parse_objects, resolve_priorities
     from kubesched.app import VirtualClock
     from kubesched.cluster.memory import MemoryCluster
     from kubesched.config.load import parse_config
+    from kubesched.load import parse_objects, resolve_priorities
     from kubesched.scheduler import Scheduler
 
     reg = in_tree_registry(entry_points=False)

@@ -5,10 +5,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from kubesched.api.load import parse_objects, resolve_priorities
 from kubesched.app import VirtualClock
 from kubesched.cluster.memory import MemoryCluster
 from kubesched.config.load import parse_config
+from kubesched.load import parse_objects, resolve_priorities
 from kubesched.plugins import in_tree_registry
 from kubesched.plugins.coscheduling import POD_GROUP_LABEL
 from kubesched.scheduler import Scheduler, ScheduleResult

@@ -1,7 +1,7 @@
 """LearnedScore: a node-selection policy trained with ``kubesched learn``, run in numpy.
 
 The policy chooses among the top-K feasible nodes as ranked by the profile's FGDScore (highest
-score, ties to the first in node order), from the features of ``kubesched.learn.features``; the
+score, ties to the first in node order), from the features of ``kubesched.plugins.learned.features``; the
 chosen node scores 100 and every other node 0. Enable it with a weight well above FGDScore's
 (``kubesched.learn.policies.learned_config`` writes: LearnedScore 1000, FGDScore 1), so that the
 learned choice decides and FGDScore, which Open-Gpu-Share's ``gpuSelMethod: FGDScore`` reads to
@@ -18,8 +18,8 @@ import numpy as np
 from kubesched.errors import InputError, join_path
 from kubesched.framework.interfaces import MAX_NODE_SCORE, ScorePlugin
 from kubesched.framework.plugin_args import args_body
-from kubesched.learn.features import CandidateFeatures
-from kubesched.learn.model import load_model
+from kubesched.plugins.learned.features import CandidateFeatures
+from kubesched.plugins.learned.model import load_model
 
 if TYPE_CHECKING:
     from kubesched.api.objects import Pod

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kubesched import documents
-from kubesched.api import schema, storage_validation, validation
+from kubesched.api import field_validation, schema, storage_validation, validation
 from kubesched.api.fields import as_map
 from kubesched.api.names import is_dns1035_label, is_dns1123_label, is_dns1123_subdomain
 from kubesched.api.objects import (
@@ -36,15 +36,8 @@ from kubesched.api.objects import (
 from kubesched.api.quantity import INT64_MAX, INT64_MIN
 from kubesched.api.resources import add_into, check_int64
 from kubesched.api.selectors import LabelSelector
-from kubesched.api.storage import (
-    EPHEMERAL,
-    STORAGE_KINDS,
-    PersistentVolumeClaim,
-    StorageClass,
-    admit_claims,
-    check_unique_storage,
-    ephemeral_claim,
-)
+from kubesched.api.storage import EPHEMERAL, STORAGE_KINDS, PersistentVolumeClaim, StorageClass
+from kubesched.api.storage_admission import admit_claims, check_unique_storage, ephemeral_claim
 from kubesched.dra import load as dra_load
 from kubesched.dra.store import DraObjects
 from kubesched.dra.validation import pod_claims
@@ -54,6 +47,8 @@ from kubesched.heap import paused_gc
 
 # Kinds we read; other well-known kinds in a cluster dump are skipped, unknown kinds rejected.
 WORKLOAD_KINDS = ("Service", "ReplicationController", "ReplicaSet", "StatefulSet")
+#: kinds that hold a pod template, not pods: their controllers create the pods (counted in ``templates``)
+TEMPLATE_KINDS = frozenset({"Deployment", "ReplicaSet", "StatefulSet", "DaemonSet", "Job", "CronJob", "ReplicationController"})
 IGNORED_KINDS = frozenset(
     {
         "Deployment", "DaemonSet", "Job", "CronJob", "ConfigMap", "Secret", "ServiceAccount", "Endpoints",
@@ -72,7 +67,7 @@ API_VERSIONS: dict[str, str] = {
 }
 
 
-def _pod(m: dict, path: str, report: validation.Report = validation.raise_first) -> None:
+def _pod(m: dict, path: str, report: field_validation.Report = field_validation.raise_first) -> None:
     validation.pod(m, path, report)
     storage_validation.pod_volumes_checked(m, path, report)
 
@@ -114,6 +109,8 @@ class ClusterObjects:
     # resource.k8s.io/v1: DeviceClasses, ResourceSlices, ResourceClaims, ResourceClaimTemplates
     dra: DraObjects = field(default_factory=DraObjects)
     skipped: dict[str, int] = field(default_factory=dict)
+    #: objects of TEMPLATE_KINDS read, by kind (a dump of them alone has no pod to schedule)
+    templates: dict[str, int] = field(default_factory=dict)
     #: Where each Pod, Node, Namespace, PriorityClass and storage object came from (file, field path), by id().
     origins: dict[int, tuple[str, str]] = field(default_factory=dict)
     #: Admitted-but-suspicious input (a pod naming an unknown PriorityClass), one line each.
@@ -137,6 +134,8 @@ class ClusterObjects:
         self.dra.extend(other.dra)
         for k, v in other.skipped.items():
             self.skipped[k] = self.skipped.get(k, 0) + v
+        for k, v in other.templates.items():
+            self.templates[k] = self.templates.get(k, 0) + v
         self.origins.update(other.origins)
         self.warnings += other.warnings
 
@@ -210,7 +209,7 @@ def _int64_requests(pod: Pod, path: str) -> Pod:
     return pod
 
 
-def _reporter(validate: str, warnings: list[str], source: str) -> validation.Report | None:
+def _reporter(validate: str, warnings: list[str], source: str) -> field_validation.Report | None:
     """Where ``validate`` sends a problem: nowhere else than up (strict: None), to the warnings,
     or nowhere."""
     if validate == STRICT:
@@ -220,7 +219,7 @@ def _reporter(validate: str, warnings: list[str], source: str) -> validation.Rep
     return lambda e: None
 
 
-def _judge(kind: str, m: dict, path: str, validate: str, report: validation.Report | None) -> None:
+def _judge(kind: str, m: dict, path: str, validate: str, report: field_validation.Report | None) -> None:
     """The API server's strict decoding and validation of one object, as ``validate`` says;
     ``report``: ``_reporter``'s."""
     if kind in schema.API_VERSIONS:
@@ -248,6 +247,8 @@ def _parse_objects(source: str, docs: list[tuple[str, Any]], validate: str = STR
                 )
             if kind in VALIDATE or kind in schema.API_VERSIONS:
                 _judge(kind, m, ipath, validate, report)
+            if kind in TEMPLATE_KINDS:
+                out.templates[kind] = out.templates.get(kind, 0) + 1
             if kind == "Node":
                 out.nodes.append(_bounded_gpus(Node.parse(m, ipath), ipath))
                 out.origins[id(out.nodes[-1])] = (source, ipath)

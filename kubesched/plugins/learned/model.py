@@ -22,9 +22,9 @@ from typing import Any
 import numpy as np
 from numpy.lib import format as npformat
 
+from kubesched.archive import Archive, MiB, why
 from kubesched.errors import InputError, describe
-from kubesched.learn.archive import Archive, MiB, why
-from kubesched.learn.features import FEATURE_SET, feature_names, obs_size
+from kubesched.plugins.learned.features import FEATURE_SET, feature_names, obs_size
 
 FORMAT = "kubesched-nodeselect-mlp"
 VERSION = 1

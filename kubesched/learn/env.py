@@ -3,7 +3,7 @@ candidates, in an FGD-protocol run (``mode="protocol"``, ``kubesched.learn.episo
 time-mode replay of the trace (``mode="time"``, ``kubesched.learn.replay``).
 
 Observation: a float32 vector, the pod's features then K candidate rows
-(``kubesched.learn.features``). Action: a candidate index; ``action_masks()`` marks the feasible
+(``kubesched.plugins.learned.features``). Action: a candidate index; ``action_masks()`` marks the feasible
 ones, and an index outside them means candidate 0, the base policy's choice (so random agents and
 ``check_env`` are safe). Reward: in protocol mode minus the GPUs requested by pods that fail
 before the next decision, in time mode minus the GPU-hours pods spend pending until the next
@@ -23,8 +23,8 @@ import numpy as np
 
 from kubesched.learn.data import Instance
 from kubesched.learn.episode import Episode
-from kubesched.learn.features import CANDIDATE_FEATURES, DEFAULT_K, CandidateFeatures
 from kubesched.learn.replay import ReplayEpisode, prepare_replay
+from kubesched.plugins.learned.features import CANDIDATE_FEATURES, DEFAULT_K, CandidateFeatures
 
 ENV_ID = "kubesched/NodeSelect-v0"
 MODES = ("protocol", "time")
