@@ -54,3 +54,34 @@ def test_edit_a_node_rerun_and_the_pending_pod_is_placed(page, serve, tmp_path: 
     # the cluster view shows the new run: nothing pending
     page.locator('nav a[data-view="cluster"]').click()
     expect(page.get_by_test_id("pending")).to_contain_text("none: every pod that was tried got a node.")
+
+
+def test_create_and_delete_pods_in_the_page(page, serve, tmp_path: Path) -> None:  # noqa: F811
+    srv = serve(open_source(None, files=[PREEMPT], seed=0))
+    page.goto(srv.page("edit"))
+    expect(page.get_by_test_id("edit-object")).to_have_count(8)
+    page.get_by_test_id("edit-new-kind").select_option("Pod")
+    page.get_by_test_id("edit-new").click()
+    editor = page.get_by_test_id("edit-yaml")
+    template = editor.input_value()
+    assert "kind: Pod" in template and "name: pod-new" in template
+    editor.fill("kind: Pod\nmetadata: {name: [")  # no YAML: refused, the field is the body
+    expect_console_error(page, "status of 400")
+    page.get_by_test_id("edit-create").click()
+    expect(page.get_by_test_id("edit-error")).to_contain_text("body: invalid YAML at line")
+    editor.fill(template.replace("pod-new", "giant").replace("cpu: 500m", "cpu: '64'"))
+    page.get_by_test_id("edit-create").click()
+    expect(page.get_by_test_id("edit-message")).to_contain_text("created Pod default/giant")
+    expect(page.get_by_test_id("edit-object")).to_have_count(9)
+    page.locator('[data-testid="edit-object"][data-ref="Pod default/small"]').click()
+    expect(page.get_by_test_id("edit-title")).to_have_text("Pod default/small")
+    page.get_by_test_id("edit-delete").click()
+    expect(page.get_by_test_id("edit-message")).to_have_text("deleted Pod default/small")
+    expect(page.locator('[data-testid="edit-object"][data-ref="Pod default/small"]')).to_have_count(0)
+    expect(page.get_by_test_id("edit-status")).to_have_text("2 changes kept, 2 not run yet")
+    page.get_by_test_id("rerun").click()
+    diff = page.get_by_test_id("rerun-diff")
+    expect(diff.locator('tr[data-pod="default/giant"]')).to_contain_text("added")
+    expect(diff.locator('tr[data-pod="default/giant"] td').nth(3)).to_have_text("unschedulable")
+    expect(diff.locator('tr[data-pod="default/small"]')).to_contain_text("deleted")
+    expect(page.get_by_test_id("rerun-summary")).to_have_text("1 added, 1 deleted, 4 kept their placement")
