@@ -270,3 +270,45 @@ def test_edits_need_the_token_and_the_same_origin(cluster_file: Path) -> None:
         ):
             assert r.status_code == 403 and r.json()["field"] == field
     assert c.get("/api/meta", headers=cookie).json()["edits"] == {"changes": 0, "ran": 0}
+
+
+def post(client, obj: dict) -> None:  # noqa: ANN001
+    r = client.post("/api/objects", content=yaml.safe_dump(obj))
+    assert r.status_code == 201, r.text
+
+
+def changes(client) -> list[tuple[str, str, str | None]]:  # noqa: ANN001
+    d = client.post("/api/rerun").json()
+    return [(x["pod"], x["change"], x["after"] and x["after"]["node"]) for x in d["diff"]]
+
+
+def test_the_rerun_reads_the_claim_kinds(client) -> None:
+    """A pod whose ResourceClaim no device satisfies stays pending; a ResourceSlice created on
+    node-a places it there."""
+    post(client, OBJECTS["DeviceClass"][0])
+    post(client, OBJECTS["ResourceClaim"][0])
+    post(client, {"apiVersion": V1, "kind": "Pod", "metadata": {"name": "trainer", "namespace": "default"},
+                  "spec": {"containers": [{"name": "c", "resources": {"requests": {"cpu": "100m"}, "claims": [{"name": "gpu"}]}}],
+                           "resourceClaims": [{"name": "gpu", "resourceClaimName": "one-gpu"}]}})
+    assert changes(client) == [("default/trainer", "added", None)]
+    post(client, OBJECTS["ResourceSlice"][0])
+    assert changes(client) == [("default/trainer", "placed", "node-a")]
+
+
+def test_the_rerun_reads_the_storage_kinds(client) -> None:
+    """A pod whose PersistentVolumeClaim is missing stays pending; the claim and a volume bound to it
+    (bind-completed, as the PV controller leaves them) created, it is placed on the one node the
+    volume's affinity allows."""
+    post(client, {"apiVersion": V1, "kind": "Pod", "metadata": {"name": "db", "namespace": "default"},
+                  "spec": {"containers": [{"name": "c", "resources": {"requests": {"cpu": "100m"}}}],
+                           "volumes": [{"name": "data", "persistentVolumeClaim": {"claimName": "data"}}]}})
+    assert changes(client) == [("default/db", "added", None)]
+    claim = setting(OBJECTS["PersistentVolumeClaim"][0], "spec.volumeName", "pv-1")
+    claim["metadata"] |= {"uid": "uid-data", "annotations": {"pv.kubernetes.io/bind-completed": "yes"}}
+    post(client, claim | {"status": {"phase": "Bound"}})
+    pv = setting(OBJECTS["PersistentVolume"][0], "spec.claimRef",
+                 {"kind": "PersistentVolumeClaim", "namespace": "default", "name": "data", "uid": "uid-data"})
+    pv["spec"]["nodeAffinity"] = {"required": {"nodeSelectorTerms": [{"matchExpressions": [
+        {"key": "kubernetes.io/hostname", "operator": "In", "values": ["node-a"]}]}]}}
+    post(client, pv | {"status": {"phase": "Bound"}})
+    assert changes(client) == [("default/db", "placed", "node-a")]
