@@ -85,3 +85,21 @@ def test_create_and_delete_pods_in_the_page(page, serve, tmp_path: Path) -> None
     expect(diff.locator('tr[data-pod="default/giant"] td').nth(3)).to_have_text("unschedulable")
     expect(diff.locator('tr[data-pod="default/small"]')).to_contain_text("deleted")
     expect(page.get_by_test_id("rerun-summary")).to_have_text("1 added, 1 deleted, 4 kept their placement")
+
+
+def test_the_edit_view_fits_800_px(page, serve, tmp_path: Path) -> None:  # noqa: F811
+    """At a narrow laptop's width the Edit view (list, editor, the re-run's diff) scrolls no
+    wider than the window and cuts no name."""
+    from tests.ui.test_browser import CUT
+
+    page.set_viewport_size({"width": 800, "height": 800})
+    page.goto(serve(open_source(None, files=[PREEMPT], seed=0)).page("edit"))
+    page.locator('[data-testid="edit-object"][data-ref="Node node-a"]').click()
+    editor = page.get_by_test_id("edit-yaml")
+    expect(editor).to_have_value(re.compile(r"cpu: '4'"))
+    editor.fill(editor.input_value().replace("cpu: '4'", "cpu: '32'"))
+    page.get_by_test_id("edit-save").click()
+    page.get_by_test_id("rerun").click()
+    expect(page.get_by_test_id("rerun-summary")).to_contain_text("placed")
+    assert page.evaluate("document.documentElement.scrollWidth") <= 800
+    assert page.evaluate(CUT) == []
