@@ -295,11 +295,18 @@ def _parse_objects(source: str, docs: list[tuple[str, Any]], validate: str = STR
 
 def load_cluster(paths: list[str], validate: str = STRICT) -> ClusterObjects:
     """Read every file, then check names are unique and resolve pod priorities (admission)."""
+    with paused_gc():
+        return objects_of([(p, read_documents(p)) for p in paths], validate)
+
+
+def objects_of(docs: list[tuple[str, list[tuple[str, Any]]]], validate: str = STRICT) -> ClusterObjects:
+    """The objects of documents already read ((file, ``read_documents``'s) pairs), as
+    ``load_cluster`` makes them: each file parsed, then the checks across objects (``finish_objects``)."""
     objs = ClusterObjects()
     with paused_gc():
-        for p in paths:
-            objs.extend(parse_objects(p, read_documents(p), validate))
-        return finish_objects(objs, paths)
+        for p, d in docs:
+            objs.extend(parse_objects(p, d, validate))
+        return finish_objects(objs, [p for p, _ in docs])
 
 
 def finish_objects(objs: ClusterObjects, paths: list[str]) -> ClusterObjects:

@@ -20,7 +20,7 @@ from kubesched.ui.guard import Roots
 from kubesched.ui.sources import Workspace
 
 DEFAULT_MAX_BODY = 8 << 20
-BUSY = 409  # a run (what-if, open, import) is already in progress, or was cancelled
+BUSY = 409  # a run (what-if, open, import, re-run) is already in progress, or was cancelled
 POLL_S = 0.2  # how often a run's handler looks whether its client went away
 
 
@@ -50,7 +50,7 @@ class State:
         self.max_body = max_body
         self.registry = registry  # sealed: what the command line loaded, nothing a request names
         self.roots = roots
-        self.busy = threading.Lock()  # one run (what-if, open, import) at a time
+        self.busy = threading.Lock()  # one run (what-if, open, import, re-run) at a time
         self.exporting = threading.Lock()  # one simulator-annotations export at a time
         self.cancel = threading.Event()  # set: the run in progress stops at its next attempt
         self.on_swap = on_swap  # called after each replacement (the CLI freezes the new heap)
@@ -76,7 +76,7 @@ class State:
         """``job`` in the thread pool if no other run is in progress, else a 409 naming ``field``.
         While it runs, a client that goes away cancels it (nobody is left to read the answer)."""
         if not self.busy.acquire(blocking=False):
-            return error("another run (what-if, open or import) is in progress; try again when it ends", field, BUSY)
+            return error("another run (what-if, open, import or re-run) is in progress; try again when it ends", field, BUSY)
         self.cancel.clear()
         try:
             task = asyncio.ensure_future(run_in_threadpool(job))

@@ -170,6 +170,11 @@ def dump_list(items: list[dict[str, Any]]) -> str:
 
 def parse_snapshot(text: str, source: str = "snapshot") -> ClusterObjects:
     """Cluster objects from uploaded YAML or JSON (what `kubectl get -o yaml` or the export writes)."""
+    return snapshot_objects_of(snapshot_documents(text, source), source)
+
+
+def snapshot_documents(text: str, source: str = "snapshot") -> list[tuple[str, Any]]:
+    """(field path, document) pairs of an uploaded snapshot."""
     try:
         docs = [d for d in yaml.safe_load_all(text) if d is not None]
     except yaml.YAMLError as e:
@@ -178,7 +183,12 @@ def parse_snapshot(text: str, source: str = "snapshot") -> ClusterObjects:
         raise InputError(f"not valid YAML or JSON{where}", source=source) from None
     if not docs:
         raise InputError("no objects found", source=source)
-    objs = parse_objects(source, [(f"[{i}]" if len(docs) > 1 else "", d) for i, d in enumerate(docs)])
+    return [(f"[{i}]" if len(docs) > 1 else "", d) for i, d in enumerate(docs)]
+
+
+def snapshot_objects_of(docs: list[tuple[str, Any]], source: str = "snapshot") -> ClusterObjects:
+    """The objects of ``snapshot_documents``; a snapshot without nodes is refused."""
+    objs = parse_objects(source, docs)
     finish_objects(objs, [source])
     if not objs.nodes:
         raise InputError("no Node objects: a snapshot needs the cluster's nodes", source=source, path="items")

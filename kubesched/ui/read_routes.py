@@ -32,6 +32,8 @@ def routes(st: State) -> list[Route]:
                 "views": _views(w),
                 "start_step": w.start_step,  # the step the page opens at (null: the end of the run)
                 "start_note": w.start_note,
+                # a cluster file's working copy: changes kept, and how many of them the run shown saw
+                "edits": {"changes": w.working.changes, "ran": w.working.ran} if w.working is not None else None,
             }
         )
 
@@ -95,4 +97,6 @@ def _views(w: Workspace) -> list[str]:
         out.append("whatif")
     if w.kind == SIMULATION:
         out.append("simulation")
+    if w.working is not None:
+        out.append("edit")
     return out

@@ -9,6 +9,7 @@ from starlette.routing import Route
 
 from kubesched.errors import InputError
 from kubesched.ui import interop, whatif
+from kubesched.ui.edits import WorkingCopy
 from kubesched.ui.handling import State, error, json_answer, read_body, read_json
 from kubesched.ui.sources import CLUSTER, open_cluster, open_source
 
@@ -34,10 +35,11 @@ def routes(st: State) -> list[Route]:
         w = st.ws
 
         def job() -> Response:
-            objs = interop.parse_snapshot(text, "uploaded snapshot")
+            docs = interop.snapshot_documents(text, "uploaded snapshot")
+            objs = interop.snapshot_objects_of(docs, "uploaded snapshot")
             st.ws = open_cluster(
                 [], w.config_text if w.kind == CLUSTER else "", seed=w.seed, objects=objs, title="uploaded snapshot",
-                registry=st.registry, check=st.check,
+                registry=st.registry, check=st.check, working=WorkingCopy.of([("uploaded snapshot", docs)]),
             )
             return json_answer({"ok": True, "title": st.ws.title, "pods": len(objs.pods), "nodes": len(objs.nodes)})
 

@@ -2,14 +2,14 @@
 
 Every request is bounded (body size, one what-if at a time) and every user mistake is an HTTP 400
 with one line naming the field: ``{"error": "...", "field": "..."}``. The server only reads: it
-never writes a file (exports are downloads), so it cannot write outside any folder.
+never writes a file (exports are downloads, edits stay in memory), so it cannot write outside any folder.
 
 Work that takes longer than a glance (scheduling, explaining, moving the timeline, reading a
 folder, encoding a large answer) runs in Starlette's thread pool, never on the event loop, so a
 small request (``/api/meta``, the page's files) is answered while a heavy one runs. Two kinds of
 heavy request:
 
-- *runs* (what-if, open, import) build new workspaces: one at a time, and another while one is in
+- *runs* (what-if, open, import, re-run) build new workspaces: one at a time, and another while one is in
   progress is refused with HTTP 409 (queuing a second what-if or a second open would answer for a
   state the user already left). A run stops at its next scheduling attempt when the client goes
   away or ``POST /api/cancel`` asks it to (answered HTTP 409 with ``"cancelled": true``);
@@ -18,8 +18,9 @@ heavy request:
 
 A handler reads ``st.ws`` once, so a read that began before an open finishes on the workspace it
 started with. The routes are grouped by what they do: ``read_routes`` (meta, cluster, decision,
-dashboards, schedule), ``run_routes`` (what-if, open, import, cancel) and ``export_routes``
-(downloads); ``handling`` holds what they share.
+dashboards, schedule), ``run_routes`` (what-if, open, import, cancel), ``export_routes``
+(downloads) and ``edit_routes`` (the working copy of a cluster file: edit, re-run, download);
+``handling`` holds what they share. Edits change the server's memory only, never a file.
 
 Who may ask is decided in front of the app (``kubesched.ui.guard``: Host, Origin, a per-run
 token). What the requests may make the server do is decided here: configurations and folders
@@ -41,7 +42,7 @@ from starlette.staticfiles import StaticFiles
 
 from kubesched.errors import InputError
 from kubesched.framework.registry import Registry
-from kubesched.ui import export_routes, read_routes, run_routes
+from kubesched.ui import edit_routes, export_routes, read_routes, run_routes
 from kubesched.ui.guard import Access, Guard, Roots
 from kubesched.ui.handling import DEFAULT_MAX_BODY, State, error
 from kubesched.ui.sources import Workspace
@@ -82,6 +83,7 @@ def build_app(
         *read_routes.routes(st),
         *run_routes.routes(st),
         *export_routes.routes(st),
+        *edit_routes.routes(st),
         Mount("/static", app=StaticFiles(directory=static), name="static"),
     ]
 

@@ -24,9 +24,11 @@ from kubesched.cluster.memory import MemoryCluster
 from kubesched.config import SchedulerConfig
 from kubesched.errors import InputError
 from kubesched.framework.registry import Registry
-from kubesched.load import ClusterObjects, load_cluster
+from kubesched.heap import paused_gc
+from kubesched.load import ClusterObjects, objects_of, read_documents
 from kubesched.scheduler import Scheduler
 from kubesched.state.snapshot import Snapshot
+from kubesched.ui.edits import WorkingCopy
 from kubesched.ui.runs import Attempt, Removal, Run, record_run, removals
 from kubesched.ui.timeline import BIND, CORDON, DELETE, NODE_ADD, NODE_REMOVE, UNCORDON, Step, Timeline
 
@@ -69,6 +71,7 @@ class Workspace:
     plugin_paths: list[str] = field(default_factory=list)
     seed: int | None = 0
     live: Any = None  # a live cluster: the kubesched.ui.live.ClusterWatch that fills the workspace
+    working: WorkingCopy | None = None  # cluster sources: the objects as the page edited them (kubesched.ui.edits)
 
 
 # ---- small readers --------------------------------------------------------------------------
@@ -212,15 +215,23 @@ def open_cluster(
     registry: Registry | None = None,
     check: Callable[[], None] | None = None,
     validate: str = "strict",
+    working: WorkingCopy | None = None,
 ) -> Workspace:
     """Load the cluster (``validate``: kubectl's --validate mode), validate the configuration, run
     `schedule` keeping every attempt
-    (``check`` after each one: it may raise to stop the run)."""
+    (``check`` after each one: it may raise to stop the run). The workspace's working copy is
+    ``working``, else, for files, one made of the files' objects (``objects`` given: none)."""
     from kubesched.app import Session
 
     registry = registry or build_registry(plugin_paths)
     cfg = parse_config_text(config_text, registry, config_source or "configuration")
-    objs = objects if objects is not None else load_cluster(files, validate)
+    if objects is None:
+        with paused_gc():
+            docs = [(p, read_documents(p)) for p in files]
+        objs = objects_of(docs, validate)
+        working = working or WorkingCopy.of(docs, validate)
+    else:
+        objs = objects
     snap, pending = start_snapshot(objs)
     cluster = MemoryCluster()
     for pod in objs.pods:
@@ -251,6 +262,7 @@ def open_cluster(
         files=list(files),
         plugin_paths=list(plugin_paths or []),
         seed=seed,
+        working=working,
     )
 
 

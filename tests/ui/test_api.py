@@ -33,7 +33,7 @@ def client(cluster_ws):
 def test_meta_names_the_views(client) -> None:
     m = client.get("/api/meta").json()
     assert m["kind"] == "cluster"
-    assert m["views"] == ["cluster", "pods", "decision", "whatif"]
+    assert m["views"] == ["cluster", "pods", "decision", "whatif", "edit"]
     assert m["steps"] == 3  # batch-b deleted, small bound, urgent bound
     assert "KubeSchedulerConfiguration" in m["config_yaml"]
 

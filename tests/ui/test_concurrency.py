@@ -95,8 +95,10 @@ def test_a_second_run_while_a_whatif_runs_is_a_409_and_changes_nothing(serve, ga
     again = httpx2.post(f"{srv.url}/api/whatif", headers=AUTH, json={"configs": [{"yaml": ""}]}, timeout=SMALL)
     assert again.status_code == 409
     assert again.json() == {
-        "error": "another run (what-if, open or import) is in progress; try again when it ends", "field": "body",
+        "error": "another run (what-if, open, import or re-run) is in progress; try again when it ends", "field": "body",
     }
+    rerun = httpx2.post(f"{srv.url}/api/rerun", headers=AUTH, timeout=SMALL)  # the working copy's re-run too
+    assert rerun.status_code == 409 and rerun.json()["field"] == "rerun"
     other = httpx2.post(f"{srv.url}/api/open", headers=AUTH, json={"path": str(sim_dir)}, timeout=SMALL)
     assert other.status_code == 409 and other.json()["field"] == "path"
     upload = httpx2.post(f"{srv.url}/api/import/snapshot", headers=AUTH, content=Path(PREEMPT).read_bytes(), timeout=SMALL)

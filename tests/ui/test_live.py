@@ -241,3 +241,21 @@ def test_a_kind_the_api_server_refuses_to_list_is_one_line_at_the_start(kube_api
     with pytest.raises(InputError, match=r"refused to list ResourceClaim \(403 Forbidden: .*\); kubesched ui needs list"):
         start_live(kubeconfig)
     assert wait(lambda: not informer_threads(), 5)  # the informers that did list were stopped
+
+
+def test_a_live_cluster_refuses_edits(kube_api: KubeAPIServer, live_ws: Workspace) -> None:  # noqa: F811
+    client = ui_client(live_ws)
+    assert "edit" not in client.get("/api/meta").json()["views"]
+    node = yaml.safe_dump(make_node("extra", cpu="8", memory="8Gi"))
+    for r in (
+        client.get("/api/objects"),
+        client.post("/api/objects", content=node),
+        client.put("/api/object?kind=Node&name=small", content=node),
+        client.delete("/api/object?kind=Node&name=small"),
+        client.post("/api/rerun"),
+        client.get("/api/export/working-copy"),
+    ):
+        assert r.status_code == 400 and r.json()["field"] == "source"
+        assert r.json()["error"].startswith("source: a live cluster is read-only")
+    assert writes(kube_api) == []
+    assert client.get("/api/cluster").json()["nodes"]["name"] == ["small"]

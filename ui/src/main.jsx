@@ -6,6 +6,7 @@ import { api, cancelRun, download } from "./api.js";
 import { ClusterView, PodsView } from "./cluster.jsx";
 import { ExperimentView, SimulationView } from "./dashboards.jsx";
 import { DecisionView } from "./decision.jsx";
+import { EditView } from "./edit.jsx";
 import { LiveBar, useLive } from "./live.jsx";
 import "./style.css";
 import { WhatIfView } from "./whatif.jsx";
@@ -25,7 +26,7 @@ function parseHash() {
   return { view: view || "", params: new URLSearchParams(q || "") };
 }
 
-const LABELS = { cluster: "Cluster", pods: "Pods", decision: "Decision", whatif: "What-if", simulation: "Simulation", experiment: "Experiment", share: "Import / export" };
+const LABELS = { cluster: "Cluster", pods: "Pods", decision: "Decision", whatif: "What-if", simulation: "Simulation", experiment: "Experiment", edit: "Edit", share: "Import / export" };
 
 function Loading({ what }) {
   return <p class="loading">loading {what}…</p>;
@@ -126,6 +127,7 @@ function App() {
         {view === "whatif" && (cluster ? <WhatIfView meta={meta} cluster={cluster} /> : <Loading what="cluster" />)}
         {view === "simulation" && (dash && dash.bins ? <SimulationView data={dash} /> : <Loading what="dashboard" />)}
         {view === "experiment" && (dash && dash.curves ? <ExperimentView initial={dash} /> : <Loading what="dashboard" />)}
+        {view === "edit" && (meta.edits ? <EditView meta={meta} onRerun={() => { setCluster(null); setDecision(null); setReload(reload + 1); }} /> : <p class="note">Only a cluster file can be edited.</p>)}
         {view === "share" && <Share meta={meta} step={cluster ? cluster.step : null} onOpened={() => { setCluster(null); setStep(null); setReload(reload + 1); go(""); }} />}
       </main>
     </div>
