@@ -17,9 +17,11 @@ from kubesched.framework import cycle
 from kubesched.framework.cycle import CycleContext, ScheduleResult
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.diagnosis import Diagnosis
+from kubesched.framework.failures import PluginFailure
 from kubesched.framework.handle import ClusterBackend, Handle
 from kubesched.framework.registry import Registry
-from kubesched.framework.runtime import Framework, PluginFailure, Scores
+from kubesched.framework.runtime import Framework
+from kubesched.framework.scoring import Scores
 from kubesched.framework.status import Code, Status
 from kubesched.framework.waiting import (
     PODS_TO_ACTIVATE,

@@ -11,7 +11,8 @@ import numpy as np
 from kubesched.api.objects import Node, Pod
 from kubesched.framework import cycle
 from kubesched.framework.cycle_state import CycleState
-from kubesched.framework.runtime import Framework, PluginFailure
+from kubesched.framework.failures import PluginFailure
+from kubesched.framework.runtime import Framework
 from kubesched.gpu.model import GPU_INDEX
 from kubesched.state.snapshot import Snapshot
 

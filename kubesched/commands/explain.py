@@ -49,7 +49,7 @@ def run(args: argparse.Namespace) -> int:
     from kubesched.app import build_session
     from kubesched.batch import schedule_all
     from kubesched.explain import explain_pod
-    from kubesched.framework.runtime import PluginFailure
+    from kubesched.framework.failures import PluginFailure
     from kubesched.load import parse_objects, read_documents, resolve_priorities
 
     if bool(args.pod_ref) == bool(args.pod):

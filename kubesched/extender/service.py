@@ -40,6 +40,7 @@ from kubesched.errors import InputError, join_path
 from kubesched.extender import wire
 from kubesched.framework import cycle
 from kubesched.framework.cycle_state import CycleState
+from kubesched.framework.failures import PluginFailure
 from kubesched.framework.interfaces import MAX_NODE_SCORE
 from kubesched.framework.preemption.candidates import (
     PodDisruptionBudget,
@@ -48,7 +49,7 @@ from kubesched.framework.preemption.candidates import (
 )
 from kubesched.framework.preemption.dry_run import DryRun
 from kubesched.framework.registry import Registry
-from kubesched.framework.runtime import Framework, PluginFailure
+from kubesched.framework.runtime import Framework
 from kubesched.framework.status import Code, Status
 from kubesched.load import ClusterObjects, load_cluster, resolve_priorities
 from kubesched.scheduler import Scheduler

@@ -12,8 +12,9 @@ prioritizeNodes, selectHost); ``Framework`` runs each point. Its callers:
   are given, and the extender's prioritize verb ``score_nodes``.
 
 A pod whose profile's plugins sign it (``SignPlugin``) is served inside ``find_nodes_that_fit``
-and ``prioritize`` by the framework's equivalence cache, which returns what this path would:
-the same nodes examined, verdicts, scores and FitError.
+by the framework's equivalence cache, which returns what this path would (the same nodes
+examined, verdicts and FitError); ``prioritize`` then scores them with ``Framework.run_score``
+like any window, from the raw scores the cache keeps.
 """
 
 from __future__ import annotations
@@ -24,12 +25,11 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from kubesched.framework.cycle_state import CycleState
-from kubesched.framework.diagnosis import NO_NODES, Diagnosis, NodeFailures, unsatisfied_plugins
-
-# loaded with the cycle that asks it, not inside the first scheduling run (Framework, which owns
-# the cache, imports it lazily: the cache imports runtime)
+from kubesched.framework.diagnosis import NO_NODES, Diagnosis, NodeFailures
 from kubesched.framework.equivalence import Batch
-from kubesched.framework.runtime import PluginFailure, Scores
+from kubesched.framework.failures import PluginFailure
+from kubesched.framework.runtime import PreFiltered
+from kubesched.framework.scoring import Scores
 from kubesched.framework.status import Code, FilterResult, Status
 
 if TYPE_CHECKING:
@@ -37,6 +37,7 @@ if TYPE_CHECKING:
     from kubesched.framework.runtime import Framework
     from kubesched.state.snapshot import Snapshot
 
+_MAX = np.maximum.reduce
 MIN_FEASIBLE_NODES_TO_FIND = 100
 MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND = 5
 
@@ -89,22 +90,6 @@ class ScheduleResult:
 
 
 @dataclass
-class PreFiltered:
-    """RunPreFilterPlugins' outcome: the status, the nodes a PreFilterResult narrowed the
-    cycle to (None: every node) and the plugins that narrowed, each plugin's own status."""
-
-    status: Status
-    names: frozenset[str] | None = None
-    narrowed_by: list[str] = field(default_factory=list)
-    per_plugin: dict[str, Status] = field(default_factory=dict)
-
-    @property
-    def outside(self) -> Status:
-        """The status of a node the PreFilterResult left out."""
-        return Status(Code.UnschedulableAndUnresolvable, (unsatisfied_plugins(self.narrowed_by),))
-
-
-@dataclass
 class Feasible:
     """findNodesThatFitPod's outcome: the feasible rows in evaluation order, the nodes examined,
     why the others failed, and the cycle's state."""
@@ -115,7 +100,7 @@ class Feasible:
     state: CycleState
     error: Status | None = None  # a PreFilter or Filter Error: the cycle's result
     advance: int = 0  # how far the rotating start index moves
-    batch: Batch | None = None  # set when the equivalence cache found the rows: it scores them too
+    batch: Batch | None = None  # set when the equivalence cache found the rows: it knows their raw scores
 
 
 # ---- the scheduling cycle ---------------------------------------------------------------------
@@ -151,22 +136,12 @@ def schedule_pod(fw: Framework, state: CycleState, pod: Pod, snap: Snapshot, ctx
 def propose(fw: Framework, state: CycleState, pod: Pod, snap: Snapshot, ctx: CycleContext) -> Proposal:
     """schedulePod up to selectHost: the nodes that fit and their scores (the rotating start
     index moves on as the whole cycle's would)."""
-    prop = _propose(fw, state, pod, snap, ctx, ctx.use_cache)
-    if prop is None:  # the equivalence cache could not score its window: the regular path says why
-        prop = _propose(fw, state, pod, snap, ctx, False)
-        assert prop is not None
-    return prop
-
-
-def _propose(
-    fw: Framework, state: CycleState, pod: Pod, snap: Snapshot, ctx: CycleContext, use_cache: bool
-) -> Proposal | None:
     res = ScheduleResult(pod, fw.profile_name)
     if snap.n == 0:
         res.code, res.message = Code.UnschedulableAndUnresolvable, NO_NODES
         return Proposal(fw, Feasible(np.zeros(0, np.intp), 0, None, state), res)
-    fit = find_nodes_that_fit(fw, state, pod, snap, ctx, use_cache=use_cache)
-    start, ctx.start = ctx.start, (ctx.start + fit.advance) % snap.n
+    fit = find_nodes_that_fit(fw, state, pod, snap, ctx, use_cache=ctx.use_cache)
+    ctx.start = (ctx.start + fit.advance) % snap.n
     res.evaluated, res.feasible, res.diagnosis = fit.examined, int(fit.rows.size), fit.diagnosis
     if fit.error is not None:
         res.code, res.message = Code.Error, fit.error.message
@@ -174,11 +149,7 @@ def _propose(
         res.code = Code.Unschedulable
         res.message = fit.diagnosis.fit_error(snap.n) if fit.diagnosis else NO_NODES
     elif fit.rows.size > 1:
-        scores = prioritize(fw, pod, snap, fit)
-        if scores is None:
-            ctx.start = start
-            return None
-        res.scores = scores
+        res.scores = prioritize(fw, pod, snap, fit)
     return Proposal(fw, fit, res)
 
 
@@ -199,7 +170,7 @@ def commit(prop: Proposal, snap: Snapshot, ctx: CycleContext, row: int | None = 
     if fit.batch is not None:
         # the cache's state is shared read-only: a copy for the points that may write to it
         # (plugins signed NOTHING for the pod are not called at Reserve, Permit and PreBind)
-        writers = prop.fw.post_filter if res.node is None else fit.batch.entry.binding_writes
+        writers = prop.fw.post_filter if res.node is None else fit.batch.entry.roles.binding_writes
         res.state = fit.state.clone() if writers else fit.state
     return res
 
@@ -232,11 +203,13 @@ def find_nodes_that_fit(
 ) -> Feasible:
     """findNodesThatFitPod: PreFilter, then Filter from the rotating start index until enough
     nodes fit (the adaptive percentageOfNodesToScore; one node when nothing scores). The
-    equivalence cache answers when it may (not with nominated pods, which need the full path)."""
+    equivalence cache answers when it may (not with nominated pods, which need the full path);
+    on a miss it runs the PreFilter, and the regular path goes on from it when it cannot answer."""
     pct = fw.percentage_of_nodes_to_score
     if pct is None:
         pct = ctx.percentage_of_nodes_to_score
     nominator = fw.handle.nominator
+    pre: PreFiltered | None = None
     if use_cache and not pod.nominated_node_name and not (nominator is not None and nominator.nominated):
         scoring = fw.has_scoring
 
@@ -244,11 +217,13 @@ def find_nodes_that_fit(
             return num_feasible_nodes_to_find(m, pct) if scoring else 1
 
         detail = ctx.failure_detail or bool(fw.post_filter)
-        batch = fw.cache.find_feasible(fw, pod, snap, ctx.start, num_to_find, detail)
-        if batch is not None:
-            return Feasible(batch.rows, batch.examined, batch.diagnosis, batch.state, advance=batch.examined, batch=batch)
+        found = fw.cache.find_feasible(fw, state, pod, snap, ctx.start, num_to_find, detail)
+        if isinstance(found, Batch):
+            return Feasible(found.rows, found.examined, found.diagnosis, found.state, advance=found.examined, batch=found)
+        pre = found
     diag = Diagnosis()
-    pre = pre_filter(fw, state, pod, snap)
+    if pre is None:
+        pre = pre_filter(fw, state, pod, snap)
     diag.unschedulable_plugins.update(pre.narrowed_by)
     none = np.zeros(0, np.intp)
     if not pre.status.ok:
@@ -325,12 +300,18 @@ def find_nodes_that_pass_filters(
     return feasible, int(feasible.size) + diagnosis.num_failed
 
 
-def prioritize(fw: Framework, pod: Pod, snap: Snapshot, fit: Feasible) -> Scores | None:
-    """prioritizeNodes: PreScore, Score, NormalizeScore and weights over the feasible rows. None:
-    the equivalence cache found the rows but cannot score them (the regular path must run)."""
-    if fit.batch is not None:
-        return fw.cache.score(fw, pod, snap, fit.batch)
-    return fw.run_score(fit.state, pod, snap, fit.rows)
+def prioritize(fw: Framework, pod: Pod, snap: Snapshot, fit: Feasible) -> Scores:
+    """prioritizeNodes: PreScore, Score, NormalizeScore and weights over the feasible rows, with
+    the raw scores the equivalence cache keeps when it found the rows."""
+    if fit.batch is None:
+        return fw.run_score(fit.state, pod, snap, fit.rows)
+    known = fw.cache.known_scores(fw, pod, snap, fit.batch)
+    if known is None:  # the cache could not bring its scores up to date: every plugin scores
+        fit.state = fit.state.clone()  # the entry's, shared read-only
+        return fw.run_score(fit.state, pod, snap, fit.rows)
+    scores = fw.run_score(fit.state, pod, snap, fit.rows, known)
+    scores.in_order = fit.batch.in_order
+    return scores
 
 
 def select_host(scores: Scores, snap: Snapshot, ctx: CycleContext) -> int:
@@ -338,8 +319,8 @@ def select_host(scores: Scores, snap: Snapshot, ctx: CycleContext) -> int:
     with tie-break "first", by node order."""
     if scores.in_order and ctx.tie_break == "first":
         return int(scores.rows[int(scores.total.argmax())])  # argmax: the first of the ties
-    best = scores.total.max()
-    ties = np.nonzero(scores.total == best)[0]
+    total = scores.total
+    ties = (total == _MAX(total)).nonzero()[0]  # ufunc and method: no Python wrappers, every cycle
     if ties.size == 1:
         return int(scores.rows[ties[0]])
     if ctx.tie_break == "first":
@@ -366,8 +347,7 @@ def post_filter(fw: Framework, state: CycleState, pod: Pod, snap: Snapshot, res:
 # ---- the same points over given nodes (extender, preemption) ---------------------------------
 def pre_filter(fw: Framework, state: CycleState, pod: Pod, snap: Snapshot, *, run_all: bool = False) -> PreFiltered:
     """RunPreFilterPlugins into ``state``; ``run_all`` goes on after a rejection (explain)."""
-    names, status, narrowed_by, per_plugin = fw.run_pre_filter(state, pod, snap, run_all=run_all)
-    return PreFiltered(status, names, narrowed_by, per_plugin)
+    return fw.run_pre_filter(state, pod, snap, run_all=run_all)
 
 
 def filter_nodes(
@@ -501,7 +481,6 @@ __all__: list[Any] = [
     "CycleContext",
     "EveryPlugin",
     "Feasible",
-    "PreFiltered",
     "Proposal",
     "ScheduleResult",
     "check_choice",

@@ -10,9 +10,14 @@ import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from kubesched.errors import InputError
 from kubesched.framework.interfaces import Plugin
+
+if TYPE_CHECKING:
+    from kubesched.framework.handle import Handle
+    from kubesched.framework.profile import ProfileSpec
 
 ENTRY_POINT_GROUP = "kubesched.plugins"
 
@@ -122,3 +127,45 @@ class Registry:
             return self.resolve(name).extension_points()
         except KeyError:
             return None
+
+
+class ProfilePlugins:
+    """One profile's plugin instances, one per name (a plugin at several points is one object),
+    made from the registry's classes with the profile's args when first named."""
+
+    def __init__(self, registry: Registry, profile: ProfileSpec, handle: Handle) -> None:
+        self.registry = registry
+        self.profile = profile
+        self.handle = handle
+        self.instances: dict[str, Plugin] = {}
+
+    def get(self, name: str) -> Plugin:
+        if name not in self.instances:
+            cls = self.registry.resolve(name)
+            try:
+                self.instances[name] = cls(self.profile.plugin_args.get(name), self.handle)
+            except InputError as e:  # the plugin's own args check: point at the config file
+                raise _args_error(self.profile, name, e) from None
+            if not getattr(cls, "name", ""):
+                self.instances[name].name = name  # type: ignore[misc]
+        return self.instances[name]
+
+    def at(self, point: str, kind: type) -> list[Any]:
+        """The profile's plugins at ``point``, in order; each must be a ``kind``."""
+        out = []
+        for ref in self.profile.plugins.get(point, []):
+            p = self.get(ref.name)
+            if not isinstance(p, kind):
+                raise ValueError(f"plugin {ref.name!r} does not implement {point}")
+            out.append(p)
+        return out
+
+
+def _args_error(profile: ProfileSpec, name: str, e: InputError) -> InputError:
+    """Re-anchor a plugin's args error (path ``<Name>Args.field``) at its pluginConfig entry."""
+    source, args_path = profile.args_origin.get(name, (None, ""))
+    path = e.path or ""
+    root = f"{name}Args"
+    if args_path and (path == root or path.startswith((root + ".", root + "["))):
+        path = args_path + path[len(root) :]
+    return InputError(e.reason, source=source or e.source, path=path or None)

@@ -1,8 +1,10 @@
 """Framework: one profile's plugins, run at each extension point over numpy rows.
 
 Every plugin call goes through ``Framework.call``: an exception becomes an Error status naming
-the plugin and the point, and the observer (per-plugin metrics) hears the call's time and status.
-The order in which the points run for one pod is ``kubesched.framework.cycle``'s.
+the plugin and the point (``failures``), and the observers (per-plugin metrics, the UI's
+timings) hear the call's time and status. The order in which the points run for one pod is
+``kubesched.framework.cycle``'s; the equivalence cache (``equivalence``) supplies verdicts and
+raw scores to these loops for pods the plugins sign.
 """
 
 from __future__ import annotations
@@ -14,12 +16,11 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 
-from kubesched.errors import InputError
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.diagnosis import Diagnosis, NodeFailures, unsatisfied_plugins
+from kubesched.framework.equivalence import EquivalenceCache
+from kubesched.framework.failures import PluginFailure, error_status, named_failure, plugin_error, raised
 from kubesched.framework.interfaces import (
-    MAX_NODE_SCORE,
-    MIN_NODE_SCORE,
     NODE_LOCAL,
     NOT_INVOLVED,
     NOTHING,
@@ -42,7 +43,11 @@ from kubesched.framework.interfaces import (
     Signature,
     SignPlugin,
 )
-from kubesched.framework.status import Code, FilterResult, PreFilterResult, Status, exception_text, go_quote
+from kubesched.framework.nominated import recheck_with_nominated
+from kubesched.framework.observers import PluginObserver, PluginRecorder, code_of, record, tell
+from kubesched.framework.registry import ProfilePlugins
+from kubesched.framework.scoring import KnownScores, Scores, check_score_range
+from kubesched.framework.status import Code, FilterResult, PreFilterResult, Status
 from kubesched.framework.waiting import MAX_PERMIT_TIMEOUT
 
 if TYPE_CHECKING:
@@ -52,23 +57,24 @@ if TYPE_CHECKING:
     from kubesched.framework.registry import Registry
     from kubesched.state.snapshot import Snapshot
 
-#: Observer of plugin executions: (plugin, extension point, status code name, seconds).
-PluginObserver = Callable[[str, str, str, float], None]
-#: Recorder of what plugin calls returned, heard while an observer is set: (plugin, extension
-#: point, the call's arguments, its result: a Status, PreFilterResult, (status, timeout), ...; a
-#: failure's Status).
-PluginRecorder = Callable[[str, str, tuple[Any, ...], Any], None]
-
+_NO_RAW: dict[str, np.ndarray] = {}  # run_score without known raw scores (never written to)
 _ERROR = np.int8(Code.Error)  # compared with code arrays per filter call: an enum member converts slowly
 
 
 @dataclass
-class Scores:
-    rows: np.ndarray
-    total: np.ndarray
-    # plugin -> (raw, normalized, weight); absent when the plugin was skipped
-    per_plugin: dict[str, tuple[np.ndarray, np.ndarray, int]] = field(default_factory=dict)
-    in_order: bool = False  # rows ascend in node order (then the first highest total is the first in order)
+class PreFiltered:
+    """RunPreFilterPlugins' outcome: the status, the nodes a PreFilterResult narrowed the
+    cycle to (None: every node) and the plugins that narrowed, each plugin's own status."""
+
+    status: Status
+    names: frozenset[str] | None = None
+    narrowed_by: list[str] = field(default_factory=list)
+    per_plugin: dict[str, Status] = field(default_factory=dict)
+
+    @property
+    def outside(self) -> Status:
+        """The status of a node the PreFilterResult left out."""
+        return Status(Code.UnschedulableAndUnresolvable, (unsatisfied_plugins(self.narrowed_by),))
 
 
 class BindingPlugins(NamedTuple):
@@ -79,93 +85,8 @@ class BindingPlugins(NamedTuple):
     pre_bind: list[PreBindPlugin]
 
 
-#: How the framework words a plugin's Error status at each point (framework/runtime/framework.go);
-#: ``{q}`` is the plugin's name as Go's %q prints it, ``{m}`` the status' message.
-ERROR_TEXT: dict[str, str] = {
-    "PreEnqueue": "running PreEnqueue plugin {q}: {m}",
-    "PreFilter": "running PreFilter plugin {q}: {m}",
-    "AddPod": "running AddPod on PreFilter plugin {q}: {m}",
-    "RemovePod": "running RemovePod on PreFilter plugin {q}: {m}",
-    "Filter": "running {q} filter plugin: {m}",
-    "PostFilter": "{m}",
-    "PreScore": "running PreScore plugin {q}: {m}",
-    "Score": "running Score plugins: plugin {q} failed with: {m}",
-    "NormalizeScore": "running Normalize on Score plugins: plugin {q} failed with: {m}",
-    "Reserve": "running Reserve plugin {q}: {m}",
-    "Permit": "running Permit plugin {q}: {m}",
-    "PreBindPreFlight": "running PreBindPreFlight {q}: {m}",
-    "PreBind": "running PreBind plugin {q}: {m}",
-    "Bind": "running Bind plugin {q}: {m}",
-}
-
-
-class PluginFailure(Exception):
-    """A plugin's Error status, worded as the framework words it at its point. ``cause`` is the
-    exception the plugin raised, if it raised one (``--debug`` prints its traceback)."""
-
-    def __init__(self, status: Status, cause: BaseException | None = None) -> None:
-        super().__init__(status.message)
-        self.status = status
-        self.cause = cause
-
-
-def plugin_error(point: str, plugin: str, message: str, cause: BaseException | None = None) -> PluginFailure:
-    """The Error status of ``plugin`` failing at ``point`` with ``message``."""
-    text = ERROR_TEXT[point].format(q=go_quote(plugin), m=message)
-    return PluginFailure(Status(Code.Error, (text,), plugin), cause)
-
-
-def _failure(plugin: Plugin, point: str, e: Exception) -> PluginFailure:
-    return plugin_error(point, plugin.name, exception_text(e), e)
-
-
-def reword_error(st: Status, source: str, point: str) -> Status:
-    """An Error status the framework worded at ``source``, worded as at ``point`` instead (a
-    preemption dry run re-runs PreFilter where upstream runs its RemovePod/AddPod extensions)."""
-    head = ERROR_TEXT[source].format(q=go_quote(st.plugin), m="")
-    if st.code != Code.Error or not st.plugin or not st.message.startswith(head):
-        return st
-    return plugin_error(point, st.plugin, st.message[len(head) :]).status
-
-
-def _named_failure(point: str, pl: Plugin, st: Status) -> Status:
-    """A plugin's non-success status at ``point``: a rejection naming the plugin, or the Error
-    worded as the framework words it."""
-    if not st.rejected:
-        return _error_status(point, pl.name, st)
-    st.plugin = pl.name
-    return st
-
-
-def _error_status(point: str, plugin: str, st: Status) -> Status:
-    """A non-success, non-rejection status a plugin returned, as the framework reports it."""
-    return plugin_error(point, plugin, st.message).status
-
-
-def _args_error(profile: ProfileSpec, name: str, e: InputError) -> InputError:
-    """Re-anchor a plugin's args error (path ``<Name>Args.field``) at its pluginConfig entry."""
-    source, args_path = profile.args_origin.get(name, (None, ""))
-    path = e.path or ""
-    root = f"{name}Args"
-    if args_path and (path == root or path.startswith((root + ".", root + "["))):
-        path = args_path + path[len(root) :]
-    return InputError(e.reason, source=source or e.source, path=path or None)
-
-
 #: SignPlugin mixins whose sign_pod answers a constant
 _FIXED: dict[Callable[..., Any], Signature] = {NodeLocal.sign_pod: NODE_LOCAL, RowLocal.sign_pod: ROW_LOCAL}
-
-
-def _code_of(out: Any) -> str:
-    """The status code name a plugin call returned, for the observer: a Status, or one inside a
-    tuple (Permit's (status, timeout), PostFilter's (node, status)); anything else is Success."""
-    if isinstance(out, Status):
-        return out.code.name
-    if isinstance(out, tuple):
-        for x in out:
-            if isinstance(x, Status):
-                return x.code.name
-    return "Success"
 
 
 class Framework:
@@ -175,28 +96,9 @@ class Framework:
         self.handle = handle
         handle.framework = self
         self.percentage_of_nodes_to_score = profile.percentage_of_nodes_to_score
-        instances: dict[str, Plugin] = {}
-
-        def get(name: str) -> Plugin:
-            if name not in instances:
-                cls = registry.resolve(name)
-                try:
-                    instances[name] = cls(profile.plugin_args.get(name), handle)
-                except InputError as e:  # the plugin's own args check: point at the config file
-                    raise _args_error(profile, name, e) from None
-                if not getattr(cls, "name", ""):
-                    instances[name].name = name  # type: ignore[misc]
-            return instances[name]
-
-        def at(point: str, kind: type) -> list[Any]:
-            out = []
-            for ref in profile.plugins.get(point, []):
-                p = get(ref.name)
-                if not isinstance(p, kind):
-                    raise ValueError(f"plugin {ref.name!r} does not implement {point}")
-                out.append(p)
-            return out
-
+        made = ProfilePlugins(registry, profile, handle)
+        instances = made.instances
+        at = made.at
         self.pre_enqueue: list[PreEnqueuePlugin] = at("preEnqueue", PreEnqueuePlugin)
         self._pre_enqueue_plan = tuple((pl, getattr(type(pl), "needs_pod_field", "")) for pl in self.pre_enqueue)
         qs = at("queueSort", QueueSortPlugin)
@@ -230,50 +132,63 @@ class Framework:
         self._asked: tuple[SignPlugin, ...] = tuple(pl for pl, sig in fixed.items() if sig is None)
         # each asked signer with the Pod attribute it needs ("": asked for every pod)
         self._ask_plan = tuple((pl, type(pl).needs_pod_field) for pl in self._asked)
-        from kubesched.framework.equivalence import EquivalenceCache  # it calls back into this module
-
+        self.score_plan = [(pl, self.score_weights.get(pl.name, 1)) for pl in self.score]
+        self._zero_norm: dict[tuple[ScorePlugin, int], np.ndarray | int] = {}
         self.cache = EquivalenceCache()
-        self.observer: PluginObserver | None = None
-        #: hears each call's result while ``observer`` is set (kubesched ui: every extension
+        self.observers: list[PluginObserver] = []  # ``add_observer``; empty: no clock reads
+        #: hear each call's result while some observer is added (kubesched ui: every extension
         #: point's result per pod)
-        self.recorder: PluginRecorder | None = None
+        self.recorders: list[PluginRecorder] = []
+
+    def add_observer(self, observer: PluginObserver) -> None:
+        """``observer`` hears every plugin call from now on (after those added before it)."""
+        self.observers.append(observer)
+
+    def remove_observer(self, observer: PluginObserver) -> None:
+        """``observer`` hears no more calls (a no-op when it was not added)."""
+        if observer in self.observers:
+            self.observers.remove(observer)
+
+    def add_recorder(self, recorder: PluginRecorder) -> None:
+        """``recorder`` hears what each plugin call returns, while some observer is added."""
+        self.recorders.append(recorder)
+
+    def remove_recorder(self, recorder: PluginRecorder) -> None:
+        if recorder in self.recorders:
+            self.recorders.remove(recorder)
 
     # ---- calling plugins ----------------------------------------------------------------
     def call(self, plugin: Plugin, point: str, fn: Callable[..., Any], *args: Any) -> Any:
         """``fn(*args)``, one of ``plugin``'s methods at ``point``: an exception becomes an Error
-        status naming the plugin (``PluginFailure``), and the observer hears the time and status."""
-        observer = self.observer
-        if observer is None:  # the common case: no clock reads
+        status naming the plugin (``PluginFailure``), and the observers hear the time and status."""
+        observers = self.observers
+        if not observers:  # the common case: no clock reads
             try:
                 return fn(*args)
             except PluginFailure:
                 raise
             except Exception as e:  # noqa: BLE001 - a plugin bug must not crash the scheduler
-                raise _failure(plugin, point, e) from e
+                raise raised(plugin, point, e) from e
         t0 = time.perf_counter()
-        recorder = self.recorder
         try:
             out = fn(*args)
         except PluginFailure as f:
-            observer(plugin.name, point, "Error", time.perf_counter() - t0)
-            if recorder is not None:
-                recorder(plugin.name, point, args, f.status)
+            tell(observers, plugin.name, point, "Error", time.perf_counter() - t0)
+            record(self.recorders, plugin.name, point, args, f.status)
             raise
         except Exception as e:  # noqa: BLE001 - as above
-            observer(plugin.name, point, "Error", time.perf_counter() - t0)
-            failure = _failure(plugin, point, e)
-            if recorder is not None:
-                recorder(plugin.name, point, args, failure.status)
+            tell(observers, plugin.name, point, "Error", time.perf_counter() - t0)
+            failure = raised(plugin, point, e)
+            record(self.recorders, plugin.name, point, args, failure.status)
             raise failure from e
-        observer(plugin.name, point, _code_of(out), time.perf_counter() - t0)
-        if recorder is not None:
-            recorder(plugin.name, point, args, out)
+        tell(observers, plugin.name, point, code_of(out), time.perf_counter() - t0)
+        record(self.recorders, plugin.name, point, args, out)
         return out
 
     def sign(self, pod: Pod, snap: Snapshot) -> tuple[Signature | None, ...]:
         """The Signatures of ``pod`` now from the signers whose answer is not a constant, in
         ``signers`` order (None: not signable); ``signed`` gives every signer's."""
-        if self.observer is not None:
+        if self.observers:
             return tuple([self.call(pl, "Sign", pl.sign_pod, pod, snap) for pl in self._asked])
         # unobserved, ``call``'s guard around the loop (asked every cycle: a frame less per signer);
         # a signer is not asked for a pod without the attribute it needs (its answer is known)
@@ -285,7 +200,7 @@ class Framework:
         except PluginFailure:
             raise
         except Exception as e:  # noqa: BLE001 - as in ``call``
-            raise _failure(pl, "Sign", e) from e
+            raise raised(pl, "Sign", e) from e
         return tuple(out)
 
     def signed(self, answers: tuple[Signature | None, ...]) -> dict[SignPlugin, Signature | None]:
@@ -318,17 +233,13 @@ class Framework:
                 continue
             st = self.call(pl, "PreEnqueue", pl.pre_enqueue, pod)
             if st is not None and not st.ok:
-                return _named_failure("PreEnqueue", pl, st)
+                return named_failure("PreEnqueue", pl, st)
         return Status()
 
     # ---- PreFilter -------------------------------------------------------------------
-    def run_pre_filter(
-        self, state: CycleState, pod: Pod, snap: Snapshot, *, run_all: bool = False
-    ) -> tuple[frozenset[str] | None, Status, list[str], dict[str, Status]]:
-        """RunPreFilterPlugins. Returns (node names or None, status, plugins that narrowed, per-plugin status).
-
-        ``run_all`` keeps going after a rejection (explain shows every plugin).
-        """
+    def run_pre_filter(self, state: CycleState, pod: Pod, snap: Snapshot, *, run_all: bool = False) -> PreFiltered:
+        """RunPreFilterPlugins into ``state``; ``run_all`` keeps going after a rejection (explain
+        shows every plugin)."""
         names: frozenset[str] | None = None
         ret = Status()
         with_nodes: list[str] = []
@@ -347,7 +258,7 @@ class Framework:
             if not st.ok:
                 if st.code == Code.UnschedulableAndUnresolvable:
                     if not run_all:
-                        return None, st, with_nodes, per_plugin
+                        return PreFiltered(st, None, with_nodes, per_plugin)
                     if ret.ok or ret.code != Code.UnschedulableAndUnresolvable:
                         ret = st
                     continue
@@ -355,9 +266,9 @@ class Framework:
                     if ret.ok:
                         ret = st
                     continue
-                err = _error_status("PreFilter", pl.name, st)
+                err = error_status("PreFilter", pl.name, st)
                 if not run_all:
-                    return None, err, with_nodes, per_plugin
+                    return PreFiltered(err, None, with_nodes, per_plugin)
                 ret = err
                 continue
             if res is not None and res.node_names is not None:
@@ -367,12 +278,12 @@ class Framework:
                     msg = unsatisfied_plugins(with_nodes, simultaneously=True)
                     st2 = Status(Code.UnschedulableAndUnresolvable, (msg,))
                     if not run_all:
-                        return names, st2, with_nodes, per_plugin
+                        return PreFiltered(st2, names, with_nodes, per_plugin)
                     ret = st2
-        return names, ret, with_nodes, per_plugin
+        return PreFiltered(ret, names, with_nodes, per_plugin)
 
     # ---- Filter ----------------------------------------------------------------------
-    def _active_filters(self, state: CycleState) -> list[FilterPlugin]:
+    def active_filters(self, state: CycleState) -> list[FilterPlugin]:
         return [pl for pl in self.filter if pl.name not in state.skip_filter]
 
     def filter_rows(
@@ -391,7 +302,7 @@ class Framework:
         ``nominated``: a node must also fit with the pods nominated to it
         (RunFilterPluginsWithNominatedPods); ``only`` restricts the run to those plugins."""
         alive = np.ones(len(rows), bool)
-        plugins = self._active_filters(state)
+        plugins = self.active_filters(state)
         if only is not None:
             plugins = [pl for pl in plugins if pl in only]
         cur: np.ndarray | None = None  # positions still alive; None while every row is
@@ -408,7 +319,7 @@ class Framework:
                 cur = np.flatnonzero(alive)
         nominator = self.handle.nominator
         if nominated and nominator is not None and nominator.nominated and alive.any():
-            self._recheck_with_nominated(state, pod, snap, rows, alive, diagnosis, only)
+            recheck_with_nominated(self, state, pod, snap, rows, alive, diagnosis, only)
         return alive
 
     def passes_rows(
@@ -420,7 +331,7 @@ class Framework:
         alive: np.ndarray | None = None
         # unobserved, ``call``'s guard around the loop, as in ``sign`` (the equivalence cache
         # re-judges rows with it every cycle: a frame less per plugin)
-        unobserved = self.observer is None
+        unobserved = not self.observers
         pl = None
         try:
             for pl in only:
@@ -446,7 +357,7 @@ class Framework:
         except PluginFailure:
             raise
         except Exception as e:  # noqa: BLE001 - as in ``call``
-            raise _failure(pl, "Filter", e) from e
+            raise raised(pl, "Filter", e) from e
         return np.ones(len(rows), bool) if alive is None else alive
 
     def filter_plugin(
@@ -462,53 +373,6 @@ class Framework:
             i = int(np.nonzero(res.code == _ERROR)[0][0])
             raise plugin_error("Filter", pl.name, res.status_at(i).message)
         return res, failed
-
-    def _recheck_with_nominated(
-        self,
-        state: CycleState,
-        pod: Pod,
-        snap: Snapshot,
-        rows: np.ndarray,
-        alive: np.ndarray,
-        diagnosis: Diagnosis | None,
-        only: list[FilterPlugin] | None = None,
-    ) -> None:
-        """RunFilterPluginsWithNominatedPods: a node must also fit with the pods of equal or
-        higher priority nominated to it (added to the snapshot and to the PreFilter state).
-        ``only`` restricts the second pass as it restricted the first."""
-        by_node: dict[str, list[Pod]] = {}
-        for other in self.handle.nominator.nominated.values():
-            if other.uid != pod.uid and other.priority >= pod.priority and other.nominated_node_name in snap.row_of:
-                by_node.setdefault(other.nominated_node_name, []).append(other)
-        if not by_node:
-            return
-        todo = [i for i in np.nonzero(alive)[0].tolist() if snap.nodes[int(rows[i])].name in by_node]
-        if not todo:
-            return
-        active_pre = [pl for pl in self.pre_filter if pl.name not in state.skip_filter]
-        if self.row_local(pod, snap, (*active_pre, *self._active_filters(state))):
-            # Every verdict reads its own row only: add all nominated pods, check once.
-            groups = [todo]
-        else:
-            groups = [[i] for i in todo]
-        for group in groups:
-            st2 = state.clone()
-            with snap.trial():
-                for i in group:
-                    row = int(rows[i])
-                    for other in by_node[snap.nodes[row].name]:
-                        placed = other.with_node(snap.nodes[row].name)
-                        snap.add_pod(placed)
-                        for pl in active_pre:
-                            self.call(pl, "AddPod", pl.add_pod, st2, pod, placed, row, snap)
-                idx = np.asarray(group)
-                sub_diag = Diagnosis() if diagnosis is not None else None
-                ok = self.filter_rows(st2, pod, snap, rows[idx], sub_diag, nominated=False, only=only)
-            if not ok.all():
-                alive[idx[~ok]] = False
-                if diagnosis is not None and sub_diag is not None:
-                    diagnosis.failures.extend(sub_diag.failures)
-                    diagnosis.unschedulable_plugins |= sub_diag.unschedulable_plugins
 
     # ---- PostFilter ------------------------------------------------------------------
     def run_post_filter(
@@ -534,25 +398,66 @@ class Framework:
         return nominated, Status(Code.Unschedulable, tuple(reasons), rejector)
 
     # ---- Score -----------------------------------------------------------------------
-    def run_score(self, state: CycleState, pod: Pod, snap: Snapshot, rows: np.ndarray) -> Scores:
-        """PreScore + Score + NormalizeScore + weights, vectorised per plugin."""
-        total = np.zeros(len(rows), np.int64)
-        out = Scores(rows, total)
+    def run_score(
+        self, state: CycleState, pod: Pod, snap: Snapshot, rows: np.ndarray, known: KnownScores | None = None
+    ) -> Scores:
+        """PreScore + Score + NormalizeScore + weights, vectorised per plugin. ``known``: what the
+        equivalence cache holds for the pod (raw scores by row, its PreScore already run), so
+        that only the plugins it does not know are called (and ``per_plugin`` stays empty)."""
         if not self.score:
-            out.total = np.ones(len(rows), np.int64)
-            return out
-        state.skip_score = self.run_pre_score(state, pod, snap, rows, self.pre_score)
+            return Scores(rows, np.ones(len(rows), np.int64))
+        if known is None:
+            state.skip_score = skip = self.run_pre_score(state, pod, snap, rows, self.pre_score)
+            plan, kept, zero, total = self.score_plan, _NO_RAW, _NO_RAW, None
+        else:
+            skip = known.skip
+            if known.fresh:
+                state.skip_score = skip = skip | self.run_pre_score(state, pod, snap, rows, known.pre_score)
+            plan, kept, zero = known.scorers, known.raw, known.zero
+            total = None if known.static is None else known.static[rows]
         # As upstream: every plugin scores, then every plugin normalizes, then weights apply, so
         # a Score error is reported before another plugin's NormalizeScore error.
-        scoring = [pl for pl in self.score if pl.name not in state.skip_score]
-        raws = [np.asarray(self.call(pl, "Score", pl.score, state, pod, snap, rows), np.int64) for pl in scoring]
-        norms = [self.normalize(pl, state, pod, raw) for pl, raw in zip(scoring, raws, strict=True)]
-        for pl, raw, norm in zip(scoring, raws, norms, strict=True):
+        raws: list[tuple[ScorePlugin, int, np.ndarray | None]] = []  # None: the known raw is all 0
+        for pl, w in plan:
+            arr = kept.get(pl.name)
+            if arr is not None:
+                raws.append((pl, w, None if pl.name in zero else arr[rows]))
+            elif pl.name not in skip:
+                raws.append((pl, w, np.asarray(self.call(pl, "Score", pl.score, state, pod, snap, rows), np.int64)))
+        norms = [
+            self.normalize(pl, state, pod, raw) if raw is not None else self._zeros_normalized(pl, state, pod, rows.size)
+            for pl, _, raw in raws
+        ]
+        per: dict[str, tuple[np.ndarray, np.ndarray, int]] = {}
+        for (pl, w, raw), norm in zip(raws, norms, strict=True):
+            if raw is not None:  # the zeros' were checked when first normalized
+                check_score_range(pl, norm)
+                if known is None:
+                    per[pl.name] = (raw, norm, w)
+            if total is None:
+                total = norm * w
+            else:
+                total += norm * w
+        if not isinstance(total, np.ndarray):  # nothing scored, or only constants
+            total = np.full(len(rows), 0 if total is None else total, np.int64)
+        return Scores(rows, total, per)
+
+    def _zeros_normalized(self, pl: ScorePlugin, state: CycleState, pod: Pod, size: int) -> np.ndarray | int:
+        """``pl``'s normalised scores of ``size`` zero raw scores (an int when all equal), range
+        checked, computed once per size: only for plugins whose NormalizeScore reads the scores
+        alone (``KnownScores.zero``)."""
+        key = (pl, size)
+        hit = self._zero_norm.get(key)
+        if hit is None:
+            norm = self.normalize(pl, state, pod, np.zeros(size, np.int64))
             check_score_range(pl, norm)
-            w = self.score_weights.get(pl.name, 1)
-            out.per_plugin[pl.name] = (raw, norm, w)
-            total += norm * w
-        return out
+            if len(self._zero_norm) >= 4096:
+                self._zero_norm.clear()
+            hit = int(norm[0]) if norm.size and (norm == norm[0]).all() else norm
+            if isinstance(hit, np.ndarray):
+                hit.flags.writeable = False
+            self._zero_norm[key] = hit
+        return hit
 
     def run_pre_score(
         self, state: CycleState, pod: Pod, snap: Snapshot, rows: np.ndarray, plugins: Iterable[PreScorePlugin]
@@ -580,7 +485,7 @@ class Framework:
         for pl in plugins:
             st = self.call(pl, point, getattr(pl, method), *args)
             if st is not None and not st.ok:
-                return _named_failure(point, pl, st)
+                return named_failure(point, pl, st)
         return Status()
 
     def binding_plugins(self, uninvolved: frozenset[str]) -> BindingPlugins:
@@ -623,7 +528,7 @@ class Framework:
             if st.rejected:
                 st.plugin = pl.name
                 return st, {}
-            return _error_status("Permit", pl.name, st), {}
+            return error_status("Permit", pl.name, st), {}
         if waits:
             msg = f'one or more plugins asked to wait and no plugin rejected pod "{pod.name}"'
             return Status(Code.Wait, (msg,)), waits
@@ -641,7 +546,7 @@ class Framework:
             elif st.code == Code.Skip:
                 skip.add(pl.name)
             elif st.code == Code.Error:
-                return _error_status("PreBindPreFlight", pl.name, st)
+                return error_status("PreBindPreFlight", pl.name, st)
             else:
                 return Status.error(
                     f'PreBindPreFlight {pl.name} returned "{st.code.name}", which is unsupported. '
@@ -661,7 +566,7 @@ class Framework:
             if st.code == Code.Skip:
                 continue
             if not st.ok and not st.rejected:
-                return _error_status("Bind", pl.name, st)
+                return error_status("Bind", pl.name, st)
             st.plugin = pl.name
             return st
         return Status(Code.Skip)
@@ -673,24 +578,3 @@ class Framework:
             except PluginFailure:  # post-bind is informational
                 pass
 
-
-_UMAX = np.maximum.reduce
-_U64 = np.dtype(np.uint64)  # a dtype, not the type: ``view`` would convert it on every call
-
-
-def check_score_range(pl: ScorePlugin, norm: np.ndarray) -> None:
-    """NormalizeScore must leave every score within [MIN_NODE_SCORE, MAX_NODE_SCORE]: an Error
-    naming the plugin, with upstream's text and the first offending node's score, otherwise."""
-    # one reduction: a negative int64 reads as a huge uint64 (the ufunc's own reduce: ``max()``
-    # goes through a Python wrapper, and this runs for every scoring plugin every cycle)
-    if not norm.size or _UMAX(norm.view(_U64)) <= MAX_NODE_SCORE:
-        return
-    bad = int(norm[(norm > MAX_NODE_SCORE) | (norm < MIN_NODE_SCORE)][0])
-    raise PluginFailure(
-        Status.error(
-            f"applying score defaultWeights on Score plugins: plugin {go_quote(pl.name)} returns "
-            f"an invalid score {bad}, it should in the range of "
-            f"[{MIN_NODE_SCORE}, {MAX_NODE_SCORE}] after normalizing",
-            pl.name,
-        )
-    )

@@ -4,7 +4,7 @@ the Scheduler's hooks.
 Everything lives on a dedicated ``CollectorRegistry`` so two schedulers (or a test and the
 process) never share series. The scheduler is not changed to be measured: results come from
 ``scheduler.hooks``, queue moves from ``scheduler.queue.on_incoming``, plugin timings from each
-``Framework.observer``; queue lengths and cache sizes are read when Prometheus scrapes.
+``Framework.add_observer``; queue lengths and cache sizes are read when Prometheus scrapes.
 """
 
 from __future__ import annotations
@@ -268,14 +268,7 @@ class SchedulerMetrics:
 
     def observe_framework(self, fw: Framework) -> None:
         """Time this framework's plugins (kept per cycle; flushed by ``end_cycle``)."""
-        previous = fw.observer
-
-        def observe(plugin: str, point: str, status: str, seconds: float) -> None:
-            self._observe(plugin, point, status, seconds)
-            if previous is not None:
-                previous(plugin, point, status, seconds)
-
-        fw.observer = observe
+        fw.add_observer(self._observe)
 
     def _cycle(self) -> _Cycle:
         c: _Cycle | None = getattr(self._local, "cycle", None)

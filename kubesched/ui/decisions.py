@@ -88,12 +88,12 @@ def _explain(
     heard = points.ExplainResults()
     fws = list(ws.timeline.scheduler.frameworks.values())
     for fw in fws:
-        fw.recorder = heard
+        fw.add_recorder(heard)
     try:
         explain, timing, took = ws.timeline.explain(pod, step, columns=True)
     finally:
         for fw in fws:
-            fw.recorder = None
+            fw.remove_recorder(heard)
     columns = explain.pop("columns") or EMPTY_COLUMNS
     return explain, columns, timing, took, heard.rows
 

@@ -3,7 +3,7 @@
 The simulator wraps each plugin and keeps what it returned at each extension point (its
 resultstore): PreFilter's status and node subset, PostFilter's nomination, PreScore's status,
 Reserve's, Permit's (with its timeout), PreBind's and Bind's. kubesched hears the same through
-``Framework.recorder``, from two places:
+``Framework.add_recorder``, from two places:
 
 - the explain of the cluster the attempt saw (``ExplainResults``): PreFilter and PreScore, which
   explain runs as the cycle does (Filter and Score are the decision view's tables);

@@ -122,8 +122,8 @@ def record_run(s: Session) -> Run:
     clock = _PluginClock()
     results = RunResults()
     for fw in sched.frameworks.values():
-        fw.observer = clock
-        fw.recorder = results
+        fw.add_observer(clock)
+        fw.add_recorder(results)
     deleted_seen = len(s.cluster.deleted)
 
     def record(res: ScheduleResult) -> None:

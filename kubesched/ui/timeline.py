@@ -211,7 +211,7 @@ class Timeline:
 
             fws = list(sched.frameworks.values())
             for fw in fws:
-                fw.observer = observe
+                fw.add_observer(observe)
             t0 = time.perf_counter()
             # a what-if: every explain breaks ties with the draws `kubesched explain --seed` makes
             # (the scheduler's start index and random state as built), not with what earlier
@@ -222,5 +222,5 @@ class Timeline:
                     out = (explain_columns if columns else explain_pod)(sched, pod.with_node("") if pod.node_name else pod)
             finally:
                 for fw in fws:
-                    fw.observer = None
+                    fw.remove_observer(observe)
             return out, timing, (time.perf_counter() - t0) * 1000.0

@@ -14,6 +14,8 @@ from kubesched.api.objects import Pod
 from kubesched.app import build_session
 from kubesched.batch import schedule_all
 from kubesched.cli import main
+from kubesched.framework.cycle_state import CycleState
+from kubesched.framework.equivalence import Batch
 from kubesched.render import explain_table
 from kubesched.testing import make_pod
 
@@ -117,6 +119,7 @@ def test_equivalence_cache_changes_nothing_with_volumes() -> None:
     s = build_session([EXAMPLE], None, 1, None)
     fw = s.scheduler.frameworks["default-scheduler"]
     plain = Pod.parse(make_pod("plain", namespace="shop", requests={"cpu": "100m"}))
-    for _ in range(2):
-        assert fw.cache.find_feasible(fw, plain, s.scheduler.snapshot, 0, lambda n: n) is not None
-    assert fw.cache._last.binding_writes is False
+    for _ in range(2):  # a miss, then a hit
+        found = fw.cache.find_feasible(fw, CycleState(), plain, s.scheduler.snapshot, 0, lambda n: n)
+        assert isinstance(found, Batch)
+        assert found.entry.roles.binding_writes is False

@@ -83,7 +83,7 @@ def test_the_observer_hears_every_plugin_call(seed: int) -> None:
     calls: Counter[tuple[str, str]] = Counter()
     heard: Counter[tuple[str, str]] = Counter()
     spy_on(fw, calls)
-    fw.observer = lambda plugin, point, status, seconds: heard.update([(plugin, point)])
+    fw.add_observer(lambda plugin, point, status, seconds: heard.update([(plugin, point)]))
     pods = workload(rng, 300)
     # high-priority pods arrive last: preemption's dry runs, nominated pods (the regular path)
     pods += [Pod.parse(make_pod(f"vip{i}", requests={"cpu": "2", "memory": "4Gi"}, priority=1000)) for i in range(10)]
@@ -98,3 +98,41 @@ def test_the_observer_hears_every_plugin_call(seed: int) -> None:
     want = {"Sign", "PreFilter", "Filter", "PreScore", "Score", "NormalizeScore", "PostFilter", "Bind"}
     assert want <= points
     assert heard["NodeResourcesFit", "Filter"] and heard["PodTopologySpread", "Filter"]
+
+
+def test_observers_are_a_list() -> None:
+    """Two clients observe one framework side by side (metrics and a UI timing, say): both hear
+    every call, and one removing itself leaves the other in place (no client overwrites another)."""
+    rng = random.Random(3)
+    reg = in_tree_registry(entry_points=False)
+    snap = Snapshot()
+    for node in cluster(rng, 20):
+        snap.add_node(node)
+    clock = VirtualClock()
+    sched = Scheduler(default_config(reg.points_of), snap, MemoryCluster(), reg, seed=3, clock=clock)
+    fw = sched.frameworks["default-scheduler"]
+    first: Counter[tuple[str, str]] = Counter()
+    second: Counter[tuple[str, str]] = Counter()
+
+    def hear_first(plugin: str, point: str, status: str, seconds: float) -> None:
+        first[plugin, point] += 1
+
+    def hear_second(plugin: str, point: str, status: str, seconds: float) -> None:
+        second[plugin, point] += 1
+
+    fw.add_observer(hear_first)
+    fw.add_observer(hear_second)
+    pods = workload(rng, 40)
+    for p in pods[:20]:
+        sched.add_pending(p)
+    sched.run_until_idle(advance=clock.advance, max_attempts=200)
+    assert first and first == second
+    fw.remove_observer(hear_second)
+    before = second.copy()
+    for p in pods[20:]:
+        sched.add_pending(p)
+    sched.run_until_idle(advance=clock.advance, max_attempts=200)
+    assert second == before  # removed: hears nothing more
+    assert sum(first.values()) > sum(before.values())  # the other still hears
+    fw.remove_observer(hear_second)  # removing twice is harmless
+    assert fw.observers == [hear_first]

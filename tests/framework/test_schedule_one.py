@@ -54,7 +54,7 @@ from fake_plugins import (
 from kubesched.api.objects import Pod
 from kubesched.framework.cycle import Feasible, Proposal
 from kubesched.framework.cycle_state import CycleState
-from kubesched.framework.runtime import PluginFailure
+from kubesched.framework.failures import PluginFailure
 from kubesched.framework.status import Code, Status
 from kubesched.plugins.podtopologyspread import PodTopologySpread
 from kubesched.plugins.volumebinding import VolumeBinding

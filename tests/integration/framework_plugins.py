@@ -11,6 +11,7 @@ import numpy as np
 
 from kubesched.api.objects import Pod
 from kubesched.framework.cycle_state import CycleState
+from kubesched.framework.failures import PluginFailure
 from kubesched.framework.interfaces import (
     MAX_NODE_SCORE,
     BindPlugin,
@@ -26,7 +27,6 @@ from kubesched.framework.interfaces import (
     ReservePlugin,
     ScorePlugin,
 )
-from kubesched.framework.runtime import PluginFailure
 from kubesched.framework.status import Code, FilterResult, PluginError, PreFilterResult, Status
 from kubesched.framework.waiting import request_activation
 from kubesched.state.snapshot import Snapshot

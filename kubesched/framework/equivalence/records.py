@@ -32,7 +32,7 @@ class Disagreement(Exception):
 
 @dataclass
 class Records:
-    plugin: np.ndarray  # int16 per row: index into Entry.local_filters of the first rejecting plugin, -1 none
+    plugin: np.ndarray  # int16 per row: index into Roles.local_filters of the first rejecting plugin, -1 none
     code: np.ndarray  # int8: that plugin's code
     reason: np.ndarray  # int32: index into ``sets``, the plugin's reasons for the row
     sets: list[tuple[str, ...]]
@@ -58,7 +58,7 @@ def diagnose(fw: Framework, pod: Pod, snap: Snapshot, e: Entry, state: CycleStat
     if r is None:
         n = snap.n
         r = e.records = Records(np.full(n, -1, np.int16), np.zeros(n, np.int8), np.zeros(n, np.int32), [], {}, 0)
-        record(fw, pod, snap, e, state, r, e.order, 0)
+        record(fw, pod, snap, e, state, r, e.verdicts.order, 0)
     elif len(log) > r.log_pos:
         refresh_records(fw, pod, snap, e, state, np.asarray(sorted(set(log[r.log_pos :])), np.int64))
     r.log_pos = len(log)
@@ -71,7 +71,7 @@ def diagnose(fw: Framework, pod: Pod, snap: Snapshot, e: Entry, state: CycleStat
     key = r.plugin.astype(np.int64) * nsets + r.reason
     counts = np.bincount(key)
     present = np.flatnonzero(counts).tolist()
-    groups = [(e.local_filters[k // nsets].name, r.sets[k % nsets], k) for k in present]
+    groups = [(e.roles.local_filters[k // nsets].name, r.sets[k % nsets], k) for k in present]
     hist: Counter[str] = Counter()
     for (_, reasons, _), c in zip(groups, counts[present].tolist(), strict=True):
         for reason in reasons:
@@ -98,7 +98,7 @@ def refresh_records(fw: Framework, pod: Pod, snap: Snapshot, e: Entry, state: Cy
     assert r is not None
     # Filters before the first one that reads a row's pods read the node alone: a row one of
     # them rejected keeps its record (and its verdict), and the others still pass them.
-    first = e.first_pod_filter
+    first = e.roles.first_pod_filter
     if first:
         was = r.plugin[stale]
         keep = (was < 0) | (was >= first)
@@ -108,8 +108,8 @@ def refresh_records(fw: Framework, pod: Pod, snap: Snapshot, e: Entry, state: Cy
         return
     if record(fw, pod, snap, e, state, r, stale, first):  # some row's reasons changed
         r.diagnosis = None
-    e.set_ok(stale, r.plugin[stale] < 0)
-    e.unscored.update(stale.tolist())
+    e.verdicts.set_ok(stale, r.plugin[stale] < 0)
+    e.rescoring.unscored.update(stale.tolist())
 
 
 def record(
@@ -124,8 +124,8 @@ def record(
     reason = np.zeros(rows.size, np.int32)
     alive = np.arange(rows.size)  # positions of rows no filter rejected yet
     skip = state.skip_filter
-    for pi in range(first, len(e.local_filters)):
-        pl = e.local_filters[pi]
+    for pi in range(first, len(e.roles.local_filters)):
+        pl = e.roles.local_filters[pi]
         if pl.name in skip:
             continue
         res, failed = fw.filter_plugin(pl, state, pod, snap, rows if alive.size == rows.size else rows[alive])

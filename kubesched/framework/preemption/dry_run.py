@@ -21,9 +21,9 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from kubesched.framework import cycle
-from kubesched.framework.cycle import PreFiltered
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.diagnosis import Diagnosis, NodeFailures
+from kubesched.framework.failures import PluginFailure, plugin_error, reword_error
 from kubesched.framework.preemption.candidates import (
     Candidate,
     MoreImportantPodFunc,
@@ -32,7 +32,7 @@ from kubesched.framework.preemption.candidates import (
     reprieve_in_turn,
     sort_by_importance,
 )
-from kubesched.framework.runtime import PluginFailure, plugin_error, reword_error
+from kubesched.framework.runtime import PreFiltered
 from kubesched.framework.status import Code, Status
 from kubesched.state.memo import NAMESPACES, NODES
 
