@@ -34,6 +34,13 @@ def _label(rec: TrialRecord) -> str:
     )
 
 
+def _study(out: StudyOutcome) -> str:
+    """How many configurations the study tried: ``--trials`` (the records less the base config,
+    which Optuna also holds as a trial) and the base config."""
+    n = sum(1 for r in out.records if not r.baseline)
+    return f"{n} trial{'' if n == 1 else 's'} and the base config"
+
+
 def _header(out: StudyOutcome, rec: TrialRecord) -> list[str]:
     s = out.settings
     vals = ", ".join(
@@ -41,7 +48,7 @@ def _header(out: StudyOutcome, rec: TrialRecord) -> list[str]:
         for m, v, b in zip(s.metrics, rec.values or [], out.baseline.values or [], strict=False)
     )
     return [
-        f"kubesched tune: {_label(rec)} of {len(out.records)}; {vals}",
+        f"kubesched tune: {_label(rec)}, of {_study(out)}; {vals}",
         f"simulator seeds {','.join(map(str, s.sim_seeds))}; metric(s) {','.join(s.metrics)} ({','.join(s.directions)})",
     ]
 
@@ -174,7 +181,7 @@ def print_report(out: StudyOutcome, space: SearchSpace, written: dict[str, Path]
     if out.held_out:
         caption += f"; held out: seeds {','.join(map(str, s.eval_seeds))}"
     t = Table(
-        title=f"kubesched tune: base config vs {_label(out.best)} of {len(out.records)}; {dirs}",
+        title=f"kubesched tune: base config vs {_label(out.best)}, of {_study(out)}; {dirs}",
         caption=caption,
     )
     t.add_column("metric", no_wrap=True)

@@ -146,3 +146,14 @@ def test_a_final_state_metric_in_time_mode_warns(tmp_path: Path, capsys) -> None
     (line,) = [ln for ln in err.splitlines() if "warning" in ln]
     assert "metric allocation_pct.cpu.final was 0 in all 3 trials" in line and "--mode arrival" in line
     assert json.loads((out / "summary.json").read_text())["warnings"] == [line.removeprefix("kubesched: warning: ")]
+
+
+def test_the_best_config_counts_the_trials_asked_for(tmp_path: Path, capsys) -> None:  # noqa: ANN001
+    """``--trials 2`` reads "of 2 trials and the base config" (Optuna holds the base config as a
+    trial too: "of 3" read as if three trials had been asked for)."""
+    cluster, base = write_pack_case(tmp_path)
+    out = tmp_path / "out"
+    args = ["-f", str(cluster), "--config", str(base), "--mode", "arrival", "--metric", "pods.failed"]
+    assert _run([*args, "--trials", "2", "--no-progress", "--no-plot", "--out-dir", str(out)], capsys)[0] == 0
+    first = (out / "best-config.yaml").read_text().splitlines()[0]
+    assert "of 2 trials and the base config;" in first, first
