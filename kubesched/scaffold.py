@@ -153,34 +153,34 @@ def test_{snake}_bad_args_exit_2(tmp_path, capsys):
 '''
 
 
+#: what ``_PLUGIN`` holds for each kind of skeleton (``extra_parse`` is formatted with the name)
+_KIND_FIELDS: dict[str, dict[str, str]] = {
+    "score": {
+        "summary": "prefers nodes labelled ``<labelKey>=true`` (a score plugin skeleton).",
+        "base": "NodeScorePlugin",
+        "extra_field": _SCORE_EXTRA_FIELD,
+        "extra_known": ', "bonus"',
+        "extra_parse": _SCORE_EXTRA_PARSE,
+        "ctor": "label_key=label_key, bonus=bonus",
+        "method": _SCORE_METHOD,
+    },
+    "filter": {
+        "summary": "only nodes labelled ``<labelKey>=true`` pass (a filter plugin skeleton).",
+        "base": "NodeFilterPlugin",
+        "extra_field": "",
+        "extra_known": "",
+        "extra_parse": "",
+        "ctor": "label_key=label_key",
+        "method": _FILTER_METHOD,
+    },
+}
+
+
 def render_plugin(name: str, kind: str) -> str:
     """The plugin module's source."""
-    snake = snake_name(name)
-    if kind == "score":
-        summary = "prefers nodes labelled ``<labelKey>=true`` (a score plugin skeleton)."
-        return _PLUGIN.format(
-            name=name,
-            snake=snake,
-            summary=summary,
-            base="NodeScorePlugin",
-            extra_field=_SCORE_EXTRA_FIELD,
-            extra_known=', "bonus"',
-            extra_parse=_SCORE_EXTRA_PARSE.format(name=name),
-            ctor="label_key=label_key, bonus=bonus",
-            method=_SCORE_METHOD,
-        )
-    summary = "only nodes labelled ``<labelKey>=true`` pass (a filter plugin skeleton)."
-    return _PLUGIN.format(
-        name=name,
-        snake=snake,
-        summary=summary,
-        base="NodeFilterPlugin",
-        extra_field="",
-        extra_known="",
-        extra_parse="",
-        ctor="label_key=label_key",
-        method=_FILTER_METHOD,
-    )
+    fields = dict(_KIND_FIELDS["score" if kind == "score" else "filter"])
+    fields["extra_parse"] = fields["extra_parse"].format(name=name)
+    return _PLUGIN.format(name=name, snake=snake_name(name), **fields)
 
 
 def render_test(name: str, kind: str) -> str:

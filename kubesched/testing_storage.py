@@ -55,12 +55,12 @@ def make_pv(
         spec["claimRef"] = {"namespace": claim[0], "name": claim[1], **({"uid": claim[2]} if len(claim) > 2 else {})}
     if node_affinity is not None:
         spec["nodeAffinity"] = {"required": {"nodeSelectorTerms": node_affinity}}
-    d: dict[str, Any] = {
-        "apiVersion": "v1",
-        "kind": "PersistentVolume",
-        "metadata": {"name": name, "labels": labels or {}, "annotations": annotations or {}},
-        "spec": spec,
-    }
+    return _volume_object("PersistentVolume", {"name": name, "labels": labels or {}, "annotations": annotations or {}}, spec, phase)
+
+
+def _volume_object(kind: str, metadata: dict[str, Any], spec: dict[str, Any], phase: str | None) -> dict[str, Any]:
+    """A PV or PVC manifest, with ``status.phase`` when given."""
+    d: dict[str, Any] = {"apiVersion": "v1", "kind": kind, "metadata": metadata, "spec": spec}
     if phase is not None:
         d["status"] = {"phase": phase}
     return d
@@ -88,15 +88,7 @@ def make_pvc(
         spec["storageClassName"] = storage_class
     if selector is not None:
         spec["selector"] = selector
-    d: dict[str, Any] = {
-        "apiVersion": "v1",
-        "kind": "PersistentVolumeClaim",
-        "metadata": {"name": name, "namespace": namespace, "uid": uid or f"pvc-{namespace}-{name}", "annotations": annotations or {}},
-        "spec": spec,
-    }
-    if phase is not None:
-        d["status"] = {"phase": phase}
-    return d
+    return _volume_object("PersistentVolumeClaim", {"name": name, "namespace": namespace, "uid": uid or f"pvc-{namespace}-{name}", "annotations": annotations or {}}, spec, phase)
 
 
 def make_storage_class(

@@ -125,11 +125,6 @@ def check_name(value: str, path: str, rule: Callable[[str], list[str]]) -> None:
         raise invalid(path, value, problems[0])
 
 
-def label_name(key: str, path: str) -> None:
-    """ValidateLabelName."""
-    check_name(key, path, is_qualified_name)
-
-
 def label_value(value: str, path: str) -> None:
     check_name(value, path, is_valid_label_value)
 
@@ -137,7 +132,7 @@ def label_value(value: str, path: str) -> None:
 def labels(m: Mapping[str, str] | None, path: str) -> None:
     """ValidateLabels: qualified-name keys, label values."""
     for k, v in (m or {}).items():
-        label_name(k, path)
+        qualified_name(k, path)
         label_value(v or "", join_path(path, k))  # null decodes as "", as in Go
 
 
@@ -150,6 +145,7 @@ def annotations(m: Mapping[str, str] | None, path: str) -> None:
 
 
 def qualified_name(value: str, path: str) -> None:
+    """IsQualifiedName as a field's check (also ValidateLabelName: a label key is a qualified name)."""
     check_name(value, path, is_qualified_name)
 
 
@@ -182,7 +178,7 @@ def _selector_requirement(expr: Mapping[str, Any], path: str, operators: tuple[s
             raise required(vpath, "must be specified single value when `operator` is 'Lt' or 'Gt'")
     else:
         raise invalid(join_path(path, "operator"), op, "not a valid selector operator")
-    label_name(expr.get("key") or "", join_path(path, "key"))
+    qualified_name(expr.get("key") or "", join_path(path, "key"))
     if check_values:
         for i, v in enumerate(values):
             label_value(v, join_path(vpath, i))
@@ -252,7 +248,7 @@ def _label_keys(keys: list[str], path: str, selector: Mapping[str, Any] | None) 
     if keys and selector is None:
         raise forbidden(path, "must not be specified when labelSelector is not set")
     for i, k in enumerate(keys):
-        label_name(k, join_path(path, i))
+        qualified_name(k, join_path(path, i))
 
 
 def _selector_keys(selector: Mapping[str, Any] | None) -> set[str]:
@@ -291,7 +287,7 @@ def pod_affinity_term(term: Mapping[str, Any] | None, path: str) -> None:
     key = term.get("topologyKey") or ""
     if not key:
         raise required(join_path(path, "topologyKey"), "can not be empty")
-    label_name(key, join_path(path, "topologyKey"))
+    qualified_name(key, join_path(path, "topologyKey"))
 
 
 def pod_affinity(pa: Mapping[str, Any] | None, path: str) -> None:
@@ -331,7 +327,7 @@ def tolerations(items: list | None, path: str) -> None:
         value = t.get("value") or ""
         effect = t.get("effect") or ""
         if key:
-            label_name(key, join_path(ipath, "key"))
+            qualified_name(key, join_path(ipath, "key"))
         if not key and op != "Exists":
             raise invalid(
                 join_path(ipath, "operator"), op, 'operator must be Exists when `key` is empty, which means "match all values and all keys"'
@@ -357,7 +353,7 @@ def taints(items: list | None, path: str) -> None:
         ipath = join_path(path, i)
         t = t or {}
         key, value, effect = t.get("key") or "", t.get("value") or "", t.get("effect") or ""
-        label_name(key, join_path(ipath, "key"))
+        qualified_name(key, join_path(ipath, "key"))
         problems = is_valid_label_value(value)
         if problems:
             raise invalid(join_path(ipath, "value"), value, ";".join(problems))
@@ -405,7 +401,7 @@ def spread_constraints(items: list | None, path: str) -> None:
             raise forbidden(kpath, "must not be specified when labelSelector is not set")
         selector_keys = _selector_keys(sel)
         for j, k in enumerate(match_keys):
-            label_name(k, join_path(kpath, j))
+            qualified_name(k, join_path(kpath, j))
             if k in selector_keys:
                 raise invalid(join_path(kpath, j), k, "exists in both matchLabelKeys and labelSelector")
         label_selector(sel, join_path(ipath, "labelSelector"))

@@ -47,6 +47,11 @@ def as_str(value: Any, path: str, default: str = "") -> str:
     return value
 
 
+def str_fields(m: Mapping[str, Any], path: str, *keys: str) -> tuple[str, ...]:
+    """The string fields ``keys`` of ``m``, each as ``as_str`` reads it ("" when absent)."""
+    return tuple(as_str(m.get(key), join_path(path, key)) for key in keys)
+
+
 def as_int(value: Any, path: str, default: int | None = 0) -> int | None:
     """An integer field. As for the API server's JSON decoding, a string ("5") or a
     fraction is not an integer; YAML's and JSON's integers are."""

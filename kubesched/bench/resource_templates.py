@@ -13,32 +13,28 @@ EBS_CSI_DRIVER = "ebs.csi.aws.com"
 AWS_EBS_PLUGIN = "kubernetes.io/aws-ebs"
 
 
-def pv_aws() -> WireDict:
-    """templates/pv-aws.yaml: an in-tree AWS EBS volume (its volumeID set per pod)."""
+def _template_pv(source: WireDict) -> WireDict:
+    """A PV of scheduler_perf's PV templates: 1Gi, ReadOnlyMany, retained; they differ in the source."""
     return {
         "apiVersion": "v1",
         "kind": "PersistentVolume",
         "spec": {
             "accessModes": ["ReadOnlyMany"],
-            "awsElasticBlockStore": {"volumeID": "<volume-id>"},
             "capacity": {"storage": "1Gi"},
             "persistentVolumeReclaimPolicy": "Retain",
+            **source,
         },
     }
+
+
+def pv_aws() -> WireDict:
+    """templates/pv-aws.yaml: an in-tree AWS EBS volume (its volumeID set per pod)."""
+    return _template_pv({"awsElasticBlockStore": {"volumeID": "<volume-id>"}})
 
 
 def pv_csi() -> WireDict:
     """templates/pv-csi.yaml: a CSI volume of the EBS driver (its volumeHandle set per pod)."""
-    return {
-        "apiVersion": "v1",
-        "kind": "PersistentVolume",
-        "spec": {
-            "accessModes": ["ReadOnlyMany"],
-            "capacity": {"storage": "1Gi"},
-            "csi": {"driver": EBS_CSI_DRIVER},
-            "persistentVolumeReclaimPolicy": "Retain",
-        },
-    }
+    return _template_pv({"csi": {"driver": EBS_CSI_DRIVER}})
 
 
 def pvc() -> WireDict:

@@ -69,65 +69,41 @@ def base_node(op_index: int) -> WireDict:
     }
 
 
-def node_default() -> WireDict:
-    """templates/node-default.yaml: capacity only (allocatable defaulted from it)."""
+def _template_node(metadata: WireDict, pods: str = "110", spec: WireDict | None = None) -> WireDict:
+    """A node of scheduler_perf's node templates: Ready and Running, with capacity only
+    (allocatable defaulted from it); the templates differ in metadata, spec and pod capacity."""
     return {
         "apiVersion": "v1",
         "kind": "Node",
-        "metadata": {"generateName": "scheduler-perf-"},
-        "spec": {},
+        "metadata": metadata,
+        "spec": spec or {},
         "status": {
-            "capacity": _capacity("110"),
+            "capacity": _capacity(pods),
             "conditions": [{"status": "True", "type": "Ready"}],
             "phase": "Running",
         },
     }
+
+
+def node_default() -> WireDict:
+    """templates/node-default.yaml: capacity only (allocatable defaulted from it)."""
+    return _template_node({"generateName": "scheduler-perf-"})
 
 
 def node_with_name() -> WireDict:
     """templates/node-with-name.yaml: the one node SchedulingDaemonset's pods all target."""
-    return {
-        "apiVersion": "v1",
-        "kind": "Node",
-        "metadata": {"name": "scheduler-perf-node", "labels": {HOSTNAME_LABEL: "scheduler-perf-node"}},
-        "spec": {},
-        "status": {
-            "capacity": _capacity("90000"),
-            "conditions": [{"status": "True", "type": "Ready"}],
-            "phase": "Running",
-        },
-    }
+    return _template_node({"name": "scheduler-perf-node", "labels": {HOSTNAME_LABEL: "scheduler-perf-node"}}, pods="90000")
 
 
 def node_with_taint() -> WireDict:
     """templates/node-with-taint.yaml: a NoSchedule taint the pods do not tolerate."""
-    return {
-        "apiVersion": "v1",
-        "kind": "Node",
-        "metadata": {"generateName": "taint-node-"},
-        "spec": {"taints": [{"key": "foo", "effect": "NoSchedule"}]},
-        "status": {
-            "capacity": _capacity("110"),
-            "conditions": [{"status": "True", "type": "Ready"}],
-            "phase": "Running",
-        },
-    }
+    return _template_node({"generateName": "taint-node-"}, spec={"taints": [{"key": "foo", "effect": "NoSchedule"}]})
 
 
 def node_with_dra_test_driver() -> WireDict:
     """dra/templates/node-with-dra-test-driver.yaml: named ``scheduler-perf-dra-<index>`` (the
     node's index in the workload), which createResourceDriver's ``nodes`` glob matches."""
-    return {
-        "apiVersion": "v1",
-        "kind": "Node",
-        "metadata": {"name": "scheduler-perf-dra-{index}"},
-        "spec": {},
-        "status": {
-            "capacity": _capacity("110"),
-            "conditions": [{"status": "True", "type": "Ready"}],
-            "phase": "Running",
-        },
-    }
+    return _template_node({"name": "scheduler-perf-dra-{index}"})
 
 
 NODE_TEMPLATES: dict[str, Callable[[], WireDict]] = {

@@ -9,8 +9,7 @@ from kubesched.commands.printing import emit, warn
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("config", help="configuration tools", description="Inspect a KubeSchedulerConfiguration.")
-    csub = p.add_subparsers(dest="config_command", required=True, metavar="COMMAND", help="one of:")
+    csub = flags.add_command_group(sub, "config", "configuration tools", "Inspect a KubeSchedulerConfiguration.")
     cv = csub.add_parser(
         "view",
         help="the resolved configuration as a v1 document (defaults merged, versions converted)",

@@ -20,12 +20,10 @@ ELASTIC_MODES = (
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser(
-        "experiment",
-        help="reproduce published scheduling experiments",
-        description="Reproduce published scheduling experiments (today: the FGD paper's grid on the openb trace).",
+    esub = flags.add_command_group(
+        sub, "experiment", "reproduce published scheduling experiments",
+        "Reproduce published scheduling experiments (today: the FGD paper's grid on the openb trace).",
     )
-    esub = p.add_subparsers(dest="experiment_command", required=True, metavar="COMMAND", help="one of:")
     _add_fgd(esub)
     _add_elastic(esub)
 
@@ -58,8 +56,7 @@ def _add_fgd(esub: argparse._SubParsersAction) -> None:
         "--report-only", action="store_true", help="run nothing: aggregate, compare and plot the runs already in --out-dir"
     )
     f.add_argument("--tune", type=float, default=1.3, help="arrived workload to reach, x GPU capacity (default 1.3)")
-    f.add_argument("--max-nodes", type=int, metavar="N", help="smoke runs: N nodes spread over the node list")
-    f.add_argument("--max-pods", type=int, metavar="N", help="smoke runs: the first N pods of each trace")
+    flags.add_instance_size(f, "smoke runs", "each trace")
     f.add_argument(
         "--gpu-model",
         choices=("annotations", "dra"),
@@ -93,8 +90,10 @@ def _add_elastic(esub: argparse._SubParsersAction) -> None:
         "grows and shrinks; write runs.csv, summary.json, time series and report.html to -d/--out-dir. "
         "See docs/autoscaling.md.",
     )
-    p.add_argument("--trace", default="default", help="pod list: a shipped name or a CSV path (default: default)")
-    p.add_argument("--nodes", default="gpu", help="node list whose node shapes become node groups (default: gpu, 15 shapes)")
+    flags.add_openb_lists(
+        p, "pod list: a shipped name or a CSV path (default: default)",
+        "node list whose node shapes become node groups (default: gpu, 15 shapes)",
+    )
     p.add_argument("--compression", "-k", type=float, default=60.0, help="arrival compression k (default 60)")
     p.add_argument("--base-nodes", type=int, default=8, help="base cluster: nodes of the most common shape (default 8)")
     p.add_argument("--delay", default="60:120", help="provisioning delay, seconds: MIN:MAX (uniform) or one number (default 60:120)")
@@ -103,7 +102,7 @@ def _add_elastic(esub: argparse._SubParsersAction) -> None:
     p.add_argument("--seeds", default="0-9", help="seeds: 0-9, 1,3 or a mix (default 0-9)")
     p.add_argument("--autoscaler", metavar="FILE", help="autoscaler options (YAML; node groups default to the shapes)")
     p.add_argument("--peak-headroom", type=float, default=0.1, help="static-peak: capacity above the peak demand (default 0.1)")
-    p.add_argument("--limit", type=int, metavar="N", help="only the first N pods by arrival (smoke runs)")
+    flags.add_limit(p, "only the first N pods by arrival (smoke runs)")
     flags.add_workers(p)
     flags.add_out_dir(p, "elastic-out", "runs.csv, summary.json, series/ and report.html")
     flags.add_no_plots(p, "no report figures")

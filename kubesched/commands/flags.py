@@ -120,8 +120,39 @@ def add_workload_source(p: argparse.ArgumentParser, title: str) -> argparse._Arg
         "--synth", action="append", default=[], metavar="KEY=VALUE", help="override a synthetic spec field (pods.count=500)"
     )
     src.add_argument("--skip-invalid", action="store_true", help="skip bad trace rows (counted and reported)")
-    src.add_argument("--limit", type=int, metavar="N", help="replay only the first N pods by arrival")
+    add_limit(src)
     return src
+
+
+def add_command_group(
+    sub: argparse._SubParsersAction, name: str, help: str, description: str, choices_help: str = "one of:"
+) -> argparse._SubParsersAction:
+    """A command whose work is in subcommands (``kubesched NAME COMMAND``): its parser, and the
+    subcommand that must follow it (``args.NAME_command``), to which the caller adds the parsers."""
+    p = sub.add_parser(name, help=help, description=description)
+    return p.add_subparsers(dest=f"{name}_command", required=True, metavar="COMMAND", help=choices_help)
+
+
+def add_openb_lists(p: argparse.ArgumentParser | Any, trace_help: str, nodes_help: str) -> None:
+    """``--trace`` (default ``default``) and ``--nodes`` (default ``gpu``): the openb pod and node
+    lists an experiment replays (``help`` says what each is there)."""
+    p.add_argument("--trace", default="default", help=trace_help)
+    p.add_argument("--nodes", default="gpu", help=nodes_help)
+
+
+def add_instance_size(p: argparse.ArgumentParser | Any, purpose: str, pods_of: str) -> None:
+    """``--max-nodes N`` and ``--max-pods N``: a smaller instance of an openb experiment
+    (``purpose`` says what for; ``pods_of``: whose first N pods)."""
+    p.add_argument("--max-nodes", type=int, metavar="N", help=f"{purpose}: N nodes spread over the node list")
+    p.add_argument("--max-pods", type=int, metavar="N", help=f"{purpose}: the first N pods of {pods_of}")
+
+
+LIMIT_HELP = "replay only the first N pods by arrival"
+
+
+def add_limit(p: argparse.ArgumentParser | Any, help: str = LIMIT_HELP) -> None:
+    """``--limit N``: the first N pods of a workload by arrival."""
+    p.add_argument("--limit", type=int, metavar="N", help=help)
 
 
 def add_no_progress(p: argparse.ArgumentParser | Any, detail: str = "") -> None:

@@ -13,15 +13,13 @@ BOUND_METHODS = ("configurations", "aggregate")
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser(
-        "learn",
-        help="learn a scheduling policy from the simulator and evaluate it",
-        description="Learn a node-selection policy on the FGD paper's protocol (a search over the GPU scorers, or "
+    lsub = flags.add_command_group(
+        sub, "learn", "learn a scheduling policy from the simulator and evaluate it",
+        "Learn a node-selection policy on the FGD paper's protocol (a search over the GPU scorers, or "
         "reinforcement learning on kubesched/NodeSelect-v0) and compare it with FGD on held-out seeds. "
         "See docs/learning.md.",
+        "search, train, export, eval or bound",
     )
-    lsub = p.add_subparsers(dest="learn_command", required=True, metavar="COMMAND",
-                            help="search, train, export, eval or bound")
     _add_search(lsub)
     _add_train(lsub)
     _add_eval(lsub)
@@ -29,11 +27,12 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     _add_export(lsub)
 
 
-def _instance_flags(p: argparse.ArgumentParser, trace_help: str = "openb pod list: a shipped name or a path") -> None:
-    p.add_argument("--trace", default="default", help=f"{trace_help} (default: default)")
-    p.add_argument("--nodes", default="gpu", help="openb node list: gpu, all or a path (default: gpu)")
-    p.add_argument("--max-nodes", type=int, metavar="N", help="small instance: N nodes spread over the node list")
-    p.add_argument("--max-pods", type=int, metavar="N", help="small instance: the first N pods of the trace")
+def _instance_flags(p: argparse.ArgumentParser) -> None:
+    flags.add_openb_lists(
+        p, "openb pod list: a shipped name or a path (default: default)",
+        "openb node list: gpu, all or a path (default: gpu)",
+    )
+    flags.add_instance_size(p, "small instance", "the trace")
     flags.add_workers(p)
 
 
@@ -91,8 +90,7 @@ def _add_eval(lsub: argparse._SubParsersAction) -> None:
     e.add_argument("--search", metavar="JSON", help="search.json of kubesched learn search (its chosen policy)")
     e.add_argument("--model", metavar="NPZ", help="policy.npz of kubesched learn train (run by LearnedScore)")
     e.add_argument("--bound", type=float, metavar="S", help="also the offline bound per seed, S seconds each")
-    e.add_argument("--max-nodes", type=int, metavar="N", help="small instance: N nodes spread over the node list")
-    e.add_argument("--max-pods", type=int, metavar="N", help="small instance: the first N pods of each trace")
+    flags.add_instance_size(e, "small instance", "each trace")
     flags.add_workers(e)
     flags.add_no_plots(e, "skip eval.png")
     flags.add_out_dir(e, "learn-eval", "result.json, runs.csv, summary.md and eval.png")

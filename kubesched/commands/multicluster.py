@@ -33,13 +33,11 @@ def _add_federation_flags(p: argparse.ArgumentParser) -> None:
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser(
-        "multicluster",
-        help="cluster-level scheduling with Karmada's semantics (schedule, explain, simulate)",
-        description="Schedule workloads over member clusters as Karmada's scheduler does: which clusters "
-        "each resource template goes to and how many replicas each gets.",
+    msub = flags.add_command_group(
+        sub, "multicluster", "cluster-level scheduling with Karmada's semantics (schedule, explain, simulate)",
+        "Schedule workloads over member clusters as Karmada's scheduler does: which clusters each resource "
+        "template goes to and how many replicas each gets.",
     )
-    msub = p.add_subparsers(dest="multicluster_command", required=True, metavar="COMMAND", help="one of:")
     s = msub.add_parser(
         "schedule",
         help="decide which clusters every resource template goes to, and how many replicas",
@@ -74,7 +72,7 @@ def _add_simulate(msub: argparse._SubParsersAction) -> None:
     p.add_argument("--seeds", default="0-9", help="seeds, e.g. 0-9 or 1,2,5 (default 0-9)")
     p.add_argument("--modes", default="isolated,cloud-only,collaborative", help="comma-separated (default: all three)")
     p.add_argument("--time-scale", type=float, metavar="K", help="compress arrivals K times (overrides the scenario)")
-    p.add_argument("--limit", type=int, metavar="N", help="replay only the first N pods by arrival")
+    flags.add_limit(p)
     flags.add_workers(p, 1)
     flags.add_out_dir(p, "multicluster-out", "runs.csv, summary.json, plots and report.html")
     flags.add_no_plots(p, "no PNG plots and no per-cluster reports")

@@ -11,8 +11,7 @@ from kubesched.errors import InputError
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("plugins", help="plugin tools", description="List the available plugins or write a new one.")
-    psub = p.add_subparsers(dest="plugins_command", required=True, metavar="COMMAND", help="one of:")
+    psub = flags.add_command_group(sub, "plugins", "plugin tools", "List the available plugins or write a new one.")
     pl = psub.add_parser(
         "list",
         help="every available plugin, its origin and extension points",

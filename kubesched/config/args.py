@@ -22,6 +22,7 @@ from .decode import (
     check_label_name,
     expect_list,
     expect_map,
+    fielded_items,
     opt_bool,
     opt_duration,
     opt_int,
@@ -81,10 +82,7 @@ def strip_envelope(ctx: Ctx, name: str, args: Any, path: str, *, known: bool) ->
 def decode_resources(ctx: Ctx, items: Any, path: str) -> list[dict]:
     """``[{name, weight}]`` with weight 0/unset -> 1 (v1 defaulting); empty -> cpu+memory."""
     out: list[dict] = []
-    for i, item in enumerate(expect_list(ctx, items, path)):
-        ipath = join_path(path, i)
-        item = expect_map(ctx, item, ipath)
-        check_fields(ctx, item, ipath, ("name", "weight"))
+    for _, ipath, item in fielded_items(ctx, items, path, ("name", "weight")):
         name = opt_str(ctx, item, "name", ipath) or ""
         weight = opt_int(ctx, item, "weight", ipath, bits=64) or 0
         out.append({"name": name, "weight": weight or 1})
@@ -104,10 +102,7 @@ def validate_fit_resource_weights(ctx: Ctx, resources: list[dict], path: str) ->
 def decode_shape(ctx: Ctx, items: Any, path: str) -> list[dict]:
     """RequestedToCapacityRatio shape: >= 1 point, utilization 0..100 ascending, score 0..10."""
     points: list[dict] = []
-    for i, item in enumerate(expect_list(ctx, items, path)):
-        ipath = join_path(path, i)
-        item = expect_map(ctx, item, ipath)
-        check_fields(ctx, item, ipath, ("utilization", "score"))
+    for _, ipath, item in fielded_items(ctx, items, path, ("utilization", "score")):
         points.append(
             {
                 "utilization": opt_int(ctx, item, "utilization", ipath) or 0,
@@ -405,10 +400,7 @@ def node_affinity(ctx: Ctx, raw: Any, path: str) -> dict:
         out[req_key] = {"nodeSelectorTerms": terms}
     ppath = join_path(path, pref_key)
     preferred = []
-    for i, item in enumerate(expect_list(ctx, raw.get(pref_key), ppath)):
-        ipath = join_path(ppath, i)
-        item = expect_map(ctx, item, ipath)
-        check_fields(ctx, item, ipath, ("weight", "preference"))
+    for _, ipath, item in fielded_items(ctx, raw.get(pref_key), ppath, ("weight", "preference")):
         weight = opt_int(ctx, item, "weight", ipath) or 0
         # upstream's path of a preferred term's requirements leaves out ".preference"; a term of
         # weight 0 is never parsed, so never found wrong

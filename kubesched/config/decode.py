@@ -7,7 +7,7 @@ helper here turns a bad value into one ``InputError`` line naming the file and f
 from __future__ import annotations
 
 import re
-from collections.abc import Collection, Iterable
+from collections.abc import Collection, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -85,6 +85,16 @@ def expect_list(ctx: Ctx, value: Any, path: str) -> list:
     return value
 
 
+def fielded_items(ctx: Ctx, raw: Any, path: str, fields: Iterable[str]) -> Iterator[tuple[int, str, dict]]:
+    """``(index, path, mapping)`` of each item of a list of objects, each a mapping with only
+    ``fields`` (strict decoding of ``[]struct``)."""
+    for i, item in enumerate(expect_list(ctx, raw, path)):
+        ipath = join_path(path, i)
+        body = expect_map(ctx, item, ipath)
+        check_fields(ctx, body, ipath, fields)
+        yield i, ipath, body
+
+
 def check_fields(ctx: Ctx, obj: dict, path: str, allowed: Iterable[str]) -> None:
     """Reject unknown (or wrongly cased) field names, as strict decoding does."""
     allowed = sorted(allowed)
@@ -119,24 +129,24 @@ def opt_float(ctx: Ctx, obj: dict, key: str, path: str) -> float | None:
     return float(value)
 
 
-def opt_str(ctx: Ctx, obj: dict, key: str, path: str) -> str | None:
-    """An optional string field."""
+def _opt_of(ctx: Ctx, obj: dict, key: str, path: str, kind: type, what: str) -> Any:
+    """An optional field that must be a ``kind`` (``what`` names it in the error)."""
     value = obj.get(key)
     if value is None:
         return None
-    if not isinstance(value, str):
-        raise ctx.error(join_path(path, key), f"expected a string, got {describe(value)}")
+    if not isinstance(value, kind):
+        raise ctx.error(join_path(path, key), f"expected {what}, got {describe(value)}")
     return value
+
+
+def opt_str(ctx: Ctx, obj: dict, key: str, path: str) -> str | None:
+    """An optional string field."""
+    return _opt_of(ctx, obj, key, path, str, "a string")
 
 
 def opt_bool(ctx: Ctx, obj: dict, key: str, path: str) -> bool | None:
     """An optional boolean field."""
-    value = obj.get(key)
-    if value is None:
-        return None
-    if not isinstance(value, bool):
-        raise ctx.error(join_path(path, key), f"expected a boolean, got {describe(value)}")
-    return value
+    return _opt_of(ctx, obj, key, path, bool, "a boolean")
 
 
 def str_list(ctx: Ctx, obj: dict, key: str, path: str) -> list[str]:

@@ -18,6 +18,7 @@ from .decode import (
     check_fields,
     expect_list,
     expect_map,
+    fielded_items,
     opt_bool,
     opt_duration,
     opt_float,
@@ -283,10 +284,7 @@ def _extenders(ctx: Ctx, raw: Any, path: str) -> tuple[list[dict], list[str]]:
     ignored: list[str] = []
     binders = 0
     managed_seen: set[str] = set()
-    for i, item in enumerate(expect_list(ctx, raw, path)):
-        ipath = join_path(path, i)
-        body = expect_map(ctx, item, ipath)
-        check_fields(ctx, body, ipath, EXTENDER_FIELDS)
+    for _, ipath, body in fielded_items(ctx, raw, path, EXTENDER_FIELDS):
         url = opt_str(ctx, body, "urlPrefix", ipath) or ""
         if not url:  # kubesched's own check: an extender it serves or calls needs an address
             ctx.report(join_path(ipath, "urlPrefix"), required())
@@ -313,10 +311,7 @@ def _extenders(ctx: Ctx, raw: Any, path: str) -> tuple[list[dict], list[str]]:
         ext["ignorable"] = opt_bool(ctx, body, "ignorable", ipath) or False
         managed = []
         mpath = join_path(ipath, "managedResources")
-        for j, res in enumerate(expect_list(ctx, body.get("managedResources"), mpath)):
-            rpath = join_path(mpath, j)
-            res = expect_map(ctx, res, rpath)
-            check_fields(ctx, res, rpath, ("name", "ignoredByScheduler"))
+        for _, rpath, res in fielded_items(ctx, body.get("managedResources"), mpath, ("name", "ignoredByScheduler")):
             name = opt_str(ctx, res, "name", rpath) or ""
             npath = join_path(rpath, "name")
             for reason in _extended_resource_errors(name):

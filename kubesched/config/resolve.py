@@ -30,7 +30,7 @@ from .convert import (
     convert_v1beta1_plugin_config,
     convert_v1beta1_plugins,
 )
-from .decode import Ctx, check_fields, expect_list, expect_map, opt_int, opt_str, quote
+from .decode import Ctx, check_fields, expect_map, fielded_items, opt_int, opt_str, quote
 from .defaults import (
     ARGS_PLUGINS,
     INVALID_PLUGINS,
@@ -74,10 +74,7 @@ def decode_plugin_set(ctx: Ctx, raw: object, path: str) -> PluginSet:
     for key in ("enabled", "disabled"):
         kpath = join_path(path, key)
         seen: dict[str, str] = {}
-        for i, item in enumerate(expect_list(ctx, body.get(key), kpath)):
-            ipath = join_path(kpath, i)
-            item = expect_map(ctx, item, ipath)
-            check_fields(ctx, item, ipath, ("name", "weight"))
+        for i, ipath, item in fielded_items(ctx, body.get(key), kpath, ("name", "weight")):
             name = opt_str(ctx, item, "name", ipath)
             if not name:
                 raise ctx.error(join_path(ipath, "name"), "required")
@@ -234,10 +231,7 @@ def _invalid_plugin(ctx: Ctx, name: str) -> str:
 def _decode_plugin_config(ctx: Ctx, raw: object, path: str) -> list[ConfigEntry]:
     entries: list[ConfigEntry] = []
     seen: dict[str, int] = {}
-    for i, item in enumerate(expect_list(ctx, raw, path)):
-        ipath = join_path(path, i)
-        item = expect_map(ctx, item, ipath)
-        check_fields(ctx, item, ipath, ("name", "args"))
+    for i, ipath, item in fielded_items(ctx, raw, path, ("name", "args")):
         name = opt_str(ctx, item, "name", ipath)
         if not name:
             raise ctx.error(join_path(ipath, "name"), "required")

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
 
-from kubesched.api.fields import as_bool, as_int, as_list, as_map, as_str, child, maps
+from kubesched.api.fields import as_bool, as_int, as_list, as_map, as_str, child, maps, str_fields
 from kubesched.api.quantity import parse_quantity
 from kubesched.api.selectors import NodeSelector
 from kubesched.errors import join_path
@@ -80,29 +80,14 @@ class DeviceToleration:
 
 
 def _taints(items: Any, path: str) -> tuple[DeviceTaint, ...]:
-    out = []
-    for tm, tp in maps(items, path):
-        out.append(
-            DeviceTaint(
-                as_str(tm.get("key"), join_path(tp, "key")),
-                as_str(tm.get("value"), join_path(tp, "value")),
-                as_str(tm.get("effect"), join_path(tp, "effect")),
-            )
-        )
-    return tuple(out)
+    return tuple(DeviceTaint(*str_fields(tm, tp, "key", "value", "effect")) for tm, tp in maps(items, path))
 
 
 def parse_tolerations(items: Any, path: str) -> tuple[DeviceToleration, ...]:
     out = []
     for tm, tp in maps(items, path):
-        out.append(
-            DeviceToleration(
-                as_str(tm.get("key"), join_path(tp, "key")),
-                as_str(tm.get("operator"), join_path(tp, "operator")) or "Equal",
-                as_str(tm.get("value"), join_path(tp, "value")),
-                as_str(tm.get("effect"), join_path(tp, "effect")),
-            )
-        )
+        key, operator, value, effect = str_fields(tm, tp, "key", "operator", "value", "effect")
+        out.append(DeviceToleration(key, operator or "Equal", value, effect))
     return tuple(out)
 
 

@@ -255,18 +255,17 @@ class Extender:
             return wire.binding_result(f'node "{b.node}" not found in the cluster this extender holds')
         if pod.node_name:
             return wire.binding_result(f'pod "{key}" is already bound to node "{pod.node_name}"')
-        err = self._run_bind(pod, b.node)
-        if err is not None:
-            return wire.binding_result(err)
-        bound = pod.with_node(b.node)
-        bound.nominated_node_name = ""
+        bound = self._run_bind(pod, b.node)
+        if isinstance(bound, str):
+            return wire.binding_result(bound)
         self.cluster.pods[pod.uid] = bound
         self.snapshot.add_pod(bound)
         return wire.binding_result()
 
-    def _run_bind(self, pod: Pod, node: str) -> str | None:
-        """The profile's Bind plugins on ``pod``: None when one bound it, else the protocol's
-        ``Error`` (a plugin that raised fails the bind like any other failure)."""
+    def _run_bind(self, pod: Pod, node: str) -> Pod | str:
+        """The profile's Bind plugins on ``pod``: the bound pod (on ``node``, no longer nominated)
+        when one bound it, else the protocol's ``Error`` (a plugin that raised fails the bind like
+        any other failure)."""
         fw = self.framework_for(self.scheduler, pod)
         try:
             st = fw.run_bind(CycleState(), pod, node)
@@ -276,7 +275,9 @@ class Extender:
             return f'no bind plugin of profile "{fw.profile_name}" bound the pod'
         if not st.ok:
             return st.message or f"bind failed ({st.code.name})"
-        return None
+        bound = pod.with_node(node)
+        bound.nominated_node_name = ""
+        return bound
 
     def _bind_watched(self, b: wire.BindingArgs) -> dict[str, Any]:
         """kube-scheduler's extender binder, through the profile's Bind plugins: the API server
@@ -298,11 +299,9 @@ class Extender:
             return wire.binding_result(f'pods "{b.pod_name}" not found in namespace "{b.pod_namespace}"')
         if b.pod_uid and pod.uid != b.pod_uid:  # the API checks the UID too; this names both
             return wire.binding_result(f'pod "{key}" has uid {pod.uid}, not {b.pod_uid}')
-        err = self._run_bind(pod, b.node)
-        if err is not None:
-            return wire.binding_result(err)
-        bound = pod.with_node(b.node)
-        bound.nominated_node_name = ""
+        bound = self._run_bind(pod, b.node)
+        if isinstance(bound, str):
+            return wire.binding_result(bound)
         with self._lock:  # counted at once, unless the watch got there first; its copy replaces ours
             if self.watch.still_pending(pod, seen):
                 self.snapshot.add_pod(bound)

@@ -20,10 +20,11 @@ from kubesched.api.objects import (
     PodGroup,
     PriorityClass,
 )
+from kubesched.api.storage import STORAGE_KINDS
 from kubesched.dra.claims import ResourceClaim
 from kubesched.dra.objects import DeviceClass, ResourceSlice
 from kubesched.live.binding import LiveScheduler
-from kubesched.live.resources import STORAGE_KINDS, WorkloadSelector
+from kubesched.live.resources import WorkloadSelector
 
 log = logging.getLogger("kubesched.live.cache")
 

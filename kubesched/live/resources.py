@@ -16,15 +16,7 @@ from kubesched.api.objects import (
     PriorityClass,
 )
 from kubesched.api.selectors import LabelSelector
-from kubesched.api.storage import (
-    CSIDriver,
-    CSINode,
-    CSIStorageCapacity,
-    PersistentVolume,
-    PersistentVolumeClaim,
-    StorageClass,
-    VolumeAttachment,
-)
+from kubesched.api.storage import STORAGE_KINDS
 from kubesched.dra.claims import ResourceClaim
 from kubesched.dra.objects import DeviceClass, ResourceSlice
 from kubesched.errors import InputError
@@ -99,16 +91,21 @@ STATEFUL_SETS = Resource("StatefulSet", "/apis/apps/v1/statefulsets", _workload(
 POD_GROUPS = Resource("PodGroup", "/apis/scheduling.x-k8s.io/v1alpha1/podgroups", PodGroup.parse, True)
 ELASTIC_QUOTAS = Resource("ElasticQuota", "/apis/scheduling.x-k8s.io/v1alpha1/elasticquotas", ElasticQuota.parse, True)
 
+
+
+def _storage(kind: str, path: str, namespaced: bool) -> Resource:
+    """A storage kind, parsed as a cluster dump's (``api.storage.STORAGE_KINDS``)."""
+    return Resource(kind, path, STORAGE_KINDS[kind], namespaced)
+
+
 # the storage kinds the volume plugins list (kube-scheduler's informers for them)
-PVS = Resource("PersistentVolume", "/api/v1/persistentvolumes", PersistentVolume.parse, False)
-PVCS = Resource("PersistentVolumeClaim", "/api/v1/persistentvolumeclaims", PersistentVolumeClaim.parse, True)
-STORAGE_CLASSES = Resource("StorageClass", "/apis/storage.k8s.io/v1/storageclasses", StorageClass.parse, False)
-CSI_NODES = Resource("CSINode", "/apis/storage.k8s.io/v1/csinodes", CSINode.parse, False)
-CSI_DRIVERS = Resource("CSIDriver", "/apis/storage.k8s.io/v1/csidrivers", CSIDriver.parse, False)
-CSI_CAPACITIES = Resource(
-    "CSIStorageCapacity", "/apis/storage.k8s.io/v1/csistoragecapacities", CSIStorageCapacity.parse, True
-)
-VOLUME_ATTACHMENTS = Resource("VolumeAttachment", "/apis/storage.k8s.io/v1/volumeattachments", VolumeAttachment.parse, False)
+PVS = _storage("PersistentVolume", "/api/v1/persistentvolumes", False)
+PVCS = _storage("PersistentVolumeClaim", "/api/v1/persistentvolumeclaims", True)
+STORAGE_CLASSES = _storage("StorageClass", "/apis/storage.k8s.io/v1/storageclasses", False)
+CSI_NODES = _storage("CSINode", "/apis/storage.k8s.io/v1/csinodes", False)
+CSI_DRIVERS = _storage("CSIDriver", "/apis/storage.k8s.io/v1/csidrivers", False)
+CSI_CAPACITIES = _storage("CSIStorageCapacity", "/apis/storage.k8s.io/v1/csistoragecapacities", True)
+VOLUME_ATTACHMENTS = _storage("VolumeAttachment", "/apis/storage.k8s.io/v1/volumeattachments", False)
 # Dynamic Resource Allocation (ResourceClaimTemplates are the resourceclaim controller's, not read here)
 DEVICE_CLASSES = Resource("DeviceClass", "/apis/resource.k8s.io/v1/deviceclasses", DeviceClass.parse, False)
 RESOURCE_SLICES = Resource("ResourceSlice", "/apis/resource.k8s.io/v1/resourceslices", ResourceSlice.parse, False)
@@ -124,10 +121,6 @@ PLUGIN_RESOURCES: dict[str, tuple[Resource, ...]] = {
     "NodeVolumeLimits": (PVS, PVCS, STORAGE_CLASSES, CSI_NODES, VOLUME_ATTACHMENTS),
     "DynamicResources": (DEVICE_CLASSES, RESOURCE_SLICES, RESOURCE_CLAIMS),
 }
-#: the kinds ClusterCache puts into ``snap.storage`` and ``snap.dra``
-STORAGE_KINDS = frozenset(
-    r.kind for r in (PVS, PVCS, STORAGE_CLASSES, CSI_NODES, CSI_DRIVERS, CSI_CAPACITIES, VOLUME_ATTACHMENTS)
-)
 
 #: Watched in this order; PriorityClasses before pods so pod priorities resolve on arrival.
 REQUIRED = (NODES, NAMESPACES, PRIORITY_CLASSES, PDBS, PODS)

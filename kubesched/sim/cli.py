@@ -14,7 +14,9 @@ from kubesched.errors import InputError
 MAX_BINS = 100_000  # time bins: one state sample each
 
 
-def _check(args: argparse.Namespace) -> None:
+def check_workload_source(args: argparse.Namespace) -> None:
+    """The workload flags (``kubesched.commands.flags.add_workload_source``, simulate's and tune's):
+    exactly one source, and each flag only with the source it belongs to."""
     sources = [bool(args.trace or args.nodes), bool(args.file), args.synthetic is not None]
     if sum(sources) != 1:
         raise InputError("give exactly one workload: --trace NAME|FILE [--nodes NAME|FILE], -f FILE, or --synthetic [SPEC]")
@@ -24,6 +26,10 @@ def _check(args: argparse.Namespace) -> None:
         raise InputError("--synth: only with --synthetic")
     if args.skip_invalid and not args.trace:
         raise InputError("--skip-invalid: only with --trace")
+
+
+def _check(args: argparse.Namespace) -> None:
+    check_workload_source(args)
     if args.limit is not None and args.limit <= 0:
         raise InputError(f"--limit: must be greater than 0, got {args.limit}")
     if not 0 < args.bins <= MAX_BINS:

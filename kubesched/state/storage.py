@@ -124,21 +124,11 @@ class Storage:
             listener(f"{type(obj).__name__}Delete")
 
     def _table(self, obj: Any) -> tuple[dict, Any]:
-        if isinstance(obj, PersistentVolume):
-            return self.pvs, obj.name
-        if isinstance(obj, PersistentVolumeClaim):
-            return self.pvcs, (obj.namespace, obj.name)
-        if isinstance(obj, StorageClass):
-            return self.classes, obj.name
-        if isinstance(obj, CSINode):
-            return self.csi_nodes, obj.name
-        if isinstance(obj, CSIDriver):
-            return self.csi_drivers, obj.name
-        if isinstance(obj, CSIStorageCapacity):
-            return self.capacities, (obj.namespace, obj.name)
-        if isinstance(obj, VolumeAttachment):
-            return self.attachments, obj.name
-        raise TypeError(f"not a storage object: {type(obj).__name__}")
+        where = _TABLES.get(type(obj))
+        if where is None:
+            raise TypeError(f"not a storage object: {type(obj).__name__}")
+        attr, namespaced = where
+        return getattr(self, attr), ((obj.namespace, obj.name) if namespaced else obj.name)
 
     def load(self, objects: Iterable[Any], origins: dict[int, tuple[str, str]] | None = None) -> None:
         """Add the objects of a cluster dump (names unique per kind, as in a cluster)."""
@@ -146,6 +136,18 @@ class Storage:
         check_unique_storage(objects, origins or {})
         for obj in objects:
             self.add(obj)
+
+
+#: each kind's table in ``Storage``, and whether it is keyed by (namespace, name) rather than name
+_TABLES: dict[type, tuple[str, bool]] = {
+    PersistentVolume: ("pvs", False),
+    PersistentVolumeClaim: ("pvcs", True),
+    StorageClass: ("classes", False),
+    CSINode: ("csi_nodes", False),
+    CSIDriver: ("csi_drivers", False),
+    CSIStorageCapacity: ("capacities", True),
+    VolumeAttachment: ("attachments", False),
+}
 
 
 def _event(kind: str, existed: bool) -> str:

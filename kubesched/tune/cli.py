@@ -9,6 +9,7 @@ import sys
 from typing import Any
 
 from kubesched.errors import InputError
+from kubesched.sim.cli import check_workload_source
 
 INSTALL_HINT = "kubesched tune needs optuna: pip install 'kubesched[tune]'"
 
@@ -24,17 +25,7 @@ def _seeds(text: str, flag: str) -> list[int]:
 
 
 def _check(args: argparse.Namespace) -> None:
-    sources = [bool(args.trace or args.nodes), bool(args.file), args.synthetic is not None]
-    if sum(sources) != 1:
-        raise InputError(
-            "give exactly one workload: --trace NAME|FILE [--nodes NAME|FILE], -f FILE, or --synthetic [SPEC]"
-        )
-    if args.nodes and not args.trace:
-        raise InputError("--nodes: only with --trace (the node list the trace replays on)")
-    if args.synth and args.synthetic is None:
-        raise InputError("--synth: only with --synthetic")
-    if args.skip_invalid and not args.trace:
-        raise InputError("--skip-invalid: only with --trace")
+    check_workload_source(args)
     for flag, v in (("--limit", args.limit), ("--node-sample", args.node_sample), ("--jobs", args.jobs)):
         if v is not None and v <= 0:
             raise InputError(f"{flag}: must be greater than 0, got {v}")

@@ -131,12 +131,7 @@ class Coscheduling(QueueSortPlugin, PreFilterPlugin, PostFilterPlugin, PermitPlu
         gap = np.float32(pg.min_member - assigned) / np.float32(pg.min_member)
         if gap <= QUORUM_GAP:
             return None, Status(Code.Unschedulable)
-        waiting = self._waiting()
-        if waiting is not None:
-            for wp in waiting:
-                other = wp.get_pod()
-                if other.namespace == pod.namespace and pod_group_label(other) == pg.name:
-                    wp.reject(self.name, REJECT_IN_POST_FILTER)
+        self._reject_group(pod.namespace, pg.name, REJECT_IN_POST_FILTER)
         backoff = self.cfg.pod_group_backoff_seconds
         if backoff > 0 and len(self.manager.member_uids(snap, pod.namespace, pg.name)) >= pg.min_member:
             self.manager.backed_off.add(full, float(backoff))
@@ -187,13 +182,17 @@ class Coscheduling(QueueSortPlugin, PreFilterPlugin, PostFilterPlugin, PermitPlu
         full, pg = self.manager.get_pod_group(pod)
         if pg is None:
             return
+        self._reject_group(pod.namespace, pg.name, REJECT_IN_UNRESERVE)
+        self.manager.permitted.discard(full)
+
+    def _reject_group(self, namespace: str, group: str, message: str) -> None:
+        """Reject the waiting pods of PodGroup ``namespace/group``."""
         waiting = self._waiting()
         if waiting is not None:
             for wp in waiting:
                 other = wp.get_pod()
-                if other.namespace == pod.namespace and pod_group_label(other) == pg.name:
-                    wp.reject(self.name, REJECT_IN_UNRESERVE)
-        self.manager.permitted.discard(full)
+                if other.namespace == namespace and pod_group_label(other) == group:
+                    wp.reject(self.name, message)
 
 
 def _initial_attempt(q: QueuedPodInfo) -> float:

@@ -7,31 +7,20 @@ it holds only other kinds. Pods asking for no GPU score 0 everywhere.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import numpy as np
 
-from kubesched.framework.interfaces import MAX_NODE_SCORE, ScorePlugin, go_div
-from kubesched.gpu.model import MAX_SPEC_GPU
+from kubesched.framework.interfaces import MAX_NODE_SCORE, go_div
+from kubesched.gpu.model import MAX_SPEC_GPU, GpuAsk
 from kubesched.gpu.state import SHARE_TAG, GpuState
-from kubesched.plugins.gpushare.common import ReadsGpuAsk, cycle_ask
-
-if TYPE_CHECKING:
-    from kubesched.api.objects import Pod
-    from kubesched.framework.cycle_state import CycleState
-    from kubesched.state.snapshot import Snapshot
+from kubesched.plugins.gpushare.common import GpuPodScore
 
 NAME = "GpuClusteringScore"
 
 
-class GpuClusteringScore(ReadsGpuAsk, ScorePlugin):
+class GpuClusteringScore(GpuPodScore):
     name = NAME
 
-    def score(self, state: CycleState, pod: Pod, snap: Snapshot, rows: np.ndarray) -> np.ndarray:
-        ask = cycle_ask(state, pod, snap)
-        if ask is None:
-            return np.zeros(len(rows), np.int64)
-        st = GpuState.of(snap)
+    def gpu_score(self, st: GpuState, rows: np.ndarray, ask: GpuAsk) -> np.ndarray:
         tag = SHARE_TAG if ask.sharing else ask.count
         aff = st.affinity[rows]
         same = aff[:, tag] > 0 if tag < aff.shape[1] else np.zeros(len(rows), bool)

@@ -8,9 +8,10 @@ from typing import TYPE_CHECKING, ClassVar
 import numpy as np
 
 from kubesched.api.resources import CPU
-from kubesched.framework.interfaces import NOT_INVOLVED, ROW, Signature, SignPlugin
+from kubesched.framework.interfaces import NOT_INVOLVED, ROW, ScorePlugin, Signature, SignPlugin
 from kubesched.gpu.dra import pod_ask as dra_pod_ask
 from kubesched.gpu.model import ASK_ANNOTATIONS, GpuAsk, pod_gpu_ask
+from kubesched.gpu.state import GpuState
 
 if TYPE_CHECKING:
     from kubesched.api.objects import Pod
@@ -53,6 +54,20 @@ def _signatures(key: tuple[str | None, ...], pod: Pod) -> tuple[Signature, Signa
         _SIGNATURES.clear()
     out = _SIGNATURES[key] = (sig, NOT_INVOLVED if no_gpu else sig)
     return out
+
+
+class GpuPodScore(ReadsGpuAsk, ScorePlugin):
+    """A score plugin that ranks nodes for GPU pods only: a pod that asks for no GPU scores 0
+    everywhere; the rest is ``gpu_score``."""
+
+    def score(self, state: CycleState, pod: Pod, snap: Snapshot, rows: np.ndarray) -> np.ndarray:
+        ask = cycle_ask(state, pod, snap)
+        if ask is None:
+            return np.zeros(len(rows), np.int64)
+        return self.gpu_score(GpuState.of(snap), rows, ask)
+
+    def gpu_score(self, st: GpuState, rows: np.ndarray, ask: GpuAsk) -> np.ndarray:
+        raise NotImplementedError
 
 
 _NONE = object()

@@ -10,19 +10,11 @@ Pods asking for no GPU score 0.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import numpy as np
 
-from kubesched.framework.interfaces import ScorePlugin
-from kubesched.gpu.model import MILLI
+from kubesched.gpu.model import MILLI, GpuAsk
 from kubesched.gpu.state import GpuState
-from kubesched.plugins.gpushare.common import ReadsGpuAsk, cycle_ask
-
-if TYPE_CHECKING:
-    from kubesched.api.objects import Pod
-    from kubesched.framework.cycle_state import CycleState
-    from kubesched.state.snapshot import Snapshot
+from kubesched.plugins.gpushare.common import GpuPodScore
 
 NAME = "GpuPackingScore"
 
@@ -43,12 +35,8 @@ def packing_score(left: np.ndarray, count: np.ndarray, milli: int, num: int) -> 
     return np.where((ff == count) | fits, out, 0).astype(np.int64)
 
 
-class GpuPackingScore(ReadsGpuAsk, ScorePlugin):
+class GpuPackingScore(GpuPodScore):
     name = NAME
 
-    def score(self, state: CycleState, pod: Pod, snap: Snapshot, rows: np.ndarray) -> np.ndarray:
-        ask = cycle_ask(state, pod, snap)
-        if ask is None:
-            return np.zeros(len(rows), np.int64)
-        st = GpuState.of(snap)
+    def gpu_score(self, st: GpuState, rows: np.ndarray, ask: GpuAsk) -> np.ndarray:
         return packing_score(st.left[rows], st.count[rows], ask.milli, ask.count)
