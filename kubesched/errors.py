@@ -35,6 +35,17 @@ class InputError(Exception):
         return InputError(self.reason, source=source or self.source, path=path)
 
 
+def require_extra(module: str, what: str, extra: str, source: str) -> None:
+    """Import ``module`` now, or raise the one line saying which extra of kubesched installs it:
+    a command checks what it needs before any work, rather than failing at the end."""
+    import importlib
+
+    try:
+        importlib.import_module(module)
+    except ImportError:
+        raise InputError(f"needs {what}: pip install 'kubesched[{extra}]'", source=source) from None
+
+
 def did_you_mean(word: str, choices: Iterable[str]) -> str:
     """`` (did you mean "X"?)`` for the choice ``word`` differs from only in case, else for the
     closest one (difflib, ratio 0.6 and up), else ``""``."""

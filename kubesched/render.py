@@ -42,6 +42,23 @@ def fitting(console: Console, wide: Table, narrow: Callable[[], RenderableType])
     return wide if required_width(console, wide) <= console.width else narrow()
 
 
+Details = Iterable[tuple[Text | str, Text | str]]
+
+
+def name_blocks(title: str, blocks: Iterable[tuple[Text, Details]]) -> Group:
+    """The narrow layout of a table with a row per object (node, cluster): the title, then per
+    object its head line and, indented, a line per detail: a label never cut, a value that wraps."""
+    out: list[RenderableType] = [Text(title, style="italic", justify="center")]
+    for head, details in blocks:
+        grid = Table.grid(padding=(0, 2))
+        grid.add_column(no_wrap=True)
+        grid.add_column(overflow="fold")
+        for label, value in details:
+            grid.add_row(label, value)
+        out += [head, Padding(grid, (0, 0, 0, 2), expand=False)]
+    return Group(*out)
+
+
 def _console(console: Console | None) -> Console:
     return console if console is not None else Console()
 
@@ -248,22 +265,19 @@ def explain_table(result: dict[str, Any], console: Console | None = None) -> Non
 
     def narrow() -> Group:
         """One block per node: its name and total, then a row per failing filter or score plugin."""
-        blocks: list[RenderableType] = [Text(title, style="italic", justify="center")]
+        blocks = []
         for n in nodes:
             head = name(n, "bold")
             head.append("  total " + str(n["total"]) if n["total"] is not None else "  infeasible", style="dim")
-            grid = Table.grid(padding=(0, 2))
-            grid.add_column(no_wrap=True)
-            grid.add_column(overflow="fold")
+            rows: list[tuple[Text | str, Text | str]] = []
             fails = _failures(n)
             for f in fails:
-                grid.add_row(Text(f["plugin"], style="red"), Text(", ".join(f["reasons"]) or f["code"], style="red"))
+                rows.append((Text(f["plugin"], style="red"), Text(", ".join(f["reasons"]) or f["code"], style="red")))
             if not fails:
-                grid.add_row(Text("filters", style="green"), Text(f"passes {n_filters} filter(s)", style="green"))
-            for s in n["score"]:
-                grid.add_row(s["plugin"], _score_cell(s))
-            blocks += [head, Padding(grid, (0, 0, 0, 2), expand=False)]
-        return Group(*blocks)
+                rows.append((Text("filters", style="green"), Text(f"passes {n_filters} filter(s)", style="green")))
+            rows += [(s["plugin"], _score_cell(s)) for s in n["score"]]
+            blocks.append((head, rows))
+        return name_blocks(title, blocks)
 
     header = explain_header(result)
     if header.plain:

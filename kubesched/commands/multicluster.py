@@ -76,5 +76,6 @@ def _add_simulate(msub: argparse._SubParsersAction) -> None:
     flags.add_workers(p, 1)
     flags.add_out_dir(p, "multicluster-out", "runs.csv, summary.json, plots and report.html")
     flags.add_no_plots(p, "no PNG plots and no per-cluster reports")
+    flags.add_no_progress(p, "one line per finished run on stderr instead")
     flags.add_output(p, ("table", "json"), "the summary printed on stdout: table (default) or json", folder_flag=True)
     p.set_defaults(func=lazy_handler("kubesched.multicluster.experiment.cli", "run_cli"))

@@ -7,7 +7,6 @@ from __future__ import annotations
 import argparse
 import math
 import platform
-import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -71,28 +70,11 @@ def execute(grid: list, todo: list, args: argparse.Namespace, out: Path, workers
             f"{rec.failed} failed, {rec.run_seconds:.1f} s"
         )
 
-    if not show:
-        for i, (spec, rec) in enumerate(stream, 1):
-            sys.stderr.write(f"[{i}/{len(todo)}] {finished(spec, rec)}\n")
-        return records
-    from rich.console import Console
-    from rich.progress import (
-        BarColumn,
-        MofNCompleteColumn,
-        Progress,
-        TextColumn,
-        TimeElapsedColumn,
-        TimeRemainingColumn,
-    )
+    from kubesched.kit.progress import run_progress
 
-    cols = (
-        TextColumn("fgd grid"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), TimeRemainingColumn(),
-        TextColumn("[dim]{task.description}"),
-    )
-    with Progress(*cols, console=Console(stderr=True)) as prog:
-        task = prog.add_task("", total=len(todo))
+    with run_progress("fgd grid", len(todo), show=show) as advance:
         for spec, rec in stream:
-            prog.update(task, advance=1, description=finished(spec, rec))
+            advance(finished(spec, rec))
     return records
 
 

@@ -5,6 +5,7 @@
   task, names the task that failed and cancels what has not started.
 - ``stats``: mean ± sd and the other summaries over seeds, and the paired tests (scipy).
 - ``report``: JSON, CSV, Markdown and terminal tables as the experiment commands write and print them.
+- ``progress``: the runs' progress on stderr, a bar with the ETA on a terminal, a line per run otherwise.
 
 The FGD grid (``kubesched.experiment``), the edge–cloud experiment (``multicluster.experiment``),
 the elastic scenario (``autoscale.experiment``), the learning track's search and evaluation

@@ -4,12 +4,11 @@ are in ``kubesched.commands.learn``)."""
 from __future__ import annotations
 
 import argparse
-import importlib
 import sys
 from pathlib import Path
 from typing import Any
 
-from kubesched.errors import InputError
+from kubesched.errors import InputError, require_extra
 from kubesched.experiment.grid import parse_seeds
 from kubesched.kit.pool import Pool, workers_from
 from kubesched.learn.bound import check_configurable
@@ -53,10 +52,7 @@ def _say(line: str) -> None:
 def _needs_learn(command: str, module: str, what: str) -> None:
     """The learn extra (Optuna and scipy: pyproject.toml) is what ``learn search|eval|bound`` need:
     say so before any work, rather than fail at the end."""
-    try:
-        importlib.import_module(module)
-    except ImportError:
-        raise InputError(f"needs {what}: pip install 'kubesched[learn]'", source=f"learn {command}") from None
+    require_extra(module, what, "learn", f"learn {command}")
 
 
 def cmd_search(args: argparse.Namespace) -> int:
@@ -85,11 +81,8 @@ def cmd_search(args: argparse.Namespace) -> int:
 
 
 def _needs_rl(command: str) -> None:
-    try:
-        import gymnasium  # noqa: F401
-        import sb3_contrib  # noqa: F401
-    except ImportError:
-        raise InputError("needs the rl extra: pip install 'kubesched[rl]'", source=f"learn {command}") from None
+    for module in ("gymnasium", "sb3_contrib"):
+        require_extra(module, "the rl extra", "rl", f"learn {command}")
 
 
 def cmd_train(args: argparse.Namespace) -> int:

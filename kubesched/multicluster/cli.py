@@ -20,7 +20,29 @@ def _emit(data: Any, fmt: str) -> None:
         sys.stdout.write(yaml.safe_dump(data, sort_keys=False))
 
 
-def build(args: argparse.Namespace):  # noqa: ANN201 - (Federation, bindings, skipped)
+def _warn_missing_dumps(setup, decisions: list) -> None:  # noqa: ANN001 - a load.Setup
+    """A Cluster object with no member dump and no ``status.apiEnablements`` fails APIEnablement
+    ("did not have the API resource", Karmada's words): most often the member files were not
+    given. Say so once, on stderr, when it decided something."""
+    from kubesched.multicluster.framework import APIEnablement
+
+    blind = {name for name, c in setup.clusters.items() if name not in setup.dumps and c.api_enablements is None}
+    hit = sorted({
+        v.cluster.name
+        for d in decisions for at in d.attempts for v in at.verdicts
+        if v.cluster.name in blind and any(p == APIEnablement.name and not r.ok for p, r in v.filters)
+    })
+    if not hit:
+        return
+    sys.stderr.write(
+        f"kubesched: warning: no member dump for {', '.join(hit)} and no status.apiEnablements in "
+        f"{'its Cluster object' if len(hit) == 1 else 'their Cluster objects'}: "
+        f"every template is rejected there as not having the API resource; give each member's dump as -f NAME=FILE "
+        f"(e.g. -f {hit[0]}={hit[0]}.yaml)\n"
+    )
+
+
+def build(args: argparse.Namespace):  # noqa: ANN201 - (Federation, bindings, skipped, setup)
     from kubesched.app import build_config, build_registry
     from kubesched.multicluster.federation import Federation, resolve_plugins
     from kubesched.multicluster.load import load_members, match_policy, read_setup, to_binding
@@ -55,16 +77,17 @@ def build(args: argparse.Namespace):  # noqa: ANN201 - (Federation, bindings, sk
             skipped.append({"workload": t.key, "reason": f'{policy.key} names schedulerName "{policy.scheduler_name}"'})
         else:
             bindings.append(to_binding(t, policy))
-    return fed, bindings, skipped
+    return fed, bindings, skipped, setup
 
 
 def cmd_schedule(args: argparse.Namespace) -> int:
     from kubesched.multicluster.output import decision_json
 
-    fed, bindings, skipped = build(args)
-    out = []
+    fed, bindings, skipped, setup = build(args)
+    out, decisions = [], []
     for b in bindings:
         d = fed.decide(b)
+        decisions.append(d)
         if not args.independent and d.scheduled:
             fed.apply(d)
             fed.record(d)
@@ -76,13 +99,14 @@ def cmd_schedule(args: argparse.Namespace) -> int:
         schedule_table(doc, [m.name for m in fed.members])
     else:
         _emit(doc, args.output)
+    _warn_missing_dumps(setup, decisions)
     return 0
 
 
 def cmd_explain(args: argparse.Namespace) -> int:
     from kubesched.multicluster.output import explain_json
 
-    fed, bindings, _ = build(args)
+    fed, bindings, _, setup = build(args)
     ref = args.workload.split("/")
     if len(ref) not in (2, 3):
         raise InputError("expected [KIND/]NAMESPACE/NAME", source=args.workload)
@@ -92,11 +116,13 @@ def cmd_explain(args: argparse.Namespace) -> int:
     if len(found) != 1:
         what = "no" if not found else "more than one"
         raise InputError(f"{what} propagated resource template matches (give KIND/NAMESPACE/NAME)", source=args.workload)
-    doc = explain_json(fed.decide(found[0], explain=True))
+    decision = fed.decide(found[0], explain=True)
+    doc = explain_json(decision)
     if args.output == "table":
         from kubesched.multicluster.render import explain_table
 
         explain_table(doc)
     else:
         _emit(doc, args.output)
+    _warn_missing_dumps(setup, [decision])
     return 0

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 from kubesched.errors import InputError, did_you_mean
 from kubesched.multicluster.api import Binding
-from kubesched.multicluster.estimate import Estimators, GeneralEstimator, ReplicaEstimator
+from kubesched.multicluster.estimate import Assumed, Estimators, GeneralEstimator, ReplicaEstimator
 from kubesched.multicluster.framework import DEFAULT_PLUGINS, IN_TREE, ClusterFramework, ClusterPlugin
 from kubesched.multicluster.member import MemberCluster
 from kubesched.multicluster.scheduler import BindingDecision, FederationScheduler
@@ -64,10 +64,12 @@ class Federation:
             ClusterFramework(self.plugins, self.weights), Estimators(chosen), empty_workload_propagation=self.empty_workload_propagation
         )
 
-    def decide(self, binding: Binding, *, explain: bool = False) -> BindingDecision:
+    def decide(self, binding: Binding, *, explain: bool = False, assumed: Assumed | None = None) -> BindingDecision:
+        """``assumed``: per member, workloads assigned there whose pods it does not show yet
+        (Karmada's AssumedWorkloads): both estimators deduct them first."""
         for m in self.members:
             m.refresh()
-        return self.scheduler.schedule(binding, [m.cluster for m in self.members], explain=explain)
+        return self.scheduler.schedule(binding, [m.cluster for m in self.members], explain=explain, assumed=assumed)
 
     def record(self, decision: BindingDecision) -> None:
         """Remember where a workload went (NetworkOverhead's ``depends-on`` reads it)."""

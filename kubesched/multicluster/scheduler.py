@@ -24,7 +24,7 @@ from kubesched.multicluster.framework import (
 from kubesched.multicluster.spread import SelectError, group_clusters_with_score, select_best_clusters
 
 if TYPE_CHECKING:
-    from kubesched.multicluster.estimate import Estimators
+    from kubesched.multicluster.estimate import Assumed, Estimators
 
 SUCCESS, NO_CLUSTER_FIT, UNSCHEDULABLE, SCHEDULER_ERROR = "Success", "NoClusterFit", "Unschedulable", "SchedulerError"
 SUCCESS_MESSAGE = "Binding has been scheduled successfully."
@@ -66,7 +66,9 @@ class FederationScheduler:
         self.empty_workload_propagation = empty_workload_propagation
 
     # ---- one affinity term -------------------------------------------------------------------
-    def schedule_once(self, binding: Binding, clusters: list[Cluster], *, explain: bool = False) -> Attempt:
+    def schedule_once(
+        self, binding: Binding, clusters: list[Cluster], *, explain: bool = False, assumed: Assumed | None = None
+    ) -> Attempt:
         at = Attempt(binding.observed_affinity_name)
         feasible: list[ClusterVerdict] = []
         failed: dict[str, object] = {}
@@ -85,7 +87,7 @@ class FederationScheduler:
             return at
         self.framework.run_scores(binding, feasible)
         try:
-            info = group_clusters_with_score([(v.cluster, v.total or 0) for v in feasible], binding, self._available(at))
+            info = group_clusters_with_score([(v.cluster, v.total or 0) for v in feasible], binding, self._available(at, assumed))
         except SchedulerError as e:  # pragma: no cover - estimators do not raise
             at.error, at.reason = str(e), SCHEDULER_ERROR
             return at
@@ -105,9 +107,9 @@ class FederationScheduler:
             at.error, at.reason = f"failed to assign replicas: {e}", SCHEDULER_ERROR
         return at
 
-    def _available(self, at: Attempt):  # noqa: ANN202 - the AvailableReplicas callable
+    def _available(self, at: Attempt, assumed: Assumed | None = None):  # noqa: ANN202 - the AvailableReplicas callable
         def available(clusters: list[Cluster], binding: Binding) -> list[int]:
-            per_estimator, merged = self.estimators.available(clusters, binding)
+            per_estimator, merged = self.estimators.available(clusters, binding, assumed)
             for i, c in enumerate(clusters):
                 at.available[c.name] = merged[i]
                 at.estimates[c.name] = {name: vals[i] for name, vals in per_estimator.items()}
@@ -116,15 +118,20 @@ class FederationScheduler:
         return available
 
     # ---- the whole binding -------------------------------------------------------------------
-    def schedule(self, binding: Binding, clusters: list[Cluster], *, explain: bool = False) -> BindingDecision:
+    def schedule(
+        self, binding: Binding, clusters: list[Cluster], *, explain: bool = False, assumed: Assumed | None = None
+    ) -> BindingDecision:
+        """``assumed``: per cluster, the in-flight workloads the estimators deduct first."""
         terms = binding.placement.cluster_affinities
         if terms is None:
-            at = self.schedule_once(binding, clusters, explain=explain)
+            at = self.schedule_once(binding, clusters, explain=explain, assumed=assumed)
             return self._decide(binding, [at], at)
         start = next((i for i, t in enumerate(terms) if t.affinity_name == binding.observed_affinity_name), 0)
         attempts: list[Attempt] = []
         for term in terms[start:]:
-            at = self.schedule_once(replace(binding, observed_affinity_name=term.affinity_name), clusters, explain=explain)
+            at = self.schedule_once(
+                replace(binding, observed_affinity_name=term.affinity_name), clusters, explain=explain, assumed=assumed
+            )
             attempts.append(at)
             if at.error is None:
                 return self._decide(binding, attempts, at)

@@ -13,6 +13,10 @@ the live columns.
 Any other replica is placed for real: the member's scheduling cycle runs replica after replica,
 each assumed on its node, until one does not fit (at most ``cap``), and every assumption is then
 undone; the member's tie-break state is restored, so estimating never changes a later placement.
+
+Assumed (in-flight) workloads are placed first, in that same what-if, by the member's scheduler:
+a workload whose replicas do not all fit is left out (Karmada's node-resource plugin skips its
+deduction), and the count then runs on what is left.
 """
 
 from __future__ import annotations
@@ -27,10 +31,12 @@ from kubesched.framework.cycle_state import CycleState
 from kubesched.gpu.model import ASK_ANNOTATIONS, MILLI, pod_gpu_ask
 from kubesched.gpu.state import GpuState
 from kubesched.multicluster.api import Binding, Cluster
-from kubesched.multicluster.estimate import UNAUTHENTIC_REPLICA
+from kubesched.multicluster.estimate import UNAUTHENTIC_REPLICA, Assumed, AssumedWorkload
 from kubesched.state.memo import AFFINITY_PODS, EVERYTHING, NODES
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from kubesched.api.objects import Pod
     from kubesched.multicluster.member import MemberCluster
 
@@ -58,6 +64,17 @@ def probe_of(pod: Pod) -> Pod:
     return p
 
 
+def _assumed_pod(template: Pod, aw: AssumedWorkload, suffix: str, requests: dict[str, int] | None) -> Pod:
+    """One replica of an assumed component: its requests, no node constraints (Karmada's
+    assumed components carry resources only)."""
+    p = probe_of(template)
+    p.namespace = aw.namespace or template.namespace
+    p.name, p.uid = f"assumed-{suffix}", f"assumed-{template.uid or template.name}-{suffix}"
+    p.node_selector, p.node_affinity, p.tolerations, p.labels = {}, None, (), {}
+    p.requests = dict(requests or {})
+    return p
+
+
 def _probe_key(pod: Pod) -> tuple:
     return (
         pod.scheduler_name,
@@ -80,15 +97,43 @@ class SimulatedEstimator:
         self.cap = cap
         self.sequential_runs = 0
 
-    def max_available_replicas(self, clusters: list[Cluster], binding: Binding) -> list[int]:
+    def max_available_replicas(self, clusters: list[Cluster], binding: Binding, assumed: Assumed | None = None) -> list[int]:
         out = []
         for c in clusters:
             m = self.members.get(c.name)
             if m is None or m.scheduler is None or binding.template is None:
                 out.append(UNAUTHENTIC_REPLICA)
+            elif assumed and assumed.get(c.name):
+                out.append(self.estimate_with_assumed(m, binding.template, assumed[c.name]))
             else:
                 out.append(self.estimate(m, binding.template))
         return out
+
+    def estimate_with_assumed(self, member: MemberCluster, pod: Pod, assumed: Sequence[AssumedWorkload]) -> int:
+        """The count after the assumed workloads are placed, in a what-if that leaves no trace."""
+        sched = member.scheduler
+        assert sched is not None
+        with sched.what_if() as snap:
+            for k, aw in enumerate(assumed):
+                replicas = [
+                    _assumed_pod(pod, aw, f"{k}-{c}-{r}", comp.requests)
+                    for c, comp in enumerate(aw.components) for r in range(max(comp.replicas, 0))
+                ]
+                placed: list[str] = []
+                for p in replicas:
+                    fw = sched.frameworks.get(p.scheduler_name)
+                    node = None if fw is None else sched.schedule_pod(fw, CycleState(), p).node
+                    if node is None:  # the workload does not fit: none of it is deducted
+                        for uid in placed:
+                            snap.remove_pod(uid)
+                        break
+                    snap.add_pod(p.with_node(node))
+                    placed.append(p.uid)
+            if pod.scheduler_name not in sched.frameworks:
+                return 0
+            if needs_sequential(pod):
+                return self.sequential(member, pod)
+            return int(self.per_node(member, pod).sum())
 
     def estimate(self, member: MemberCluster, pod: Pod) -> int:
         sched = member.scheduler

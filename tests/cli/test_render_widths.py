@@ -151,3 +151,55 @@ def test_plugins_table_with_a_long_plugin_path(tmp_path, width):
     if width >= len(rows[1]["origin"]) + 10:
         tokens.add(rows[1]["origin"])
     _readable(text, tokens, width)
+
+
+# ---- kubesched multicluster (issue 28: at 80 columns, cells of ~7 characters, reasons a word a line)
+def _multicluster_json(capsys, command: str, *argv: str) -> dict:
+    from kubesched.app import example_path
+
+    ex = example_path("multicluster/federation.yaml").rsplit("/", 1)[0]
+    files = ["-f", f"{ex}/federation.yaml"]
+    files += [a for m in ("edge-tokyo", "edge-seoul", "cloud-westus2") for a in ("-f", f"{m}={ex}/{m}.yaml")]
+    assert main(["multicluster", command, *argv, *files, "--latency", f"{ex}/latency.yaml", "--seed", "1", "-o", "json"]) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+def test_multicluster_explain_names_and_numbers_whole(capsys, width):
+    from kubesched.multicluster.render import explain_table as mc_explain
+
+    doc = _multicluster_json(capsys, "explain", "default/web")
+    text = render(lambda c: mc_explain(doc, console=c), width)
+    tokens = {"Deployment default/web", "PropagationPolicy default/web", "(general 3, simulated 0)"}
+    for at in doc["attempts"]:
+        for cl in at["clusters"]:
+            tokens.add(cl["name"])
+            tokens |= {f["plugin"] for f in cl["filter"] if f["code"] != "Success"}
+            tokens |= {s["plugin"] for s in cl["score"]}
+    _readable(text, tokens, width)
+    reasons = {r for at in doc["attempts"] for cl in at["clusters"] for f in cl["filter"] for r in f["reasons"]}
+    assert "cluster(s) exceeded the latency budget of the workload's class" in reasons
+    for reason in reasons:  # reasons wrap, at word breaks, never a word a line
+        assert all(word in text for word in reason.split())
+    if width == 80:  # one block per cluster: the name on its own line, then its details
+        lines = text.splitlines()
+        (i,) = [k for k, line in enumerate(lines) if line.startswith("edge-seoul ★")]
+        assert lines[i].split()[-2:] == ["total", "0"]
+        assert [line.split()[0] for line in lines[i + 1 : i + 7]] == [
+            "filters", "ClusterAffinity", "ClusterLocality", "NetworkOverhead", "available", "replicas",
+        ]
+        assert lines[i + 5].split()[1:] == ["10", "(general", "10,", "simulated", "10)"]
+        assert lines[i + 6].split() == ["replicas", "3"]
+    if width == 200:  # a column per score plugin
+        assert any("NetworkOverhead" in line and "available" in line for line in text.splitlines())
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+def test_multicluster_schedule_names_whole(capsys, width):
+    from kubesched.multicluster.render import schedule_table as mc_schedule
+
+    doc = _multicluster_json(capsys, "schedule")
+    text = render(lambda c: mc_schedule(doc, ["edge-tokyo", "edge-seoul", "cloud-westus2"], console=c), width)
+    tokens = {d["workload"] for d in doc["decisions"]} | {d["policy"] for d in doc["decisions"]}
+    tokens |= {"edge-seoul:3", "cloud-westus2:3", "edge-seoul:2", "edge-tokyo:1"}  # a list may wrap between targets
+    _readable(text, tokens, width)

@@ -154,3 +154,83 @@ def test_a_scenario_without_classes_runs(tmp_path, capsys):
     rc = main(["multicluster", "simulate", "--scenario", str(f), "--limit", "20", "--seeds", "0", "--modes", "collaborative",
                "--out-dir", str(tmp_path / "o"), "--no-plots", "-o", "json"])
     assert rc == 0 and json.loads(capsys.readouterr().out)["seeds"] == [0]
+
+
+SMALL_SCENARIO = (
+    "kind: EdgeCloudScenario\ntimeScale: 2000\nsites:\n"
+    "- {name: edge-a, region: Japan East, tier: edge, share: 0.01, users: 2}\n"
+    "- {name: edge-b, region: Korea Central, tier: edge, share: 0.01, users: 1}\n"
+    "- {name: cloud, region: West US 2, tier: cloud, share: 0.04}\n"
+)
+
+# a fresh interpreter where scipy cannot be imported, as after `pip install kubesched`; any run
+# that starts fails the test (the check must come before the first)
+WITHOUT_SCIPY = """
+import sys
+sys.modules["scipy"] = sys.modules["scipy.stats"] = None
+import kubesched.multicluster.experiment.run as r
+def no_run(*a, **k):
+    raise SystemExit("a run started before the dependency check")
+r.run = no_run
+from kubesched.cli import main
+sys.exit(main(sys.argv[1:]))
+"""
+
+
+def test_simulate_without_scipy_refuses_before_any_run(tmp_path):
+    import subprocess
+    import sys
+
+    f = tmp_path / "s.yaml"
+    f.write_text(SMALL_SCENARIO)
+    out = tmp_path / "o"
+    argv = ["multicluster", "simulate", "--scenario", str(f), "--limit", "20", "--seeds", "0-1", "-d", str(out)]
+    proc = subprocess.run([sys.executable, "-c", WITHOUT_SCIPY, *argv], capture_output=True, text=True)
+    assert (proc.returncode, proc.stdout) == (2, "")
+    assert proc.stderr == ("kubesched: error: multicluster simulate: needs scipy (the paired tests over seeds): "
+                           "pip install 'kubesched[multicluster]'\n")
+    assert not out.exists()
+    # one seed has no paired test: it runs without scipy (and so reaches the stubbed run)
+    proc = subprocess.run([sys.executable, "-c", WITHOUT_SCIPY, *argv[:-3], "0", "-d", str(out)], capture_output=True,
+                          text=True)
+    assert "a run started before the dependency check" in proc.stderr
+
+
+def test_simulate_writes_each_run_as_it_finishes(tmp_path, capsys, monkeypatch):
+    """A run that fails leaves the runs finished before it on disk, and a line per finished run."""
+    import kubesched.multicluster.experiment.run as run_module
+
+    real = run_module.run
+
+    def fails_on_collaborative(prep, mode, seed, **kw):  # noqa: ANN001, ANN202
+        if mode == "collaborative":
+            raise RuntimeError("member lost")
+        return real(prep, mode, seed, **kw)
+
+    monkeypatch.setattr(run_module, "run", fails_on_collaborative)
+    f = tmp_path / "s.yaml"
+    f.write_text(SMALL_SCENARIO)
+    out = tmp_path / "o"
+    with pytest.raises(RuntimeError, match="member lost"):
+        main(["multicluster", "simulate", "--scenario", str(f), "--limit", "60", "--seeds", "0", "--workers", "1",
+              "--modes", "isolated,cloud-only,collaborative", "-d", str(out), "--no-plots", "--no-progress"])
+    assert sorted(p.name for p in (out / "runs").iterdir()) == ["cloud-only-seed0.json", "isolated-seed0.json"]
+    rec = json.loads((out / "runs" / "isolated-seed0.json").read_text())
+    assert (rec["mode"], rec["seed"], rec["pods"]) == ("isolated", 0, 60)
+    rows = (out / "runs.csv").read_text().strip().splitlines()
+    assert [r.split(",")[:2] for r in rows] == [["mode", "seed"], ["isolated", "0"], ["cloud-only", "0"]]
+    err = capsys.readouterr().err
+    assert err.startswith("[1/3] isolated seed 0: failures ") and "\n[2/3] cloud-only seed 0: " in err
+
+
+def test_simulate_draws_the_kits_bar_with_an_eta(tmp_path, capsys, monkeypatch):
+    from rich.console import Console
+
+    monkeypatch.setattr(Console, "is_terminal", property(lambda self: True))
+    f = tmp_path / "s.yaml"
+    f.write_text(SMALL_SCENARIO)
+    rc = main(["multicluster", "simulate", "--scenario", str(f), "--limit", "20", "--seeds", "0", "--workers", "1",
+               "--modes", "isolated,cloud-only", "-d", str(tmp_path / "o"), "--no-plots", "-o", "json"])
+    err = capsys.readouterr().err
+    assert rc == 0 and "edge–cloud runs" in err and "2/2" in err and "0:00:00" in err
+    assert "[1/2]" not in err  # the bar, not the lines

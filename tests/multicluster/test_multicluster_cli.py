@@ -148,3 +148,27 @@ def test_a_policy_for_another_scheduler_is_skipped(tmp_path, capsys):
     assert rc == 0 and [d["workload"] for d in doc["decisions"]] == ["Deployment default/reports"]
     assert doc["skipped"] == [{"workload": "Deployment default/web",
                                "reason": 'PropagationPolicy default/web names schedulerName "my-scheduler"'}]
+
+
+def test_a_federation_without_its_member_dumps_says_so(capsys):
+    """Karmada's reason stays in the result; a warning names the members whose dumps are missing
+    and how to give them (issue 28: every cluster "did not have the API resource", no hint)."""
+    fed = str(EX / "federation.yaml")
+    rc, out, err = run(capsys, "multicluster", "schedule", "-f", fed, "-o", "json")
+    assert rc == 0
+    web = json.loads(out)["decisions"][0]
+    assert web["message"] == "0/3 clusters are available: 3 cluster(s) did not have the API resource."
+    assert "give each member's dump as -f NAME=FILE" in err
+    rc, out, err = run(capsys, "multicluster", "schedule", "-f", fed, "-f", f"edge-tokyo={EX / 'edge-tokyo.yaml'}", "-o", "json")
+    assert rc == 0
+    warning = next(line for line in err.splitlines() if "warning" in line)
+    assert warning == (
+        "kubesched: warning: no member dump for cloud-westus2, edge-seoul and no status.apiEnablements in their Cluster "
+        "objects: every template is rejected there as not having the API resource; give each member's dump as "
+        "-f NAME=FILE (e.g. -f cloud-westus2=cloud-westus2.yaml)"
+    )
+    rc, _, err = run(capsys, "multicluster", "explain", "default/web", "-f", fed, "-o", "json")
+    assert rc == 0 and "kubesched: warning: no member dump for cloud-westus2, edge-seoul, edge-tokyo and" in err
+    # every dump given: no warning
+    rc, _, err = run(capsys, "multicluster", "schedule", *FILES, "-o", "json")
+    assert rc == 0 and "warning" not in err

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import argparse
+import math
 from typing import Any
 
 from kubesched.errors import InputError
@@ -77,12 +78,24 @@ def _one(task: tuple) -> tuple[dict[str, Any], dict[str, tuple[list[float], list
     return metrics, series
 
 
+def _describe_run(metrics: dict[str, Any]) -> str:
+    """One finished run, for the progress line."""
+    from kubesched.multicluster.experiment.metrics import get
+
+    lat = get(metrics, "latency_ms.mean")
+    latency = f"{lat:.1f} ms" if math.isfinite(lat) else "–"
+    return (f"{metrics['mode']} seed {metrics['seed']}: failures {get(metrics, 'failure_pct'):.2f} %, "
+            f"mean latency {latency}, {metrics['run']['wall_s']:.0f} s")
+
+
 def run_cli(args: argparse.Namespace) -> int:
-    from kubesched.kit.report import print_json, print_table
-    from kubesched.multicluster.experiment.metrics import aggregate, paired_tests
-    from kubesched.multicluster.experiment.report import comparison_rows, write
+    from kubesched.errors import require_extra
+    from kubesched.kit.progress import run_progress
+    from kubesched.kit.report import print_json, print_table, write_json
+    from kubesched.multicluster.experiment.metrics import aggregate, paired_tests, tested
+    from kubesched.multicluster.experiment.report import comparison_rows, runs_table, write
     from kubesched.multicluster.experiment.run import MODES
-    from kubesched.sim.report import prepare_out_dir
+    from kubesched.sim.report import json_ready, prepare_out_dir, write_csv
 
     sc = _scenario(args)
     seeds = parse_seeds(args.seeds)
@@ -93,12 +106,22 @@ def run_cli(args: argparse.Namespace) -> int:
     workers = workers_from(args.workers)
     if args.limit is not None and args.limit < 1:
         raise InputError("must be at least 1", source="--limit")
+    if len(seeds) > 1 and tested(modes):  # the paired tests, after every run: checked before the first
+        require_extra("scipy.stats", "scipy (the paired tests over seeds)", "multicluster", "multicluster simulate")
     out = prepare_out_dir(args.out_dir, "--out-dir")
     tasks = [(sc, args.limit, m, s, str(out), s == seeds[0], not args.no_plots) for s in seeds for m in modes]
-    with Pool(workers, start="fork") as pool:  # a worker prepares the scenario once (_PREP)
-        results = pool.map(_one, tasks)
-    runs = [m for m, _ in results]
-    series = {t[2]: s for t, (_, s) in zip(tasks, results, strict=True) if t[5]}
+    results: dict[int, tuple[dict[str, Any], dict]] = {}
+    (out / "runs").mkdir(exist_ok=True)
+    with Pool(min(workers, len(tasks)), start="fork") as pool, \
+            run_progress("edge–cloud runs", len(tasks), show=not args.no_progress) as advance:
+        # a worker prepares the scenario once (_PREP); each run is on disk as soon as it finishes
+        for i, task, (metrics, series) in pool.as_completed(_one, tasks):
+            results[i] = (metrics, series)
+            write_json(out / "runs" / f"{task[2]}-seed{task[3]}.json", json_ready(metrics), indent=1, atomic=True)
+            write_csv(out / "runs.csv", runs_table([results[k][0] for k in sorted(results)]))
+            advance(_describe_run(metrics))
+    runs = [results[i][0] for i in range(len(tasks))]
+    series = {t[2]: results[i][1] for i, t in enumerate(tasks) if t[5]}
     doc = {
         "scenario": {
             "description": describe(sc),
@@ -118,8 +141,6 @@ def run_cli(args: argparse.Namespace) -> int:
     }
     write(out, doc, runs, series, modes, not args.no_plots)
     if args.output == "json":
-        from kubesched.sim.report import json_ready
-
         print_json(json_ready({k: doc[k] for k in ("scenario", "seeds", "aggregate", "tests")}))
     else:
         from rich.console import Console

@@ -136,6 +136,11 @@ GOALS = (
 )
 
 
+def tested(modes: list[str]) -> bool:
+    """Whether some goal compares two of these modes (the paired tests then run, over seeds)."""
+    return any(a in modes and b in modes for a, b, _, _ in GOALS)
+
+
 def paired_tests(runs: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """The goals' comparisons, paired by seed: Student's paired t-test and Wilcoxon signed-rank."""
 
