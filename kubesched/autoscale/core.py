@@ -26,8 +26,8 @@ from kubesched.autoscale.predicate import (
     placed,
     reads_other_nodes,
 )
+from kubesched.autoscale.utilization import is_gpu_node, node_utilization
 from kubesched.framework.runtime import Framework
-from kubesched.gpu.state import GpuState
 from kubesched.state.snapshot import Snapshot
 
 SAFE_TO_EVICT = "cluster-autoscaler.kubernetes.io/safe-to-evict"
@@ -85,28 +85,6 @@ class Upcoming:
 class GroupState:
     backoff_until: float = 0.0
     backoff_step: float = 0.0
-
-
-def node_utilization(snap: Snapshot) -> np.ndarray:
-    """Per node row: GPU allocation for nodes with GPUs, else max(CPU, memory) requested over
-    allocatable (CA's utilisation, GPU nodes judged by GPUs alone)."""
-    n = snap.n
-    if n == 0:
-        return np.zeros(0)
-    alloc, req = snap.alloc, snap.requested
-    ci, mi = snap.res_index["cpu"], snap.res_index["memory"]
-    with np.errstate(divide="ignore", invalid="ignore"):
-        cpu = np.where(alloc[:, ci] > 0, req[:, ci] / np.maximum(alloc[:, ci], 1), 0.0)
-        mem = np.where(alloc[:, mi] > 0, req[:, mi] / np.maximum(alloc[:, mi], 1), 0.0)
-    util = np.maximum(cpu, mem)
-    gs = GpuState.of(snap)
-    count = gs.count[:n]
-    has = count > 0
-    if has.any():
-        cap = count * 1000
-        gpu = np.where(has, 1.0 - gs.total[:n] / np.maximum(cap, 1), 0.0)
-        util = np.where(has, gpu, util)
-    return util
 
 
 class Drainer:
@@ -343,9 +321,7 @@ class ClusterAutoscaler:
     # ---- scale-down ----------------------------------------------------------------------
     def threshold(self, node: Node) -> float:
         sd = self.cfg.scale_down
-        from kubesched.gpu.model import node_gpu_count
-
-        return sd.gpu_utilization_threshold if node_gpu_count(node) > 0 else sd.utilization_threshold
+        return sd.gpu_utilization_threshold if is_gpu_node(node) else sd.utilization_threshold
 
     def update_unneeded(self, snap: Snapshot, now: float) -> None:
         """Start (or stop) the unneeded timers: utilisation under the threshold, and empty."""
@@ -353,7 +329,7 @@ class ClusterAutoscaler:
         empty = snap.requested[:, snap.res_index["pods"]] == 0
         low: set[str] = set()
         idle: set[str] = set()
-        for row in np.flatnonzero(util < 1.0).tolist():
+        for row in np.flatnonzero(util < 1.0).tolist():  # NaN (no utilisation): never unneeded
             node = snap.nodes[row]
             if self.group_of(node) is None or util[row] >= self.threshold(node):
                 continue

@@ -27,9 +27,9 @@ from kubesched.autoscale.core import (
     Drainer,
     NodeProvider,
     Upcoming,
-    node_utilization,
 )
 from kubesched.autoscale.predicate import PredicateChecker, node_named, placed
+from kubesched.autoscale.utilization import node_utilization
 from kubesched.state.snapshot import Snapshot
 
 CONSOLIDATION_PERIOD = 10.0  # how often consolidation looks for candidates
@@ -181,7 +181,7 @@ class KarpenterLike(ClusterAutoscaler):
                         break
                     row = snap.row_of[name]
                     g = self.group_of(snap.nodes[row])
-                    if g is None or sizes[g] <= mins[g] or util[row] >= self.threshold(snap.nodes[row]):
+                    if g is None or sizes[g] <= mins[g] or not util[row] < self.threshold(snap.nodes[row]):
                         continue
                     if self.recheck_at.get(name, 0.0) > now:
                         continue
