@@ -1,7 +1,8 @@
 """A node's utilisation as Cluster Autoscaler reckons it (``simulator/utilization/info.go``).
 
-A GPU node (GPUs allocatable) is judged by its GPUs alone: the share of its GPUs allocated. Any
-other node: the larger of requested CPU and memory over
+A GPU node (GPUs allocatable, or labelled with a GPU model) is judged by its GPUs alone: the share
+of its GPUs allocated, 0 when the label is there but no GPU is allocatable (CA's "unready GPU",
+so such a node can still be removed). Any other node: the larger of requested CPU and memory over
 allocatable; a node with CPU or memory allocatable missing or 0 has no utilisation (NaN, CA's
 error), and is never unneeded.
 """
@@ -13,15 +14,15 @@ from typing import NamedTuple
 import numpy as np
 
 from kubesched.api.objects import Node
-from kubesched.gpu.model import node_gpu_count
+from kubesched.gpu.model import GPU_MODEL, node_gpu_count
 from kubesched.gpu.state import GpuState
 from kubesched.sim.gpu import NVIDIA_GPU
 from kubesched.state.snapshot import Snapshot
 
 
 def is_gpu_node(node: Node) -> bool:
-    """CA's GpuConfig for a node: GPUs allocatable."""
-    return node_gpu_count(node) > 0 or node.allocatable.get(NVIDIA_GPU, 0) > 0
+    """CA's GpuConfig for a node: GPUs allocatable, or the GPU model label (GPUs not ready yet)."""
+    return node_gpu_count(node) > 0 or node.allocatable.get(NVIDIA_GPU, 0) > 0 or GPU_MODEL in node.labels
 
 
 class Utilization(NamedTuple):

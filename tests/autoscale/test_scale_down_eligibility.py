@@ -18,6 +18,7 @@ from kubesched.autoscale.core import ClusterAutoscaler
 from kubesched.autoscale.karpenter import KarpenterLike
 from kubesched.autoscale.live import LiveView
 from kubesched.config.load import default_config
+from kubesched.gpu.model import GPU_MODEL
 from kubesched.scheduler import Scheduler
 from kubesched.state.snapshot import Snapshot
 from kubesched.testing import make_node, make_pod
@@ -72,3 +73,10 @@ def test_node_without_memory_allocatable_is_not_unneeded():
     pods = [busy("no-memory"), busy("regular")]
     assert removed(nodes, pods) == ["regular"]
 
+
+
+def test_node_labelled_for_gpus_without_gpus_is_judged_by_its_gpus():
+    """CA's unready GPU: utilisation 0, not its CPU's 0.6, so its pod moves and it goes."""
+    unready = make_node("unready-gpu", cpu="4", memory="16Gi", labels={GROUP_LABEL: "small", GPU_MODEL: "V100M16"})
+    spare = make_node("spare", cpu="4", memory="16Gi")  # no node group: never removed
+    assert removed([unready, spare], [busy("unready-gpu", "2400m")]) == ["unready-gpu"]

@@ -1,11 +1,12 @@
 """Cluster Autoscaler's utilisation test, ported under its upstream name
 (kubernetes/autoscaler cluster-autoscaler/simulator/utilization/info_test.go, TestCalculate):
-6 of its 11 checks. Not ported: the unready GPU node (the next commit), the three that skip DaemonSet and mirror pods (kubesched does not
+7 of its 11 checks. Not ported: the three that skip DaemonSet and mirror pods (kubesched does not
 model those options) and the one ignoring a long-terminating pod (not modelled either).
 
 Upstream's ``BuildTestNode("node1", 2000, 2000000)`` has 2000m CPU and 2,000,000 bytes of memory;
 ``BuildTestPod("p1", 100, 200000)`` requests 100m and 200,000 bytes; -1 leaves a request (or the
-node's memory) out. ``AddGpusToNode`` gives ``nvidia.com/gpu``.
+node's memory) out. ``AddGpusToNode`` gives ``nvidia.com/gpu`` and ``AddGpuLabelToNode`` the GPU
+label, which in kubesched is the GPU model label.
 """
 
 from __future__ import annotations
@@ -16,7 +17,8 @@ import numpy as np
 import pytest
 
 from kubesched.api.objects import Node, Pod
-from kubesched.autoscale.utilization import node_utilization, utilization
+from kubesched.autoscale.utilization import is_gpu_node, node_utilization, utilization
+from kubesched.gpu.model import GPU_MODEL
 from kubesched.state.snapshot import Snapshot
 from kubesched.testing import make_node, make_pod
 
@@ -90,6 +92,13 @@ def test_calculate_gpu_node_by_its_gpus():
     gpu_node = build_node("gpu_node", 2000, 2000000, gpus=1)
     gpu_pod = build_pod("gpu_pod", 100, 200000, gpus=1)
     assert calculate(gpu_node, POD, POD, gpu_pod)[0] == pytest.approx(1.0, rel=0.01)
+
+
+def test_calculate_node_with_unready_gpu():
+    """Labelled as a GPU node, no GPU allocatable: utilisation 0 (not its CPU's 0.1)."""
+    gpu_node = build_node("gpu_node", 2000, 2000000, labels={GPU_MODEL: "V100M16"})
+    assert is_gpu_node(gpu_node)
+    assert calculate(gpu_node, POD, POD)[0] == 0
 
 
 # ---- beyond the upstream test: CA's other error, and the scale-down it keeps off ----------------
