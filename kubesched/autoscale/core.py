@@ -18,6 +18,7 @@ import numpy as np
 
 from kubesched.api.objects import Node, Pod
 from kubesched.autoscale.config import GROUP_LABEL, AutoscalerConfig, NodeGroup
+from kubesched.autoscale.eligibility import unremovable_reason
 from kubesched.autoscale.estimator import BinpackingEstimator, equivalence_groups
 from kubesched.autoscale.expander import Expander, Option
 from kubesched.autoscale.predicate import (
@@ -323,21 +324,31 @@ class ClusterAutoscaler:
         sd = self.cfg.scale_down
         return sd.gpu_utilization_threshold if is_gpu_node(node) else sd.utilization_threshold
 
+    def filter_out_unremovable(self, snap: Snapshot, now: float) -> list[str]:
+        """FilterOutUnremovable: the nodes of node groups that may be unneeded: not being
+        deleted, not protected by the scale-down-disabled annotation, utilisation under the
+        threshold (a node without one, NaN, is not)."""
+        util = node_utilization(snap)
+        out = []
+        for row in np.flatnonzero(util < 1.0).tolist():
+            node = snap.nodes[row]
+            if self.group_of(node) is None or unremovable_reason(node, now) is not None:
+                continue
+            if util[row] < self.threshold(node):
+                out.append(node.name)
+        return out
+
     def update_unneeded(self, snap: Snapshot, now: float) -> None:
         """Start (or stop) the unneeded timers: utilisation under the threshold, and empty."""
-        util = node_utilization(snap)
         empty = snap.requested[:, snap.res_index["pods"]] == 0
         low: set[str] = set()
         idle: set[str] = set()
-        for row in np.flatnonzero(util < 1.0).tolist():  # NaN (no utilisation): never unneeded
-            node = snap.nodes[row]
-            if self.group_of(node) is None or util[row] >= self.threshold(node):
-                continue
-            low.add(node.name)
-            self.unneeded_since.setdefault(node.name, now)
-            if empty[row]:
-                idle.add(node.name)
-                self.empty_since.setdefault(node.name, now)
+        for name in self.filter_out_unremovable(snap, now):
+            low.add(name)
+            self.unneeded_since.setdefault(name, now)
+            if empty[snap.row_of[name]]:
+                idle.add(name)
+                self.empty_since.setdefault(name, now)
         self.unneeded_since = {n: t for n, t in self.unneeded_since.items() if n in low}
         self.empty_since = {n: t for n, t in self.empty_since.items() if n in idle}
 

@@ -28,6 +28,7 @@ from kubesched.autoscale.core import (
     NodeProvider,
     Upcoming,
 )
+from kubesched.autoscale.eligibility import unremovable_reason
 from kubesched.autoscale.predicate import PredicateChecker, node_named, placed
 from kubesched.autoscale.utilization import node_utilization
 from kubesched.state.snapshot import Snapshot
@@ -156,8 +157,15 @@ class KarpenterLike(ClusterAutoscaler):
         self.stable_since = live
         if self.batch_open():
             return  # pods are about to be provisioned for: no disruption meanwhile
-        # a node that pending pods are about to land on is not disrupted (Karpenter: nominated)
-        due = [n for n, (_, t) in live.items() if now - t >= kc.consolidate_after and n not in self.hinted]
+        # a node that pending pods are about to land on is not disrupted (Karpenter: nominated),
+        # nor one being deleted or protected by the operator (Cluster Autoscaler's marks)
+        due = [
+            n
+            for n, (_, t) in live.items()
+            if now - t >= kc.consolidate_after
+            and n not in self.hinted
+            and unremovable_reason(snap.nodes[snap.row_of[n]], now) is None
+        ]
         if not due:
             return
         budget = kc.budget(len(live))
