@@ -177,6 +177,11 @@ class ClusterAutoscaler:
             sizes[up.group] += 1
         return sizes
 
+    def cluster_size(self, snap: Snapshot) -> int:
+        """All nodes of the cluster, of node groups or not, plus the upcoming ones: what
+        ``maxNodesTotal`` caps (CA counts the cluster's nodes, not only its node groups')."""
+        return snap.n + len(self.upcoming)
+
     def new_name(self, group: str) -> str:
         self._seq += 1
         return f"{group}-{self._seq}"
@@ -273,7 +278,7 @@ class ClusterAutoscaler:
 
     def options(self, view: ClusterView, pods: list[Pod], now: float, checker: PredicateChecker) -> list[Option]:
         sizes = self.group_sizes(view.snapshot)
-        total = sum(sizes.values())
+        total = self.cluster_size(view.snapshot)
         if self.cfg.max_nodes_total and total >= self.cfg.max_nodes_total:
             return []
         estimator = BinpackingEstimator(checker, self._base_factory(view, pods))

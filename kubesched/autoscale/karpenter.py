@@ -93,7 +93,7 @@ class KarpenterLike(ClusterAutoscaler):
         if not pods:
             return
         sizes = self.group_sizes(view.snapshot)
-        total = sum(sizes.values())
+        total = self.cluster_size(view.snapshot)
 
         def key(p: Pod) -> tuple[int, int]:
             return (p.requests.get("cpu", 0), p.requests.get("memory", 0))
