@@ -12,34 +12,14 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from kubesched.app import build_registry
 from kubesched.autoscale.config import GROUP_LABEL, AutoscalerConfig, Delay, NodeGroup, template_node
 from kubesched.autoscale.core import ClusterAutoscaler
 from kubesched.autoscale.karpenter import KarpenterLike
 from kubesched.autoscale.live import LiveView
-from kubesched.config.load import default_config
-from kubesched.scheduler import Scheduler
-from kubesched.state.snapshot import Snapshot
 from kubesched.testing import make_node, make_pod
+from tests.autoscale.loop_helpers import FRAMEWORKS, UNSCHEDULABLE, Recorder
 
 MIB = 2**20
-REG = build_registry()
-FRAMEWORKS = Scheduler(default_config(REG.points_of), Snapshot(), None, REG, seed=0).frameworks
-UNSCHEDULABLE = {"phase": "Pending", "conditions": [{"type": "PodScheduled", "status": "False", "reason": "Unschedulable"}]}
-
-
-class Recorder:
-    def __init__(self) -> None:
-        self.created: list[str] = []
-
-    def create(self, group, node) -> None:  # noqa: ANN001
-        self.created.append(group.name)
-
-    def delete(self, name: str) -> None:
-        raise AssertionError(f"{name} deleted")
-
-    def cancel(self, name: str) -> None:
-        raise AssertionError(f"{name} was given up on")
 
 
 def node(name: str, cpu_m: int, mem_mib: int, group: str) -> dict:

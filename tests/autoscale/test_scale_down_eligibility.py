@@ -14,7 +14,6 @@ import time
 import numpy as np
 import pytest
 
-from kubesched.app import build_registry
 from kubesched.autoscale.config import (
     GROUP_LABEL,
     AutoscalerConfig,
@@ -27,29 +26,11 @@ from kubesched.autoscale.core import ClusterAutoscaler
 from kubesched.autoscale.eligibility import SCALE_DOWN_DISABLED, TO_BE_DELETED_TAINT
 from kubesched.autoscale.karpenter import KarpenterLike
 from kubesched.autoscale.live import LiveView
-from kubesched.config.load import default_config
 from kubesched.gpu.model import GPU_MODEL
-from kubesched.scheduler import Scheduler
-from kubesched.state.snapshot import Snapshot
 from kubesched.testing import make_node, make_pod
+from tests.autoscale.loop_helpers import FRAMEWORKS, Recorder
 
-REG = build_registry()
-FRAMEWORKS = Scheduler(default_config(REG.points_of), Snapshot(), None, REG, seed=0).frameworks
 SMALL = NodeGroup("small", template_node("small", {"cpu": "4", "memory": "16Gi"}), 0, 5)
-
-
-class Recorder:
-    def __init__(self) -> None:
-        self.deleted: list[str] = []
-
-    def create(self, group, node) -> None:  # noqa: ANN001
-        raise AssertionError("no scale-up expected")
-
-    def delete(self, name: str) -> None:
-        self.deleted.append(name)
-
-    def cancel(self, name: str) -> None:
-        raise AssertionError(f"{name} was given up on")
 
 
 def config(mode: str = "cluster-autoscaler") -> AutoscalerConfig:
