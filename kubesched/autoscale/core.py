@@ -18,6 +18,7 @@ import numpy as np
 
 from kubesched.api.objects import Node, Pod
 from kubesched.autoscale.config import GROUP_LABEL, AutoscalerConfig, NodeGroup
+from kubesched.autoscale.eligibility import unremovable_reason
 from kubesched.autoscale.estimator import BinpackingEstimator, equivalence_groups
 from kubesched.autoscale.expander import Expander, Option
 from kubesched.autoscale.predicate import (
@@ -26,8 +27,8 @@ from kubesched.autoscale.predicate import (
     placed,
     reads_other_nodes,
 )
+from kubesched.autoscale.utilization import is_gpu_node, node_utilization
 from kubesched.framework.runtime import Framework
-from kubesched.gpu.state import GpuState
 from kubesched.state.snapshot import Snapshot
 
 SAFE_TO_EVICT = "cluster-autoscaler.kubernetes.io/safe-to-evict"
@@ -85,28 +86,6 @@ class Upcoming:
 class GroupState:
     backoff_until: float = 0.0
     backoff_step: float = 0.0
-
-
-def node_utilization(snap: Snapshot) -> np.ndarray:
-    """Per node row: GPU allocation for nodes with GPUs, else max(CPU, memory) requested over
-    allocatable (CA's utilisation, GPU nodes judged by GPUs alone)."""
-    n = snap.n
-    if n == 0:
-        return np.zeros(0)
-    alloc, req = snap.alloc, snap.requested
-    ci, mi = snap.res_index["cpu"], snap.res_index["memory"]
-    with np.errstate(divide="ignore", invalid="ignore"):
-        cpu = np.where(alloc[:, ci] > 0, req[:, ci] / np.maximum(alloc[:, ci], 1), 0.0)
-        mem = np.where(alloc[:, mi] > 0, req[:, mi] / np.maximum(alloc[:, mi], 1), 0.0)
-    util = np.maximum(cpu, mem)
-    gs = GpuState.of(snap)
-    count = gs.count[:n]
-    has = count > 0
-    if has.any():
-        cap = count * 1000
-        gpu = np.where(has, 1.0 - gs.total[:n] / np.maximum(cap, 1), 0.0)
-        util = np.where(has, gpu, util)
-    return util
 
 
 class Drainer:
@@ -197,6 +176,11 @@ class ClusterAutoscaler:
         for up in self.upcoming.values():
             sizes[up.group] += 1
         return sizes
+
+    def cluster_size(self, snap: Snapshot) -> int:
+        """All nodes of the cluster, of node groups or not, plus the upcoming ones: what
+        ``maxNodesTotal`` caps (CA counts the cluster's nodes, not only its node groups')."""
+        return snap.n + len(self.upcoming)
 
     def new_name(self, group: str) -> str:
         self._seq += 1
@@ -294,7 +278,7 @@ class ClusterAutoscaler:
 
     def options(self, view: ClusterView, pods: list[Pod], now: float, checker: PredicateChecker) -> list[Option]:
         sizes = self.group_sizes(view.snapshot)
-        total = sum(sizes.values())
+        total = self.cluster_size(view.snapshot)
         if self.cfg.max_nodes_total and total >= self.cfg.max_nodes_total:
             return []
         estimator = BinpackingEstimator(checker, self._base_factory(view, pods))
@@ -343,25 +327,33 @@ class ClusterAutoscaler:
     # ---- scale-down ----------------------------------------------------------------------
     def threshold(self, node: Node) -> float:
         sd = self.cfg.scale_down
-        from kubesched.gpu.model import node_gpu_count
+        return sd.gpu_utilization_threshold if is_gpu_node(node) else sd.utilization_threshold
 
-        return sd.gpu_utilization_threshold if node_gpu_count(node) > 0 else sd.utilization_threshold
+    def filter_out_unremovable(self, snap: Snapshot, now: float) -> list[str]:
+        """FilterOutUnremovable: the nodes of node groups that may be unneeded: not being
+        deleted, not protected by the scale-down-disabled annotation, utilisation under the
+        threshold (a node without one, NaN, is not)."""
+        util = node_utilization(snap)
+        out = []
+        for row in np.flatnonzero(util < 1.0).tolist():
+            node = snap.nodes[row]
+            if self.group_of(node) is None or unremovable_reason(node, now) is not None:
+                continue
+            if util[row] < self.threshold(node):
+                out.append(node.name)
+        return out
 
     def update_unneeded(self, snap: Snapshot, now: float) -> None:
         """Start (or stop) the unneeded timers: utilisation under the threshold, and empty."""
-        util = node_utilization(snap)
         empty = snap.requested[:, snap.res_index["pods"]] == 0
         low: set[str] = set()
         idle: set[str] = set()
-        for row in np.flatnonzero(util < 1.0).tolist():
-            node = snap.nodes[row]
-            if self.group_of(node) is None or util[row] >= self.threshold(node):
-                continue
-            low.add(node.name)
-            self.unneeded_since.setdefault(node.name, now)
-            if empty[row]:
-                idle.add(node.name)
-                self.empty_since.setdefault(node.name, now)
+        for name in self.filter_out_unremovable(snap, now):
+            low.add(name)
+            self.unneeded_since.setdefault(name, now)
+            if empty[snap.row_of[name]]:
+                idle.add(name)
+                self.empty_since.setdefault(name, now)
         self.unneeded_since = {n: t for n, t in self.unneeded_since.items() if n in low}
         self.empty_since = {n: t for n, t in self.empty_since.items() if n in idle}
 

@@ -4,7 +4,8 @@ First-fit decreasing, as ``cluster-autoscaler/estimator/binpacking_estimator.go`
 by equivalence (same scheduling signature), groups are ordered by decreasing
 ``cpu/allocatable + memory/allocatable`` of the template (``DecreasingPodOrderer``); each pod goes
 to the first new node it fits on, else to the last node added, else a new template node is added
-(unless the last one is still empty, or the limiter's node budget is spent). Fitting is the real
+(unless the last one is still empty, or the limiter's node budget is spent). A pod spread over
+hostnames that the last node refuses for its spread is tried on every other node first. Fitting is the real
 scheduler's filters (``PredicateChecker``) on a scratch snapshot holding the new nodes (and the
 cluster's nodes and pods when pods spread or have affinity).
 """
@@ -17,7 +18,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from kubesched.api.objects import Node, Pod
-from kubesched.autoscale.predicate import PredicateChecker, node_named, placed
+from kubesched.autoscale.predicate import HOSTNAME, PredicateChecker, node_named, placed
+from kubesched.plugins.podtopologyspread.common import ERR_REASON_CONSTRAINTS_NOT_MATCH
 from kubesched.state.snapshot import Snapshot
 
 
@@ -78,7 +80,7 @@ class BinpackingEstimator:
         snap = self.snapshot_factory()
         new_rows: list[int] = []
         new_names: list[str] = []
-        with_pods: set[str] = set()
+        with_pods: set[str] = set()  # nodes that got pods (an existing one too, see below)
         scheduled: list[Pod] = []
         last: str | None = None
 
@@ -87,6 +89,38 @@ class BinpackingEstimator:
             with_pods.add(node)
             scheduled.append(pod)
 
+        def on_new_nodes(pods: list[Pod]) -> bool:
+            """tryToScheduleOnNewNodes; False once the node budget is spent."""
+            nonlocal last
+            for pod in pods:
+                if last is not None:
+                    why = self.checker.reasons(snap, pod, snap.row_of[last])
+                    if why is None:
+                        add(pod, last)
+                        continue
+                    if uses_hostname_spread(pod) and ERR_REASON_CONSTRAINTS_NOT_MATCH in why:
+                        # spread by hostname: an earlier node (new or not) may take it now that
+                        # the last one has more pods; upstream counts whichever node takes it
+                        skip = snap.row_of[last]
+                        rows = np.asarray([r for r in snap.order.tolist() if r != skip], np.int32)
+                        row = self.checker.first_fit(snap, pod, rows)
+                        if row is not None:
+                            add(pod, snap.nodes[row].name)
+                            continue
+                    if last not in with_pods:
+                        return True  # it did not fit an empty node: another one would not help
+                if max_nodes and len(new_names) >= max_nodes:
+                    return False
+                name = f"{name_prefix}-{len(new_names)}"
+                new_rows.append(snap.add_node(node_named(template, name)))
+                new_names.append(name)
+                last = name
+                if not self.checker.fits(snap, pod, np.asarray([snap.row_of[name]], np.int32))[0]:
+                    break
+                add(pod, name)
+            return True
+
+        new_available = True
         for group in decreasing_order(groups, template):
             pods = group.pods
             k = 0
@@ -97,19 +131,11 @@ class BinpackingEstimator:
                     break
                 add(pods[k], snap.nodes[row].name)
                 k += 1
-            for pod in pods[k:]:
-                if last is not None and self.checker.fits(snap, pod, np.asarray([snap.row_of[last]], np.int32))[0]:
-                    add(pod, last)
-                    continue
-                if last is not None and last not in with_pods:
-                    break  # it did not fit an empty node: another one would not help
-                if max_nodes and len(new_names) >= max_nodes:
-                    break
-                name = f"{name_prefix}-{len(new_names)}"
-                new_rows.append(snap.add_node(node_named(template, name)))
-                new_names.append(name)
-                last = name
-                if not self.checker.fits(snap, pod, np.asarray([snap.row_of[name]], np.int32))[0]:
-                    break
-                add(pod, name)
+            if new_available:
+                new_available = on_new_nodes(pods[k:])
         return Estimate(len(with_pods), scheduled, snap, [n for n in new_names if n in with_pods])
+
+
+def uses_hostname_spread(pod: Pod) -> bool:
+    """isPodUsingHostNameTopologyKey: a topology spread constraint over kubernetes.io/hostname."""
+    return any(c.topology_key == HOSTNAME for c in pod.spread_constraints)

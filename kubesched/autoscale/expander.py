@@ -57,9 +57,11 @@ def most_pods(options: list[Option]) -> list[Option]:
 
 
 def least_nodes(options: list[Option]) -> list[Option]:
-    """leastnodes.go: the options that need the fewest nodes."""
-    low = min((o.node_count for o in options), default=0)
-    return [o for o in options if o.node_count == low]
+    """leastnodes.go: the options that need the fewest nodes; an option adding no node is not
+    valid (none left: no option)."""
+    valid = [o for o in options if o.node_count > 0]
+    low = min((o.node_count for o in valid), default=0)
+    return [o for o in valid if o.node_count == low]
 
 
 def priority(options: list[Option], priorities: dict[int, list[str]]) -> list[Option]:

@@ -27,9 +27,10 @@ from kubesched.autoscale.core import (
     Drainer,
     NodeProvider,
     Upcoming,
-    node_utilization,
 )
+from kubesched.autoscale.eligibility import unremovable_reason
 from kubesched.autoscale.predicate import PredicateChecker, node_named, placed
+from kubesched.autoscale.utilization import node_utilization
 from kubesched.state.snapshot import Snapshot
 
 CONSOLIDATION_PERIOD = 10.0  # how often consolidation looks for candidates
@@ -92,7 +93,7 @@ class KarpenterLike(ClusterAutoscaler):
         if not pods:
             return
         sizes = self.group_sizes(view.snapshot)
-        total = sum(sizes.values())
+        total = self.cluster_size(view.snapshot)
 
         def key(p: Pod) -> tuple[int, int]:
             return (p.requests.get("cpu", 0), p.requests.get("memory", 0))
@@ -156,8 +157,15 @@ class KarpenterLike(ClusterAutoscaler):
         self.stable_since = live
         if self.batch_open():
             return  # pods are about to be provisioned for: no disruption meanwhile
-        # a node that pending pods are about to land on is not disrupted (Karpenter: nominated)
-        due = [n for n, (_, t) in live.items() if now - t >= kc.consolidate_after and n not in self.hinted]
+        # a node that pending pods are about to land on is not disrupted (Karpenter: nominated),
+        # nor one being deleted or protected by the operator (Cluster Autoscaler's marks)
+        due = [
+            n
+            for n, (_, t) in live.items()
+            if now - t >= kc.consolidate_after
+            and n not in self.hinted
+            and unremovable_reason(snap.nodes[snap.row_of[n]], now) is None
+        ]
         if not due:
             return
         budget = kc.budget(len(live))
@@ -181,7 +189,7 @@ class KarpenterLike(ClusterAutoscaler):
                         break
                     row = snap.row_of[name]
                     g = self.group_of(snap.nodes[row])
-                    if g is None or sizes[g] <= mins[g] or util[row] >= self.threshold(snap.nodes[row]):
+                    if g is None or sizes[g] <= mins[g] or not util[row] < self.threshold(snap.nodes[row]):
                         continue
                     if self.recheck_at.get(name, 0.0) > now:
                         continue

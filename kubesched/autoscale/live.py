@@ -27,6 +27,7 @@ import numpy as np
 from kubesched.api.objects import Node, Pod
 from kubesched.autoscale.config import GROUP_LABEL, AutoscalerConfig, NodeGroup
 from kubesched.autoscale.core import ClusterAutoscaler
+from kubesched.autoscale.eligibility import SCALE_DOWN_DISABLED, TO_BE_DELETED_TAINT
 from kubesched.autoscale.karpenter import KarpenterLike
 from kubesched.errors import InputError
 from kubesched.framework.runtime import Framework
@@ -60,6 +61,7 @@ class KwokProvider:
     def __init__(self, api: Any, config: AutoscalerConfig, rng: np.random.Generator | None = None) -> None:
         from kubernetes import client
 
+        self.api = api
         self.core = client.CoreV1Api(api)
         self.cfg = config
         self.rng = rng or np.random.default_rng()
@@ -79,6 +81,19 @@ class KwokProvider:
                 log.info("node %s created", name)
 
     def delete(self, name: str) -> None:
+        """As CA's actuator: read the node afresh and leave it if an operator protected it since
+        the listing, else taint it ``ToBeDeletedByClusterAutoscaler`` (no new pods; the next
+        iterations leave it to this deletion), evict its pods, delete it."""
+        from kubesched.live.client import MERGE_PATCH
+
+        node = self.api.sanitize_for_serialization(self.core.read_node(name))
+        annotations = (node.get("metadata") or {}).get("annotations") or {}
+        if annotations.get(SCALE_DOWN_DISABLED) == "true":
+            log.info("node %s not deleted: annotated %s", name, SCALE_DOWN_DISABLED)
+            return
+        taints = [t for t in (node.get("spec") or {}).get("taints") or [] if t.get("key") != TO_BE_DELETED_TAINT]
+        taints.append({"key": TO_BE_DELETED_TAINT, "value": str(int(time.time())), "effect": "NoSchedule"})
+        self.core.patch_node(name, {"spec": {"taints": taints}}, _content_type=MERGE_PATCH)
         pods = self.core.list_pod_for_all_namespaces(field_selector=f"spec.nodeName={name}").items
         for p in pods:
             body = {"apiVersion": "policy/v1", "kind": "Eviction", "metadata": {"name": p.metadata.name, "namespace": p.metadata.namespace}}

@@ -11,6 +11,7 @@ import numpy as np
 from kubesched.api.objects import Node, Pod
 from kubesched.framework import cycle
 from kubesched.framework.cycle_state import CycleState
+from kubesched.framework.diagnosis import Diagnosis
 from kubesched.framework.failures import PluginFailure
 from kubesched.framework.runtime import Framework
 from kubesched.gpu.model import GPU_INDEX
@@ -27,20 +28,31 @@ class PredicateChecker:
         self.framework_for = framework_for
         self.checks = 0  # filter runs, for the run's statistics
 
-    def fits(self, snap: Snapshot, pod: Pod, rows: np.ndarray) -> np.ndarray:
+    def _filter(self, snap: Snapshot, pod: Pod, rows: np.ndarray) -> tuple[np.ndarray, Diagnosis | None]:
         fw = self.framework_for(pod)
         if fw is None or rows.size == 0:
-            return np.zeros(rows.size, bool)
+            return np.zeros(rows.size, bool), None
         self.checks += 1
         state = CycleState()
         try:
             pre = cycle.pre_filter(fw, state, pod, snap)
             if not pre.status.ok:
-                return np.zeros(rows.size, bool)
-            ok, _ = cycle.filter_nodes(fw, state, pod, snap, rows, pre, nominated=False)
+                return np.zeros(rows.size, bool), None
+            return cycle.filter_nodes(fw, state, pod, snap, rows, pre, nominated=False)
         except PluginFailure:
-            return np.zeros(rows.size, bool)
-        return ok
+            return np.zeros(rows.size, bool), None
+
+    def fits(self, snap: Snapshot, pod: Pod, rows: np.ndarray) -> np.ndarray:
+        return self._filter(snap, pod, rows)[0]
+
+    def reasons(self, snap: Snapshot, pod: Pod, row: int) -> tuple[str, ...] | None:
+        """None when the pod fits on ``row``, else why not (the failing filter's reasons, as
+        CA's CheckPredicates error carries them)."""
+        ok, diag = self._filter(snap, pod, np.asarray([row], np.int32))
+        if ok[0]:
+            return None
+        status = diag.status_of(row) if diag is not None else None
+        return status.reasons if status is not None else ()
 
     def first_fit(self, snap: Snapshot, pod: Pod, rows: np.ndarray) -> int | None:
         """The first row of ``rows`` the pod fits on, or None."""

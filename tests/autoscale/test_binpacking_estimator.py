@@ -1,5 +1,6 @@
 """Cluster Autoscaler's estimator tests, ported under their upstream names
-(kubernetes/autoscaler cluster-autoscaler/estimator/binpacking_estimator_test.go, TestBinpackingEstimate).
+(kubernetes/autoscaler cluster-autoscaler/estimator/binpacking_estimator_test.go, TestBinpackingEstimate,
+8 of 9 cases).
 
 Upstream builds a snapshot with one existing node "oldnode" (100m CPU, 100 MiB, zone-jupiter), a
 template node of the case's size in zone-mars (10 pods max), and pods in equivalence groups. The
@@ -110,6 +111,18 @@ CASES = [
         [group(pod(20, 100 * MIB, skew=(2, "topology.kubernetes.io/zone", 1)), 8)],
         1,
         2,
+        None,
+    ),
+    (
+        # a pod refused by the last node for its spread goes to an earlier node (the old one
+        # included, which upstream counts as well): 3 nodes, not one per pod
+        "hostname topology spreading with maxSkew=1 with a large scaleup handles scheduling pods retroactively",
+        1000,
+        5000,
+        0,
+        [group(pod(20, 100, skew=(1, "kubernetes.io/hostname", 3)), 12)],
+        3,
+        12,
         None,
     ),
 ]

@@ -1,10 +1,12 @@
 """Cluster Autoscaler's expander tests, ported under their upstream names
 (kubernetes/autoscaler cluster-autoscaler/expander/waste/waste_test.go: TestLeastWaste;
-expander/priority/priority_test.go: TestPriorityExpander*), then the other expanders."""
+expander/priority/priority_test.go: TestPriorityExpander*; expander/leastnodes/leastnodes_test.go:
+TestLeastNodes), then the other expanders."""
 
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from kubesched.api.objects import Node, Pod
 from kubesched.autoscale.config import Prices
@@ -80,6 +82,30 @@ def test_priority_expander_correctly_handles_config_update():
     # upstream re-reads its ConfigMap; here the configuration is a value: the same two answers
     assert priority([EO_T2_LARGE, EO_T3_LARGE, EO_M4_4XLARGE], ONE_ENTRY_CONFIG) == [EO_T2_LARGE]
     assert priority([EO_T2_LARGE, EO_T3_LARGE, EO_M4_4XLARGE], CONFIG) == [EO_M4_4XLARGE]
+
+
+# ---- leastnodes_test.go ------------------------------------------------------------------------
+
+LEAST_NODES = [
+    ("no options", [], []),
+    ("no valid options", [0], []),
+    ("1 valid option", [2], [0]),
+    ("2 valid options, not equal", [2, 1], [1]),
+    ("3 valid options, 2 equal", [6, 2, 2], [1, 2]),
+    ("3 valid options, all equal", [8, 8, 8], [0, 1, 2]),
+    ("6 valid options, 1 invalid option, 3 equal", [23, 0, 5, 8, 5, 5, 22], [2, 4, 5]),
+]
+
+
+@pytest.mark.parametrize(("name", "counts", "expected"), LEAST_NODES, ids=[c[0] for c in LEAST_NODES])
+def test_least_nodes(name, counts, expected):
+    """TestLeastNodes, 7 of 7 cases: options EO<i> with the given node counts; the ones kept."""
+    options = [Option(f"EO{i}", n) for i, n in enumerate(counts)]
+    assert least_nodes(options) == [options[i] for i in expected]
+
+
+def test_least_nodes_expander_picks_nothing_when_no_option_adds_a_node():
+    assert Expander("least-nodes", np.random.default_rng(0)).best([Option("EO0", 0)]) is None
 
 
 # ---- the others ----------------------------------------------------------------------------------

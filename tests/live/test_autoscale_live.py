@@ -7,6 +7,7 @@ from __future__ import annotations
 import threading
 import time
 
+from kubesched.autoscale.eligibility import SCALE_DOWN_DISABLED
 from kubesched.autoscale.live import KWOK_LABEL, KWOK_TAINT, build_controller
 from kubesched.cli import build_parser
 from tests.live.live_harness import node, pod, running
@@ -62,26 +63,47 @@ def test_scale_up_binds_then_scale_down_deletes(kube_api, kubeconfig, tmp_path):
     assert ctl.loop.stats.scale_ups == 1 and ctl.loop.stats.scale_downs == 1
 
 
-def test_busy_node_is_drained_through_the_eviction_api(kube_api, kubeconfig, tmp_path):
+def drain_one_of_two(kube_api, kubeconfig, tmp_path, annotations: dict | None = None):  # noqa: ANN001, ANN201
+    """Two virtual nodes of the big group, one small pod on each (one node can take both; the
+    first, big-v0, gets ``annotations``); the controller runs until it removes a node."""
     cfg = tmp_path / "as.yaml"
     cfg.write_text(AUTOSCALER)
     args = build_parser().parse_args(["autoscale", "--kubeconfig", kubeconfig, "--autoscaler", str(cfg)])
     ctl = build_controller(args)
-    # two virtual nodes of the big group, one small pod on each: one node can take both
     for i in range(2):
         body = {**node(f"big-v{i}", cpu="8", memory="16Gi")}
         body["metadata"]["labels"]["autoscaling.kubesched.io/node-group"] = "big"
+        if i == 0 and annotations:
+            body["metadata"]["annotations"] = annotations
         kube_api.create(body)
-        p = pod(f"p{i}", cpu="1", spec={**TOLERATE, "nodeName": f"big-v{i}"})
-        kube_api.create(p)
+        kube_api.create(pod(f"p{i}", cpu="1", spec={**TOLERATE, "nodeName": f"big-v{i}"}))
     for _ in range(10):
         ctl.once()
         time.sleep(0.1)
         if ctl.loop.stats.scale_downs:
             break
+    return ctl
+
+
+def test_busy_node_is_drained_through_the_eviction_api(kube_api, kubeconfig, tmp_path):
+    ctl = drain_one_of_two(kube_api, kubeconfig, tmp_path)
     assert ctl.loop.stats.scale_downs == 1
     left = [n["metadata"]["name"] for n in kube_api.list("Node")]
     assert len(left) == 1
     gone = {"big-v0", "big-v1"} - set(left)
     evictions = [p for m, p in kube_api.requests if m == "POST" and p.endswith("/eviction")]
     assert len(evictions) == 1 and (gone == {"big-v0"}) == evictions[0].endswith("/pods/p0/eviction")
+
+
+def test_protected_node_stays_and_the_drained_one_is_tainted_first(kube_api, kubeconfig, tmp_path):
+    """The operator's scale-down-disabled node is neither drained nor deleted (it may take the
+    other node's pod); the node that goes gets CA's ToBeDeletedByClusterAutoscaler taint before
+    its pods are evicted. big-v0 is the node the loop would drain first."""
+    ctl = drain_one_of_two(kube_api, kubeconfig, tmp_path, {SCALE_DOWN_DISABLED: "true"})
+    assert [n["metadata"]["name"] for n in kube_api.list("Node")] == ["big-v0"]
+    calls = [(m, p) for m, p in kube_api.requests if m in ("PATCH", "POST") and ("/nodes/" in p or p.endswith("/eviction"))]
+    assert calls[0] == ("PATCH", "/api/v1/nodes/big-v1") and calls[1][1].endswith("/pods/p1/eviction")
+    # protected after the listing: the provider reads the node afresh and leaves it
+    ctl.provider.delete("big-v0")
+    assert kube_api.get("Node", "big-v0") is not None
+    assert not [p for m, p in kube_api.requests if m == "POST" and p.endswith("/pods/p0/eviction")]
