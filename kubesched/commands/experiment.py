@@ -65,6 +65,7 @@ def _add_fgd(esub: argparse._SubParsersAction) -> None:
         "and ResourceClaims allocated by DynamicResources (the same result, slower)",
     )
     flags.add_no_plots(f, "skip the PNG figures")
+    flags.add_result_output(f, "grid.json, aggregate.json's stats and the comparison")
     flags.add_no_progress(f, "one line per run on stderr instead")
     f.set_defaults(func=run_fgd)
 

@@ -1,0 +1,48 @@
+"""``-o json|yaml`` of the commands that write a folder of results (experiment fgd|elastic, tune,
+learn search|eval): stdout is the command's result document alone (it parses, and holds the keys
+docs/cli.md#result-documents lists), progress stays on stderr; each run is the smallest its own
+tests use."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+import yaml
+
+from kubesched.cli import main
+
+DOCS = Path(__file__).resolve().parents[2] / "docs" / "cli.md"
+
+
+def documented_keys(command: str) -> set[str]:
+    """The top-level keys docs/cli.md's table for ``command`` lists (its first column, in backticks)."""
+    text = DOCS.read_text()
+    start = text.index(f"#### `{command}`")
+    end = text.find("\n#### ", start + 1)
+    section = text[start:end if end != -1 else None]
+    return set(re.findall(r"^\| `([a-z_]+)` \|", section, re.MULTILINE))
+
+
+def run_json(argv: list[str], capsys: pytest.CaptureFixture[str]) -> dict:
+    capsys.readouterr()
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    return json.loads(out)  # stdout is the document and nothing else
+
+
+def test_experiment_fgd(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    argv = ["experiment", "fgd", "--traces", "default", "--policies", "FGD", "--seeds", "42", "--max-nodes", "30",
+            "--max-pods", "150", "--workers", "1", "--no-plots", "-d", str(tmp_path / "o")]
+    doc = run_json([*argv, "-o", "json"], capsys)
+    assert set(doc) == documented_keys("experiment fgd") == {"grid", "stats", "comparison"}
+    assert doc["grid"]["ran"] == 1 and doc["grid"]["seeds"] == [42]
+    assert doc["stats"]["default"]["FGD"]["unallocated"]["100"]["n"] == 1
+    assert doc["comparison"] == []  # a node/pod subset is not the paper's experiment
+    # yaml: the same document (the run is reused, so the wall time may differ)
+    assert main([*argv, "--resume", "-o", "yaml"]) == 0
+    again = yaml.safe_load(capsys.readouterr().out)
+    assert again["stats"] == doc["stats"] and again["grid"]["reused"] == 1
+
