@@ -107,4 +107,6 @@ def _add_elastic(esub: argparse._SubParsersAction) -> None:
     flags.add_workers(p)
     flags.add_out_dir(p, "elastic-out", "runs.csv, summary.json, series/ and report.html")
     flags.add_no_plots(p, "no report figures")
+    flags.add_result_output(p, "summary.json")
+    flags.add_no_progress(p, "one line per run on stderr instead")
     p.set_defaults(func=lazy_handler("kubesched.autoscale.experiment", "run"))

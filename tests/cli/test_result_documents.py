@@ -46,3 +46,13 @@ def test_experiment_fgd(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> N
     again = yaml.safe_load(capsys.readouterr().out)
     assert again["stats"] == doc["stats"] and again["grid"]["reused"] == 1
 
+
+def test_experiment_elastic(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    argv = ["experiment", "elastic", "--limit", "100", "--seeds", "0", "--workers", "1", "--modes",
+            "static-peak,karpenter", "--profiles", "pack", "--no-plots", "-d", str(tmp_path / "o")]
+    doc = run_json([*argv, "-o", "json"], capsys)
+    assert set(doc) == documented_keys("experiment elastic")
+    assert [(a["mode"], a["profile"]) for a in doc["aggregate"]] == [("static-peak", "pack"), ("karpenter", "pack")]
+    assert doc["scenario"]["pods"] == 100 and len(doc["runs"]) == 2
+    assert doc == json.loads((tmp_path / "o" / "summary.json").read_text())
+
