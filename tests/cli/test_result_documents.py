@@ -56,3 +56,13 @@ def test_experiment_elastic(tmp_path: Path, capsys: pytest.CaptureFixture[str]) 
     assert doc["scenario"]["pods"] == 100 and len(doc["runs"]) == 2
     assert doc == json.loads((tmp_path / "o" / "summary.json").read_text())
 
+
+def test_tune(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    argv = ["tune", "--synthetic", "--synth", "pods.count=30", "--metric", "pods.failed", "--trials", "2",
+            "--no-plots", "-d", str(tmp_path / "o")]
+    doc = run_json([*argv, "-o", "json"], capsys)
+    assert set(doc) == documented_keys("tune")
+    assert doc["metrics"] == ["pods.failed"] and doc["best"]["values"] == [0]
+    assert main([*argv, "-o", "yaml"]) == 0
+    assert yaml.safe_load(capsys.readouterr().out)["baseline"] == doc["baseline"]
+
