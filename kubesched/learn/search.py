@@ -196,7 +196,7 @@ def search(
         out.trials.append({"number": i, "params": params_json(p), "describe": p.describe(), "train": value})
         if progress:
             best = min(seen.values())
-            progress(f"trial {i + 1}/{trials}: {value:.3f} ({p.describe()}); best {best:.3f}")
+            progress(f"trial {i}: {value:.3f} ({p.describe()}); best {best:.3f}")
     ranked = sorted(seen.items(), key=lambda kv: kv[1])
     picks = [p for p, _ in ranked if p != FGD_PARAMS][:finalists]
     cands = [FGD_PARAMS, *picks]

@@ -66,3 +66,32 @@ def test_tune(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main([*argv, "-o", "yaml"]) == 0
     assert yaml.safe_load(capsys.readouterr().out)["baseline"] == doc["baseline"]
 
+
+def test_learn_search(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    argv = ["learn", "search", "--max-nodes", "40", "--max-pods", "200", "--trials", "2", "--finalists", "1",
+            "--train-seeds", "0", "--val-seeds", "100", "--workers", "1", "--no-progress", "-d", str(tmp_path / "o")]
+    capsys.readouterr()
+    assert main([*argv, "-o", "json"]) == 0
+    captured = capsys.readouterr()
+    doc = json.loads(captured.out)
+    assert set(doc) == documented_keys("learn search")
+    assert [t["number"] for t in doc["trials"]] == [0, 1] and doc["val_seeds"] == [100]
+    # --no-progress: one line per trial on stderr, counted against --trials
+    assert [line.split(" ")[0] for line in captured.err.splitlines()] == ["[1/2]", "[2/2]"]
+
+
+def test_learn_eval(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    argv = ["learn", "eval", "--max-nodes", "40", "--max-pods", "200", "--seeds", "100", "--workers", "1",
+            "--no-plots", "-d", str(tmp_path / "o")]
+    doc = run_json([*argv, "-o", "json"], capsys)
+    assert set(doc) <= documented_keys("learn eval") and "latency" not in doc  # latency: with --model only
+    assert set(doc["traces"]["default"]["policies"]) == {"FGD", "BestFit"} and doc["seeds"] == [100]
+
+
+def test_a_folder_for_o_is_pointed_to_out_dir(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exit_:
+        main(["experiment", "elastic", "-o", "runs"])
+    assert exit_.value.code == 2
+    assert "'runs' is not an output format (table, json, yaml); the output folder is -d/--out-dir DIR" in (
+        capsys.readouterr().err
+    )
