@@ -97,7 +97,7 @@ def _add_eval(lsub: argparse._SubParsersAction) -> None:
     flags.add_no_plots(e, "skip eval.png")
     flags.add_out_dir(e, "learn-eval", "result.json, runs.csv, summary.md and eval.png")
     flags.add_result_output(e, "result.json")
-    flags.add_no_progress(e, "one line per trace on stderr instead")
+    flags.add_no_progress(e, "one line per run on stderr instead")
     e.set_defaults(func=lazy_handler("kubesched.learn.cli", "cmd_eval"))
 
 

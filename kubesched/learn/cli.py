@@ -194,7 +194,7 @@ def _candidates(args: argparse.Namespace) -> list:
 
 def cmd_eval(args: argparse.Namespace) -> int:
     _needs_learn("eval", "scipy.stats", "scipy (the Wilcoxon tests)")
-    from kubesched.learn.evaluate import run_eval, summary_md, write
+    from kubesched.learn.evaluate import run_eval, runs_of, summary_md, write
 
     seeds = _seeds(args.seeds, "--seeds")
     _positive(args.max_nodes, "--max-nodes")
@@ -217,7 +217,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
             check_configurable(trace.pods, f"trace {inst.trace}")
         insts.append(inst)
     out = prepare_out_dir(args.out_dir, source="--out-dir")
-    with Steps("eval traces", len(insts), not args.no_progress) as step, worker_pool(args.workers) as pool:
+    with Steps("eval runs", runs_of(insts, seeds, cands), not args.no_progress) as step, worker_pool(args.workers) as pool:
         result = run_eval(insts, seeds, cands, pool, bound_time_limit=args.bound, progress=step)
     write(out, result, plots=not args.no_plots)
     if args.output == "table":

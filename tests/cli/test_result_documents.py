@@ -82,8 +82,13 @@ def test_learn_search(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Non
 
 def test_learn_eval(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     argv = ["learn", "eval", "--max-nodes", "40", "--max-pods", "200", "--seeds", "100", "--workers", "1",
-            "--no-plots", "-d", str(tmp_path / "o")]
-    doc = run_json([*argv, "-o", "json"], capsys)
+            "--no-plots", "--no-progress", "-d", str(tmp_path / "o")]
+    capsys.readouterr()
+    assert main([*argv, "-o", "json"]) == 0
+    captured = capsys.readouterr()
+    doc = json.loads(captured.out)
+    # --no-progress: a line per run (trace, policy, seed), counted against all of them
+    assert captured.err.splitlines() == ["[1/2] default FGD seed 100", "[2/2] default BestFit seed 100"]
     assert set(doc) <= documented_keys("learn eval") and "latency" not in doc  # latency: with --model only
     assert set(doc["traces"]["default"]["policies"]) == {"FGD", "BestFit"} and doc["seeds"] == [100]
 
