@@ -315,9 +315,27 @@ def plugins_table(rows: list[dict[str, Any]], console: Console | None = None) ->
 
 
 def config_table(rows: list[dict[str, Any]], console: Console | None = None) -> None:
-    t = Table(title="resolved profiles")
-    for col in ("profile", "point", "order", "plugin", "weight"):
-        t.add_column(col, justify="right" if col in ("order", "weight") else "left", no_wrap=True)
-    for r in rows:
-        t.add_row(r["profile"], r["point"], str(r["order"]), r["plugin"], "" if r["weight"] is None else str(r["weight"]))
-    _console(console).print(t)
+    """Every (profile, extension point, plugin) in execution order; when the profile column does
+    not fit (80 columns: ``default-scheduler`` beside ``NodeResourcesBalancedAllocation``), a
+    table per profile, titled with its name."""
+    console = _console(console)
+
+    def table(title: str, with_profile: bool, subset: list[dict[str, Any]]) -> Table:
+        t = Table(title=title)
+        for col in ("profile", "point", "order", "plugin", "weight")[0 if with_profile else 1:]:
+            right = col in ("order", "weight")
+            # the plugin column folds in the per-profile tables: a name longer than the terminal
+            t.add_column(col, justify="right" if right else "left", no_wrap=with_profile or col != "plugin",
+                         overflow="fold")
+        for r in subset:
+            cells = (r["point"], str(r["order"]), r["plugin"], "" if r["weight"] is None else str(r["weight"]))
+            t.add_row(*((r["profile"],) if with_profile else ()), *cells)
+        return t
+
+    def narrow() -> Group:
+        profiles = list(dict.fromkeys(r["profile"] for r in rows))
+        return Group(*(
+            table(f"resolved profile {p}", False, [r for r in rows if r["profile"] == p]) for p in profiles
+        ))
+
+    console.print(fitting(console, table("resolved profiles", True, rows), narrow))

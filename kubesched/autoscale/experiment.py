@@ -16,7 +16,8 @@ from kubesched.autoscale.config import Delay
 from kubesched.autoscale.scenario import PROFILES, Scenario, all_modes
 from kubesched.errors import InputError
 from kubesched.kit.pool import Pool, workers_from
-from kubesched.kit.report import write_json
+from kubesched.kit.progress import Steps
+from kubesched.kit.report import print_document, write_json
 from kubesched.kit.stats import mean_sd
 
 METRICS = (
@@ -187,11 +188,12 @@ def run(args: argparse.Namespace) -> int:
     jobs = [(m, p, s) for m in modes for p in profiles for s in seeds]
     t0 = time.perf_counter()
 
-    def progress(done: int, total: int, job: tuple[str, str, int], _: Any) -> None:
-        print(f"[{done}/{total}] {job[0]} {job[1]} seed {job[2]}", file=sys.stderr)
-
-    with Pool(min(workers, len(jobs)), start="fork", initializer=_init, initargs=(kwargs,)) as pool:
-        results: list[tuple[dict[str, Any], dict[str, list[float]]]] = pool.map(_one, jobs, progress)
+    with Steps("elastic runs", len(jobs), not args.no_progress) as step, Pool(
+        min(workers, len(jobs)), start="fork", initializer=_init, initargs=(kwargs,)
+    ) as pool:
+        results: list[tuple[dict[str, Any], dict[str, list[float]]]] = pool.map(
+            _one, jobs, lambda _done, _total, job, _res: step(f"{job[0]} {job[1]} seed {job[2]}")
+        )
     rows = [flat(s) for s, _ in results]
     write_csv(out / "runs.csv", {k: [r[k] for r in rows] for k in rows[0]})
     series_dir = out / "series"
@@ -223,7 +225,10 @@ def run(args: argparse.Namespace) -> int:
     write_json(out / "summary.json", summary, indent=2, newline=True, default=_plain)
     images = {} if args.no_plots else figures(results, aggs, front, first)
     (out / "report.html").write_text(render(summary, images))
-    print_table(aggs)
+    if args.output == "table":
+        print_table(aggs)
+    else:
+        print_document(summary, args.output, default=_plain)
     print(f"wrote {out}/runs.csv, summary.json, series/, report.html", file=sys.stderr)
     return 0
 

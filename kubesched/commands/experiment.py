@@ -65,6 +65,7 @@ def _add_fgd(esub: argparse._SubParsersAction) -> None:
         "and ResourceClaims allocated by DynamicResources (the same result, slower)",
     )
     flags.add_no_plots(f, "skip the PNG figures")
+    flags.add_result_output(f, "grid.json, aggregate.json's stats and the comparison")
     flags.add_no_progress(f, "one line per run on stderr instead")
     f.set_defaults(func=run_fgd)
 
@@ -106,4 +107,6 @@ def _add_elastic(esub: argparse._SubParsersAction) -> None:
     flags.add_workers(p)
     flags.add_out_dir(p, "elastic-out", "runs.csv, summary.json, series/ and report.html")
     flags.add_no_plots(p, "no report figures")
+    flags.add_result_output(p, "summary.json")
+    flags.add_no_progress(p, "one line per run on stderr instead")
     p.set_defaults(func=lazy_handler("kubesched.autoscale.experiment", "run"))

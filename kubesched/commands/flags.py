@@ -79,6 +79,17 @@ CONTRACT_FORMATS = ("table", "json", "yaml")
 CONTRACT_HELP = "table (default; fits the terminal's width), or the JSON/YAML contract (docs/cli.md)"
 
 
+def add_result_output(p: argparse.ArgumentParser | Any, document: str) -> None:
+    """``-o table|json|yaml`` of the commands that write a folder of results (experiment, tune,
+    learn): the table they print, or their result document on stdout (``document``: the file it
+    holds; docs/cli.md#result-documents), progress and warnings staying on stderr."""
+    add_output(
+        p, CONTRACT_FORMATS,
+        f"table (default), or the result document ({document}) as JSON/YAML on stdout (docs/cli.md#result-documents)",
+        folder_flag=True,
+    )
+
+
 def add_no_plots(p: argparse.ArgumentParser | Any, help: str) -> None:
     p.add_argument("--no-plots", "--no-plot", dest="no_plots", action="store_true", help=help)
 

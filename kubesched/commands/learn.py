@@ -51,6 +51,8 @@ def _add_search(lsub: argparse._SubParsersAction) -> None:
     s.add_argument("--finalists", type=int, default=4, help="best trials run on the validation seeds (default 4)")
     flags.add_seed(s, 0, "the sampler's seed (default 0)")
     flags.add_out_dir(s, "learn-search", "best-config.yaml, search.json and trials.csv")
+    flags.add_result_output(s, "search.json")
+    flags.add_no_progress(s, "one line per trial on stderr instead")
     s.set_defaults(func=lazy_handler("kubesched.learn.cli", "cmd_search"))
 
 
@@ -94,6 +96,8 @@ def _add_eval(lsub: argparse._SubParsersAction) -> None:
     flags.add_workers(e)
     flags.add_no_plots(e, "skip eval.png")
     flags.add_out_dir(e, "learn-eval", "result.json, runs.csv, summary.md and eval.png")
+    flags.add_result_output(e, "result.json")
+    flags.add_no_progress(e, "one line per run on stderr instead")
     e.set_defaults(func=lazy_handler("kubesched.learn.cli", "cmd_eval"))
 
 

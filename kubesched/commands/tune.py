@@ -123,4 +123,5 @@ def _add_study(p: argparse.ArgumentParser) -> None:
     st.add_argument("--study-name", metavar="NAME", help="study name in --storage")
     flags.add_out_dir(st, "tune-out", "best-config.yaml, trials.csv, tradeoff.png and summary.json")
     flags.add_no_plots(st, "skip tradeoff.png")
+    flags.add_result_output(st, "summary.json")
     flags.add_no_progress(st)

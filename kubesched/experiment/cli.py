@@ -5,6 +5,7 @@ local processes or a Ray cluster, aggregated, compared with the published number
 from __future__ import annotations
 
 import argparse
+import json
 import math
 import platform
 import time
@@ -13,7 +14,8 @@ from typing import Any
 
 from kubesched.errors import InputError
 from kubesched.kit.pool import workers_from
-from kubesched.kit.report import pm, print_table, write_json
+from kubesched.kit.progress import Steps
+from kubesched.kit.report import pm, print_document, print_table, write_json
 from kubesched.trace.bundled import OPENB_DIR
 
 
@@ -70,11 +72,9 @@ def execute(grid: list, todo: list, args: argparse.Namespace, out: Path, workers
             f"{rec.failed} failed, {rec.run_seconds:.1f} s"
         )
 
-    from kubesched.kit.progress import run_progress
-
-    with run_progress("fgd grid", len(todo), show=show) as advance:
+    with Steps("fgd grid", len(todo), show) as step:
         for spec, rec in stream:
-            advance(finished(spec, rec))
+            step(finished(spec, rec))
     return records
 
 
@@ -83,6 +83,7 @@ def run(args: argparse.Namespace) -> int:
 
     from kubesched.experiment.aggregate import aggregate, compare
     from kubesched.experiment.report import (
+        comparison_rows,
         read_run,
         write_aggregate,
         write_comparison,
@@ -107,11 +108,10 @@ def run(args: argparse.Namespace) -> int:
     if not done and not todo:
         raise InputError(f"no finished runs of this grid in {out}", source="--report-only")
     err = Console(stderr=True)
-    show = not args.no_progress and err.is_terminal
     backend = f"ray ({args.ray_address})" if args.ray_address else f"processes ({workers} workers)"
     err.print(f"kubesched experiment fgd: {len(todo)} runs to do ({len(done)} reused) on {backend} → {out}")
     t0 = time.perf_counter()
-    new = execute(grid, todo, args, out, workers, show) if todo else []
+    new = execute(grid, todo, args, out, workers, not args.no_progress) if todo else []
     wall = time.perf_counter() - t0
     records = list(done.values()) + new
     agg = aggregate(records)
@@ -132,7 +132,11 @@ def run(args: argparse.Namespace) -> int:
         "machine": {"python": platform.python_version(), "platform": platform.platform(), "cpus": workers},
     }
     write_json(out / "grid.json", meta, indent=1)
-    _print_summary(agg, comps, policies, summary, figs, wall, len(new))
+    if args.output == "table":
+        _print_summary(agg, comps, policies, summary, figs, wall, len(new))
+    else:
+        stats = json.loads((out / "aggregate.json").read_text())["stats"]
+        print_document({"grid": meta, "stats": stats, "comparison": comparison_rows(comps)}, args.output)
     return 0
 
 

@@ -108,6 +108,23 @@ def write_comparison(out: Path, comps: Sequence[Comparison]) -> Path:
     return write_rows(out / "comparison.csv", header, rows)
 
 
+def comparison_rows(comps: Sequence[Comparison]) -> list[dict[str, Any]]:
+    """The comparison as the ``-o json`` document holds it: numbers, or null where there is none."""
+
+    def num(v: float | None) -> float | None:
+        return None if v is None or not math.isfinite(v) else v
+
+    return [
+        {
+            "trace": c.trace, "policy": c.policy, "arrived_pct": c.level, "n": c.measured.n,
+            "measured_mean": num(c.measured.mean), "measured_sd": num(c.measured.sd),
+            "published_mean": c.published.mean, "published_sd": c.published.sd, "diff": num(c.diff),
+            "within_spread": c.within,
+        }
+        for c in comps
+    ]
+
+
 def _flag(v: bool | None) -> str:
     return "" if v is None else ("yes" if v else "no")
 

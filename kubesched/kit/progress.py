@@ -1,36 +1,53 @@
-"""The progress of an experiment's runs on stderr: on a terminal a rich bar with the runs done,
-the elapsed time, the ETA and what the last run gave; otherwise (or with ``--no-progress``) one
-line per finished run, ``[3/30] ...``, so a log still shows how far a run got."""
+"""The progress bar of long commands (experiment fgd|elastic, tune, learn search|eval, multicluster
+simulate): a rich bar
+with elapsed time and ETA on stderr when stderr is a terminal and ``--no-progress`` is not given;
+otherwise one line per finished step (``[3/20] ...``), or nothing for a command whose steps are not
+worth a line each. stdout stays the command's result (a table, or its ``-o json|yaml`` document)."""
 
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    from rich.console import Console
+from types import TracebackType
+from typing import Any
 
 
-@contextmanager
-def run_progress(label: str, total: int, *, show: bool, console: Console | None = None) -> Iterator[Callable[[str], None]]:
-    """A callable to call once per finished run with a description of it. ``show``: draw the bar
-    when ``console`` (default: stderr) is a terminal."""
-    from rich.console import Console
+class Steps:
+    """``with Steps("fgd grid", 20, show) as step: ... step("what finished")`` advances by one."""
 
-    err = console if console is not None else Console(stderr=True)
-    if not (show and err.is_terminal):
-        done = 0
+    def __init__(self, label: str, total: int, show: bool, *, lines: bool = True) -> None:
+        self.label, self.total, self.done = label, total, 0
+        self.lines = lines
+        self._progress: Any = None
+        self._task: Any = None
+        if show:
+            from rich.console import Console
 
-        def line(description: str) -> None:
-            nonlocal done
-            done += 1
-            sys.stderr.write(f"[{done}/{total}] {description}\n")
+            err = Console(stderr=True)
+            if err.is_terminal:
+                self._progress = _bar(label, err)
+
+    def __enter__(self) -> Steps:
+        if self._progress is not None:
+            self._progress.__enter__()
+            self._task = self._progress.add_task("", total=self.total)
+        return self
+
+    def __exit__(
+        self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        if self._progress is not None:
+            self._progress.__exit__(kind, exc, tb)
+
+    def __call__(self, line: str, advance: int = 1) -> None:
+        self.done += advance
+        if self._progress is not None:
+            self._progress.update(self._task, advance=advance, description=line)
+        elif self.lines:
+            sys.stderr.write(f"[{self.done}/{self.total}] {line}\n")
             sys.stderr.flush()
 
-        yield line
-        return
+
+def _bar(label: str, console: Any) -> Any:
     from rich.progress import (
         BarColumn,
         MofNCompleteColumn,
@@ -43,13 +60,8 @@ def run_progress(label: str, total: int, *, show: bool, console: Console | None 
 
     cols = (
         TextColumn(label), BarColumn(bar_width=24), MofNCompleteColumn(), TimeElapsedColumn(), TimeRemainingColumn(),
-        # the description takes what is left of the line, cut short, so the bar and ETA always show
+        # the last step's description takes what is left of the line, cut short, so that the bar
+        # and the ETA always show (a long one pushed them off an 80-column line)
         TextColumn("[dim]{task.description}", table_column=Column(ratio=1, no_wrap=True, overflow="ellipsis")),
     )
-    with Progress(*cols, console=err, expand=True) as prog:
-        task = prog.add_task("", total=total)
-
-        def advance(description: str) -> None:
-            prog.update(task, advance=1, description=description)
-
-        yield advance
+    return Progress(*cols, console=console, expand=True)

@@ -33,8 +33,20 @@ def write_json(
     return path
 
 
-def print_json(doc: Any, indent: int = 2) -> None:
-    sys.stdout.write(json.dumps(doc, indent=indent) + "\n")
+def print_json(doc: Any, indent: int = 2, default: Callable[[Any], Any] | None = None) -> None:
+    sys.stdout.write(json.dumps(doc, indent=indent, default=default) + "\n")
+
+
+def print_document(doc: Any, output: str, default: Callable[[Any], Any] | None = None) -> None:
+    """A command's result document on stdout as ``-o json`` or ``-o yaml`` (docs/cli.md describes
+    each); ``default`` turns what JSON cannot hold (numpy numbers) into what it can."""
+    if output == "json":
+        print_json(doc, default=default)
+        return
+    import yaml
+
+    plain = json.loads(json.dumps(doc, default=default))  # the same values as the JSON, as plain types
+    sys.stdout.write(yaml.safe_dump(plain, sort_keys=False))
 
 
 def write_rows(path: Path, header: Sequence[str], rows: Iterable[Sequence[Any]]) -> Path:

@@ -11,6 +11,8 @@ from typing import Any
 from kubesched.errors import InputError, require_extra
 from kubesched.experiment.grid import parse_seeds
 from kubesched.kit.pool import Pool, workers_from
+from kubesched.kit.progress import Steps
+from kubesched.kit.report import print_document
 from kubesched.learn.bound import check_configurable
 from kubesched.learn.data import Instance, check_training_seeds, load
 from kubesched.sim.report import prepare_out_dir
@@ -67,12 +69,15 @@ def cmd_search(args: argparse.Namespace) -> int:
     _positive(args.finalists, "--finalists")
     inst = instance_of(args)
     out = prepare_out_dir(args.out_dir, source="--out-dir")
-    with worker_pool(args.workers) as pool:
+    with Steps("search trials", args.trials, not args.no_progress) as step, worker_pool(args.workers) as pool:
         res = search(inst, train, val, trials=args.trials, finalists=args.finalists, sampler_seed=args.seed,
-                     pool=pool, progress=_say)
+                     pool=pool, progress=step)
     chosen = params_from_json(res.chosen["params"])
     config = chosen.config(inst.prepare(train[0]).typical)
     write(out, res, config)
+    if args.output != "table":
+        print_document(res.to_json(), args.output)
+        return 0
     fgd = res.finalists[0]["validation_mean"]
     print(f"chosen: {res.chosen['describe']}")
     print(f"validation mean unallocated at 100 %: {res.chosen['validation_mean']:.3f} (FGD {fgd:.3f})")
@@ -182,7 +187,7 @@ def _candidates(args: argparse.Namespace) -> list:
 
 def cmd_eval(args: argparse.Namespace) -> int:
     _needs_learn("eval", "scipy.stats", "scipy (the Wilcoxon tests)")
-    from kubesched.learn.evaluate import run_eval, summary_md, write
+    from kubesched.learn.evaluate import run_eval, runs_of, summary_md, write
 
     seeds = _seeds(args.seeds, "--seeds")
     _positive(args.max_nodes, "--max-nodes")
@@ -205,10 +210,13 @@ def cmd_eval(args: argparse.Namespace) -> int:
             check_configurable(trace.pods, f"trace {inst.trace}")
         insts.append(inst)
     out = prepare_out_dir(args.out_dir, source="--out-dir")
-    with worker_pool(args.workers) as pool:
-        result = run_eval(insts, seeds, cands, pool, bound_time_limit=args.bound, progress=_say)
+    with Steps("eval runs", runs_of(insts, seeds, cands), not args.no_progress) as step, worker_pool(args.workers) as pool:
+        result = run_eval(insts, seeds, cands, pool, bound_time_limit=args.bound, progress=step)
     write(out, result, plots=not args.no_plots)
-    print(summary_md(result), end="")
+    if args.output == "table":
+        print(summary_md(result), end="")
+    else:
+        print_document(result, args.output)
     return 0
 
 

@@ -62,6 +62,7 @@ def run_eval(
     bound_time_limit: float | None = None,
     progress: Any = None,
 ) -> dict[str, Any]:
+    """``progress(line)`` as each run (trace, policy, seed) finishes: ``runs_of`` counts them."""
     from kubesched.experiment.protocol import policy_config
 
     out: dict[str, Any] = {"level": LEVEL, "seeds": list(seeds), "traces": {}, "candidates": {}}
@@ -71,7 +72,10 @@ def run_eval(
         typical = inst.prepare(seeds[0]).typical
         names = [*BASELINES, *(c.name for c in candidates)]
         configs = [policy_config("FGD", typical), policy_config("BestFit"), *(c.make(typical) for c in candidates)]
-        vals, cpu = evaluate_many(inst, configs, seeds, pool)
+        vals, cpu = evaluate_many(
+            inst, configs, seeds, pool,
+            (lambda k, seed: progress(f"{inst.trace} {names[k]} seed {seed}")) if progress else None,  # noqa: B023
+        )
         res: dict[str, Any] = {"instance": inst.__dict__, "cpu_seconds": cpu, "policies": {}, "paired": {}}
         for name, row in zip(names, vals, strict=True):
             res["policies"][name] = summary_stats(row)
@@ -90,13 +94,16 @@ def run_eval(
                 "all_optimal": all(b["optimal"] for b in bounds),
             }
         out["traces"][inst.trace] = res
-        if progress:
-            progress(f"{inst.trace}: " + ", ".join(f"{n} {res['policies'][n]['mean']:.2f}" for n in names))
     out["goal"] = goal(out)
     model = next((c.training.get("model_path") for c in candidates if c.training.get("model_path")), None)
     if model:
         out["latency"] = plugin_latency(traces[0], model, seeds[0])
     return out
+
+
+def runs_of(traces: Sequence[Instance], seeds: Sequence[int], candidates: Sequence[Candidate]) -> int:
+    """The runs ``run_eval`` makes: every trace and seed under FGD, BestFit and each candidate."""
+    return len(traces) * len(seeds) * (len(BASELINES) + len(candidates))
 
 
 def plugin_latency(inst: Instance, model: str, seed: int, pods: int = 3000) -> dict[str, Any]:

@@ -107,12 +107,28 @@ def evaluate(instance: Instance, params: Params | dict, seed: int) -> tuple[floa
 
 
 def evaluate_many(
-    instance: Instance, params: Sequence[Params | dict], seeds: Sequence[int], pool: Pool | None
+    instance: Instance,
+    params: Sequence[Params | dict],
+    seeds: Sequence[int],
+    pool: Pool | None,
+    on_run: Callable[[int, int], None] | None = None,
 ) -> tuple[np.ndarray, float]:
     """(len(params) x len(seeds) unallocated %, CPU seconds of the pool's workers), in ``pool``
-    when given."""
+    when given; ``on_run(index in params, seed)`` as each run finishes."""
     jobs = [(instance, p, s) for p in params for s in seeds]
-    out = pool.map(evaluate, jobs, star=True) if pool else [evaluate(*j) for j in jobs]
+    index = {id(p): k for k, p in enumerate(params)}
+
+    def finished(_done: int, _total: int, job: tuple, _result: Any) -> None:
+        if on_run is not None:
+            on_run(index[id(job[1])], job[2])
+
+    if pool:
+        out = pool.map(evaluate, jobs, finished, star=True)
+    else:
+        out = []
+        for j in jobs:
+            out.append(evaluate(*j))
+            finished(0, 0, j, None)
     vals = np.array([o[0] for o in out]).reshape(len(params), len(seeds))
     in_workers = pool is not None and pool.workers > 1  # else this process's own CPU time counts these runs
     return vals, float(sum(o[1] for o in out)) if in_workers else 0.0
@@ -196,7 +212,7 @@ def search(
         out.trials.append({"number": i, "params": params_json(p), "describe": p.describe(), "train": value})
         if progress:
             best = min(seen.values())
-            progress(f"trial {i + 1}/{trials}: {value:.3f} ({p.describe()}); best {best:.3f}")
+            progress(f"trial {i}: {value:.3f} ({p.describe()}); best {best:.3f}")
     ranked = sorted(seen.items(), key=lambda kv: kv[1])
     picks = [p for p, _ in ranked if p != FGD_PARAMS][:finalists]
     cands = [FGD_PARAMS, *picks]

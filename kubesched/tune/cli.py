@@ -4,6 +4,7 @@ flags are in ``kubesched.commands.tune``)."""
 from __future__ import annotations
 
 import argparse
+import json
 import math
 import sys
 from typing import Any
@@ -157,34 +158,26 @@ def run(args: argparse.Namespace) -> int:
     written = write_outputs(
         outcome, space, out_dir, plot=not args.no_plots, simulation=simulation, warnings=warnings
     )
-    print_report(outcome, space, written)
+    if args.output == "table":
+        print_report(outcome, space, written)
+    else:
+        from kubesched.kit.report import print_document
+
+        print_document(json.loads(written["summary"].read_text()), args.output)
     for w in warnings:
         sys.stderr.write(f"kubesched: warning: {w}\n")
     return 0
 
 
 def _run_with_progress(evaluator: Any, settings: Any, study: Any, want: bool) -> Any:
-    from rich.console import Console
-
+    """The study, with the long commands' bar (``kubesched.kit.progress``) on a terminal; quiet
+    elsewhere (a trial's line would say no more than trials.csv)."""
+    from kubesched.kit.progress import Steps
     from kubesched.tune.study import run_study
 
-    err = Console(stderr=True)
-    if not (want and err.is_terminal):
-        return run_study(evaluator, settings, study=study)
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+    with Steps("tuning", settings.trials, want, lines=False) as step:
 
-    cols = (
-        TextColumn("tuning"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TextColumn("{task.description}"),
-        TimeElapsedColumn(),
-    )
-    with Progress(*cols, console=err, transient=True) as prog:
-        task = prog.add_task("", total=settings.trials)
+        def trial_done(rec: Any, best: Any) -> None:
+            step("best " + ", ".join(f"{v:.4g}" for v in best.values or []))
 
-        def step(rec: Any, best: Any) -> None:
-            vals = ", ".join(f"{v:.4g}" for v in best.values or [])
-            prog.update(task, advance=1, description=f"best {vals}")
-
-        return run_study(evaluator, settings, step, study)
+        return run_study(evaluator, settings, trial_done, study)

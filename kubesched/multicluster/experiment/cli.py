@@ -90,7 +90,7 @@ def _describe_run(metrics: dict[str, Any]) -> str:
 
 def run_cli(args: argparse.Namespace) -> int:
     from kubesched.errors import require_extra
-    from kubesched.kit.progress import run_progress
+    from kubesched.kit.progress import Steps
     from kubesched.kit.report import print_json, print_table, write_json
     from kubesched.multicluster.experiment.metrics import aggregate, paired_tests, tested
     from kubesched.multicluster.experiment.report import comparison_rows, runs_table, write
@@ -113,13 +113,13 @@ def run_cli(args: argparse.Namespace) -> int:
     results: dict[int, tuple[dict[str, Any], dict]] = {}
     (out / "runs").mkdir(exist_ok=True)
     with Pool(min(workers, len(tasks)), start="fork") as pool, \
-            run_progress("edge–cloud runs", len(tasks), show=not args.no_progress) as advance:
+            Steps("edge–cloud runs", len(tasks), not args.no_progress) as step:
         # a worker prepares the scenario once (_PREP); each run is on disk as soon as it finishes
         for i, task, (metrics, series) in pool.as_completed(_one, tasks):
             results[i] = (metrics, series)
             write_json(out / "runs" / f"{task[2]}-seed{task[3]}.json", json_ready(metrics), indent=1, atomic=True)
             write_csv(out / "runs.csv", runs_table([results[k][0] for k in sorted(results)]))
-            advance(_describe_run(metrics))
+            step(_describe_run(metrics))
     runs = [results[i][0] for i in range(len(tasks))]
     series = {t[2]: results[i][1] for i, t in enumerate(tasks) if t[5]}
     doc = {
