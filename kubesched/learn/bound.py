@@ -1,8 +1,11 @@
-"""Offline bounds: how much GPU the pods that arrived by a level could occupy at best.
+"""Offline bounds: how much GPU the pods the metric counts at a level could occupy at best.
 
-Any placement of those pods, in any order and knowing them all in advance, allocates at most
-``max_allocated_milli``, so no policy can leave less than ``min_unallocated_pct`` of the GPUs
-unallocated at that level. Two relaxations, both solved with HiGHS (scipy), time-limited; the
+The pods are those arrived by the last event the metric averages at the level
+(``kubesched.learn.metric``: arrived % rounding to the level, 99.5-100.5 % for 100): every event
+it averages allocates some of them. Any placement of those pods, in any order and knowing them
+all in advance, allocates at most ``max_allocated_milli``, so every event's allocated %, rounded to
+0.01 as the metric rounds it, is at most that bound's rounded the same way, and no policy's metric
+can be below ``min_unallocated_pct``. Two relaxations, both solved with HiGHS (scipy), time-limited; the
 bound reported is always a proven one (a dual bound), never the value of a solution found.
 
 ``configuration_bound`` (the default) keeps per-node packing. Pods with GPUs are grouped by shape
@@ -42,9 +45,10 @@ import numpy as np
 from kubesched.api.objects import Node, Pod
 from kubesched.api.resources import CPU, MEMORY
 from kubesched.errors import InputError
-from kubesched.experiment.protocol import Prepared, gpu_capacity_milli, run
+from kubesched.experiment.protocol import Prepared, arrived_milli, gpu_capacity_milli, percent_of, run
 from kubesched.gpu.model import MILLI, node_gpu_count, node_gpu_model, pod_gpu_ask
 from kubesched.learn.data import Instance
+from kubesched.learn.metric import metric_pods
 
 SLOTS = 4
 METHODS = ("configurations", "aggregate")
@@ -61,7 +65,7 @@ CONFIG_FORMULATION = (
 @dataclass
 class Bound:
     level: float
-    pods: int  # pods arrived by the level
+    pods: int  # pods arrived by the last event the metric averages at the level
     requested_milli: int
     capacity_milli: int
     max_allocated_milli: float  # the relaxation's optimum, or HiGHS's dual bound at the time limit
@@ -82,6 +86,7 @@ class Bound:
     iterations: int | None = None
     columns: int | None = None
     fgd_milli: float | None = None  # FGD's own placement of the same pods (the starting columns)
+    arrived_pct: float | None = None  # arrived % after the last pod counted (99.5-100.5 at 100)
 
     def to_json(self) -> dict:
         return asdict(self)
@@ -101,17 +106,20 @@ def seed_bound(inst: Instance, seed: int, level: float, time_limit: float, metho
     return {"seed": seed, **bound_of(inst.prepare(seed), level, time_limit, method).to_json()}
 
 
-def arrived_by(prep: Prepared, level: float) -> list:
-    """The prefix of the arrival sequence whose GPU request stays within ``level`` % of capacity."""
-    cap = gpu_capacity_milli(prep.nodes)
-    total, out = 0, []
-    for pod in prep.pods:
-        ask = pod_gpu_ask(pod)
-        total += ask.total_milli if ask else 0
-        if total * 100 > level * cap:
-            break
-        out.append(pod)
-    return out
+def counted_pods(prep: Prepared, level: float) -> list[Pod]:
+    """The pods the metric counts at ``level``: arrived by the last event it averages there."""
+    return prep.pods[: metric_pods(prep, level, f"seed {prep.seed}")]
+
+
+def reported_unallocated(allocated_milli: float, cap: int) -> float:
+    """The unallocated % the metric reports when every event it averages allocates
+    ``allocated_milli``: it rounds each event's allocated % to 0.01 (and their mean again), and
+    rounding is monotone, so when no event allocates more this is the least it can report."""
+    return 100.0 - round(float(np.round(percent_of([allocated_milli], cap)[0], 2)), 2)
+
+
+def _arrived_pct(pods: list[Pod], cap: int) -> float:
+    return float(percent_of(arrived_milli(pods)[-1:], cap)[0]) if pods else 0.0
 
 
 def offline_bound(prep: Prepared, level: float = 100.0, time_limit: float = 60.0) -> Bound:
@@ -119,7 +127,7 @@ def offline_bound(prep: Prepared, level: float = 100.0, time_limit: float = 60.0
     from scipy.sparse import coo_matrix
 
     t0 = time.perf_counter()
-    pods = arrived_by(prep, level)
+    pods = counted_pods(prep, level)
     shapes: Counter = Counter()
     for p in pods:
         ask = pod_gpu_ask(p)
@@ -184,8 +192,8 @@ def offline_bound(prep: Prepared, level: float = 100.0, time_limit: float = 60.0
     best = float(-dual) if dual is not None and np.isfinite(dual) else float(requested)
     gap = float(getattr(res, "mip_gap", None) or 0.0) if res.x is not None else float("nan")
     best = min(best, float(requested), float(cap))
-    return Bound(level, len(pods), requested, cap, best, 100.0 - 100.0 * best / cap, optimal, gap,
-                 time.perf_counter() - t0, len(S), len(T))
+    return Bound(level, len(pods), requested, cap, best, reported_unallocated(best, cap), optimal, gap,
+                 time.perf_counter() - t0, len(S), len(T), arrived_pct=_arrived_pct(pods, cap))
 
 
 # ---- the configuration bound: per-node packing kept --------------------------------------------
@@ -353,16 +361,16 @@ def _master(cols: list[tuple[int, np.ndarray]], gain: np.ndarray, ntypes: int) -
 
 
 def _first_columns(
-    prep: Prepared, pods: list[Pod], level: float, unit: int, shapes: list, types: list, gain: np.ndarray
+    prep: Prepared, pods: list[Pod], unit: int, shapes: list, types: list, gain: np.ndarray
 ) -> tuple[list[tuple[int, np.ndarray]], float]:
     """The first columns, (type, packing): FGD's own placement of the same pods (one column per
     node), so the packing found is never worse than FGD's, and one pod of each shape on each type
     that admits it; and the GPU milli FGD placed."""
     shape_of = {s: i for i, s in enumerate(shapes)}
     type_of = {n.name: types.index(t) for n, t in zip(prep.nodes, _node_types_each(prep.nodes, unit), strict=True)}
-    fgd = run(prep.nodes, prep.pods, "FGD", prep.seed, prep.typical, keep_snapshot=False, until_percent=level)
+    fgd = run(prep.nodes, pods, "FGD", prep.seed, prep.typical, keep_snapshot=False)
     per_node: dict[str, np.ndarray] = {}
-    for pod, node in zip(pods, fgd.nodes, strict=False):
+    for pod, node in zip(pods, fgd.nodes, strict=True):
         sh = _shape_of(pod, unit)
         if node is not None and sh is not None:
             per_node.setdefault(node, np.zeros(len(shapes)))[shape_of[sh]] += 1
@@ -400,7 +408,7 @@ def configuration_bound(prep: Prepared, level: float = 100.0, time_limit: float 
     from scipy.optimize import linprog
 
     t0 = time.perf_counter()
-    pods = arrived_by(prep, level)
+    pods = counted_pods(prep, level)
     unit = _memory_unit(pods, prep.nodes)
     counts = _gpu_shapes(pods, unit)
     shapes = list(counts)
@@ -411,7 +419,7 @@ def configuration_bound(prep: Prepared, level: float = 100.0, time_limit: float 
     nodes_of = np.array([tcount[t] for t in types], np.float64)
     cap = gpu_capacity_milli(prep.nodes)
     requested = sum(a.total_milli for p in pods if (a := pod_gpu_ask(p)) is not None)
-    cols, fgd_milli = _first_columns(prep, pods, level, unit, shapes, types, gain)
+    cols, fgd_milli = _first_columns(prep, pods, unit, shapes, types, gain)
     # the time limit covers the column generation and the integer program (not FGD's run)
     started = time.perf_counter()
     deadline = started + time_limit
@@ -462,8 +470,9 @@ def configuration_bound(prep: Prepared, level: float = 100.0, time_limit: float 
     best = min(best_upper, float(requested), float(cap))
     gap = (best - placed) / best if best > 0 and np.isfinite(placed) else float("nan")
     optimal = bool(np.isfinite(placed) and best - placed <= 1e-4 * best)  # the packing meets the bound
-    return Bound(level, len(pods), requested, cap, best, 100.0 - 100.0 * best / cap, optimal, gap,
+    return Bound(level, len(pods), requested, cap, best, reported_unallocated(best, cap), optimal, gap,
                  time.perf_counter() - t0, len(shapes), len(types), formulation=CONFIG_FORMULATION,
                  method="configurations", lp_value=lp_value, placement_milli=placed,
-                 max_unallocated_pct=100.0 - 100.0 * placed / cap if np.isfinite(placed) else float("nan"),
-                 converged=converged, iterations=iterations, columns=len(cols), fgd_milli=fgd_milli)
+                 max_unallocated_pct=reported_unallocated(placed, cap) if np.isfinite(placed) else float("nan"),
+                 converged=converged, iterations=iterations, columns=len(cols), fgd_milli=fgd_milli,
+                 arrived_pct=_arrived_pct(pods, cap))
