@@ -14,6 +14,7 @@ from kubesched.experiment.grid import parse_seeds
 from kubesched.kit.pool import Pool, workers_from
 from kubesched.learn.bound import check_configurable
 from kubesched.learn.data import Instance, check_training_seeds, load
+from kubesched.learn.metric import check_defined
 from kubesched.sim.report import prepare_out_dir
 
 
@@ -70,6 +71,7 @@ def cmd_search(args: argparse.Namespace) -> int:
     _positive(args.trials, "--trials")
     _positive(args.finalists, "--finalists")
     inst = instance_of(args)
+    check_defined(inst, [*train, *val])
     out = prepare_out_dir(args.out_dir, source="--out-dir")
     with worker_pool(args.workers) as pool:
         res = search(inst, train, val, trials=args.trials, finalists=args.finalists, sampler_seed=args.seed,
@@ -210,6 +212,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
             raise InputError(e.reason, source="--traces") from None
         if args.bound is not None:
             check_configurable(trace.pods, f"trace {inst.trace}")
+        check_defined(inst, seeds)
         insts.append(inst)
     out = prepare_out_dir(args.out_dir, source="--out-dir")
     with worker_pool(args.workers) as pool:
@@ -233,6 +236,7 @@ def cmd_bound(args: argparse.Namespace) -> int:
     inst = instance_of(args)
     if args.method == "configurations":
         check_configurable(load(inst)[1].pods, f"trace {inst.trace}")
+    check_defined(inst, seeds, args.level)
     jobs = [(inst, seed, args.level, args.time_limit, args.method) for seed in seeds]
     with worker_pool(args.workers, len(jobs)) as pool:
         for b in pool.ordered(seed_bound, jobs, star=True):  # in seed order, each as soon as it can be

@@ -11,6 +11,8 @@ giving NaN.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 import numpy as np
 
 from kubesched.errors import InputError
@@ -22,6 +24,7 @@ from kubesched.experiment.protocol import (
     gpu_capacity_milli,
     percent_of,
 )
+from kubesched.learn.data import Instance
 
 LEVEL = 100  # the arrived % the track reads (the paper's headline point)
 
@@ -37,17 +40,24 @@ def metric_pods(prep: Prepared, level: float = LEVEL, source: str = "trace") -> 
         after = pct[pct >= level]
         jump = f"from {before} % to {after[0]:.2f} %" if after.size else f"only up to {before} %"
         raise InputError(
-            f"seed {prep.seed}: no pod's arrival lands within 1 point of {level:g} % arrived (arrived goes {jump}), "
-            "so unallocated GPU % there is undefined: use more nodes (--max-nodes) or more pods (--max-pods)",
+            f"seed {prep.seed}: no pod's arrival lands between {level - 1.5:g} % and {level + 1.5:g} % arrived "
+            f"(arrived goes {jump}), so unallocated GPU % at {level:g} % is undefined there: use more nodes "
+            "(--max-nodes) or other seeds",
             source=source,
         )
     return int(sel[-1]) + 1
 
 
-def unallocated(res: RunResult, level: float = LEVEL) -> float:
-    """The metric of a run; an InputError when it is undefined (see ``metric_pods``)."""
-    v = res.unallocated_at(level)  # type: ignore[arg-type]
+def check_defined(inst: Instance, seeds: Iterable[int], level: float = LEVEL) -> None:
+    """Refuse, before anything runs, seeds of ``inst`` on which the metric is undefined."""
+    for seed in seeds:
+        metric_pods(inst.prepare(seed), level, f"trace {inst.trace}")
+
+
+def unallocated(res: RunResult, level: int = LEVEL) -> float:
+    """The metric of a run; an InputError when it is undefined (see ``metric_pods``), never NaN."""
+    v = res.unallocated_at(level)
     if not np.isfinite(v):
-        raise InputError(f"seed {res.seed}: no event within 1 point of {level:g} % arrived: the metric is undefined",
-                         source=res.policy)
+        raise InputError(f"seed {res.seed}: no pod's arrival lands between {level - 1.5:g} % and {level + 1.5:g} % "
+                         f"arrived, so unallocated GPU % at {level:g} % is undefined", source=res.policy)
     return v

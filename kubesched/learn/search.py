@@ -28,7 +28,7 @@ from kubesched.gpu.frag import DELTA_SCALE, TypicalPods
 from kubesched.kit.pool import Pool
 from kubesched.kit.report import write_json, write_rows
 from kubesched.learn.data import Instance
-from kubesched.learn.metric import LEVEL, metric_pods
+from kubesched.learn.metric import LEVEL, metric_pods, unallocated
 
 #: policy name -> score plugin
 SCORERS = {
@@ -103,7 +103,7 @@ def evaluate(instance: Instance, params: Params | dict, seed: int) -> tuple[floa
     # the run stops after the last event the metric averages (an undefined metric is refused)
     n = metric_pods(prep, LEVEL, f"trace {instance.trace}")
     res = run(prep.nodes, prep.pods[:n], "search", seed, prep.typical, keep_snapshot=False, config=config)
-    return res.unallocated_at(LEVEL), time.process_time() - c0
+    return unallocated(res, LEVEL), time.process_time() - c0
 
 
 def evaluate_many(
