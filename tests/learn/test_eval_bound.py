@@ -15,6 +15,7 @@ from kubesched.experiment.protocol import RunResult, gpu_capacity_milli
 from kubesched.gpu.model import node_gpu_count, pod_gpu_ask
 from kubesched.learn.bound import (
     METHODS,
+    Limits,
     bound_of,
     configuration_bound,
     counted_pods,
@@ -60,7 +61,7 @@ def test_bound_is_below_what_fgd_reaches(method: str) -> None:
     inst = Instance("default", "gpu", max_nodes=40, max_pods=300)
     for seed in (0, 1):
         prep = inst.prepare(seed)
-        b = bound_of(prep, 100.0, time_limit=5, method=method)
+        b = bound_of(prep, 100.0, Limits(rounds=4), method=method)  # a bound wherever it stops
         pods = counted_pods(prep, 100.0)
         assert b.pods == len(pods) and 99.5 <= b.arrived_pct <= 100.5
         assert 0.0 <= b.min_unallocated_pct <= evaluate(inst, FGD_PARAMS, seed)[0]
@@ -89,7 +90,7 @@ def test_bound_places_the_pods_the_metric_counts(method: str) -> None:
     prep = Instance("default", "gpu", max_nodes=12, max_pods=200).prepare(2)
     last, by_100 = _last_in_bin(prep, 100)
     assert last > by_100  # this seed has events in (100, 100.5]: the two definitions differ
-    b = bound_of(prep, 100.0, time_limit=5, method=method)
+    b = bound_of(prep, 100.0, method=method)
     assert b.pods == last
     assert 100.0 < b.arrived_pct <= 100.5
 
@@ -157,7 +158,7 @@ def test_configuration_bound_against_an_exact_model(nodes: int, pods: int, seed:
     """No packing the exact per-GPU model finds beats the bound; its proven optimum (when HiGHS
     proves one) lies between the packing found and the bound."""
     inst = Instance("default", "gpu", max_nodes=nodes, max_pods=pods)
-    b = configuration_bound(inst.prepare(seed), 100.0, time_limit=10)
+    b = configuration_bound(inst.prepare(seed), 100.0)
     found, dual, proved = _exact_packing(inst.prepare(seed), 100.0, time_limit=5)
     assert b.converged
     assert found <= b.max_allocated_milli + 1e-6 * b.max_allocated_milli
@@ -171,11 +172,28 @@ def test_configuration_bound_binds_where_the_aggregate_does_not() -> None:
     """On 5 nodes the pods the metric counts at 100 % cannot fill the GPUs: the configuration bound
     says so, the per-type sums (within 10 milli of the 28,000 there are) do not."""
     prep = Instance("default", "gpu", max_nodes=5, max_pods=120).prepare(1)
-    conf = configuration_bound(prep, 100.0, time_limit=20)
-    agg = offline_bound(prep, 100.0, time_limit=20)
+    conf = configuration_bound(prep, 100.0)
+    agg = offline_bound(prep, 100.0)
     assert conf.max_allocated_milli < agg.max_allocated_milli - 100
     assert agg.max_allocated_milli >= min(agg.requested_milli, agg.capacity_milli) - 10
     assert conf.min_unallocated_pct > agg.min_unallocated_pct
+
+
+def test_bound_limits_are_deterministic() -> None:
+    """The rounds and node limits stop the work, not the clock: with a wall-clock net far away, one
+    round stops after one round, and two runs give the same figures (a time limit of a second would
+    stop each at a different point under a different load)."""
+    from dataclasses import astuple
+
+    from kubesched.commands.learn import BOUND_LIMITS
+
+    prep = Instance("default", "gpu", max_nodes=40, max_pods=300).prepare(0)
+    runs = [configuration_bound(prep, 100.0, Limits(rounds=1, nodes=50, seconds=600)).to_json() for _ in range(2)]
+    for r in runs:
+        r.pop("seconds")
+    assert runs[0] == runs[1]
+    assert runs[0]["iterations"] == 1 and not runs[0]["converged"] and not runs[0]["time_limited"]
+    assert astuple(Limits()) == BOUND_LIMITS  # the CLI's defaults are the library's
 
 
 def test_eval_cli(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
