@@ -108,7 +108,9 @@ def _add_bound(lsub: argparse._SubParsersAction) -> None:
     )
     _instance_flags(b)
     b.add_argument("--seeds", default="42-51", help="seeds (default 42-51)")
-    b.add_argument("--level", type=float, default=100.0, help="arrived %% of the pods to place (default 100)")
+    b.add_argument("--level", type=int, default=100,
+                   help="the metric's arrived %% (default 100): the pods arrived by the last event whose arrived %% "
+                   "rounds to it are placed")
     b.add_argument("--method", choices=BOUND_METHODS, default="configurations",
                    help="configurations: per-node packing kept (default); aggregate: sums per node type (looser)")
     b.add_argument("--rounds", type=int, default=BOUND_LIMITS[0],
