@@ -10,6 +10,7 @@ from kubesched.commands.lazy import lazy_handler
 #: ``kubesched.learn.bound.METHODS``, spelled out so that --help needs no numpy (a test keeps the
 #: two equal)
 BOUND_METHODS = ("configurations", "aggregate")
+BOUND_LIMITS = (30, 10_000, 600.0)  # kubesched.learn.bound.Limits' defaults (not imported: this module stays light)
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -105,17 +106,24 @@ def _add_bound(lsub: argparse._SubParsersAction) -> None:
     b = lsub.add_parser(
         "bound",
         help="the offline bound: the least unallocated GPU any placement could leave",
-        description="A relaxation (HiGHS, time-limited) of placing the pods that arrived by --level: no "
+        description="A relaxation (HiGHS, limited in rounds and branch-and-bound nodes) of placing the pods the metric counts at --level: no "
         "placement leaves less GPU unallocated than it says; the configuration method also finds a packing of "
         "the same pods (what is achievable). One JSON object per seed. See docs/learning.md.",
     )
     _instance_flags(b)
     b.add_argument("--seeds", default="42-51", help="seeds (default 42-51)")
-    b.add_argument("--level", type=float, default=100.0, help="arrived %% of the pods to place (default 100)")
+    b.add_argument("--level", type=int, default=100,
+                   help="the metric's arrived %% (default 100): the pods arrived by the last event whose arrived %% "
+                   "rounds to it are placed")
     b.add_argument("--method", choices=BOUND_METHODS, default="configurations",
                    help="configurations: per-node packing kept (default); aggregate: sums per node type (looser)")
-    b.add_argument("--time-limit", type=float, default=60.0,
-                   help="seconds per seed (default 60; the configuration method's FGD run comes on top)")
+    b.add_argument("--rounds", type=int, default=BOUND_LIMITS[0],
+                   help=f"column generation rounds per seed (default {BOUND_LIMITS[0]}; deterministic)")
+    b.add_argument("--node-limit", type=int, default=BOUND_LIMITS[1],
+                   help=f"branch-and-bound nodes per MILP (default {BOUND_LIMITS[1]}; deterministic)")
+    b.add_argument("--time-limit", type=float, default=BOUND_LIMITS[2],
+                   help=f"wall-clock safety net, seconds per seed (default {BOUND_LIMITS[2]:g}; the JSON's time_limited "
+                   "says when it stopped work, making the figures load-dependent; FGD's run comes on top)")
     b.set_defaults(func=lazy_handler("kubesched.learn.cli", "cmd_bound"))
 
 

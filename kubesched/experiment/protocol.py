@@ -186,6 +186,27 @@ def prepare(
     return Prepared(seq, node_order, typical, seed, tune, len(original))
 
 
+# ---- the metric's binning -------------------------------------------------------------------
+def percent_of(milli: np.ndarray | Sequence[int], capacity_milli: int) -> np.ndarray:
+    return 100.0 * np.asarray(milli, np.float64) / capacity_milli
+
+
+def arrived_milli(pods: Sequence[Pod]) -> np.ndarray:
+    """GPU milli arrived after each pod of the sequence: every pod counts, placed or dropped, so
+    this is the same for every policy run on the sequence."""
+    return np.cumsum([a.total_milli if (a := pod_gpu_ask(p)) else 0 for p in pods], dtype=np.int64)
+
+
+def binned(arrived_pct: np.ndarray, level: float) -> np.ndarray:
+    """Which events the curve averages at ``level``: arrived % rounded (half to even, as numpy and
+    merge_*_discrete.py) to ``level``; when none is, those rounded to within ``level`` +-1."""
+    arrived = np.round(arrived_pct)
+    sel = arrived == level
+    if not sel.any():
+        sel = (arrived >= level - 1) & (arrived <= level + 1)
+    return sel
+
+
 # ---- one run ---------------------------------------------------------------------------------
 @dataclass
 class RunResult:
@@ -203,7 +224,7 @@ class RunResult:
     snapshot: Snapshot | None = field(default=None, repr=False)  # the cluster after the last pod
 
     def percent(self, milli: np.ndarray) -> np.ndarray:
-        return 100.0 * np.asarray(milli, np.float64) / self.capacity_milli
+        return percent_of(milli, self.capacity_milli)
 
     @property
     def failed(self) -> int:
@@ -212,17 +233,15 @@ class RunResult:
     def curve(self, levels: Sequence[int] = range(131)) -> dict[str, np.ndarray]:
         """Per arrived-% level: mean unallocated %, frag amount % and frag ratio % (NaN when no
         event falls within the level +-1), binned as merge_*_discrete.py does."""
-        arrived = np.round(self.percent(self.arrived_milli))  # numpy rounds half to even
+        arrived = self.percent(self.arrived_milli)
         alloc = np.round(self.percent(self.used_milli), 2)
         frag = self.percent(self.frag_milli)
         ratio = 100.0 * self.frag_milli / np.where(self.idle_milli > 0, self.idle_milli, 1)
         out = {k: np.full(len(levels), np.nan) for k in ("unallocated", "frag_amount", "frag_ratio")}
         for j, lvl in enumerate(levels):
-            sel = arrived == lvl
+            sel = binned(arrived, lvl)
             if not sel.any():
-                sel = (arrived >= lvl - 1) & (arrived <= lvl + 1)
-                if not sel.any():
-                    continue
+                continue
             out["unallocated"][j] = 100.0 - round(float(alloc[sel].mean()), 2)
             out["frag_amount"][j] = float(frag[sel].mean())
             out["frag_ratio"][j] = float(ratio[sel].mean())

@@ -1,9 +1,16 @@
-"""Offline bounds: how much GPU the pods that arrived by a level could occupy at best.
+"""Offline bounds: how much GPU the pods the metric counts at a level could occupy at best.
 
-Any placement of those pods, in any order and knowing them all in advance, allocates at most
-``max_allocated_milli``, so no policy can leave less than ``min_unallocated_pct`` of the GPUs
-unallocated at that level. Two relaxations, both solved with HiGHS (scipy), time-limited; the
-bound reported is always a proven one (a dual bound), never the value of a solution found.
+The pods are those arrived by the last event the metric averages at the level
+(``kubesched.learn.metric``: arrived % rounding to the level, 99.5-100.5 % for 100): every event
+it averages allocates some of them. Any placement of those pods, in any order and knowing them
+all in advance, allocates at most ``max_allocated_milli``, so every event's allocated %, rounded to
+0.01 as the metric rounds it, is at most that bound's rounded the same way, and no policy's metric
+can be below ``min_unallocated_pct``. Two relaxations, both solved with HiGHS (scipy); the bound
+reported is always a proven one (a dual bound), never the value of a solution found. The work is
+limited deterministically (``Limits``: column generation rounds, branch-and-bound nodes per MILP),
+so the same run gives the same figures on any machine and under any load; a wall-clock limit stays
+as a safety net only, and ``time_limited`` says when it cut the work short (the figures then depend
+on the machine's load, and are still proven bounds).
 
 ``configuration_bound`` (the default) keeps per-node packing. Pods with GPUs are grouped by shape
 (CPU, memory, GPU milli, GPU count, allowed models), nodes by type; a *configuration* is what one
@@ -42,9 +49,10 @@ import numpy as np
 from kubesched.api.objects import Node, Pod
 from kubesched.api.resources import CPU, MEMORY
 from kubesched.errors import InputError
-from kubesched.experiment.protocol import Prepared, gpu_capacity_milli, run
+from kubesched.experiment.protocol import Prepared, arrived_milli, gpu_capacity_milli, percent_of, run
 from kubesched.gpu.model import MILLI, node_gpu_count, node_gpu_model, pod_gpu_ask
 from kubesched.learn.data import Instance
+from kubesched.learn.metric import metric_pods
 
 SLOTS = 4
 METHODS = ("configurations", "aggregate")
@@ -58,10 +66,20 @@ CONFIG_FORMULATION = (
 )
 
 
+@dataclass(frozen=True)
+class Limits:
+    """How much work a bound may do. ``rounds`` and ``nodes`` are deterministic; ``seconds`` (wall
+    clock, per seed) is a safety net that a run within the other two should never reach."""
+
+    rounds: int = 30  # column generation rounds (one LP and one pricing MILP per node type each)
+    nodes: int = 10_000  # branch-and-bound nodes per MILP (pricing, the packing, the aggregate MILP)
+    seconds: float = 600.0
+
+
 @dataclass
 class Bound:
     level: float
-    pods: int  # pods arrived by the level
+    pods: int  # pods arrived by the last event the metric averages at the level
     requested_milli: int
     capacity_milli: int
     max_allocated_milli: float  # the relaxation's optimum, or HiGHS's dual bound at the time limit
@@ -82,44 +100,49 @@ class Bound:
     iterations: int | None = None
     columns: int | None = None
     fgd_milli: float | None = None  # FGD's own placement of the same pods (the starting columns)
+    arrived_pct: float | None = None  # arrived % after the last pod counted (99.5-100.5 at 100)
+    time_limited: bool = False  # the wall-clock safety net stopped some of the work (load-dependent)
 
     def to_json(self) -> dict:
         return asdict(self)
 
 
-def bound_of(prep: Prepared, level: float = 100.0, time_limit: float = 60.0, method: str = "configurations") -> Bound:
+def bound_of(prep: Prepared, level: float = 100.0, limits: Limits = Limits(), method: str = "configurations") -> Bound:
     """The bound of ``method`` (one of ``METHODS``)."""
     if method == "aggregate":
-        return offline_bound(prep, level, time_limit)
+        return offline_bound(prep, level, limits)
     if method == "configurations":
-        return configuration_bound(prep, level, time_limit)
+        return configuration_bound(prep, level, limits)
     raise ValueError(f"method must be one of {', '.join(METHODS)}, not {method!r}")
 
 
-def seed_bound(inst: Instance, seed: int, level: float, time_limit: float, method: str) -> dict:
+def seed_bound(inst: Instance, seed: int, level: float, limits: Limits, method: str) -> dict:
     """One seed's bound as a JSON object (top-level, so that it runs in a worker process)."""
-    return {"seed": seed, **bound_of(inst.prepare(seed), level, time_limit, method).to_json()}
+    return {"seed": seed, **bound_of(inst.prepare(seed), level, limits, method).to_json()}
 
 
-def arrived_by(prep: Prepared, level: float) -> list:
-    """The prefix of the arrival sequence whose GPU request stays within ``level`` % of capacity."""
-    cap = gpu_capacity_milli(prep.nodes)
-    total, out = 0, []
-    for pod in prep.pods:
-        ask = pod_gpu_ask(pod)
-        total += ask.total_milli if ask else 0
-        if total * 100 > level * cap:
-            break
-        out.append(pod)
-    return out
+def counted_pods(prep: Prepared, level: float) -> list[Pod]:
+    """The pods the metric counts at ``level``: arrived by the last event it averages there."""
+    return prep.pods[: metric_pods(prep, level, f"seed {prep.seed}")]
 
 
-def offline_bound(prep: Prepared, level: float = 100.0, time_limit: float = 60.0) -> Bound:
+def reported_unallocated(allocated_milli: float, cap: int) -> float:
+    """The unallocated % the metric reports when every event it averages allocates
+    ``allocated_milli``: it rounds each event's allocated % to 0.01 (and their mean again), and
+    rounding is monotone, so when no event allocates more this is the least it can report."""
+    return 100.0 - round(float(np.round(percent_of([allocated_milli], cap)[0], 2)), 2)
+
+
+def _arrived_pct(pods: list[Pod], cap: int) -> float:
+    return float(percent_of(arrived_milli(pods)[-1:], cap)[0]) if pods else 0.0
+
+
+def offline_bound(prep: Prepared, level: float = 100.0, limits: Limits = Limits()) -> Bound:
     from scipy.optimize import Bounds, LinearConstraint, milp
     from scipy.sparse import coo_matrix
 
     t0 = time.perf_counter()
-    pods = arrived_by(prep, level)
+    pods = counted_pods(prep, level)
     shapes: Counter = Counter()
     for p in pods:
         ask = pod_gpu_ask(p)
@@ -173,19 +196,21 @@ def offline_bound(prep: Prepared, level: float = 100.0, time_limit: float = 60.0
         constraints=LinearConstraint(a, -np.inf, np.asarray(ub, np.float64)),
         integrality=np.ones(nv),
         bounds=Bounds(0, np.inf),
-        options={"time_limit": time_limit, "disp": False},
+        options={"node_limit": limits.nodes, "time_limit": limits.seconds, "disp": False},
     )
+    time_limited = time.perf_counter() - t0 >= limits.seconds
     cap = gpu_capacity_milli(prep.nodes)
     requested = sum(S[i][2] * S[i][3] * shapes[S[i]] for i in range(ns))
     optimal = res.status == 0
-    # HiGHS stops at a relative gap (1e-4 by default) or at the time limit: the bound is its dual
-    # bound, never the objective of the integer solution it found
+    # HiGHS stops at a relative gap (1e-4 by default) or at the node (or time) limit: the bound is
+    # its dual bound, never the objective of the integer solution it found
     dual = getattr(res, "mip_dual_bound", None)
     best = float(-dual) if dual is not None and np.isfinite(dual) else float(requested)
     gap = float(getattr(res, "mip_gap", None) or 0.0) if res.x is not None else float("nan")
     best = min(best, float(requested), float(cap))
-    return Bound(level, len(pods), requested, cap, best, 100.0 - 100.0 * best / cap, optimal, gap,
-                 time.perf_counter() - t0, len(S), len(T))
+    return Bound(level, len(pods), requested, cap, best, reported_unallocated(best, cap), optimal, gap,
+                 time.perf_counter() - t0, len(S), len(T), arrived_pct=_arrived_pct(pods, cap),
+                 time_limited=time_limited)
 
 
 # ---- the configuration bound: per-node packing kept --------------------------------------------
@@ -193,7 +218,6 @@ SMOOTHING = 0.7  # weight of the best bound's duals in the prices (then halved o
 TOLERANCE = 1e-3  # milli-GPU
 MAX_SHARE_SIZES = 100
 MAX_PATTERNS = 50_000  # the shipped traces need at most 1,871
-PRICING_LIMIT = 20.0  # seconds for one node type's pricing MILP (its dual bound counts if it stops)
 
 
 @dataclass(frozen=True)
@@ -299,10 +323,10 @@ def check_configurable(pods: Iterable[Pod], source: str) -> None:
         raise InputError(f"{e}: too many for the configuration bound; --method aggregate works", source=source) from None
 
 
-def _price(t: _NodeType, shapes: list[_Shape], profit: np.ndarray, limit: np.ndarray, time_limit: float):
+def _price(t: _NodeType, shapes: list[_Shape], profit: np.ndarray, limit: np.ndarray, nodes: int, time_limit: float):
     """The best single node of type ``t``: max sum(profit[s] * x[s]) over the packings of one
     node (CPU, memory, pod count; whole GPUs; shares onto single GPUs of 1000 milli, as GPU
-    patterns), at most ``limit[s]`` of each shape. Returns (an upper bound on the best value, the
+    patterns), at most ``limit[s]`` of each shape, within ``nodes`` branch-and-bound nodes. Returns (an upper bound on the best value, the
     packing found or None)."""
     from scipy.optimize import Bounds, LinearConstraint, milp
 
@@ -333,7 +357,7 @@ def _price(t: _NodeType, shapes: list[_Shape], profit: np.ndarray, limit: np.nda
     cost[:nx] = -profit[idx]
     res = milp(cost, constraints=LinearConstraint(a_mat, -np.inf, ub_rows), integrality=np.ones(n),
                bounds=Bounds(0, np.concatenate([limit[idx], np.full(npat + 1, g)])),
-               options={"time_limit": time_limit, "disp": False})
+               options={"node_limit": nodes, "time_limit": time_limit, "disp": False})
     dual = getattr(res, "mip_dual_bound", None)
     upper = float(-dual) if dual is not None and np.isfinite(dual) else float(profit[idx] @ limit[idx])
     if res.x is None:
@@ -353,16 +377,16 @@ def _master(cols: list[tuple[int, np.ndarray]], gain: np.ndarray, ntypes: int) -
 
 
 def _first_columns(
-    prep: Prepared, pods: list[Pod], level: float, unit: int, shapes: list, types: list, gain: np.ndarray
+    prep: Prepared, pods: list[Pod], unit: int, shapes: list, types: list, gain: np.ndarray
 ) -> tuple[list[tuple[int, np.ndarray]], float]:
     """The first columns, (type, packing): FGD's own placement of the same pods (one column per
     node), so the packing found is never worse than FGD's, and one pod of each shape on each type
     that admits it; and the GPU milli FGD placed."""
     shape_of = {s: i for i, s in enumerate(shapes)}
     type_of = {n.name: types.index(t) for n, t in zip(prep.nodes, _node_types_each(prep.nodes, unit), strict=True)}
-    fgd = run(prep.nodes, prep.pods, "FGD", prep.seed, prep.typical, keep_snapshot=False, until_percent=level)
+    fgd = run(prep.nodes, pods, "FGD", prep.seed, prep.typical, keep_snapshot=False)
     per_node: dict[str, np.ndarray] = {}
-    for pod, node in zip(pods, fgd.nodes, strict=False):
+    for pod, node in zip(pods, fgd.nodes, strict=True):
         sh = _shape_of(pod, unit)
         if node is not None and sh is not None:
             per_node.setdefault(node, np.zeros(len(shapes)))[shape_of[sh]] += 1
@@ -377,9 +401,11 @@ def _first_columns(
     return cols, fgd_milli
 
 
-def _packing(cols: list[tuple[int, np.ndarray]], gain: np.ndarray, n_types: int, limits: np.ndarray, left: float) -> float:
-    """A real packing: the integer program over the columns found (what is achievable) in the
-    time ``left``; NaN when there is none."""
+def _packing(
+    cols: list[tuple[int, np.ndarray]], gain: np.ndarray, n_types: int, limits: np.ndarray, nodes: int, left: float
+) -> float:
+    """A real packing: the integer program over the columns found (what is achievable) within
+    ``nodes`` branch-and-bound nodes and the time ``left``; NaN when there is none."""
     from scipy.optimize import Bounds, LinearConstraint, milp
 
     if not cols or left <= 0:
@@ -387,20 +413,20 @@ def _packing(cols: list[tuple[int, np.ndarray]], gain: np.ndarray, n_types: int,
     a_mat, c_gain = _master(cols, gain, n_types)
     # (HiGHS takes no starting solution: the caller keeps FGD's placement if it finds worse)
     ip = milp(-c_gain, constraints=LinearConstraint(a_mat, -np.inf, limits), integrality=np.ones(len(cols)),
-              bounds=Bounds(0, np.inf), options={"time_limit": max(left, 1.0), "disp": False})
+              bounds=Bounds(0, np.inf), options={"node_limit": nodes, "time_limit": max(left, 1.0), "disp": False})
     z = None if ip.x is None else np.round(ip.x)
     if z is not None and np.all(a_mat @ z <= limits + 1e-9):
         return float(c_gain @ z)
     return float("nan")
 
 
-def configuration_bound(prep: Prepared, level: float = 100.0, time_limit: float = 60.0) -> Bound:
+def configuration_bound(prep: Prepared, level: float = 100.0, limits: Limits = Limits()) -> Bound:
     """The bound with per-node packing kept: the configuration LP (one column per packing of one
     node of a type), by column generation; see the module docstring."""
     from scipy.optimize import linprog
 
     t0 = time.perf_counter()
-    pods = arrived_by(prep, level)
+    pods = counted_pods(prep, level)
     unit = _memory_unit(pods, prep.nodes)
     counts = _gpu_shapes(pods, unit)
     shapes = list(counts)
@@ -411,16 +437,20 @@ def configuration_bound(prep: Prepared, level: float = 100.0, time_limit: float 
     nodes_of = np.array([tcount[t] for t in types], np.float64)
     cap = gpu_capacity_milli(prep.nodes)
     requested = sum(a.total_milli for p in pods if (a := pod_gpu_ask(p)) is not None)
-    cols, fgd_milli = _first_columns(prep, pods, level, unit, shapes, types, gain)
-    # the time limit covers the column generation and the integer program (not FGD's run)
+    cols, fgd_milli = _first_columns(prep, pods, unit, shapes, types, gain)
+    # the safety net covers the column generation and the integer program (not FGD's run)
     started = time.perf_counter()
-    deadline = started + time_limit
+    deadline = started + limits.seconds
     best_upper = min(float(cap), float(requested))
     lp_value, iterations, converged = 0.0, 0, False
     center: np.ndarray | None = None  # the duals of the best bound so far (stabilisation)
     alpha = SMOOTHING
-    cg_deadline = started + 0.8 * time_limit  # the rest for the integer program over the columns
-    while time.perf_counter() < cg_deadline:
+    cg_deadline = started + 0.8 * limits.seconds  # the rest for the integer program over the columns
+    time_limited = False
+    while iterations < limits.rounds:
+        if time.perf_counter() >= cg_deadline:
+            time_limited = True
+            break
         iterations += 1
         a_mat, c_gain = _master(cols, gain, len(types))
         lp = linprog(-c_gain, A_ub=a_mat, b_ub=np.concatenate([avail, nodes_of]), bounds=(0, None), method="highs")
@@ -441,9 +471,9 @@ def configuration_bound(prep: Prepared, level: float = 100.0, time_limit: float 
         for j, t in enumerate(types):
             left = cg_deadline - time.perf_counter()
             if left <= 0:
-                upper, exact = np.inf, False
+                upper, exact, time_limited = np.inf, False, True
                 break
-            val, x = _price(t, shapes, gain - pi, avail, min(left, PRICING_LIMIT))
+            val, x = _price(t, shapes, gain - pi, avail, limits.nodes, left)
             upper += nodes_of[j] * max(0.0, val)
             if x is None:
                 exact = False
@@ -457,13 +487,18 @@ def configuration_bound(prep: Prepared, level: float = 100.0, time_limit: float 
                 converged = True  # no column prices out at the LP's duals: the LP is optimal
                 break
             alpha = 0.0 if alpha < 0.2 else alpha / 2  # mispriced: move towards the LP's duals
-    placed = _packing(cols, gain, len(types), np.concatenate([avail, nodes_of]), deadline - time.perf_counter())
+    # every solver's time limit is what is left to a deadline: reaching one means the net was hit
+    time_limited = time_limited or time.perf_counter() >= cg_deadline
+    placed = _packing(cols, gain, len(types), np.concatenate([avail, nodes_of]), limits.nodes,
+                      deadline - time.perf_counter())
+    time_limited = time_limited or time.perf_counter() >= deadline
     placed = max(placed, fgd_milli) if np.isfinite(placed) else fgd_milli
     best = min(best_upper, float(requested), float(cap))
     gap = (best - placed) / best if best > 0 and np.isfinite(placed) else float("nan")
     optimal = bool(np.isfinite(placed) and best - placed <= 1e-4 * best)  # the packing meets the bound
-    return Bound(level, len(pods), requested, cap, best, 100.0 - 100.0 * best / cap, optimal, gap,
+    return Bound(level, len(pods), requested, cap, best, reported_unallocated(best, cap), optimal, gap,
                  time.perf_counter() - t0, len(shapes), len(types), formulation=CONFIG_FORMULATION,
                  method="configurations", lp_value=lp_value, placement_milli=placed,
-                 max_unallocated_pct=100.0 - 100.0 * placed / cap if np.isfinite(placed) else float("nan"),
-                 converged=converged, iterations=iterations, columns=len(cols), fgd_milli=fgd_milli)
+                 max_unallocated_pct=reported_unallocated(placed, cap) if np.isfinite(placed) else float("nan"),
+                 converged=converged, iterations=iterations, columns=len(cols), fgd_milli=fgd_milli,
+                 arrived_pct=_arrived_pct(pods, cap), time_limited=time_limited)

@@ -13,8 +13,9 @@ from kubesched.experiment.grid import parse_seeds
 from kubesched.kit.pool import Pool, workers_from
 from kubesched.kit.progress import Steps
 from kubesched.kit.report import print_document
-from kubesched.learn.bound import check_configurable
+from kubesched.learn.bound import Limits, check_configurable
 from kubesched.learn.data import Instance, check_training_seeds, load
+from kubesched.learn.metric import check_defined
 from kubesched.sim.report import prepare_out_dir
 
 
@@ -68,6 +69,7 @@ def cmd_search(args: argparse.Namespace) -> int:
     _positive(args.trials, "--trials")
     _positive(args.finalists, "--finalists")
     inst = instance_of(args)
+    check_defined(inst, [*train, *val])
     out = prepare_out_dir(args.out_dir, source="--out-dir")
     with Steps("search trials", args.trials, not args.no_progress) as step, worker_pool(args.workers) as pool:
         res = search(inst, train, val, trials=args.trials, finalists=args.finalists, sampler_seed=args.seed,
@@ -208,6 +210,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
             raise InputError(e.reason, source="--traces") from None
         if args.bound is not None:
             check_configurable(trace.pods, f"trace {inst.trace}")
+        check_defined(inst, seeds)
         insts.append(inst)
     out = prepare_out_dir(args.out_dir, source="--out-dir")
     with Steps("eval runs", runs_of(insts, seeds, cands), not args.no_progress) as step, worker_pool(args.workers) as pool:
@@ -231,10 +234,14 @@ def cmd_bound(args: argparse.Namespace) -> int:
         raise InputError(f"must be in (0, 1000], got {args.level}", source="--level")
     if not args.time_limit > 0:
         raise InputError(f"must be positive, got {args.time_limit}", source="--time-limit")
+    _positive(args.rounds, "--rounds")
+    _positive(args.node_limit, "--node-limit")
+    limits = Limits(args.rounds, args.node_limit, args.time_limit)
     inst = instance_of(args)
     if args.method == "configurations":
         check_configurable(load(inst)[1].pods, f"trace {inst.trace}")
-    jobs = [(inst, seed, args.level, args.time_limit, args.method) for seed in seeds]
+    check_defined(inst, seeds, args.level)
+    jobs = [(inst, seed, args.level, limits, args.method) for seed in seeds]
     with worker_pool(args.workers, len(jobs)) as pool:
         for b in pool.ordered(seed_bound, jobs, star=True):  # in seed order, each as soon as it can be
             print(json.dumps(b), flush=True)

@@ -21,8 +21,10 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
+from kubesched.errors import InputError
 from kubesched.learn.data import Instance
 from kubesched.learn.episode import Episode
+from kubesched.learn.metric import LEVEL, metric_pods, unallocated
 from kubesched.learn.replay import ReplayEpisode, prepare_replay
 from kubesched.plugins.learned.features import CANDIDATE_FEATURES, DEFAULT_K, CandidateFeatures
 
@@ -67,6 +69,7 @@ class NodeSelectEnv(gym.Env):
         self.action_space = gym.spaces.Discrete(k)
         self.episode: Episode | ReplayEpisode | None = None
         self._carry = 0.0  # the cost incurred before the first decision, charged to the first step
+        self._metric_pods: int | None = None  # pods through the last event the metric averages
 
     def _obs(self) -> np.ndarray:
         ep = self.episode
@@ -92,8 +95,9 @@ class NodeSelectEnv(gym.Env):
                 info.update(ep.summary())
             return info
         info["failed_gpus"] = ep.failed_milli / 1000
-        if ep.done:
-            info["unallocated_at_100"] = ep.result().unallocated_at(100)
+        # the metric only where it is defined and the episode ran every event it averages
+        if ep.done and self._metric_pods is not None and len(ep.events) >= self._metric_pods:
+            info["unallocated_at_100"] = unallocated(ep.result(), LEVEL)
         return info
 
     def _advance(self) -> float:
@@ -114,7 +118,12 @@ class NodeSelectEnv(gym.Env):
         if self.mode == "time":
             self.episode = ReplayEpisode(prepare_replay(self.instance, int(run_seed), self.speedup), self.features)
         else:
-            self.episode = Episode(self.instance.prepare(int(run_seed)), self.features, horizon=self.horizon)
+            prep = self.instance.prepare(int(run_seed))
+            try:
+                self._metric_pods = metric_pods(prep, LEVEL)
+            except InputError:  # no event near 100 % arrived on this seed: no metric in info
+                self._metric_pods = None
+            self.episode = Episode(prep, self.features, horizon=self.horizon)
         self._carry = self._advance()
         return self._obs(), self._info()
 

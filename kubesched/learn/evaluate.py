@@ -83,9 +83,10 @@ def run_eval(
         for name, row in zip(names[2:], vals[2:], strict=True):
             res["paired"][name] = {"vs_FGD": paired(row, fgd), "vs_BestFit": paired(row, bestfit)}
         if bound_time_limit is not None:
-            from kubesched.learn.bound import seed_bound
+            from kubesched.learn.bound import Limits, seed_bound
 
-            jobs = [(inst, seed, LEVEL, bound_time_limit, "configurations") for seed in seeds]
+            limits = Limits(seconds=bound_time_limit)  # the default deterministic limits, this safety net
+            jobs = [(inst, seed, LEVEL, limits, "configurations") for seed in seeds]
             bounds = pool.map(seed_bound, jobs, star=True) if pool else [seed_bound(*j) for j in jobs]
             res["bound"] = {
                 "per_seed": bounds,

@@ -28,6 +28,7 @@ from kubesched.gpu.frag import DELTA_SCALE, TypicalPods
 from kubesched.kit.pool import Pool
 from kubesched.kit.report import write_json, write_rows
 from kubesched.learn.data import Instance
+from kubesched.learn.metric import LEVEL, metric_pods, unallocated
 
 #: policy name -> score plugin
 SCORERS = {
@@ -39,8 +40,6 @@ SCORERS = {
 }
 TIE_BREAKS = ("order", *SCORERS)
 LEXICOGRAPHIC = 101  # weight multiplier under which a weight-1 scorer only breaks ties (scores <= 100)
-LEVEL = 100  # the arrived % the objective reads (the paper's headline point)
-STOP = LEVEL + 0.5  # events binned to 100 % end here: runs stop after it
 
 
 @dataclass(frozen=True)
@@ -101,9 +100,10 @@ def evaluate(instance: Instance, params: Params | dict, seed: int) -> tuple[floa
     c0 = time.process_time()
     prep = instance.prepare(seed)
     config = params.config(prep.typical) if isinstance(params, Params) else params
-    res = run(prep.nodes, prep.pods, "search", seed, prep.typical, keep_snapshot=False, config=config,
-              until_percent=STOP)
-    return res.unallocated_at(LEVEL), time.process_time() - c0
+    # the run stops after the last event the metric averages (an undefined metric is refused)
+    n = metric_pods(prep, LEVEL, f"trace {instance.trace}")
+    res = run(prep.nodes, prep.pods[:n], "search", seed, prep.typical, keep_snapshot=False, config=config)
+    return unallocated(res, LEVEL), time.process_time() - c0
 
 
 def evaluate_many(

@@ -11,9 +11,17 @@ from scipy.stats import wilcoxon
 
 from kubesched.api.resources import CPU, MEMORY
 from kubesched.cli import main
-from kubesched.experiment.protocol import gpu_capacity_milli
+from kubesched.experiment.protocol import RunResult, gpu_capacity_milli
 from kubesched.gpu.model import node_gpu_count, pod_gpu_ask
-from kubesched.learn.bound import METHODS, arrived_by, bound_of, configuration_bound, offline_bound
+from kubesched.learn.bound import (
+    METHODS,
+    Limits,
+    bound_of,
+    configuration_bound,
+    counted_pods,
+    offline_bound,
+    reported_unallocated,
+)
 from kubesched.learn.data import Instance
 from kubesched.learn.evaluate import goal, paired
 from kubesched.learn.search import FGD_PARAMS, evaluate
@@ -53,11 +61,51 @@ def test_bound_is_below_what_fgd_reaches(method: str) -> None:
     inst = Instance("default", "gpu", max_nodes=40, max_pods=300)
     for seed in (0, 1):
         prep = inst.prepare(seed)
-        b = bound_of(prep, 100.0, time_limit=5, method=method)
-        pods = arrived_by(prep, 100.0)
-        assert b.pods == len(pods) and b.requested_milli <= gpu_capacity_milli(prep.nodes)
+        b = bound_of(prep, 100.0, Limits(rounds=4), method=method)  # a bound wherever it stops
+        pods = counted_pods(prep, 100.0)
+        assert b.pods == len(pods) and 99.5 <= b.arrived_pct <= 100.5
         assert 0.0 <= b.min_unallocated_pct <= evaluate(inst, FGD_PARAMS, seed)[0]
-        assert b.max_allocated_milli <= b.requested_milli
+        assert b.max_allocated_milli <= min(b.requested_milli, gpu_capacity_milli(prep.nodes))
+
+
+def _last_in_bin(prep, level: int) -> tuple[int, int]:
+    """(pods arrived by the last event whose arrived % rounds to ``level``, pods arrived by exactly
+    ``level`` %), by a plain loop over the sequence."""
+    cap = gpu_capacity_milli(prep.nodes)
+    total, last, by_level = 0, 0, 0
+    for i, p in enumerate(prep.pods):
+        a = pod_gpu_ask(p)
+        total += a.total_milli if a else 0
+        if round(100 * total / cap) == level:
+            last = i + 1
+        if 100 * total <= level * cap:
+            by_level = i + 1
+    return last, by_level
+
+
+@pytest.mark.parametrize("method", METHODS)
+def test_bound_places_the_pods_the_metric_counts(method: str) -> None:
+    """The metric averages every event whose arrived % rounds to 100 (up to 100.5 %): the bound
+    places the pods arrived by the last of them, not only those arrived by 100.0 %."""
+    prep = Instance("default", "gpu", max_nodes=12, max_pods=200).prepare(2)
+    last, by_100 = _last_in_bin(prep, 100)
+    assert last > by_100  # this seed has events in (100, 100.5]: the two definitions differ
+    b = bound_of(prep, 100.0, method=method)
+    assert b.pods == last
+    assert 100.0 < b.arrived_pct <= 100.5
+
+
+def test_bound_holds_for_the_metric_as_rounded() -> None:
+    """The metric rounds each event's allocated % to 0.01: a run allocating the bound's milli at
+    every event it averages reports exactly ``reported_unallocated``, never less."""
+    cap = 100_000
+    for best in (96_964.0, 96_965.0, 96_966.4, 97_000.0):
+        floor = reported_unallocated(best, cap)
+        ev = np.array([99_600, 100_000, 100_400])
+        run = RunResult("x", 0, cap, ev, np.full(3, int(best)), cap - np.full(3, int(best)), np.zeros(3),
+                        np.ones(3, bool), [None] * 3)
+        assert run.unallocated_at(100) >= floor
+    assert reported_unallocated(96_964.0, cap) == pytest.approx(3.04)
 
 
 def _exact_packing(prep, level: float, time_limit: float):
@@ -66,7 +114,7 @@ def _exact_packing(prep, level: float, time_limit: float):
     from scipy.optimize import Bounds, LinearConstraint, milp
     from scipy.sparse import lil_matrix
 
-    pods = [(p, a) for p in arrived_by(prep, level) if (a := pod_gpu_ask(p)) is not None]
+    pods = [(p, a) for p in counted_pods(prep, level) if (a := pod_gpu_ask(p)) is not None]
     nodes = prep.nodes
     var: dict[tuple, int] = {}
     for i, (_, a) in enumerate(pods):
@@ -110,7 +158,7 @@ def test_configuration_bound_against_an_exact_model(nodes: int, pods: int, seed:
     """No packing the exact per-GPU model finds beats the bound; its proven optimum (when HiGHS
     proves one) lies between the packing found and the bound."""
     inst = Instance("default", "gpu", max_nodes=nodes, max_pods=pods)
-    b = configuration_bound(inst.prepare(seed), 100.0, time_limit=10)
+    b = configuration_bound(inst.prepare(seed), 100.0)
     found, dual, proved = _exact_packing(inst.prepare(seed), 100.0, time_limit=5)
     assert b.converged
     assert found <= b.max_allocated_milli + 1e-6 * b.max_allocated_milli
@@ -121,14 +169,31 @@ def test_configuration_bound_against_an_exact_model(nodes: int, pods: int, seed:
 
 
 def test_configuration_bound_binds_where_the_aggregate_does_not() -> None:
-    """On 5 nodes the pods that arrived by 100 % cannot all be packed: the configuration bound says
-    so (the exact model finds 27,670 of the 27,940 milli asked), the per-type sums do not."""
+    """On 5 nodes the pods the metric counts at 100 % cannot fill the GPUs: the configuration bound
+    says so, the per-type sums (within 10 milli of the 28,000 there are) do not."""
     prep = Instance("default", "gpu", max_nodes=5, max_pods=120).prepare(1)
-    conf = configuration_bound(prep, 100.0, time_limit=20)
-    agg = offline_bound(prep, 100.0, time_limit=20)
-    assert conf.max_allocated_milli < conf.requested_milli - 100
-    assert agg.max_allocated_milli == agg.requested_milli
+    conf = configuration_bound(prep, 100.0)
+    agg = offline_bound(prep, 100.0)
+    assert conf.max_allocated_milli < agg.max_allocated_milli - 100
+    assert agg.max_allocated_milli >= min(agg.requested_milli, agg.capacity_milli) - 10
     assert conf.min_unallocated_pct > agg.min_unallocated_pct
+
+
+def test_bound_limits_are_deterministic() -> None:
+    """The rounds and node limits stop the work, not the clock: with a wall-clock net far away, one
+    round stops after one round, and two runs give the same figures (a time limit of a second would
+    stop each at a different point under a different load)."""
+    from dataclasses import astuple
+
+    from kubesched.commands.learn import BOUND_LIMITS
+
+    prep = Instance("default", "gpu", max_nodes=40, max_pods=300).prepare(0)
+    runs = [configuration_bound(prep, 100.0, Limits(rounds=1, nodes=50, seconds=600)).to_json() for _ in range(2)]
+    for r in runs:
+        r.pop("seconds")
+    assert runs[0] == runs[1]
+    assert runs[0]["iterations"] == 1 and not runs[0]["converged"] and not runs[0]["time_limited"]
+    assert astuple(Limits()) == BOUND_LIMITS  # the CLI's defaults are the library's
 
 
 def test_eval_cli(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
