@@ -433,20 +433,18 @@ def configuration_bound(prep: Prepared, level: float = 100.0, limits: Limits = L
     avail = np.array([counts[s] for s in shapes], np.float64)
     gain = np.array([s.gain for s in shapes], np.float64)
     tcount = _node_types(prep.nodes, unit)
-    types = list(tcount)
-    nodes_of = np.array([tcount[t] for t in types], np.float64)
+    types, nodes_of = list(tcount), np.array(list(tcount.values()), np.float64)
     cap = gpu_capacity_milli(prep.nodes)
     requested = sum(a.total_milli for p in pods if (a := pod_gpu_ask(p)) is not None)
     cols, fgd_milli = _first_columns(prep, pods, unit, shapes, types, gain)
     # the safety net covers the column generation and the integer program (not FGD's run)
+    # (the integer program over the columns gets what is left after the column generation's 80 %)
     started = time.perf_counter()
-    deadline = started + limits.seconds
+    deadline, cg_deadline = started + limits.seconds, started + 0.8 * limits.seconds
     best_upper = min(float(cap), float(requested))
-    lp_value, iterations, converged = 0.0, 0, False
+    lp_value, iterations, converged, time_limited = 0.0, 0, False, False
     center: np.ndarray | None = None  # the duals of the best bound so far (stabilisation)
     alpha = SMOOTHING
-    cg_deadline = started + 0.8 * limits.seconds  # the rest for the integer program over the columns
-    time_limited = False
     while iterations < limits.rounds:
         if time.perf_counter() >= cg_deadline:
             time_limited = True
