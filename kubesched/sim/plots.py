@@ -54,7 +54,13 @@ def _save(plt: Any, fig: Any, path: Path, *axes: Any) -> Path:
         h, lab = a.get_legend_handles_labels()
         handles += h
         labels += lab
-    fig.legend(handles, labels, loc="outside lower center", ncols=min(len(labels), 3), fontsize=9)
+    # as many columns as fit the figure's width (three long labels on one row ran off both sides)
+    renderer = fig.canvas.get_renderer()
+    for ncols in range(min(len(labels), 3), 0, -1):
+        legend = fig.legend(handles, labels, loc="outside lower center", ncols=ncols, fontsize=9)
+        if ncols == 1 or legend.get_window_extent(renderer).width <= fig.bbox.width:
+            break
+        legend.remove()
     fig.savefig(path, dpi=100)
     plt.close(fig)
     return path

@@ -183,3 +183,27 @@ def test_out_dir_flags(tmp_path, capsys):
     assert e.value.code == 2
     err = capsys.readouterr().err
     assert "'simdir' is not an output format (table, json); the output folder is -d/--out-dir DIR" in err
+
+
+def test_the_legend_fits_inside_its_figure(tmp_path):
+    """The GPU figure's three labels on one row ran off both sides of the 800-px figure (the
+    legend spanned -27 to 827 px): the legend takes as many columns as fit."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    from kubesched.sim.plots import _save
+
+    fig, ax = plt.subplots(figsize=(8, 4.8), layout="constrained")
+    labels = ["unallocated GPU (% of capacity)", "fragmentation amount (% of capacity)", "fragmentation ratio (% of idle GPU)"]
+    for label in labels:
+        ax.plot([0, 1], [0, 1], label=label)
+    _save(plt, fig, tmp_path / "gpu.png", ax)
+    renderer = FigureCanvasAgg(fig).get_renderer()  # the figure was closed after saving
+    fig.draw(renderer)
+    (legend,) = fig.legends
+    box = legend.get_window_extent(renderer)
+    assert box.x0 >= 0 and box.x1 <= fig.bbox.width, box
+    assert [t.get_text() for t in legend.get_texts()] == labels
