@@ -10,15 +10,18 @@ import io
 import math
 import sys
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kubesched.autoscale.config import Delay
 from kubesched.autoscale.scenario import PROFILES, Scenario, all_modes
 from kubesched.errors import InputError
 from kubesched.kit.pool import Pool, workers_from
 from kubesched.kit.progress import Steps
-from kubesched.kit.report import print_document, write_json
+from kubesched.kit.report import print_document, print_table, write_json
 from kubesched.kit.stats import mean_sd
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 METRICS = (
     "pods",
@@ -226,7 +229,7 @@ def run(args: argparse.Namespace) -> int:
     images = {} if args.no_plots else figures(results, aggs, front, first)
     (out / "report.html").write_text(render(summary, images))
     if args.output == "table":
-        print_table(aggs)
+        print_means(aggs)
     else:
         print_document(summary, args.output, default=_plain)
     print(f"wrote {out}/runs.csv, summary.json, series/, report.html", file=sys.stderr)
@@ -238,16 +241,28 @@ def _plain(v: Any) -> Any:
     return v.item() if hasattr(v, "item") else str(v)
 
 
-def print_table(aggs: list[dict[str, Any]]) -> None:
-    head = f"{'mode':<16} {'profile':<7} {'GPU-h':>9} {'vs peak':>7} {'failed%':>7} {'p95 s':>7} {'p99 s':>7} {'>60s%':>6} {'eff':>5} {'peak':>5} {'evict':>6} {'goal':>4}"
-    print(head)
-    for a in aggs:
-        ratio = a["gpu_hours_vs_static_peak"]
-        print(
-            f"{a['mode']:<16} {a['profile']:<7} {a['gpu_hours']:>9.0f} {ratio if ratio is not None else float('nan'):>7.2f} "
-            f"{a['failed_pct']:>7.2f} {a['pending_p95_s']:>7.1f} {a['pending_p99_s']:>7.1f} {a['pending_over_60s_pct']:>6.2f} "
-            f"{(a['allocation_efficiency'] or 0):>5.2f} {a['peak_nodes']:>5.0f} {a['evictions']:>6.0f} {'yes' if a['meets_goal'] else 'no':>4}"
-        )
+#: the printed table's columns: header, aggregate key, format (right-aligned but the first two)
+COLUMNS = (
+    ("mode", "mode", "{}"), ("profile", "profile", "{}"), ("GPU-h", "gpu_hours", "{:.0f}"),
+    ("vs peak", "gpu_hours_vs_static_peak", "{:.2f}"), ("failed%", "failed_pct", "{:.2f}"),
+    ("p95 s", "pending_p95_s", "{:.1f}"), ("p99 s", "pending_p99_s", "{:.1f}"),
+    (">60s%", "pending_over_60s_pct", "{:.2f}"), ("eff", "allocation_efficiency", "{:.2f}"),
+    ("peak", "peak_nodes", "{:.0f}"), ("evict", "evictions", "{:.0f}"), ("goal", "meets_goal", "{}"),
+)
+
+
+def _cell(value: Any, fmt: str) -> str:
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    return "–" if value is None else fmt.format(value)
+
+
+def print_means(aggs: list[dict[str, Any]], console: Console | None = None) -> None:
+    """The means over seeds, a row per (mode, profile); a block per row when 80 columns are too few."""
+    header = [h for h, _, _ in COLUMNS]
+    rows = [[_cell(a[k], fmt) for _, k, fmt in COLUMNS] for a in aggs]
+    print_table("kubesched experiment elastic — means over seeds", header, rows, right=header[2:], keys=2,
+                console=console)
 
 
 def figures(results: list, aggs: list[dict[str, Any]], front: list[dict[str, Any]], seed: int) -> dict[str, str]:

@@ -166,6 +166,6 @@ def _print_summary(agg: Any, comps: list, policies: list[str], summary: Path, fi
             verdict = {True: "[green]yes", False: "[red]no", None: "n/a"}[c.within]
         rows.append((trace, f"{lvl} %", policy, str(st.n), pm(st.mean, st.sd), pub, verdict))
     header = ("trace", "arrived", "policy", "n", "measured", "published", "within spread")
-    print_table(f"kubesched experiment fgd → {summary}", header, rows)
+    print_table(f"kubesched experiment fgd → {summary}", header, rows, right=("n",), keys=3)
     con = Console()
     con.print(f"{ran} runs in {wall:.1f} s; {len(figs)} figures in {summary.parent / 'figures'}")

@@ -9,7 +9,10 @@ import math
 import sys
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from rich.console import Console, RenderableType
 
 
 def write_json(
@@ -76,14 +79,37 @@ def markdown_table(header: Sequence[str], rows: Iterable[Sequence[Any]]) -> list
     return [line(header), "|" + "---|" * len(header), *(line(row) for row in rows)]
 
 
-def print_table(title: str, header: Sequence[str], rows: Iterable[Sequence[str]], right: Sequence[str] = ()) -> None:
-    """A table on the terminal (rich); the columns named in ``right`` are right-aligned."""
+def print_table(
+    title: str,
+    header: Sequence[str],
+    rows: Iterable[Sequence[str]],
+    right: Sequence[str] = (),
+    *,
+    keys: int = 1,
+    console: Console | None = None,
+) -> None:
+    """A table on the terminal (rich); the columns named in ``right`` are right-aligned. No cell
+    is cut: when the table is wider than the terminal, a block per row is printed instead, its
+    first ``keys`` cells on the head line and a ``column  value`` line per other cell."""
     from rich.console import Console
     from rich.table import Table
+    from rich.text import Text
 
+    from kubesched.render import fitting, name_blocks
+
+    console = console if console is not None else Console()
+    rows = [list(r) for r in rows]
     table = Table(title=title)
     for col in header:
-        table.add_column(col, justify="right" if col in right else "left")
+        table.add_column(col, justify="right" if col in right else "left", no_wrap=True)
     for row in rows:
         table.add_row(*row)
-    Console().print(table)
+
+    def narrow() -> RenderableType:
+        blocks = []
+        for r in rows:
+            head = Text.from_markup("  ".join(r[:keys]), style="bold")
+            blocks.append((head, list(zip(header[keys:], map(Text.from_markup, r[keys:]), strict=True))))
+        return name_blocks(title, blocks)
+
+    console.print(fitting(console, table, narrow))

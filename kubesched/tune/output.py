@@ -4,14 +4,17 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import yaml
 
-from kubesched.kit.report import write_json, write_rows
+from kubesched.kit.report import print_table, write_json, write_rows
 from kubesched.tune.metrics import METRICS
 from kubesched.tune.space import SearchSpace
 from kubesched.tune.study import StudyOutcome, TrialRecord
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 
 def config_yaml(doc: dict[str, Any], header: list[str]) -> str:
@@ -170,24 +173,20 @@ def _change(base: float | None, best: float | None) -> str:
     return f"{best - base:+.4g}"
 
 
-def print_report(out: StudyOutcome, space: SearchSpace, written: dict[str, Path]) -> None:
+def print_report(
+    out: StudyOutcome, space: SearchSpace, written: dict[str, Path], console: Console | None = None
+) -> None:
+    """The base config beside the best on each metric, and their weights and args; each table a
+    block per row where the terminal is too narrow for it (no name cut)."""
     from rich.console import Console
-    from rich.table import Table
+    from rich.markup import escape
 
     s = out.settings
-    con = Console()
+    con = console if console is not None else Console()
     dirs = ", ".join(f"{m} ({d})" for m, d in zip(s.metrics, s.directions, strict=True))
     caption = f"tuned on seeds {','.join(map(str, s.sim_seeds))}"
     if out.held_out:
         caption += f"; held out: seeds {','.join(map(str, s.eval_seeds))}"
-    t = Table(
-        title=f"kubesched tune: base config vs {_label(out.best)}, of {_study(out)}; {dirs}",
-        caption=caption,
-    )
-    t.add_column("metric", no_wrap=True)
-    t.add_column("seeds", no_wrap=True)
-    for col in ("base", "best", "change"):
-        t.add_column(col, justify="right", no_wrap=True)
     shown = list(s.metrics)
     for extra in ("gpu.unallocated_pct", "pods.failed", "gpu.frag_pct.mean", "queueing_delay_s.p90"):
         if (
@@ -196,33 +195,35 @@ def print_report(out: StudyOutcome, space: SearchSpace, written: dict[str, Path]
             and out.baseline.evaluation.values.get(extra) is not None
         ):
             shown.append(extra)
+
+    def row(m: str, seeds: str, b: float | None, v: float | None) -> list[str]:
+        name = f"[bold]{m}[/bold]" if m in s.metrics else m  # the metrics tuned for, in bold
+        return [name, seeds, _fmt(b), _fmt(v), _change(b, v)]
+
+    rows = []
     for m in shown:
         b = out.baseline.evaluation.values[m] if out.baseline.evaluation else None
         v = out.best.evaluation.values[m] if out.best.evaluation else None
-        t.add_row(m, "tuned", _fmt(b), _fmt(v), _change(b, v), style="bold" if m in s.metrics else None)
+        rows.append(row(m, "tuned", b, v))
     if out.held_out:
-        for m in shown:
-            b, v = out.held_out["baseline"].values[m], out.held_out["best"].values[m]
-            t.add_row(
-                m, "held out", _fmt(b), _fmt(v), _change(b, v), style="bold" if m in s.metrics else None
-            )
-    con.print(t)
-    w = Table(title=f"{space.profile_name}: weights (0: off), args")
-    for col in ("plugin / arg", "base config", "best"):
-        w.add_column(col, justify="left" if col == "plugin / arg" else "right")
-    for dim in space.weights:
-        w.add_row(
-            dim.plugin,
-            str(out.baseline.assignment.weights[dim.plugin]),
-            str(out.best.assignment.weights[dim.plugin]),
-        )
-    for a in space.args:
-        w.add_row(
-            a.key,
-            str(out.baseline.assignment.args.get(a.key, "(unset)")),
-            str(out.best.assignment.args.get(a.key)),
-        )
-    con.print(w)
+        rows += [
+            row(m, "held out", out.held_out["baseline"].values[m], out.held_out["best"].values[m]) for m in shown
+        ]
+    title = f"kubesched tune: base config vs {_label(out.best)}, of {_study(out)}; {dirs}"
+    print_table(title, ("metric", "seeds", "base", "best", "change"), rows, right=("base", "best", "change"),
+                keys=2, console=con)
+    con.print(caption, style="dim", highlight=False)
+    weights = [
+        [dim.plugin, str(out.baseline.assignment.weights[dim.plugin]), str(out.best.assignment.weights[dim.plugin])]
+        for dim in space.weights
+    ]
+    weights += [
+        [a.key, escape(str(out.baseline.assignment.args.get(a.key, "(unset)"))),
+         escape(str(out.best.assignment.args.get(a.key)))]
+        for a in space.args
+    ]
+    print_table(f"{space.profile_name}: weights (0: off), args", ("plugin / arg", "base config", "best"), weights,
+                right=("base config", "best"), console=con)
     if len(s.metrics) > 1:
         con.print(f"Pareto front: {len(out.pareto)} trial(s): " + ", ".join(_label(r) for r in out.pareto))
     for what, path in written.items():

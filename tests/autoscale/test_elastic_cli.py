@@ -10,7 +10,8 @@ import pytest
 from kubesched.cli import main
 
 
-def test_small_scenario_writes_its_outputs(tmp_path, capsys):
+def test_small_scenario_writes_its_outputs(tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("COLUMNS", "80")  # the printed table: no line wider than the terminal
     out = tmp_path / "out"
     rc = main(
         [
@@ -35,7 +36,9 @@ def test_small_scenario_writes_its_outputs(tmp_path, capsys):
     assert {"t", "nodes", "provisioning", "pending", "gpu_alloc", "gpu_provisioned"} <= set(series[0])
     page = (out / "report.html").read_text()
     assert "Pareto front" in page and page.count("data:image/png;base64,") >= 4
-    assert "ca-least-waste" in capsys.readouterr().out
+    printed = capsys.readouterr().out.splitlines()
+    assert any(line.startswith("ca-least-waste  pack") for line in printed), printed  # a block per row
+    assert max(map(len, printed)) <= 80
 
 
 @pytest.mark.parametrize(

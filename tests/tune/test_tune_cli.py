@@ -157,3 +157,20 @@ def test_the_best_config_counts_the_trials_asked_for(tmp_path: Path, capsys) -> 
     assert _run([*args, "--trials", "2", "--no-progress", "--no-plot", "--out-dir", str(out)], capsys)[0] == 0
     first = (out / "best-config.yaml").read_text().splitlines()[0]
     assert "of 2 trials and the base config;" in first, first
+
+
+def test_the_report_cuts_no_name_at_80_columns(tmp_path: Path, capsys, monkeypatch) -> None:  # noqa: ANN001
+    """Issue 29: at 80 columns the weights table read ``InterPodAffinity.ignorePreferredTermsOfExi…``;
+    a table too wide for the terminal is printed a block per row instead."""
+    monkeypatch.setenv("COLUMNS", "80")
+    cluster, base = write_pack_case(tmp_path)
+    arg = "InterPodAffinity.ignorePreferredTermsOfExistingPods"
+    args = ["-f", str(cluster), "--config", str(base), "--mode", "arrival", "--metric", "pods.failed",
+            "--weights", "NodeResourcesBalancedAllocation,NodeResourcesFit", "--param", f"{arg}=true|false",
+            "--param", "NodeResourcesFit.scoringStrategy.type=MostAllocated|LeastAllocated",
+            "--trials", "2", "--no-progress", "--no-plot", "--out-dir", str(tmp_path / "out")]
+    assert main(["tune", *args]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert arg in lines, lines  # the weights table (~88 columns wide) as blocks, the arg on a line of its own
+    assert "…" not in "".join(lines) and max(map(len, lines)) <= 80
+    assert any("pods.failed" in line and "tuned" in line for line in lines)  # the metrics table still fits
