@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator, Sequence
 
-from kubesched.errors import InputError
+from kubesched.errors import InputError, require_extra
 from kubesched.experiment.grid import RunSpec
 from kubesched.experiment.runner import RunRecord, run_one
 from kubesched.kit.pool import run_grid
@@ -39,10 +39,9 @@ def ray_init_kwargs(address: str, workers: int) -> dict:
 
 
 def import_ray():  # noqa: ANN201 - the ray module
-    try:
-        import ray
-    except ImportError:
-        raise InputError("needs Ray: pip install 'kubesched[ray]'", source="--ray-address") from None
+    require_extra("ray", "Ray", "ray", "--ray-address")
+    import ray
+
     return ray
 
 

@@ -125,10 +125,7 @@ def cmd_train(args: argparse.Namespace) -> int:
 
 
 def cmd_export(args: argparse.Namespace) -> int:
-    try:
-        import torch  # noqa: F401 - reads policy.pth (weights only)
-    except ImportError:
-        raise InputError("needs torch: pip install 'kubesched[rl]'", source="learn export") from None
+    require_extra("torch", "torch", "rl", "learn export")  # reads policy.pth (weights only)
     from kubesched.learn.checkpoint import read_checkpoint
 
     model = read_checkpoint(args.checkpoint)  # as data: nothing in it is unpickled
