@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import sys
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
@@ -12,13 +11,11 @@ if TYPE_CHECKING:
 
 
 def emit(data: Any, fmt: str) -> None:
-    """``data`` as ``-o json`` or ``-o yaml`` on stdout."""
-    if fmt == "json":
-        sys.stdout.write(json.dumps(data, indent=2) + "\n")
-    else:
-        import yaml
+    """``data`` as ``-o json`` or ``-o yaml`` on stdout (the experiments' result documents are
+    printed the same way: ``kit.report.print_document``)."""
+    from kubesched.kit.report import print_document
 
-        sys.stdout.write(yaml.safe_dump(data, sort_keys=False))
+    print_document(data, fmt)
 
 
 def warn(warnings: Iterable[str]) -> None:

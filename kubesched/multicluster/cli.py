@@ -4,20 +4,10 @@ are in ``kubesched.commands.multicluster``)."""
 from __future__ import annotations
 
 import argparse
-import json
 import sys
-from typing import Any
-
-import yaml
 
 from kubesched.errors import InputError
-
-
-def _emit(data: Any, fmt: str) -> None:
-    if fmt == "json":
-        sys.stdout.write(json.dumps(data, indent=2) + "\n")
-    else:
-        sys.stdout.write(yaml.safe_dump(data, sort_keys=False))
+from kubesched.kit.report import print_document
 
 
 def _warn_missing_dumps(setup, decisions: list) -> None:  # noqa: ANN001 - a load.Setup
@@ -98,7 +88,7 @@ def cmd_schedule(args: argparse.Namespace) -> int:
 
         schedule_table(doc, [m.name for m in fed.members])
     else:
-        _emit(doc, args.output)
+        print_document(doc, args.output)
     _warn_missing_dumps(setup, decisions)
     return 0
 
@@ -123,6 +113,6 @@ def cmd_explain(args: argparse.Namespace) -> int:
 
         explain_table(doc)
     else:
-        _emit(doc, args.output)
+        print_document(doc, args.output)
     _warn_missing_dumps(setup, [decision])
     return 0
