@@ -19,14 +19,10 @@ from kubesched.kit.report import pm, print_document, print_table, write_json
 from kubesched.trace.bundled import OPENB_DIR
 
 
-def _positive(value: int | None, flag: str) -> None:
-    if value is not None and value < 1:
-        raise InputError(f"must be at least 1, got {value}", source=flag)
-
-
 def build(args: argparse.Namespace) -> tuple[list, list[str], list[str]]:
     """Validate every flag (before anything is written) and return (grid, traces, policies)."""
     from kubesched.experiment.grid import (
+        at_least_one,
         build_grid,
         check_data_dir,
         parse_policies,
@@ -39,8 +35,8 @@ def build(args: argparse.Namespace) -> tuple[list, list[str], list[str]]:
     policies = parse_policies(args.policies)
     seeds = parse_seeds(args.seeds)
     workers_from(args.workers)
-    _positive(args.max_nodes, "--max-nodes")
-    _positive(args.max_pods, "--max-pods")
+    at_least_one(args.max_nodes, "--max-nodes")
+    at_least_one(args.max_pods, "--max-pods")
     if not math.isfinite(args.tune) or args.tune <= 0:
         raise InputError(f"must be a positive number, got {args.tune}", source="--tune")
     if args.ray_address is not None:

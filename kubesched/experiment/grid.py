@@ -122,6 +122,12 @@ def _seed(text: str) -> int:
     return v
 
 
+def at_least_one(value: int | None, flag: str) -> None:
+    """A count flag of the experiment commands (``--max-nodes``, ``--trials``, ...): unset or 1 and up."""
+    if value is not None and value < 1:
+        raise InputError(f"must be at least 1, got {value}", source=flag)
+
+
 def parse_seeds(text: str) -> list[int]:
     """``42-51``, ``42,45`` or a mix (``42-44,50``); ranges are inclusive and ascending."""
     out: list[int] = []

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from kubesched.errors import InputError, require_extra
-from kubesched.experiment.grid import parse_seeds
+from kubesched.experiment.grid import at_least_one, parse_seeds
 from kubesched.kit.pool import Pool, workers_from
 from kubesched.kit.progress import Steps
 from kubesched.kit.report import print_document
@@ -19,15 +19,10 @@ from kubesched.learn.metric import check_defined
 from kubesched.sim.report import prepare_out_dir
 
 
-def _positive(value: int | None, flag: str) -> None:
-    if value is not None and value < 1:
-        raise InputError(f"must be at least 1, got {value}", source=flag)
-
-
 def instance_of(args: argparse.Namespace) -> Instance:
-    _positive(args.max_nodes, "--max-nodes")
-    _positive(args.max_pods, "--max-pods")
-    _positive(args.workers, "--workers")
+    at_least_one(args.max_nodes, "--max-nodes")
+    at_least_one(args.max_pods, "--max-pods")
+    at_least_one(args.workers, "--workers")
     inst = Instance(args.trace, args.nodes, args.max_nodes, args.max_pods)
     load(inst)  # an unknown trace or a bad file fails here, before anything runs
     return inst
@@ -66,8 +61,8 @@ def cmd_search(args: argparse.Namespace) -> int:
     val = training_seeds(args.val_seeds, "--val-seeds")
     if set(train) & set(val):
         raise InputError("validation seeds must differ from the training seeds", source="--val-seeds")
-    _positive(args.trials, "--trials")
-    _positive(args.finalists, "--finalists")
+    at_least_one(args.trials, "--trials")
+    at_least_one(args.finalists, "--finalists")
     inst = instance_of(args)
     check_defined(inst, [*train, *val])
     out = prepare_out_dir(args.out_dir, source="--out-dir")
@@ -97,7 +92,7 @@ def cmd_train(args: argparse.Namespace) -> int:
 
     seeds = training_seeds(args.seeds, "--seeds")
     for flag in ("k", "n_steps", "bc_episodes", "bc_epochs"):
-        _positive(getattr(args, flag), "--" + flag.replace("_", "-"))
+        at_least_one(getattr(args, flag), "--" + flag.replace("_", "-"))
     if args.steps < 0:
         raise InputError(f"must be at least 0, got {args.steps}", source="--steps")
     if not args.learning_rate > 0:
@@ -189,9 +184,9 @@ def cmd_eval(args: argparse.Namespace) -> int:
     from kubesched.learn.evaluate import run_eval, runs_of, summary_md, write
 
     seeds = _seeds(args.seeds, "--seeds")
-    _positive(args.max_nodes, "--max-nodes")
-    _positive(args.max_pods, "--max-pods")
-    _positive(args.workers, "--workers")
+    at_least_one(args.max_nodes, "--max-nodes")
+    at_least_one(args.max_pods, "--max-pods")
+    at_least_one(args.workers, "--workers")
     if args.bound is not None and not args.bound > 0:
         raise InputError(f"must be positive, got {args.bound}", source="--bound")
     names = [t.strip() for t in args.traces.split(",") if t.strip()]
@@ -231,8 +226,8 @@ def cmd_bound(args: argparse.Namespace) -> int:
         raise InputError(f"must be in (0, 1000], got {args.level}", source="--level")
     if not args.time_limit > 0:
         raise InputError(f"must be positive, got {args.time_limit}", source="--time-limit")
-    _positive(args.rounds, "--rounds")
-    _positive(args.node_limit, "--node-limit")
+    at_least_one(args.rounds, "--rounds")
+    at_least_one(args.node_limit, "--node-limit")
     limits = Limits(args.rounds, args.node_limit, args.time_limit)
     inst = instance_of(args)
     if args.method == "configurations":
