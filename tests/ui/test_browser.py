@@ -50,7 +50,9 @@ def expect_console_error(page, text: str) -> None:  # noqa: ANN001
 
 
 @pytest.fixture
-def page(browser) -> Iterator:
+def page(browser, serve) -> Iterator:  # noqa: ANN001
+    # ``serve`` first: its servers stop after the page is closed (a page still polling or
+    # loading when its server went away logged a refused connection: a console error)
     pg = browser.new_page()
     errors: list[str] = []
     pg.on("pageerror", lambda e: errors.append(str(e)))

@@ -223,9 +223,6 @@ def test_live_cluster_in_the_browser(
     expect(page.locator('[data-testid="live-pending"] tr[data-pod="default/web"]')).to_have_count(0)
     shot(page, tmp_path, "live")
     assert writes(kube_api) == []  # nothing written: no bind, no patch, no event
-    # the page polls /api/live every second: leave it before the server stops at teardown, or
-    # the next poll's refused connection is a console error
-    page.goto("about:blank")
 
 
 def test_opening_a_file_stops_watching(kube_api: KubeAPIServer, live_ws: Workspace) -> None:  # noqa: F811
