@@ -44,6 +44,10 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     )
     flags.add_no_plots(p, "skip the PNG plots (the HTML report has none then)")
     flags.add_no_progress(p, "also off when stdout is not a TTY")
-    flags.add_output(p, ("table", "json"), "the summary printed on stdout: table (default) or json", folder_flag=True)
+    flags.add_output(
+        p, flags.CONTRACT_FORMATS,
+        "table (default), or the summary (summary.json) as JSON/YAML on stdout (docs/cli.md#result-documents)",
+        folder_flag=True,
+    )
     flags.add_debug(p)
     p.set_defaults(func=lazy_handler("kubesched.sim.cli", "run"))

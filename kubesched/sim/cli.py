@@ -159,12 +159,11 @@ def run(args: argparse.Namespace) -> int:
         sys.stderr.write(f"kubesched: warning: {w}\n")
     write_outputs(result, out, plots=not args.no_plots)
     write_inputs(args, out)
-    if args.output == "json":
-        import json
-
+    if args.output in ("json", "yaml"):
+        from kubesched.kit.report import print_document
         from kubesched.sim.report import json_ready
 
-        sys.stdout.write(json.dumps(json_ready(result.summary), indent=2) + "\n")
+        print_document(json_ready(result.summary), args.output)
     else:
         from rich.table import Table
         from rich.text import Text

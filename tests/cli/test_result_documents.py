@@ -21,9 +21,9 @@ def documented_keys(command: str) -> set[str]:
     """The top-level keys docs/cli.md's table for ``command`` lists (its first column, in backticks)."""
     text = DOCS.read_text()
     start = text.index(f"#### `{command}`")
-    end = text.find("\n#### ", start + 1)
-    section = text[start:end if end != -1 else None]
-    return set(re.findall(r"^\| `([a-z_]+)` \|", section, re.MULTILINE))
+    ends = [i for i in (text.find("\n#### ", start + 1), text.find("\n## ", start + 1)) if i != -1]
+    section = text[start:min(ends, default=len(text))]
+    return set(re.findall(r"^\| `([A-Za-z_]+)` \|", section, re.MULTILINE))
 
 
 def run_json(argv: list[str], capsys: pytest.CaptureFixture[str]) -> dict:
@@ -100,3 +100,95 @@ def test_a_folder_for_o_is_pointed_to_out_dir(capsys: pytest.CaptureFixture[str]
     assert "'runs' is not an output format (table, json, yaml); the output folder is -d/--out-dir DIR" in (
         capsys.readouterr().err
     )
+
+
+# The other commands with -o json: simulate, multicluster simulate, bench, plugins list, config
+# view have a table in Result documents; schedule, explain and multicluster schedule|explain have
+# their contract, with an example, in their own sections.
+CONTRACTS_ELSEWHERE = {
+    "schedule": ("cli.md", "`-o json` (contract)", "## `kubesched schedule`"),
+    "explain": ("cli.md", "`-o json` (contract)", "## `kubesched explain`"),
+    "multicluster schedule": ("multicluster.md", "`schedule`:", "## JSON and YAML"),
+    "multicluster explain": ("multicluster.md", "`explain` adds `attempts`", "## JSON and YAML"),
+}
+
+
+def json_commands() -> list[str]:
+    """Every command (as typed after ``kubesched``) whose -o/--output accepts json."""
+    import argparse
+
+    from kubesched.cli import build_parser
+
+    found: list[str] = []
+
+    def accepts_json(action: argparse.Action) -> bool:
+        if action.choices is not None:
+            return "json" in action.choices
+        try:
+            return action.type("json") == "json"  # type: ignore[misc]
+        except (TypeError, argparse.ArgumentTypeError):
+            return False
+
+    def walk(parser: argparse.ArgumentParser, path: list[str]) -> None:
+        for action in parser._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                for name, sub in action.choices.items():
+                    walk(sub, [*path, name])
+            elif "--output" in action.option_strings and accepts_json(action):
+                found.append(" ".join(path))
+
+    walk(build_parser(), [])
+    return found
+
+
+def test_every_command_with_o_json_is_described() -> None:
+    commands = json_commands()
+    assert {"schedule", "simulate", "bench", "multicluster simulate", "learn eval"} <= set(commands)
+    text = DOCS.read_text()
+    for command in commands:
+        if command in CONTRACTS_ELSEWHERE:
+            doc, marker, section = CONTRACTS_ELSEWHERE[command]
+            body = (DOCS.parent / doc).read_text()
+            start = body.index(section)
+            assert marker in body[start:body.find("\n## ", start + 1)], command
+        else:
+            assert f"#### `{command}`" in text, f"{command}: -o json is not described in docs/cli.md"
+            assert documented_keys(command), command
+
+
+def test_simulate(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    argv = ["simulate", "--synthetic", "--synth", "pods.count=40", "--synth", "nodes.0.count=3", "--no-plots", "--no-progress", "-d", str(tmp_path / "o")]
+    doc = run_json([*argv, "-o", "json"], capsys)
+    assert set(doc) == documented_keys("simulate")
+    assert doc == json.loads((tmp_path / "o" / "summary.json").read_text())
+    assert main([*argv, "-o", "yaml"]) == 0
+    again = yaml.safe_load(capsys.readouterr().out)
+    assert again["pods"] == doc["pods"] and again["seed"] == doc["seed"]
+
+
+def test_multicluster_simulate(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    scenario = tmp_path / "small.yaml"
+    scenario.write_text(
+        "kind: EdgeCloudScenario\ntimeScale: 2000\nsites:\n"
+        "- {name: edge-a, region: Japan East, tier: edge, share: 0.01, users: 2}\n"
+        "- {name: cloud, region: West US 2, tier: cloud, share: 0.04}\n"
+    )
+    doc = run_json(["multicluster", "simulate", "--scenario", str(scenario), "--limit", "40", "--seeds", "0",
+                    "--no-plots", "--no-progress", "-d", str(tmp_path / "o"), "-o", "json"], capsys)
+    assert set(doc) == documented_keys("multicluster simulate")
+    assert doc["seeds"] == [0] and set(doc["aggregate"]) == {"isolated", "cloud-only", "collaborative"}
+
+
+def test_bench(capsys: pytest.CaptureFixture[str]) -> None:
+    doc = run_json(["bench", "--workload", "SchedulingBasic/5000Nodes_10000Pods", "--scale", "0.01", "--no-progress", "-o", "json"], capsys)
+    assert set(doc) == documented_keys("bench") and doc["schema"] == "kubesched.bench/v1"
+    assert [r["workload"] for r in doc["results"]] == ["SchedulingBasic/5000Nodes_10000Pods"]
+
+
+def test_plugins_list_and_config_view(capsys: pytest.CaptureFixture[str]) -> None:
+    plugins = run_json(["plugins", "list", "-o", "json"], capsys)
+    assert set(plugins) == documented_keys("plugins list")
+    assert {"name", "origin", "target", "points", "error"} == set(plugins["plugins"][0])
+    config = run_json(["config", "view", "-o", "json"], capsys)
+    assert set(config) == documented_keys("config view")
+    assert config["profiles"][0]["schedulerName"] == "default-scheduler"
