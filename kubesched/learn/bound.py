@@ -51,6 +51,7 @@ from kubesched.api.resources import CPU, MEMORY
 from kubesched.errors import InputError
 from kubesched.experiment.protocol import Prepared, arrived_milli, gpu_capacity_milli, percent_of, run
 from kubesched.gpu.model import MILLI, node_gpu_count, node_gpu_model, pod_gpu_ask
+from kubesched.learn import exact as exact_packing
 from kubesched.learn.data import Instance
 from kubesched.learn.metric import metric_pods
 
@@ -102,6 +103,8 @@ class Bound:
     fgd_milli: float | None = None  # FGD's own placement of the same pods (the starting columns)
     arrived_pct: float | None = None  # arrived % after the last pod counted (99.5-100.5 at 100)
     time_limited: bool = False  # the wall-clock safety net stopped some of the work (load-dependent)
+    # small instances: the exact per-node model ran too (kubesched.learn.exact); its variables
+    exact_variables: int | None = None
 
     def to_json(self) -> dict:
         return asdict(self)
@@ -492,6 +495,21 @@ def configuration_bound(prep: Prepared, level: float = 100.0, limits: Limits = L
     time_limited = time_limited or time.perf_counter() >= deadline
     placed = max(placed, fgd_milli) if np.isfinite(placed) else fgd_milli
     best = min(best_upper, float(requested), float(cap))
+    shape_arrays, node_arrays = _exact_model(prep.nodes, shapes, avail, unit)
+    values = np.array(sorted({s.milli for s in shapes if s.share}), np.int64)
+    patterns = _patterns(tuple(int(v) for v in values)) if len(values) else np.zeros((0, 0))
+    exact_variables = exact_packing.variables(shape_arrays, node_arrays, patterns)
+    if exact_variables <= exact_packing.MAX_VARIABLES and best - placed > 1e-4 * best:
+        # a small instance the columns did not pack to the bound: the exact model (its packing is
+        # real, its dual bound proven, so either may improve what the columns gave)
+        ex = exact_packing.solve(shape_arrays, node_arrays, patterns, values, limits.nodes,
+                                 deadline - time.perf_counter())
+        time_limited = time_limited or time.perf_counter() >= deadline
+        if np.isfinite(ex.placed_milli):
+            placed = max(placed, ex.placed_milli)
+        best = min(best, ex.bound_milli)
+    else:
+        exact_variables = None
     gap = (best - placed) / best if best > 0 and np.isfinite(placed) else float("nan")
     optimal = bool(np.isfinite(placed) and best - placed <= 1e-4 * best)  # the packing meets the bound
     return Bound(level, len(pods), requested, cap, best, reported_unallocated(best, cap), optimal, gap,
@@ -499,4 +517,16 @@ def configuration_bound(prep: Prepared, level: float = 100.0, limits: Limits = L
                  method="configurations", lp_value=lp_value, placement_milli=placed,
                  max_unallocated_pct=reported_unallocated(placed, cap) if np.isfinite(placed) else float("nan"),
                  converged=converged, iterations=iterations, columns=len(cols), fgd_milli=fgd_milli,
-                 arrived_pct=_arrived_pct(pods, cap), time_limited=time_limited)
+                 arrived_pct=_arrived_pct(pods, cap), time_limited=time_limited, exact_variables=exact_variables)
+
+
+def _exact_model(nodes: list[Node], shapes: list[_Shape], avail: np.ndarray, unit: int) -> tuple[exact_packing.Shapes, exact_packing.Nodes]:
+    """The shapes and the nodes, one by one, as the exact model takes them."""
+    each = _node_types_each(nodes, unit)
+    admits = np.array([[t.admits(s) for t in each] for s in shapes], bool).reshape(len(shapes), len(each))
+    return (
+        exact_packing.Shapes(np.array([s.cpu for s in shapes]), np.array([s.mem for s in shapes]),
+                     np.array([s.milli for s in shapes]), np.array([s.count for s in shapes]), avail, admits),
+        exact_packing.Nodes(np.array([t.cpu for t in each]), np.array([t.mem for t in each]),
+                    np.array([t.gpus for t in each]), np.array([t.pods for t in each]), each),
+    )
