@@ -24,7 +24,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"kubesched {__version__} (kube-scheduler {UPSTREAM_RELEASE})")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND", help="one of:")
     for command in COMMANDS:
-        command.add_parser(sub)
+        command.add_to(sub)
     return parser
 
 

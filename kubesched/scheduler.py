@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from kubesched.alias import Alias
 from kubesched.api.objects import Pod
 from kubesched.config import SchedulerConfig
 from kubesched.framework import cycle
@@ -141,13 +142,12 @@ class Scheduler:
         self._resolving = False
 
     # The cycle's settings, as attributes of the scheduler (CycleContext holds them).
-    @property
-    def next_start_node_index(self) -> int:
-        return self.cycle.start
-
-    @next_start_node_index.setter
-    def next_start_node_index(self, value: int) -> None:
-        self.cycle.start = value
+    next_start_node_index = Alias[int]("cycle.start", writable=True)
+    tie_break = Alias[str]("cycle.tie_break")
+    use_equivalence_cache = Alias[bool]("cycle.use_cache", writable=True)
+    #: False: a pod the equivalence cache finds no node for gets a FitError without per-node
+    #: reasons, for callers that never read them (the trace replay drops such a pod at once).
+    failure_detail = Alias[bool]("cycle.failure_detail", writable=True)
 
     @contextmanager
     def what_if(self) -> Iterator[Snapshot]:
@@ -163,28 +163,6 @@ class Scheduler:
         finally:
             self.cycle.start = start
             self.rng.bit_generator.state = state
-
-    @property
-    def tie_break(self) -> str:
-        return self.cycle.tie_break
-
-    @property
-    def use_equivalence_cache(self) -> bool:
-        return self.cycle.use_cache
-
-    @use_equivalence_cache.setter
-    def use_equivalence_cache(self, value: bool) -> None:
-        self.cycle.use_cache = value
-
-    @property
-    def failure_detail(self) -> bool:
-        """False: a pod the equivalence cache finds no node for gets a FitError without per-node
-        reasons, for callers that never read them (the trace replay drops such a pod at once)."""
-        return self.cycle.failure_detail
-
-    @failure_detail.setter
-    def failure_detail(self, value: bool) -> None:
-        self.cycle.failure_detail = value
 
     def _declared_events(self) -> dict[str, frozenset[str]]:
         """plugin -> the events it registers (EventsToRegister), over every profile's plugins."""

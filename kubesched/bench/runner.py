@@ -23,7 +23,7 @@ import gc
 import random
 import time
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
+from dataclasses import KW_ONLY, asdict, dataclass, field
 from typing import Any
 
 from kubesched.api.objects import Node, Pod
@@ -140,35 +140,28 @@ class BenchResult:
 INIT, MEASURED, CHURN = "init", "measured", "churn"
 
 
+@dataclass(eq=False)
 class WorkloadRun:
     """One workload's world: snapshot, in-memory cluster, scheduler, and the pods it created."""
 
-    def __init__(
-        self,
-        workload: BenchWorkload,
-        params: dict[str, int],
-        *,
-        seed: int = 0,
-        progress: Progress | None = None,
-        churn_every: int | None = None,
-        steady_batches: int | None = None,
-        default_tolerations: bool = True,
-    ) -> None:
-        self.workload = workload
-        self.params = params
-        self.seed = seed
-        self.progress = progress
-        self.churn_every = churn_every
-        self.steady_batches = steady_batches
-        self.default_tolerations = default_tolerations
-        self.names = T.NameGenerator(seed)
+    workload: BenchWorkload
+    params: dict[str, int]
+    _: KW_ONLY
+    seed: int = 0
+    progress: Progress | None = None
+    churn_every: int | None = None
+    steady_batches: int | None = None
+    default_tolerations: bool = True
+
+    def __post_init__(self) -> None:
+        self.names = T.NameGenerator(self.seed)
         self.registry = in_tree_registry()
         self.config = default_config(self.registry.points_of)
         self.snapshot = Snapshot()
         self.cluster = MemoryCluster()
         self.clock = BenchClock()
         self.scheduler = Scheduler(
-            self.config, self.snapshot, self.cluster, self.registry, seed=seed, clock=self.clock
+            self.config, self.snapshot, self.cluster, self.registry, seed=self.seed, clock=self.clock
         )
         self.scheduler.hooks.on_scheduled.append(self._on_scheduled)
         self.group: dict[str, str] = {}  # pod uid -> INIT | MEASURED | CHURN

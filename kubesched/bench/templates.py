@@ -191,13 +191,21 @@ def pod_default() -> WireDict:
     return _pod("pod-", {"containers": [_std_container()]})
 
 
+def _inter_pod_affinity(
+    generate_name: str, kind: str, color: str, topology_key: str, *, preferred: bool = False
+) -> WireDict:
+    """A pod labelled ``color`` whose one ``kind`` (podAffinity, podAntiAffinity) term, required
+    or preferred with weight 1, selects the pods of that color in SCHED_NS."""
+    term = _term(color, topology_key, SCHED_NS)
+    if preferred:
+        rules = {"preferredDuringSchedulingIgnoredDuringExecution": [{"weight": 1, "podAffinityTerm": term}]}
+    else:
+        rules = {"requiredDuringSchedulingIgnoredDuringExecution": [term]}
+    return _pod(generate_name, {"affinity": {kind: rules}, "containers": [_std_container()]}, {"color": color})
+
+
 def pod_with_pod_anti_affinity() -> WireDict:
-    aff = {
-        "podAntiAffinity": {
-            "requiredDuringSchedulingIgnoredDuringExecution": [_term("green", HOSTNAME_LABEL, SCHED_NS)]
-        }
-    }
-    return _pod("anti-affinity-pod-", {"affinity": aff, "containers": [_std_container()]}, {"color": "green"})
+    return _inter_pod_affinity("anti-affinity-pod-", "podAntiAffinity", "green", HOSTNAME_LABEL)
 
 
 def pod_with_pod_anti_affinity_label() -> WireDict:
@@ -205,29 +213,16 @@ def pod_with_pod_anti_affinity_label() -> WireDict:
 
 
 def pod_with_pod_affinity() -> WireDict:
-    aff = {
-        "podAffinity": {
-            "requiredDuringSchedulingIgnoredDuringExecution": [_term("blue", ZONE_LABEL, SCHED_NS)]
-        }
-    }
-    return _pod("affinity-pod-", {"affinity": aff, "containers": [_std_container()]}, {"color": "blue"})
+    return _inter_pod_affinity("affinity-pod-", "podAffinity", "blue", ZONE_LABEL)
 
 
 def pod_with_preferred_pod_affinity() -> WireDict:
-    pref = [{"weight": 1, "podAffinityTerm": _term("red", HOSTNAME_LABEL, SCHED_NS)}]
-    aff = {"podAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": pref}}
-    return _pod(
-        "preferred-affinity-pod-", {"affinity": aff, "containers": [_std_container()]}, {"color": "red"}
-    )
+    return _inter_pod_affinity("preferred-affinity-pod-", "podAffinity", "red", HOSTNAME_LABEL, preferred=True)
 
 
 def pod_with_preferred_pod_anti_affinity() -> WireDict:
-    pref = [{"weight": 1, "podAffinityTerm": _term("yellow", HOSTNAME_LABEL, SCHED_NS)}]
-    aff = {"podAntiAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": pref}}
-    return _pod(
-        "preferred-anti-affinity-pod-",
-        {"affinity": aff, "containers": [_std_container()]},
-        {"color": "yellow"},
+    return _inter_pod_affinity(
+        "preferred-anti-affinity-pod-", "podAntiAffinity", "yellow", HOSTNAME_LABEL, preferred=True
     )
 
 

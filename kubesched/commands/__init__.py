@@ -1,5 +1,7 @@
-"""The ``kubesched`` commands: one module per top-level command, each with ``add_parser(sub)``
-(its flags and subcommands) and the handler that ``func`` names.
+"""The ``kubesched`` commands: one module per top-level command, each declaring its command
+(``declare.command``: the function that adds its flags, its docstring the help text, and the
+handler it runs) or its ``declare.Group`` of subcommands; ``kubesched.cli`` adds them in the order
+of ``COMMANDS``.
 
 A handler either lives in its command's module (``schedule``, ``explain``, ``plugins``, ``config``:
 a few lines around the work) or is a ``lazy_handler`` naming the work module's function: the work
@@ -25,9 +27,11 @@ from kubesched.commands import (
     tune,
     ui,
 )
+from kubesched.commands.declare import Command, Group
 
 #: in the order ``kubesched --help`` lists them
-COMMANDS = (
-    schedule, explain, plugins, config, bench, extender, simulate, run, experiment, tune, multicluster, autoscale,
-    ui, learn,
+COMMANDS: tuple[Command | Group, ...] = (
+    schedule.schedule, explain.explain, plugins.plugins, config.config, bench.bench, extender.extender,
+    simulate.simulate, run.run, experiment.experiment, tune.tune, multicluster.multicluster, autoscale.autoscale,
+    ui.ui, learn.learn,
 )

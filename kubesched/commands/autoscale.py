@@ -5,16 +5,17 @@ from __future__ import annotations
 import argparse
 
 from kubesched.commands import flags
+from kubesched.commands.declare import command
 from kubesched.commands.lazy import lazy_handler
 
 
-def add_parser(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser(
-        "autoscale",
-        help="grow and shrink a live cluster for pending pods (Cluster Autoscaler semantics or Karpenter-like)",
-        description="Watch the pending queue and node utilisation and create or delete nodes through a node "
-        "provider (default: KWOK-style virtual nodes). See docs/autoscaling.md.",
-    )
+@command("autoscale", run=lazy_handler("kubesched.autoscale.live", "cmd_autoscale"))
+def autoscale(p: argparse.ArgumentParser) -> None:
+    """grow and shrink a live cluster for pending pods (Cluster Autoscaler semantics or Karpenter-like)
+
+    Watch the pending queue and node utilisation and create or delete nodes through a node provider
+    (default: KWOK-style virtual nodes). See docs/autoscaling.md.
+    """
     flags.add_kubeconfig(p, "kubeconfig file (default: the in-cluster service account)")
     flags.add_context(p)
     p.add_argument("--autoscaler", required=True, metavar="FILE", help="autoscaler options and node groups (YAML)")
@@ -27,4 +28,3 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--provider", default="kwok", help="kwok, or module:Class of your own node provider")
     p.add_argument("--once", action="store_true", help="one iteration, then exit")
     flags.add_seed(p, 0, "seeds the provisioning delays and the random expander's choices (default 0)")
-    p.set_defaults(func=lazy_handler("kubesched.autoscale.live", "cmd_autoscale"))

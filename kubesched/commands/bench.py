@@ -5,17 +5,18 @@ from __future__ import annotations
 import argparse
 
 from kubesched.commands import flags
+from kubesched.commands.declare import command
 from kubesched.commands.lazy import lazy_handler
 
 
-def add_parser(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser(
-        "bench",
-        help="kube-scheduler's scheduler_perf workloads, in memory, in pods/s",
-        description="Rebuild kube-scheduler's scheduler_perf workloads in memory, schedule them and report "
-        "SchedulingThroughput (pods/s) against upstream's CI floor. The table shows the key columns; "
-        "--wide shows every figure, -o json the whole result.",
-    )
+@command("bench", run=lazy_handler("kubesched.bench.report", "run_bench"))
+def bench(p: argparse.ArgumentParser) -> None:
+    """kube-scheduler's scheduler_perf workloads, in memory, in pods/s
+
+    Rebuild kube-scheduler's scheduler_perf workloads in memory, schedule them and report
+    SchedulingThroughput (pods/s) against upstream's CI floor. The table shows the key columns;
+    --wide shows every figure, -o json the whole result.
+    """
     p.add_argument("--workload", action="append", metavar="NAME", help="Case/Workload, Case_Workload or Case (repeatable)")
     p.add_argument("--scale", type=float, default=1.0, help="scale node and pod counts (0.1: 500 nodes)")
     p.add_argument("--nodes", type=int, help="set the main node count (init pods follow it)")
@@ -28,4 +29,3 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     flags.add_seed(p, 0, "seed for generated names and the tie-break (default 0)")
     p.add_argument("--list", action="store_true", help="list the workloads and exit")
     flags.add_no_progress(p)
-    p.set_defaults(func=lazy_handler("kubesched.bench.report", "run_bench"))

@@ -5,28 +5,8 @@ from __future__ import annotations
 import argparse
 
 from kubesched.commands import flags
+from kubesched.commands.declare import Group
 from kubesched.commands.printing import emit, warn
-
-
-def add_parser(sub: argparse._SubParsersAction) -> None:
-    csub = flags.add_command_group(sub, "config", "configuration tools", "Inspect a KubeSchedulerConfiguration.")
-    cv = csub.add_parser(
-        "view",
-        help="the resolved configuration as a v1 document (defaults merged, versions converted)",
-        description="Print the configuration as kubesched resolves it: defaults merged, multiPoint expanded, "
-        "older versions converted (with their own default weights), and the conversion warnings.",
-    )
-    flags.add_config(cv)
-    flags.add_feature_gates(cv)
-    flags.add_plugin_path(cv)
-    flags.add_output(
-        cv, flags.CONTRACT_FORMATS, "yaml (default), json, or table (fits the terminal's width)", default="yaml"
-    )
-    cv.add_argument(
-        "--import-plugins", action="store_true",
-        help="import the modules of module:Class plugin names to resolve them (runs their code; default: refuse)",
-    )
-    cv.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -44,3 +24,25 @@ def run(args: argparse.Namespace) -> int:
     else:
         emit(effective_config(cfg), args.output)
     return 0
+
+
+config = Group("config", "configuration tools", "Inspect a KubeSchedulerConfiguration.")
+
+
+@config.command("view", run=run)
+def _view(p: argparse.ArgumentParser) -> None:
+    """the resolved configuration as a v1 document (defaults merged, versions converted)
+
+    Print the configuration as kubesched resolves it: defaults merged, multiPoint expanded, older
+    versions converted (with their own default weights), and the conversion warnings.
+    """
+    flags.add_config(p)
+    flags.add_feature_gates(p)
+    flags.add_plugin_path(p)
+    flags.add_output(
+        p, flags.CONTRACT_FORMATS, "yaml (default), json, or table (fits the terminal's width)", default="yaml"
+    )
+    p.add_argument(
+        "--import-plugins", action="store_true",
+        help="import the modules of module:Class plugin names to resolve them (runs their code; default: refuse)",
+    )

@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 
 from kubesched.commands import flags
+from kubesched.commands.declare import Group
 from kubesched.commands.lazy import lazy_handler
 from kubesched.errors import InputError, did_you_mean
 from kubesched.experiment.grid import DEFAULT_SEEDS
@@ -19,56 +20,10 @@ ELASTIC_MODES = (
 )
 
 
-def add_parser(sub: argparse._SubParsersAction) -> None:
-    esub = flags.add_command_group(
-        sub, "experiment", "reproduce published scheduling experiments",
-        "Reproduce published scheduling experiments (today: the FGD paper's grid on the openb trace).",
-    )
-    _add_fgd(esub)
-    _add_elastic(esub)
-
-
-def _add_fgd(esub: argparse._SubParsersAction) -> None:
-    f = esub.add_parser(
-        "fgd",
-        help="the FGD paper's unallocated-GPU grid on the openb traces (Weng et al., ATC '23)",
-        description="Run every (trace, policy, seed) of the FGD paper's protocol, write per-run and aggregate "
-        "CSV/JSON, the paper's figures with the published values overlaid, and a measured-vs-published "
-        "summary to -d/--out-dir. See docs/fgd.md.",
-    )
-    f.add_argument("--traces", default="default", help="comma list of trace names or families, or 'all' (default: default)")
-    f.add_argument(
-        "--policies", default=",".join(POLICIES), help=f"comma list, names as written (default: {','.join(POLICIES)})"
-    )
-    f.add_argument("--seeds", default=DEFAULT_SEEDS, help=f"seeds: 42-51, 42,45 or a mix (default: {DEFAULT_SEEDS})")
-    f.add_argument(
-        "--data-dir",
-        metavar="DIR",
-        help="folder of your own copy of the openb CSVs (.csv or .csv.gz; default: the trace shipped with kubesched)",
-    )
-    flags.add_workers(f)
-    f.add_argument(
-        "--ray-address", metavar="ADDR", help="run on Ray instead of local processes: ADDR, 'auto', or 'local'"
-    )
-    flags.add_out_dir(f, "fgd-out", "the runs, aggregates, figures and report")
-    f.add_argument("--resume", action="store_true", help="reuse the runs already in --out-dir (same trace/policy/seed)")
-    f.add_argument(
-        "--report-only", action="store_true", help="run nothing: aggregate, compare and plot the runs already in --out-dir"
-    )
-    f.add_argument("--tune", type=float, default=1.3, help="arrived workload to reach, x GPU capacity (default 1.3)")
-    flags.add_instance_size(f, "smoke runs", "each trace")
-    f.add_argument(
-        "--gpu-model",
-        choices=("annotations", "dra"),
-        default="annotations",
-        help="how the GPUs are described: annotations and extended resources (default), or DRA ResourceSlices "
-        "and ResourceClaims allocated by DynamicResources (the same result, slower)",
-    )
-    flags.add_no_plots(f, "skip the PNG figures")
-    flags.add_result_output(f, "grid.json, aggregate.json's stats and the comparison")
-    flags.add_no_progress(f, "one line per run on stderr instead")
-    f.set_defaults(func=run_fgd)
-
+experiment = Group(
+    "experiment", "reproduce published scheduling experiments",
+    "Reproduce published scheduling experiments (today: the FGD paper's grid on the openb trace).",
+)
 
 _RUN_FGD = lazy_handler("kubesched.experiment.cli", "run")
 
@@ -83,14 +38,55 @@ def run_fgd(args: argparse.Namespace) -> int:
     return _RUN_FGD(args)
 
 
-def _add_elastic(esub: argparse._SubParsersAction) -> None:
-    p = esub.add_parser(
-        "elastic",
-        help="the openb elastic scenario: static clusters vs Cluster Autoscaler vs Karpenter-like",
-        description="Replay the openb pods with compressed arrivals on a small base cluster that an autoscaler "
-        "grows and shrinks; write runs.csv, summary.json, time series and report.html to -d/--out-dir. "
-        "See docs/autoscaling.md.",
+@experiment.command("fgd", run=run_fgd)
+def _fgd(p: argparse.ArgumentParser) -> None:
+    """the FGD paper's unallocated-GPU grid on the openb traces (Weng et al., ATC '23)
+
+    Run every (trace, policy, seed) of the FGD paper's protocol, write per-run and aggregate
+    CSV/JSON, the paper's figures with the published values overlaid, and a measured-vs-published
+    summary to -d/--out-dir. See docs/fgd.md.
+    """
+    p.add_argument("--traces", default="default", help="comma list of trace names or families, or 'all' (default: default)")
+    p.add_argument(
+        "--policies", default=",".join(POLICIES), help=f"comma list, names as written (default: {','.join(POLICIES)})"
     )
+    p.add_argument("--seeds", default=DEFAULT_SEEDS, help=f"seeds: 42-51, 42,45 or a mix (default: {DEFAULT_SEEDS})")
+    p.add_argument(
+        "--data-dir",
+        metavar="DIR",
+        help="folder of your own copy of the openb CSVs (.csv or .csv.gz; default: the trace shipped with kubesched)",
+    )
+    flags.add_workers(p)
+    p.add_argument(
+        "--ray-address", metavar="ADDR", help="run on Ray instead of local processes: ADDR, 'auto', or 'local'"
+    )
+    flags.add_out_dir(p, "fgd-out", "the runs, aggregates, figures and report")
+    p.add_argument("--resume", action="store_true", help="reuse the runs already in --out-dir (same trace/policy/seed)")
+    p.add_argument(
+        "--report-only", action="store_true", help="run nothing: aggregate, compare and plot the runs already in --out-dir"
+    )
+    p.add_argument("--tune", type=float, default=1.3, help="arrived workload to reach, x GPU capacity (default 1.3)")
+    flags.add_instance_size(p, "smoke runs", "each trace")
+    p.add_argument(
+        "--gpu-model",
+        choices=("annotations", "dra"),
+        default="annotations",
+        help="how the GPUs are described: annotations and extended resources (default), or DRA ResourceSlices "
+        "and ResourceClaims allocated by DynamicResources (the same result, slower)",
+    )
+    flags.add_no_plots(p, "skip the PNG figures")
+    flags.add_result_output(p, "grid.json, aggregate.json's stats and the comparison")
+    flags.add_no_progress(p, "one line per run on stderr instead")
+
+
+@experiment.command("elastic", run=lazy_handler("kubesched.autoscale.experiment", "run"))
+def _elastic(p: argparse.ArgumentParser) -> None:
+    """the openb elastic scenario: static clusters vs Cluster Autoscaler vs Karpenter-like
+
+    Replay the openb pods with compressed arrivals on a small base cluster that an autoscaler grows
+    and shrinks; write runs.csv, summary.json, time series and report.html to -d/--out-dir. See
+    docs/autoscaling.md.
+    """
     flags.add_openb_lists(
         p, "pod list: a shipped name or a CSV path (default: default)",
         "node list whose node shapes become node groups (default: gpu, 15 shapes)",
@@ -109,4 +105,3 @@ def _add_elastic(esub: argparse._SubParsersAction) -> None:
     flags.add_no_plots(p, "no report figures")
     flags.add_result_output(p, "summary.json")
     flags.add_no_progress(p, "one line per run on stderr instead")
-    p.set_defaults(func=lazy_handler("kubesched.autoscale.experiment", "run"))

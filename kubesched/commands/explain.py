@@ -4,34 +4,11 @@ from __future__ import annotations
 
 import argparse
 
+from kubesched.commands.declare import command
 from kubesched.commands.flags import cluster_files
 from kubesched.commands.printing import emit, warn
 from kubesched.commands.schedule import add_cluster_flags
 from kubesched.errors import InputError
-
-
-def add_parser(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser(
-        "explain",
-        help="show every node's filter and score verdicts for one pod",
-        description="Run every filter plugin on every node and every score plugin on the feasible nodes for one "
-        "pod, and show each verdict, reason and score with the node the scheduling cycle selects. The pod is "
-        "judged against the input cluster as given (the other pending pods are not placed first) unless "
-        "--after-schedule is given.",
-    )
-    p.add_argument(
-        "pod_ref", nargs="?", metavar="NAMESPACE/POD",
-        help="the pod to explain, from the cluster objects (POD alone: namespace from -n, else default)",
-    )
-    p.add_argument("-n", "--namespace", help="the pod's namespace when POD is given without one")
-    p.add_argument("--pod", metavar="FILE", help="a Pod manifest to explain as given (instead of NAMESPACE/POD)")
-    p.add_argument(
-        "--after-schedule", action="store_true",
-        help="first place the other pending pods as `kubesched schedule` does (preemption included), then "
-        "explain the pod against the cluster as they leave it",
-    )
-    add_cluster_flags(p)
-    p.set_defaults(func=run)
 
 
 def _pod_ref(args: argparse.Namespace) -> tuple[str, str]:
@@ -111,3 +88,26 @@ def run(args: argparse.Namespace) -> int:
     else:
         emit(result, args.output)
     return 0
+
+
+@command("explain", run=run)
+def explain(p: argparse.ArgumentParser) -> None:
+    """show every node's filter and score verdicts for one pod
+
+    Run every filter plugin on every node and every score plugin on the feasible nodes for one pod,
+    and show each verdict, reason and score with the node the scheduling cycle selects. The pod is
+    judged against the input cluster as given (the other pending pods are not placed first) unless
+    --after-schedule is given.
+    """
+    p.add_argument(
+        "pod_ref", nargs="?", metavar="NAMESPACE/POD",
+        help="the pod to explain, from the cluster objects (POD alone: namespace from -n, else default)",
+    )
+    p.add_argument("-n", "--namespace", help="the pod's namespace when POD is given without one")
+    p.add_argument("--pod", metavar="FILE", help="a Pod manifest to explain as given (instead of NAMESPACE/POD)")
+    p.add_argument(
+        "--after-schedule", action="store_true",
+        help="first place the other pending pods as `kubesched schedule` does (preemption included), then "
+        "explain the pod against the cluster as they leave it",
+    )
+    add_cluster_flags(p)

@@ -6,17 +6,18 @@ from __future__ import annotations
 import argparse
 
 from kubesched.commands import flags
+from kubesched.commands.declare import command
 from kubesched.commands.lazy import lazy_handler
 from kubesched.server.httpd import DEFAULT_MAX_BODY, Limits
 
 
-def add_parser(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser(
-        "extender",
-        help="serve the kube-scheduler extender protocol (filter, prioritize, bind, preempt)",
-        description="Serve kubesched's plugins to a stock kube-scheduler over the extender HTTP protocol "
-        "(filter, prioritize, bind, preempt). See docs/extender.md.",
-    )
+@command("extender", run=lazy_handler("kubesched.extender.service", "run"))
+def extender(p: argparse.ArgumentParser) -> None:
+    """serve the kube-scheduler extender protocol (filter, prioritize, bind, preempt)
+
+    Serve kubesched's plugins to a stock kube-scheduler over the extender HTTP protocol (filter,
+    prioritize, bind, preempt). See docs/extender.md.
+    """
     flags.add_cluster_files(p, "cluster objects the extender holds (NodeNames mode, bind); default: none")
     flags.add_config(p)
     flags.add_plugin_path(p)
@@ -37,4 +38,3 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "--max-requests-in-flight", type=int, default=Limits.max_in_flight, metavar="N",
         help=f"verb requests read and served at once; more wait, then get 503 (default {Limits.max_in_flight})",
     )
-    p.set_defaults(func=lazy_handler("kubesched.extender.service", "run"))

@@ -135,15 +135,6 @@ def add_workload_source(p: argparse.ArgumentParser, title: str) -> argparse._Arg
     return src
 
 
-def add_command_group(
-    sub: argparse._SubParsersAction, name: str, help: str, description: str, choices_help: str = "one of:"
-) -> argparse._SubParsersAction:
-    """A command whose work is in subcommands (``kubesched NAME COMMAND``): its parser, and the
-    subcommand that must follow it (``args.NAME_command``), to which the caller adds the parsers."""
-    p = sub.add_parser(name, help=help, description=description)
-    return p.add_subparsers(dest=f"{name}_command", required=True, metavar="COMMAND", help=choices_help)
-
-
 def add_openb_lists(p: argparse.ArgumentParser | Any, trace_help: str, nodes_help: str) -> None:
     """``--trace`` (default ``default``) and ``--nodes`` (default ``gpu``): the openb pod and node
     lists an experiment replays (``help`` says what each is there)."""

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 
 from kubesched.commands import flags
+from kubesched.commands.declare import Group
 from kubesched.commands.lazy import lazy_handler
 
 #: ``kubesched.learn.bound.METHODS``, spelled out so that --help needs no numpy (a test keeps the
@@ -13,19 +14,13 @@ BOUND_METHODS = ("configurations", "aggregate")
 BOUND_LIMITS = (30, 10_000, 600.0)  # kubesched.learn.bound.Limits' defaults (not imported: this module stays light)
 
 
-def add_parser(sub: argparse._SubParsersAction) -> None:
-    lsub = flags.add_command_group(
-        sub, "learn", "learn a scheduling policy from the simulator and evaluate it",
-        "Learn a node-selection policy on the FGD paper's protocol (a search over the GPU scorers, or "
-        "reinforcement learning on kubesched/NodeSelect-v0) and compare it with FGD on held-out seeds. "
-        "See docs/learning.md.",
-        "search, train, export, eval or bound",
-    )
-    _add_search(lsub)
-    _add_train(lsub)
-    _add_eval(lsub)
-    _add_bound(lsub)
-    _add_export(lsub)
+learn = Group(
+    "learn", "learn a scheduling policy from the simulator and evaluate it",
+    "Learn a node-selection policy on the FGD paper's protocol (a search over the GPU scorers, or "
+    "reinforcement learning on kubesched/NodeSelect-v0) and compare it with FGD on held-out seeds. "
+    "See docs/learning.md.",
+    choices_help="search, train, export, eval or bound",
+)
 
 
 def _instance_flags(p: argparse.ArgumentParser) -> None:
@@ -37,104 +32,100 @@ def _instance_flags(p: argparse.ArgumentParser) -> None:
     flags.add_workers(p)
 
 
-def _add_search(lsub: argparse._SubParsersAction) -> None:
-    s = lsub.add_parser(
-        "search",
-        help="search a weighted combination of the GPU scorers (Optuna) on training seeds",
-        description="Search score-plugin weights, FGD's deltaScale and the tie-break rule on the FGD protocol's "
-        "training seeds; validate the best trials beside FGD on other seeds; write best-config.yaml "
-        "(a KubeSchedulerConfiguration), search.json and trials.csv. See docs/learning.md.",
-    )
-    _instance_flags(s)
-    s.add_argument("--train-seeds", default="0-2", help="training seeds (default 0-2; 42-51 are refused)")
-    s.add_argument("--val-seeds", default="100-103", help="validation seeds (default 100-103; 42-51 are refused)")
-    s.add_argument("--trials", type=int, default=30, help="Optuna trials (default 30)")
-    s.add_argument("--finalists", type=int, default=4, help="best trials run on the validation seeds (default 4)")
-    flags.add_seed(s, 0, "the sampler's seed (default 0)")
-    flags.add_out_dir(s, "learn-search", "best-config.yaml, search.json and trials.csv")
-    flags.add_result_output(s, "search.json")
-    flags.add_no_progress(s, "one line per trial on stderr instead")
-    s.set_defaults(func=lazy_handler("kubesched.learn.cli", "cmd_search"))
+@learn.command("search", run=lazy_handler("kubesched.learn.cli", "cmd_search"))
+def _search(p: argparse.ArgumentParser) -> None:
+    """search a weighted combination of the GPU scorers (Optuna) on training seeds
+
+    Search score-plugin weights, FGD's deltaScale and the tie-break rule on the FGD protocol's
+    training seeds; validate the best trials beside FGD on other seeds; write best-config.yaml (a
+    KubeSchedulerConfiguration), search.json and trials.csv. See docs/learning.md.
+    """
+    _instance_flags(p)
+    p.add_argument("--train-seeds", default="0-2", help="training seeds (default 0-2; 42-51 are refused)")
+    p.add_argument("--val-seeds", default="100-103", help="validation seeds (default 100-103; 42-51 are refused)")
+    p.add_argument("--trials", type=int, default=30, help="Optuna trials (default 30)")
+    p.add_argument("--finalists", type=int, default=4, help="best trials run on the validation seeds (default 4)")
+    flags.add_seed(p, 0, "the sampler's seed (default 0)")
+    flags.add_out_dir(p, "learn-search", "best-config.yaml, search.json and trials.csv")
+    flags.add_result_output(p, "search.json")
+    flags.add_no_progress(p, "one line per trial on stderr instead")
 
 
-def _add_train(lsub: argparse._SubParsersAction) -> None:
-    t = lsub.add_parser(
-        "train",
-        help="behaviour cloning of FGD, then MaskablePPO on kubesched/NodeSelect-v0 (needs kubesched[rl])",
-        description="Train a residual node-selection policy: clone FGD's choices, then improve with MaskablePPO on "
-        "the FGD protocol's training seeds. Writes policy.npz (numpy, for LearnedScore), ppo.zip (the "
-        "stable-baselines3 checkpoint) and train.json. See docs/learning.md.",
-    )
-    _instance_flags(t)
-    t.add_argument("--seeds", default="0-7", help="training run seeds (default 0-7; 42-51 are refused)")
-    t.add_argument("--k", type=int, default=16, help="candidates the policy chooses among (default 16)")
-    t.add_argument("--bc-episodes", type=int, default=1, help="base-policy episodes to clone (default 1)")
-    t.add_argument("--bc-epochs", type=int, default=20, help="behaviour-cloning epochs (default 20)")
-    t.add_argument("--steps", type=int, default=30000, help="PPO decisions (default 30000; 0: cloning only)")
-    t.add_argument("--n-steps", type=int, default=2048, help="PPO rollout length (default 2048)")
-    t.add_argument("--learning-rate", type=float, default=1e-4, help="PPO learning rate (default 1e-4)")
-    t.add_argument("--shaping", type=float, default=0.0, help="reward shaping by the base-score gap (default 0)")
-    flags.add_seed(t, 0, "seed of everything random in training (default 0)")
-    flags.add_out_dir(t, "learn-rl", "policy.npz, ppo.zip and train.json")
-    t.set_defaults(func=lazy_handler("kubesched.learn.cli", "cmd_train"))
+@learn.command("train", run=lazy_handler("kubesched.learn.cli", "cmd_train"))
+def _train(p: argparse.ArgumentParser) -> None:
+    """behaviour cloning of FGD, then MaskablePPO on kubesched/NodeSelect-v0 (needs kubesched[rl])
+
+    Train a residual node-selection policy: clone FGD's choices, then improve with MaskablePPO on
+    the FGD protocol's training seeds. Writes policy.npz (numpy, for LearnedScore), ppo.zip (the
+    stable-baselines3 checkpoint) and train.json. See docs/learning.md.
+    """
+    _instance_flags(p)
+    p.add_argument("--seeds", default="0-7", help="training run seeds (default 0-7; 42-51 are refused)")
+    p.add_argument("--k", type=int, default=16, help="candidates the policy chooses among (default 16)")
+    p.add_argument("--bc-episodes", type=int, default=1, help="base-policy episodes to clone (default 1)")
+    p.add_argument("--bc-epochs", type=int, default=20, help="behaviour-cloning epochs (default 20)")
+    p.add_argument("--steps", type=int, default=30000, help="PPO decisions (default 30000; 0: cloning only)")
+    p.add_argument("--n-steps", type=int, default=2048, help="PPO rollout length (default 2048)")
+    p.add_argument("--learning-rate", type=float, default=1e-4, help="PPO learning rate (default 1e-4)")
+    p.add_argument("--shaping", type=float, default=0.0, help="reward shaping by the base-score gap (default 0)")
+    flags.add_seed(p, 0, "seed of everything random in training (default 0)")
+    flags.add_out_dir(p, "learn-rl", "policy.npz, ppo.zip and train.json")
 
 
-def _add_eval(lsub: argparse._SubParsersAction) -> None:
-    e = lsub.add_parser(
-        "eval",
-        help="learned policies vs FGD and BestFit, paired on held-out seeds and trace variants",
-        description="Run FGD, BestFit and each given policy on the same seeds of each trace; print mean ± sd, "
-        "the paired difference to FGD, wins, the Wilcoxon signed-rank p and the goal's verdict; write "
-        "result.json, runs.csv, summary.md and eval.png to --out. See docs/learning.md.",
-    )
-    e.add_argument("--traces", default="default", help="comma list of openb pod lists (default: default)")
-    e.add_argument("--nodes", default="gpu", help="openb node list (default: gpu)")
-    e.add_argument("--seeds", default="42-51", help="evaluation seeds (default 42-51, held out from training)")
-    e.add_argument("--search", metavar="JSON", help="search.json of kubesched learn search (its chosen policy)")
-    e.add_argument("--model", metavar="NPZ", help="policy.npz of kubesched learn train (run by LearnedScore)")
-    e.add_argument("--bound", type=float, metavar="S", help="also the offline bound per seed, S seconds each")
-    flags.add_instance_size(e, "small instance", "each trace")
-    flags.add_workers(e)
-    flags.add_no_plots(e, "skip eval.png")
-    flags.add_out_dir(e, "learn-eval", "result.json, runs.csv, summary.md and eval.png")
-    flags.add_result_output(e, "result.json")
-    flags.add_no_progress(e, "one line per run on stderr instead")
-    e.set_defaults(func=lazy_handler("kubesched.learn.cli", "cmd_eval"))
+@learn.command("eval", run=lazy_handler("kubesched.learn.cli", "cmd_eval"))
+def _eval(p: argparse.ArgumentParser) -> None:
+    """learned policies vs FGD and BestFit, paired on held-out seeds and trace variants
+
+    Run FGD, BestFit and each given policy on the same seeds of each trace; print mean ± sd, the
+    paired difference to FGD, wins, the Wilcoxon signed-rank p and the goal's verdict; write
+    result.json, runs.csv, summary.md and eval.png to --out. See docs/learning.md.
+    """
+    p.add_argument("--traces", default="default", help="comma list of openb pod lists (default: default)")
+    p.add_argument("--nodes", default="gpu", help="openb node list (default: gpu)")
+    p.add_argument("--seeds", default="42-51", help="evaluation seeds (default 42-51, held out from training)")
+    p.add_argument("--search", metavar="JSON", help="search.json of kubesched learn search (its chosen policy)")
+    p.add_argument("--model", metavar="NPZ", help="policy.npz of kubesched learn train (run by LearnedScore)")
+    p.add_argument("--bound", type=float, metavar="S", help="also the offline bound per seed, S seconds each")
+    flags.add_instance_size(p, "small instance", "each trace")
+    flags.add_workers(p)
+    flags.add_no_plots(p, "skip eval.png")
+    flags.add_out_dir(p, "learn-eval", "result.json, runs.csv, summary.md and eval.png")
+    flags.add_result_output(p, "result.json")
+    flags.add_no_progress(p, "one line per run on stderr instead")
 
 
-def _add_bound(lsub: argparse._SubParsersAction) -> None:
-    b = lsub.add_parser(
-        "bound",
-        help="the offline bound: the least unallocated GPU any placement could leave",
-        description="A relaxation (HiGHS, limited in rounds and branch-and-bound nodes) of placing the pods the metric counts at --level: no "
-        "placement leaves less GPU unallocated than it says; the configuration method also finds a packing of "
-        "the same pods (what is achievable). One JSON object per seed. See docs/learning.md.",
-    )
-    _instance_flags(b)
-    b.add_argument("--seeds", default="42-51", help="seeds (default 42-51)")
-    b.add_argument("--level", type=int, default=100,
+@learn.command("bound", run=lazy_handler("kubesched.learn.cli", "cmd_bound"))
+def _bound(p: argparse.ArgumentParser) -> None:
+    """the offline bound: the least unallocated GPU any placement could leave
+
+    A relaxation (HiGHS, limited in rounds and branch-and-bound nodes) of placing the pods the
+    metric counts at --level: no placement leaves less GPU unallocated than it says; the
+    configuration method also finds a packing of the same pods (what is achievable). One JSON object
+    per seed. See docs/learning.md.
+    """
+    _instance_flags(p)
+    p.add_argument("--seeds", default="42-51", help="seeds (default 42-51)")
+    p.add_argument("--level", type=int, default=100,
                    help="the metric's arrived %% (default 100): the pods arrived by the last event whose arrived %% "
                    "rounds to it are placed")
-    b.add_argument("--method", choices=BOUND_METHODS, default="configurations",
+    p.add_argument("--method", choices=BOUND_METHODS, default="configurations",
                    help="configurations: per-node packing kept (default); aggregate: sums per node type (looser)")
-    b.add_argument("--rounds", type=int, default=BOUND_LIMITS[0],
+    p.add_argument("--rounds", type=int, default=BOUND_LIMITS[0],
                    help=f"column generation rounds per seed (default {BOUND_LIMITS[0]}; deterministic)")
-    b.add_argument("--node-limit", type=int, default=BOUND_LIMITS[1],
+    p.add_argument("--node-limit", type=int, default=BOUND_LIMITS[1],
                    help=f"branch-and-bound nodes per MILP (default {BOUND_LIMITS[1]}; deterministic)")
-    b.add_argument("--time-limit", type=float, default=BOUND_LIMITS[2],
+    p.add_argument("--time-limit", type=float, default=BOUND_LIMITS[2],
                    help=f"wall-clock safety net, seconds per seed (default {BOUND_LIMITS[2]:g}; the JSON's time_limited "
                    "says when it stopped work, making the figures load-dependent; FGD's run comes on top)")
-    b.set_defaults(func=lazy_handler("kubesched.learn.cli", "cmd_bound"))
 
 
-def _add_export(lsub: argparse._SubParsersAction) -> None:
-    x = lsub.add_parser(
-        "export",
-        help="export a stable-baselines3 checkpoint (ppo.zip) to a numpy .npz",
-        description="Write the actor of a MaskablePPO checkpoint as the .npz that the LearnedScore plugin runs in "
-        "numpy. The checkpoint is read as data: nothing in it is unpickled (its weights are loaded with torch's "
-        "weights-only loader). See docs/learning.md (trust model).",
-    )
-    x.add_argument("checkpoint", help="ppo.zip from kubesched learn train")
-    x.add_argument("npz", nargs="?", default="policy.npz", help="the .npz to write (default policy.npz)")
-    x.set_defaults(func=lazy_handler("kubesched.learn.cli", "cmd_export"))
+@learn.command("export", run=lazy_handler("kubesched.learn.cli", "cmd_export"))
+def _export(p: argparse.ArgumentParser) -> None:
+    """export a stable-baselines3 checkpoint (ppo.zip) to a numpy .npz
+
+    Write the actor of a MaskablePPO checkpoint as the .npz that the LearnedScore plugin runs in
+    numpy. The checkpoint is read as data: nothing in it is unpickled (its weights are loaded with
+    torch's weights-only loader). See docs/learning.md (trust model).
+    """
+    p.add_argument("checkpoint", help="ppo.zip from kubesched learn train")
+    p.add_argument("npz", nargs="?", default="policy.npz", help="the .npz to write (default policy.npz)")

@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 
 from kubesched.commands import flags
+from kubesched.commands.declare import Group
 from kubesched.commands.lazy import lazy_handler
 
 
@@ -32,42 +33,44 @@ def _add_federation_flags(p: argparse.ArgumentParser) -> None:
     )
 
 
-def add_parser(sub: argparse._SubParsersAction) -> None:
-    msub = flags.add_command_group(
-        sub, "multicluster", "cluster-level scheduling with Karmada's semantics (schedule, explain, simulate)",
-        "Schedule workloads over member clusters as Karmada's scheduler does: which clusters each resource "
-        "template goes to and how many replicas each gets.",
-    )
-    s = msub.add_parser(
-        "schedule",
-        help="decide which clusters every resource template goes to, and how many replicas",
-        description="Decide, for every resource template and its PropagationPolicy, the member clusters "
-        "and the replicas each gets, and print the bindings.",
-    )
-    _add_federation_flags(s)
-    s.add_argument("--independent", action="store_true",
+multicluster = Group(
+    "multicluster", "cluster-level scheduling with Karmada's semantics (schedule, explain, simulate)",
+    "Schedule workloads over member clusters as Karmada's scheduler does: which clusters each resource "
+    "template goes to and how many replicas each gets.",
+)
+
+
+@multicluster.command("schedule", run=lazy_handler("kubesched.multicluster.cli", "cmd_schedule"))
+def _schedule(p: argparse.ArgumentParser) -> None:
+    """decide which clusters every resource template goes to, and how many replicas
+
+    Decide, for every resource template and its PropagationPolicy, the member clusters and the
+    replicas each gets, and print the bindings.
+    """
+    _add_federation_flags(p)
+    p.add_argument("--independent", action="store_true",
                    help="decide every workload on the initial state (default: each decision's replicas are created in "
                    "the members first, so later decisions see them)")
-    s.set_defaults(func=lazy_handler("kubesched.multicluster.cli", "cmd_schedule"))
-    e = msub.add_parser(
-        "explain",
-        help="every cluster's filter verdicts, scores and available replicas for one workload",
-        description="Show, for one workload, every member cluster's filter verdicts, scores and available "
-        "replicas, and the clusters selected.",
-    )
-    e.add_argument("workload", metavar="[KIND/]NAMESPACE/NAME", help="the resource template to explain")
-    _add_federation_flags(e)
-    e.set_defaults(func=lazy_handler("kubesched.multicluster.cli", "cmd_explain"))
-    _add_simulate(msub)
 
 
-def _add_simulate(msub: argparse._SubParsersAction) -> None:
-    p = msub.add_parser(
-        "simulate",
-        help="the edge-cloud experiment: isolated, cloud-only and collaborative on the same openb arrivals",
-        description="Replays the openb pods in time mode over edge clusters and a cloud region, in three modes, "
-        "for several seeds; writes runs.csv, summary.json, plots and report.html to -d/--out-dir.",
-    )
+@multicluster.command("explain", run=lazy_handler("kubesched.multicluster.cli", "cmd_explain"))
+def _explain(p: argparse.ArgumentParser) -> None:
+    """every cluster's filter verdicts, scores and available replicas for one workload
+
+    Show, for one workload, every member cluster's filter verdicts, scores and available replicas,
+    and the clusters selected.
+    """
+    p.add_argument("workload", metavar="[KIND/]NAMESPACE/NAME", help="the resource template to explain")
+    _add_federation_flags(p)
+
+
+@multicluster.command("simulate", run=lazy_handler("kubesched.multicluster.experiment.cli", "run_cli"))
+def _simulate(p: argparse.ArgumentParser) -> None:
+    """the edge-cloud experiment: isolated, cloud-only and collaborative on the same openb arrivals
+
+    Replays the openb pods in time mode over edge clusters and a cloud region, in three modes, for
+    several seeds; writes runs.csv, summary.json, plots and report.html to -d/--out-dir.
+    """
     p.add_argument("--scenario", metavar="FILE", help="an EdgeCloudScenario (default: the built-in one, docs/multicluster.md)")
     p.add_argument("--seeds", default="0-9", help="seeds, e.g. 0-9 or 1,2,5 (default 0-9)")
     p.add_argument("--modes", default="isolated,cloud-only,collaborative", help="comma-separated (default: all three)")
@@ -78,4 +81,3 @@ def _add_simulate(msub: argparse._SubParsersAction) -> None:
     flags.add_no_plots(p, "no PNG plots and no per-cluster reports")
     flags.add_no_progress(p, "one line per finished run on stderr instead")
     flags.add_output(p, ("table", "json"), "the summary printed on stdout: table (default) or json", folder_flag=True)
-    p.set_defaults(func=lazy_handler("kubesched.multicluster.experiment.cli", "run_cli"))

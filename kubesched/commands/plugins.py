@@ -6,31 +6,9 @@ import argparse
 import sys
 
 from kubesched.commands import flags
+from kubesched.commands.declare import Group
 from kubesched.commands.printing import emit
 from kubesched.errors import InputError
-
-
-def add_parser(sub: argparse._SubParsersAction) -> None:
-    psub = flags.add_command_group(sub, "plugins", "plugin tools", "List the available plugins or write a new one.")
-    pl = psub.add_parser(
-        "list",
-        help="every available plugin, its origin and extension points",
-        description="Every plugin kubesched can enable: built-in, from Python entry points (group "
-        "kubesched.plugins) and from --plugin-path files, with the extension points each implements.",
-    )
-    flags.add_plugin_path(pl)
-    flags.add_output(pl, flags.CONTRACT_FORMATS, flags.CONTRACT_HELP)
-    pl.set_defaults(func=run_list)
-    pn = psub.add_parser(
-        "new",
-        help="write a plugin skeleton (NAME.py) and its pytest test",
-        description="Write NAME.py (a per-node score or filter plugin) and test_NAME.py, and print the "
-        "configuration that enables it.",
-    )
-    pn.add_argument("name", metavar="NAME", help="the plugin's class and configured name, e.g. LowLatencyFirst")
-    pn.add_argument("--dir", default=".", help="where to write the files (default: current directory)")
-    pn.add_argument("--kind", choices=("score", "filter"), default="score", help="extension point (default: score)")
-    pn.set_defaults(func=run_new)
 
 
 def run_list(args: argparse.Namespace) -> int:
@@ -61,3 +39,29 @@ def run_new(args: argparse.Namespace) -> int:
     plugin, test = write_skeleton(args.name, args.dir, args.kind)
     sys.stdout.write(f"wrote {plugin}\nwrote {test}\n\n{enable_snippet(args.name, args.kind, plugin)}")
     return 0
+
+
+plugins = Group("plugins", "plugin tools", "List the available plugins or write a new one.")
+
+
+@plugins.command("list", run=run_list)
+def _list(p: argparse.ArgumentParser) -> None:
+    """every available plugin, its origin and extension points
+
+    Every plugin kubesched can enable: built-in, from Python entry points (group kubesched.plugins)
+    and from --plugin-path files, with the extension points each implements.
+    """
+    flags.add_plugin_path(p)
+    flags.add_output(p, flags.CONTRACT_FORMATS, flags.CONTRACT_HELP)
+
+
+@plugins.command("new", run=run_new)
+def _new(p: argparse.ArgumentParser) -> None:
+    """write a plugin skeleton (NAME.py) and its pytest test
+
+    Write NAME.py (a per-node score or filter plugin) and test_NAME.py, and print the configuration
+    that enables it.
+    """
+    p.add_argument("name", metavar="NAME", help="the plugin's class and configured name, e.g. LowLatencyFirst")
+    p.add_argument("--dir", default=".", help="where to write the files (default: current directory)")
+    p.add_argument("--kind", choices=("score", "filter"), default="score", help="extension point (default: score)")

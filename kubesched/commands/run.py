@@ -5,16 +5,17 @@ from __future__ import annotations
 import argparse
 
 from kubesched.commands import flags
+from kubesched.commands.declare import command
 from kubesched.commands.lazy import lazy_handler
 from kubesched.live.cli import DEFAULT_SCHEDULER_NAME
 
 
-def add_parser(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser(
-        "run",
-        help="run as a secondary scheduler against a Kubernetes API (watch, bind, events, lease)",
-        description="Schedule the pods whose spec.schedulerName matches a profile, against a live cluster.",
-    )
+@command("run", run=lazy_handler("kubesched.live.cli", "cmd_run"))
+def run(p: argparse.ArgumentParser) -> None:
+    """run as a secondary scheduler against a Kubernetes API (watch, bind, events, lease)
+
+    Schedule the pods whose spec.schedulerName matches a profile, against a live cluster.
+    """
     flags.add_kubeconfig(
         p, "kubeconfig file (default: clientConnection.kubeconfig in --config, else the in-cluster service account)"
     )
@@ -36,7 +37,6 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "--log-level", choices=("debug", "info", "warning", "error"), default="info", help="least severe level logged (default info)"
     )
     flags.add_debug(p)
-    p.set_defaults(func=lazy_handler("kubesched.live.cli", "cmd_run"))
 
 
 def _add_file_overrides(p: argparse.ArgumentParser) -> None:

@@ -6,6 +6,7 @@ import argparse
 import sys
 
 from kubesched.commands import flags
+from kubesched.commands.declare import command
 from kubesched.commands.printing import emit, templates_note, warn
 
 #: ``schedule -o``: the contract's formats, and kubectl's ``wide`` and ``name`` (as ``kubectl get pods``)
@@ -27,28 +28,6 @@ def add_cluster_flags(
     flags.add_plugin_path(p)
     flags.add_output(p, formats, help)
     flags.add_debug(p)
-
-
-def add_parser(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser(
-        "schedule",
-        help="place every pending pod of a cluster dump",
-        description="Schedule every pending pod of the cluster objects (a `kubectl get nodes,pods,namespaces,"
-        "priorityclasses -A -o yaml` dump) in queue order, one at a time, with preemption, and print where each "
-        "went, the pods it preempted, kube-scheduler's FailedScheduling message for those that fit nowhere, and "
-        "why the pods left out were not tried (scheduling gates, another scheduler, finished, being deleted).",
-    )
-    p.add_argument(
-        "-n", "--namespace",
-        help="show only this namespace's pods (every pending pod is still scheduled: they compete for the "
-        "same nodes); default: every namespace",
-    )
-    p.add_argument(
-        "-A", "--all-namespaces", action="store_true",
-        help="show every namespace's pods (the default; as kubectl, -A wins over -n)",
-    )
-    add_cluster_flags(p, SCHEDULE_FORMATS, SCHEDULE_HELP)
-    p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -84,3 +63,25 @@ def run(args: argparse.Namespace) -> int:
     else:
         emit(result.to_json(), args.output)
     return 0
+
+
+@command("schedule", run=run)
+def schedule(p: argparse.ArgumentParser) -> None:
+    """place every pending pod of a cluster dump
+
+    Schedule every pending pod of the cluster objects (a `kubectl get
+    nodes,pods,namespaces,priorityclasses -A -o yaml` dump) in queue order, one at a time, with
+    preemption, and print where each went, the pods it preempted, kube-scheduler's FailedScheduling
+    message for those that fit nowhere, and why the pods left out were not tried (scheduling gates,
+    another scheduler, finished, being deleted).
+    """
+    p.add_argument(
+        "-n", "--namespace",
+        help="show only this namespace's pods (every pending pod is still scheduled: they compete for the "
+        "same nodes); default: every namespace",
+    )
+    p.add_argument(
+        "-A", "--all-namespaces", action="store_true",
+        help="show every namespace's pods (the default; as kubectl, -A wins over -n)",
+    )
+    add_cluster_flags(p, SCHEDULE_FORMATS, SCHEDULE_HELP)

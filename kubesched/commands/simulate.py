@@ -5,19 +5,20 @@ from __future__ import annotations
 import argparse
 
 from kubesched.commands import flags
+from kubesched.commands.declare import command
 from kubesched.commands.lazy import lazy_handler
 
 #: time mode: attempts per pod, on average, after which a run stops (a retry storm; see --help)
 DEFAULT_ATTEMPTS_PER_POD = 50
 
 
-def add_parser(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser(
-        "simulate",
-        help="replay a workload (openb trace, manifests, synthetic) on a virtual clock and report metrics",
-        description="Discrete-event simulation of the scheduler on a workload; writes CSV, JSON, PNG plots and "
-        "an HTML report to -d/--out-dir and prints a summary (-o).",
-    )
+@command("simulate", run=lazy_handler("kubesched.sim.cli", "run"))
+def simulate(p: argparse.ArgumentParser) -> None:
+    """replay a workload (openb trace, manifests, synthetic) on a virtual clock and report metrics
+
+    Discrete-event simulation of the scheduler on a workload; writes CSV, JSON, PNG plots and an
+    HTML report to -d/--out-dir and prints a summary (-o).
+    """
     flags.add_workload_source(p, "workload (exactly one)")
     p.add_argument("--mode", choices=("time", "arrival"), default="time", help="replay by time (default) or arrival order")
     flags.add_config(p)
@@ -50,4 +51,3 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         folder_flag=True,
     )
     flags.add_debug(p)
-    p.set_defaults(func=lazy_handler("kubesched.sim.cli", "run"))

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 
 from kubesched.commands import flags
+from kubesched.commands.declare import command
 from kubesched.commands.lazy import lazy_handler
 from kubesched.tune.metrics import METRICS
 
@@ -19,20 +20,17 @@ def _epilog() -> str:
     )
 
 
-def add_parser(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser(
-        "tune",
-        help="search plugin weights (and args) that optimise a simulator metric (Optuna)",
-        description="Simulate the workload with many score-plugin weightings (and plugin args) chosen by Optuna; "
-        "report the best as a KubeSchedulerConfiguration.",
-        epilog=_epilog(),
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
+@command("tune", run=lazy_handler("kubesched.tune.cli", "run"), epilog=_epilog())
+def tune(p: argparse.ArgumentParser) -> None:
+    """search plugin weights (and args) that optimise a simulator metric (Optuna)
+
+    Simulate the workload with many score-plugin weightings (and plugin args) chosen by Optuna;
+    report the best as a KubeSchedulerConfiguration.
+    """
     _add_workload(p)
     _add_simulation(p)
     _add_search_space(p)
     _add_study(p)
-    p.set_defaults(func=lazy_handler("kubesched.tune.cli", "run"))
 
 
 def _add_workload(p: argparse.ArgumentParser) -> None:

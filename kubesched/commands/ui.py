@@ -5,19 +5,21 @@ from __future__ import annotations
 import argparse
 
 from kubesched.commands import flags
+from kubesched.commands.declare import command
 from kubesched.commands.lazy import lazy_handler
 
 DEFAULT_LISTEN = "127.0.0.1:8765"
 
 
-def add_parser(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser(
-        "ui",
-        help="a results UI in the browser: cluster, per-pod decisions, what-if, dashboards",
-        description="Serve a local web UI on a cluster dump (-f, --config), a simulation output folder, an "
-        "experiment output folder, or a live cluster (--kubeconfig, read-only). It listens on loopback and answers only the browser that opens the URL it "
-        "prints (the URL carries a per-run token; see docs/ui.md, \"Who can use it\").",
-    )
+@command("ui", run=lazy_handler("kubesched.ui.cli", "run"))
+def ui(p: argparse.ArgumentParser) -> None:
+    """a results UI in the browser: cluster, per-pod decisions, what-if, dashboards
+
+    Serve a local web UI on a cluster dump (-f, --config), a simulation output folder, an experiment
+    output folder, or a live cluster (--kubeconfig, read-only). It listens on loopback and answers
+    only the browser that opens the URL it prints (the URL carries a per-run token; see docs/ui.md,
+    "Who can use it").
+    """
     p.add_argument("path", nargs="?", metavar="PATH", help="a simulation or experiment output folder, or a cluster file")
     p.add_argument("-f", "--file", action="append", metavar="FILE", help=flags.CLUSTER_FILES_HELP)
     flags.add_recursive(p)
@@ -36,7 +38,6 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     )
     flags.add_context(p)
     _add_serving(p)
-    p.set_defaults(func=lazy_handler("kubesched.ui.cli", "run"))
 
 
 def _add_serving(p: argparse.ArgumentParser) -> None:

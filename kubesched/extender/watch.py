@@ -17,6 +17,7 @@ import socket
 import threading
 from urllib.parse import quote
 
+from kubesched.alias import Alias
 from kubesched.api.objects import Pod
 from kubesched.config import SchedulerConfig
 from kubesched.framework.registry import Registry
@@ -75,13 +76,8 @@ class ClusterWatch:
         ]
         self._pods = next(inf for inf in self.informers if inf.resource is PODS)
 
-    @property
-    def snapshot(self) -> Snapshot:
-        return self.sched.snapshot
-
-    @property
-    def host(self) -> str:
-        return self.client.host
+    snapshot = Alias[Snapshot]("sched.snapshot")
+    host = Alias[str]("client.host")
 
     def _sink(self, deltas: list[Delta]) -> None:
         with self.lock:

@@ -15,11 +15,11 @@ A strategy that picks the node itself subclasses ``NodeSelectorStrategy`` and im
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 
-from kubesched.framework.interfaces import FilterPlugin, ScorePlugin
+from kubesched.framework.interfaces import FilterPlugin, Plugin, ScorePlugin
 from kubesched.framework.status import Code, FilterResult, Status, at_node
 
 if TYPE_CHECKING:
@@ -29,6 +29,7 @@ if TYPE_CHECKING:
 
 FilterVerdict = Status | bool | str | None
 T = TypeVar("T")
+B = TypeVar("B", bound=Plugin)
 
 
 def _as_status(v: FilterVerdict) -> Status:
@@ -73,30 +74,26 @@ class NodeScorePlugin(ScorePlugin):
         return np.fromiter((int(v) for v in _per_node(self.score_node, pod, snap, rows)), np.int64, len(rows))
 
 
+def _plugin_class(name: str, base: type[B], method: str, fn: Callable[[Pod, Any], Any]) -> type[B]:
+    """A subclass of ``base`` named ``name`` whose ``method(self, pod, x)`` returns ``fn(pod, x)``;
+    it takes ``fn``'s docstring and module, as the class ``fn`` stands for."""
+
+    def call(self: B, pod: Pod, arg: Any) -> Any:
+        return fn(pod, arg)
+
+    call.__name__, call.__qualname__ = method, f"{name}.{method}"
+    attrs = {"name": name, method: call, "__doc__": fn.__doc__, "__module__": fn.__module__}
+    return type(name, (base,), attrs)
+
+
 def score_plugin(name: str) -> Callable[[Callable[[Pod, NodeInfo], int]], type[NodeScorePlugin]]:
     """Turn ``fn(pod, node) -> int`` into a score plugin class named ``name``."""
-
-    def wrap(fn: Callable[[Pod, NodeInfo], int]) -> type[NodeScorePlugin]:
-        def score_node(self: NodeScorePlugin, pod: Pod, node: NodeInfo) -> int:
-            return fn(pod, node)
-
-        attrs = {"name": name, "score_node": score_node, "__doc__": fn.__doc__, "__module__": fn.__module__}
-        return type(name, (NodeScorePlugin,), attrs)
-
-    return wrap
+    return lambda fn: _plugin_class(name, NodeScorePlugin, "score_node", fn)
 
 
 def filter_plugin(name: str) -> Callable[[Callable[[Pod, NodeInfo], FilterVerdict]], type[NodeFilterPlugin]]:
     """Turn ``fn(pod, node) -> bool | str | Status`` into a filter plugin class named ``name``."""
-
-    def wrap(fn: Callable[[Pod, NodeInfo], FilterVerdict]) -> type[NodeFilterPlugin]:
-        def filter_node(self: NodeFilterPlugin, pod: Pod, node: NodeInfo) -> FilterVerdict:
-            return fn(pod, node)
-
-        attrs = {"name": name, "filter_node": filter_node, "__doc__": fn.__doc__, "__module__": fn.__module__}
-        return type(name, (NodeFilterPlugin,), attrs)
-
-    return wrap
+    return lambda fn: _plugin_class(name, NodeFilterPlugin, "filter_node", fn)
 
 
 class NodeSelectorStrategy(FilterPlugin):
@@ -153,12 +150,4 @@ SelectFn = Callable[["Pod", "list[NodeInfo]"], "str | None"]
 
 def node_selector(name: str) -> Callable[[SelectFn], type[NodeSelectorStrategy]]:
     """Turn ``fn(pod, nodes) -> node name | None`` into a strategy plugin class named ``name``."""
-
-    def wrap(fn: SelectFn) -> type[NodeSelectorStrategy]:
-        def select_node(self: NodeSelectorStrategy, pod: Pod, nodes: list[NodeInfo]) -> str | None:
-            return fn(pod, nodes)
-
-        attrs = {"name": name, "select_node": select_node, "__doc__": fn.__doc__, "__module__": fn.__module__}
-        return type(name, (NodeSelectorStrategy,), attrs)
-
-    return wrap
+    return lambda fn: _plugin_class(name, NodeSelectorStrategy, "select_node", fn)

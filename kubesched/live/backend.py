@@ -105,23 +105,18 @@ class _Series:
     last_patch: float
 
 
+@dataclass(eq=False)
 class EventRecorder:
     """kube-scheduler's events: events.k8s.io/v1 (core/v1 when the cluster lacks it), one series
     per identical (pod, reason, note) within 6 minutes as client-go's recorder does."""
 
-    def __init__(
-        self,
-        client: KubeClient,
-        writers: Writers,
-        controller: str,
-        instance: str,
-        clock: Callable[[], float] = time.time,
-    ) -> None:
-        self.client = client
-        self.writers = writers
-        self.controller = controller
-        self.instance = instance
-        self.clock = clock
+    client: KubeClient
+    writers: Writers
+    controller: str
+    instance: str
+    clock: Callable[[], float] = time.time
+
+    def __post_init__(self) -> None:
         self.api = "events.k8s.io/v1"
         self._series: OrderedDict[tuple, _Series] = OrderedDict()
         self._lock = threading.Lock()
@@ -204,6 +199,7 @@ class NodeGone(Exception):
 TargetCheck = Callable[[Pod, str], "str | None"]
 
 
+@dataclass(eq=False)
 class LiveCluster:
     """``ClusterBackend`` over the Kubernetes API (see ``kubesched.framework.handle``).
 
@@ -212,19 +208,13 @@ class LiveCluster:
     since the pod was assumed must be caught here.
     """
 
-    def __init__(
-        self,
-        client: KubeClient,
-        writers: Writers,
-        recorder: EventRecorder,
-        controller: str,
-        check_target: TargetCheck | None = None,
-    ) -> None:
-        self.client = client
-        self.writers = writers
-        self.recorder = recorder
-        self.controller = controller
-        self.check_target = check_target
+    client: KubeClient
+    writers: Writers
+    recorder: EventRecorder
+    controller: str
+    check_target: TargetCheck | None = None
+
+    def __post_init__(self) -> None:
         self._lock = threading.Lock()
         self.binds = 0  # binding POSTs that succeeded
         self.victims = 0  # preemption victims whose deletion was requested

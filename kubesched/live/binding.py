@@ -26,6 +26,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from kubesched.alias import Alias
 from kubesched.api.objects import Pod
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.runtime import Framework
@@ -45,25 +46,11 @@ class InFlight:
     confirmed: bool = False  # the watch showed the pod bound
     deleted: bool = False  # the watch showed the pod deleted
 
-    @property
-    def fw(self) -> Framework:
-        return self.parked.fw
-
-    @property
-    def state(self) -> CycleState:
-        return self.parked.state
-
-    @property
-    def qpi(self) -> QueuedPodInfo:
-        return self.parked.qpi
-
-    @property
-    def res(self) -> ScheduleResult:
-        return self.parked.res
-
-    @property
-    def pod(self) -> Pod:
-        return self.parked.qpi.pod
+    fw = Alias[Framework]("parked.fw")
+    state = Alias[CycleState]("parked.state")
+    qpi = Alias[QueuedPodInfo]("parked.qpi")
+    res = Alias[ScheduleResult]("parked.res")
+    pod = Alias[Pod]("parked.qpi.pod")
 
 
 class LiveScheduler(Scheduler):

@@ -13,6 +13,7 @@ import logging
 import random
 import threading
 from collections.abc import Callable
+from dataclasses import KW_ONLY, dataclass, field
 from typing import Any
 
 from kubesched.errors import InputError
@@ -51,27 +52,20 @@ class Gone(Exception):
     """The resourceVersion is too old (410): relist."""
 
 
+@dataclass(eq=False)
 class Informer:
-    def __init__(
-        self,
-        client: KubeClient,
-        resource: Resource,
-        sink: Sink,
-        stop: threading.Event,
-        *,
-        idle_timeout: float = 90.0,
-        backoff: Backoff | None = None,
-        rng: random.Random | None = None,
-        failures: FailureLog | None = None,
-    ) -> None:
-        self.client = client
-        self.resource = resource
-        self.sink = sink
-        self.stop = stop
-        self.idle_timeout = idle_timeout
-        self.backoff = backoff or Backoff()
-        self.rng = rng or random.Random()
-        self.failures = failures or FailureLog()  # the runner's informers share one: a failure is said once
+    client: KubeClient
+    resource: Resource
+    sink: Sink
+    stop: threading.Event
+    _: KW_ONLY
+    idle_timeout: float = 90.0
+    backoff: Backoff = field(default_factory=Backoff)
+    rng: random.Random = field(default_factory=random.Random)
+    #: the runner's informers share one: a failure is said once
+    failures: FailureLog = field(default_factory=FailureLog)
+
+    def __post_init__(self) -> None:
         self.store: dict[str, Any] = {}  # key -> decoded object (what the sink was last told)
         self.resource_version = ""
         self.synced = threading.Event()

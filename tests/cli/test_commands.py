@@ -11,6 +11,7 @@ import pytest
 
 from kubesched.cli import build_parser, main
 from kubesched.commands import argtypes
+from kubesched.commands.declare import command
 from kubesched.commands.lazy import LazyHandler
 
 
@@ -47,6 +48,25 @@ def test_every_command_has_a_handler_that_resolves() -> None:
         func = parser.get_default("func")
         target = func.resolve() if isinstance(func, LazyHandler) else func
         assert callable(target), " ".join(path)
+
+
+def test_a_commands_docstring_is_its_help_text() -> None:
+    """The first paragraph is the line ``kubesched --help`` lists, the rest the description; each
+    refilled to one line (argparse refills them again, to the terminal's width)."""
+
+    @command("demo", run=lambda args: 0)
+    def demo(p: argparse.ArgumentParser) -> None:
+        """a summary
+        over two lines
+
+        The description,
+        then more of it.
+        """
+
+    assert (demo.name, demo.help) == ("demo", "a summary over two lines")
+    assert demo.description == "The description, then more of it."
+    with pytest.raises(TypeError, match="command bare: a command's docstring is its --help text"):
+        command("bare", run=lambda args: 0)(lambda p: None)
 
 
 def test_every_seed_is_the_same_flag() -> None:
