@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -18,6 +19,7 @@ import numpy as np
 
 from kubesched.api.fields import as_str, str_map
 from kubesched.api.objects import Node
+from kubesched.autoscale.limits import CORES, GIB, MEMORY, ResourceLimits
 from kubesched.documents import read_documents
 from kubesched.errors import InputError, check_mapping, describe, join_path
 
@@ -92,6 +94,7 @@ class NodeGroup:
     min_size: int = 0
     max_size: int = 1000
     price: float | None = None  # per node-hour; None = from the prices' unit rates
+    zero_or_max_node_scaling: bool = False  # atomic: grows from its size straight to max, or not at all
 
     @property
     def gpus(self) -> int:
@@ -148,6 +151,18 @@ class Prices:
 
 
 @dataclass
+class Balancing:
+    """--balancing-ignore-label, --balancing-label and the similarity tolerances of
+    ``--balance-similar-node-groups`` (CA's defaults)."""
+
+    ignore_labels: list[str] = field(default_factory=list)
+    labels: list[str] = field(default_factory=list)  # set: only these labels decide similarity
+    memory_difference_ratio: float = 0.015
+    max_allocatable_difference_ratio: float = 0.05
+    max_free_difference_ratio: float = 0.05
+
+
+@dataclass
 class AutoscalerConfig:
     node_groups: list[NodeGroup] = field(default_factory=list)
     mode: str = "cluster-autoscaler"
@@ -162,6 +177,16 @@ class AutoscalerConfig:
     scale_down: ScaleDown = field(default_factory=ScaleDown)
     karpenter: Karpenter = field(default_factory=Karpenter)
     prices: Prices = field(default_factory=Prices)
+    resource_limits: ResourceLimits = field(default_factory=ResourceLimits)  # --cores/memory/gpu-total
+    enforce_node_group_min_size: bool = False
+    balance_similar_node_groups: bool = False
+    balancing: Balancing = field(default_factory=Balancing)
+    max_nodes_per_scale_up: int = 1000  # --max-nodes-per-scaleup: the estimator's node budget per group
+
+    @property
+    def expanders(self) -> list[str]:
+        """``expander`` as CA's chain: each filters the options for the next (``priority,least-waste``)."""
+        return [e.strip() for e in self.expander.split(",")]
 
     def group(self, name: str) -> NodeGroup:
         return next(g for g in self.node_groups if g.name == name)
@@ -173,8 +198,7 @@ class AutoscalerConfig:
 
         if self.mode not in MODES:
             raise err("mode", f'unknown mode "{self.mode}" (known: {", ".join(MODES)})')
-        if self.expander not in EXPANDERS:
-            raise err("expander", f'unknown expander "{self.expander}" (known: {", ".join(EXPANDERS)})')
+        _check_expander_chain(self.expanders, err)
         for name, v in (
             ("scanInterval", self.scan_interval),
             ("maxNodeProvisionTime", self.max_node_provision_time),
@@ -185,6 +209,17 @@ class AutoscalerConfig:
             raise err("scanInterval", f"must be at least {MIN_SCAN_INTERVAL:g} seconds, got {self.scan_interval:g}")
         if self.max_nodes_total < 0:
             raise err("maxNodesTotal", f"must be 0 (no limit) or more, got {self.max_nodes_total}")
+        if self.max_nodes_per_scale_up < 1:
+            raise err("maxNodesPerScaleUp", f"must be at least 1, got {self.max_nodes_per_scale_up}")
+        _check_limits(self.resource_limits, err)
+        b = self.balancing
+        for name, v in (
+            ("memoryDifferenceRatio", b.memory_difference_ratio),
+            ("maxAllocatableDifferenceRatio", b.max_allocatable_difference_ratio),
+            ("maxFreeDifferenceRatio", b.max_free_difference_ratio),
+        ):
+            if not (math.isfinite(v) and 0 <= v <= 1):
+                raise err(name, f"must be between 0 and 1, got {v:g}")
         if not INT32[0] <= self.expendable_pods_priority_cutoff <= INT32[1]:
             raise err("expendablePodsPriorityCutoff", f"must be a pod priority, in [{INT32[0]}, {INT32[1]}]")
         sd = self.scale_down
@@ -244,6 +279,30 @@ class AutoscalerConfig:
         return self
 
 
+def _check_expander_chain(names: list[str], err: Callable[[str, str], InputError]) -> None:
+    """expander_factory.go's checks: known names, none twice, none after ``random`` (which always
+    returns one option, so a later one would never be used)."""
+    seen: set[str] = set()
+    for i, name in enumerate(names):
+        if name not in EXPANDERS:
+            raise err("expander", f'unknown expander "{name}" (known: {", ".join(EXPANDERS)})')
+        if name in seen:
+            raise err("expander", f'expander "{name}" is given twice; each may appear once')
+        if i and names[i - 1] == "random":
+            raise err("expander", f'expander "{name}" comes after "random", which always returns one option, so it would never be used')
+        seen.add(name)
+
+
+def _check_limits(limits: ResourceLimits, err: Callable[[str, str], InputError]) -> None:
+    for r, mx in limits.max.items():
+        key = {CORES: "coresTotal", MEMORY: "memoryTotal"}.get(r, f"gpuTotal.{r}")
+        lo = limits.min.get(r, 0)
+        if lo < 0 or mx < 0:
+            raise err(key, f"min and max must be 0 or more, got {lo}:{mx}")
+        if lo > mx:
+            raise err(key, f"min ({lo}) is greater than max ({mx})")
+
+
 # ---- loading ---------------------------------------------------------------------------------
 
 TOP_KEYS = (
@@ -260,7 +319,28 @@ TOP_KEYS = (
     "karpenter",
     "prices",
     "nodeGroups",
+    "coresTotal",
+    "memoryTotal",
+    "gpuTotal",
+    "enforceNodeGroupMinSize",
+    "balanceSimilarNodeGroups",
+    "balancingIgnoreLabels",
+    "balancingLabels",
+    "memoryDifferenceRatio",
+    "maxAllocatableDifferenceRatio",
+    "maxFreeDifferenceRatio",
+    "maxNodesPerScaleUp",
+    "priorityConfigMap",
 )
+BOOL_KEYS = {
+    "enforceNodeGroupMinSize": "enforce_node_group_min_size",
+    "balanceSimilarNodeGroups": "balance_similar_node_groups",
+}
+RATIO_KEYS = {
+    "memoryDifferenceRatio": "memory_difference_ratio",
+    "maxAllocatableDifferenceRatio": "max_allocatable_difference_ratio",
+    "maxFreeDifferenceRatio": "max_free_difference_ratio",
+}
 SCALE_DOWN_KEYS = {
     "enabled": "enabled",
     "utilizationThreshold": "utilization_threshold",
@@ -272,7 +352,7 @@ SCALE_DOWN_KEYS = {
     "maxEmptyBulkDelete": "max_empty_bulk_delete",
     "maxDrainParallelism": "max_drain_parallelism",
 }
-GROUP_KEYS = ("name", "shape", "template", "min", "max", "price")
+GROUP_KEYS = ("name", "shape", "template", "min", "max", "price", "zeroOrMaxNodeScaling")
 TEMPLATE_KEYS = ("cpu", "memory", "gpus", "gpuModel", "pods", "labels", "taints")
 
 
@@ -306,6 +386,26 @@ class _Reader:
         if not isinstance(v, str) or not v:
             raise self.err(path, f'invalid value "{v}": expected a non-empty string')
         return v
+
+    def boolean(self, v: Any, path: str) -> bool:
+        if not isinstance(v, bool):
+            raise self.err(path, f'invalid value "{v}": expected true or false')
+        return v
+
+    def strings(self, v: Any, path: str) -> list[str]:
+        if not isinstance(v, list) or not all(isinstance(x, str) and x for x in v):
+            raise self.err(path, "expected a list of non-empty strings")
+        return list(v)
+
+    def min_max(self, v: Any, path: str, parts: int = 2) -> list[str]:
+        """CA's ``MIN:MAX`` (``--cores-total``) or ``TYPE:MIN:MAX`` (``--gpu-total``) flag value."""
+        shape = "TYPE:MIN:MAX" if parts == 3 else "MIN:MAX"
+        if not isinstance(v, str) or len(v.split(":")) != parts:
+            raise self.err(path, f'invalid value "{v}": expected "{shape}" (whole numbers), as the Cluster Autoscaler flag')
+        *head, lo, hi = v.split(":")
+        if not (re.fullmatch(r"\d{1,15}", lo.strip()) and re.fullmatch(r"\d{1,15}", hi.strip())) or (head and not head[0].strip()):
+            raise self.err(path, f'invalid value "{v}": expected "{shape}" (whole numbers), as the Cluster Autoscaler flag')
+        return [*(h.strip() for h in head), lo.strip(), hi.strip()]
 
 
 def template_node(name: str, t: dict[str, Any], path: str = "template", source: str | None = None) -> Node:
@@ -382,8 +482,38 @@ def load(
         for k in ("gpu", "cpu", "memory"):
             if k in pr:
                 setattr(cfg.prices, k, r.number(pr[k], join_path("prices", k)))
+    _scale_up_options(r, doc, cfg)
     cfg.node_groups.extend(_node_groups(r, doc.get("nodeGroups", []), shapes, source))
     return cfg.validate(source, groups_required=groups_required)
+
+
+def _scale_up_options(r: _Reader, doc: dict[str, Any], cfg: AutoscalerConfig) -> None:
+    """The resource limits, min-size enforcement, balancing and estimation limit (CA's flags)."""
+    lim = cfg.resource_limits
+    for key, res, scale in (("coresTotal", CORES, 1), ("memoryTotal", MEMORY, GIB)):
+        if key in doc:
+            lo, hi = r.min_max(doc[key], key)
+            lim.min[res], lim.max[res] = int(lo) * scale, int(hi) * scale
+    if "gpuTotal" in doc:
+        for i, v in enumerate(r.strings(doc["gpuTotal"], "gpuTotal")):
+            kind, lo, hi = r.min_max(v, join_path("gpuTotal", i), parts=3)
+            if kind in (CORES, MEMORY):
+                raise r.err(join_path("gpuTotal", i), f'"{kind}" is not a GPU type (use coresTotal / memoryTotal)')
+            if kind in lim.max:
+                raise r.err(join_path("gpuTotal", i), f'GPU type "{kind}" is given twice')
+            lim.min[kind], lim.max[kind] = int(lo), int(hi)
+    for key, attr in BOOL_KEYS.items():
+        if key in doc:
+            setattr(cfg, attr, r.boolean(doc[key], key))
+    for key, attr in RATIO_KEYS.items():
+        if key in doc:
+            setattr(cfg.balancing, attr, r.number(doc[key], key))
+    if "balancingIgnoreLabels" in doc:
+        cfg.balancing.ignore_labels = r.strings(doc["balancingIgnoreLabels"], "balancingIgnoreLabels")
+    if "balancingLabels" in doc:
+        cfg.balancing.labels = r.strings(doc["balancingLabels"], "balancingLabels")
+    if "maxNodesPerScaleUp" in doc:
+        cfg.max_nodes_per_scale_up = r.integer(doc["maxNodesPerScaleUp"], "maxNodesPerScaleUp")
 
 
 def _priorities(r: _Reader, pr: Any) -> dict[int, list[str]]:
@@ -461,6 +591,8 @@ def _node_groups(r: _Reader, groups: Any, shapes: dict[str, Node] | None, source
             group.max_size = r.integer(g["max"], join_path(p, "max"))
         if "price" in g:
             group.price = r.number(g["price"], join_path(p, "price"))
+        if "zeroOrMaxNodeScaling" in g:
+            group.zero_or_max_node_scaling = r.boolean(g["zeroOrMaxNodeScaling"], join_path(p, "zeroOrMaxNodeScaling"))
         out.append(group)
     return out
 
