@@ -10,6 +10,7 @@ Defaults are Cluster Autoscaler's (``--scan-interval=10s``, ``--expander=least-w
 from __future__ import annotations
 
 import math
+import os
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -20,7 +21,7 @@ import numpy as np
 from kubesched.api.fields import as_str, str_map
 from kubesched.api.objects import Node
 from kubesched.autoscale.limits import CORES, GIB, MEMORY, ResourceLimits
-from kubesched.documents import read_documents
+from kubesched.documents import load_documents, read_documents
 from kubesched.errors import InputError, check_mapping, describe, join_path
 
 EXPANDERS = ("random", "most-pods", "least-waste", "least-nodes", "priority", "price")
@@ -469,8 +470,15 @@ def load(
         cfg.max_nodes_total = r.integer(doc["maxNodesTotal"], "maxNodesTotal")
     if "expendablePodsPriorityCutoff" in doc:
         cfg.expendable_pods_priority_cutoff = r.integer(doc["expendablePodsPriorityCutoff"], "expendablePodsPriorityCutoff")
+    if "priorities" in doc and "priorityConfigMap" in doc:
+        raise r.err("priorityConfigMap", "give either priorities or priorityConfigMap, not both")
     if "priorities" in doc:
         cfg.priorities.update(_priorities(r, doc["priorities"]))
+    if "priorityConfigMap" in doc:
+        cm = r.string(doc["priorityConfigMap"], "priorityConfigMap")
+        if source and not os.path.isabs(cm):
+            cm = os.path.join(os.path.dirname(source), cm)
+        cfg.priorities.update(priority_config_map(cm))
     if "provisioningDelay" in doc:
         cfg.provisioning_delay = _delay(r, doc["provisioningDelay"], "provisioningDelay")
     if "scaleDown" in doc:
@@ -516,13 +524,59 @@ def _scale_up_options(r: _Reader, doc: dict[str, Any], cfg: AutoscalerConfig) ->
         cfg.max_nodes_per_scale_up = r.integer(doc["maxNodesPerScaleUp"], "maxNodesPerScaleUp")
 
 
-def _priorities(r: _Reader, pr: Any) -> dict[int, list[str]]:
+#: the priority expander's ConfigMap (expander/priority/priority.go) and its data key
+PRIORITY_CONFIG_MAP = "cluster-autoscaler-priority-expander"
+PRIORITY_CONFIG_MAP_KEY = "priorities"
+
+
+def priority_config_map(path: str) -> dict[int, list[str]]:
+    """The priorities of the priority expander's ConfigMap, as copied from a Cluster Autoscaler
+    deployment (``kubectl get configmap cluster-autoscaler-priority-expander -o yaml``, or a
+    manifest holding it among other objects): ``data.priorities`` is YAML of priority -> list of
+    regular expressions. Upstream ignores a bad update and keeps the last good one; a file has no
+    last good one, so each of its faults is an error naming the file and field."""
+    objs: list[Any] = []
+    for d in read_documents(path, "priority expander ConfigMap"):
+        objs.extend(d.get("items") or [] if isinstance(d, dict) and d.get("kind") == "List" else [d])
+    cm = next(
+        (o for o in objs if isinstance(o, dict) and o.get("kind") == "ConfigMap" and (o.get("metadata") or {}).get("name") == PRIORITY_CONFIG_MAP),
+        None,
+    )
+    if cm is None:
+        raise InputError(f"no ConfigMap named {PRIORITY_CONFIG_MAP} in the file", source=path)
+    field_path = f"data.{PRIORITY_CONFIG_MAP_KEY}"
+    data = cm.get("data") or {}
+    if not isinstance(data, dict) or PRIORITY_CONFIG_MAP_KEY not in data:
+        raise InputError(f"wrong configmap for priority expander, doesn't contain {PRIORITY_CONFIG_MAP_KEY} key", source=path, path=field_path)
+    text = data[PRIORITY_CONFIG_MAP_KEY]
+    if not isinstance(text, str) or not text.strip():
+        raise InputError(
+            f"priority configuration in {PRIORITY_CONFIG_MAP} configmap is empty; please provide valid configuration", source=path, path=field_path
+        )
+    try:
+        docs = load_documents(text, path)
+    except InputError as e:
+        raise InputError(f"can't parse YAML with priorities in the configmap: {e.reason}", source=path, path=field_path) from None
+    if len(docs) != 1:
+        raise InputError("can't parse YAML with priorities in the configmap: expected one document", source=path, path=field_path)
+    out = _priorities(_Reader(path), docs[0], field_path)
+    for prio, patterns in out.items():
+        for j, pat in enumerate(patterns):
+            try:
+                re.compile(pat)
+            except re.error as e:
+                where = join_path(join_path(field_path, str(prio)), j)
+                raise InputError(f"can't compile regexp rule for priority {prio} and rule {pat}: {e}", source=path, path=where) from None
+    return out
+
+
+def _priorities(r: _Reader, pr: Any, base: str = "priorities") -> dict[int, list[str]]:
     """The priority expander's ``priorities``: priority -> regular expressions of group names."""
     out: dict[int, list[str]] = {}
     if not isinstance(pr, dict):
-        raise r.err("priorities", "expected a mapping of priority to a list of regular expressions")
+        raise r.err(base, "expected a mapping of priority to a list of regular expressions")
     for k, v in pr.items():
-        p = join_path("priorities", str(k))
+        p = join_path(base, str(k))
         if isinstance(k, bool) or not (isinstance(k, int) or (isinstance(k, str) and re.fullmatch(r"-?\d{1,10}", k))):
             raise r.err(p, f'invalid priority "{k}": expected a whole number')
         prio = int(k)
