@@ -99,9 +99,11 @@ class NodeGroup:
 
     @property
     def gpus(self) -> int:
-        from kubesched.gpu.model import node_gpu_count
+        """Whole GPUs of a node: the GPU-sharing count, else ``nvidia.com/gpu``."""
+        from kubesched.gpu.model import MILLI
+        from kubesched.sim.gpu import node_gpu_milli
 
-        return node_gpu_count(self.template)
+        return node_gpu_milli(self.template) // MILLI
 
 
 @dataclass
@@ -354,7 +356,7 @@ SCALE_DOWN_KEYS = {
     "maxDrainParallelism": "max_drain_parallelism",
 }
 GROUP_KEYS = ("name", "shape", "template", "min", "max", "price", "zeroOrMaxNodeScaling")
-TEMPLATE_KEYS = ("cpu", "memory", "gpus", "gpuModel", "pods", "labels", "taints")
+TEMPLATE_KEYS = ("cpu", "memory", "gpus", "gpuModel", "pods", "extendedResources", "labels", "taints")
 
 
 class _Reader:
@@ -410,7 +412,9 @@ class _Reader:
 
 
 def template_node(name: str, t: dict[str, Any], path: str = "template", source: str | None = None) -> Node:
-    """A node of a group from ``{cpu, memory, gpus, gpuModel, pods, labels, taints}``."""
+    """A node of a group from ``{cpu, memory, gpus, gpuModel, pods, extendedResources, labels,
+    taints}``; ``extendedResources`` (``{nvidia.com/gpu: 8}``) adds to its capacity and allocatable
+    as a device plugin's resources do."""
     from kubesched.gpu.model import GPU_COUNT, GPU_MILLI, GPU_MODEL, MAX_GPUS_PER_NODE, MILLI
 
     r = _Reader(source)
@@ -430,6 +434,14 @@ def template_node(name: str, t: dict[str, Any], path: str = "template", source: 
     if gpus:
         alloc[GPU_COUNT] = str(gpus)
         alloc[GPU_MILLI] = str(gpus * MILLI)
+    ext = t.get("extendedResources")
+    ext_path = join_path(path, "extendedResources")
+    if ext is not None and not isinstance(ext, dict):
+        raise r.err(ext_path, f"expected a mapping of resource name to quantity, got {describe(ext)}")
+    for k, v in (ext or {}).items():
+        if not isinstance(k, str) or not k or k in ("cpu", "memory", "pods") or k in alloc:
+            raise r.err(join_path(ext_path, str(k)), f'"{k}" is not an extended resource here (cpu, memory, pods and gpus have their own keys)')
+        alloc[k] = r.quantity(v, join_path(ext_path, k))
     if model:
         labels[GPU_MODEL] = model
     taints = t.get("taints") or []
@@ -441,7 +453,9 @@ def template_node(name: str, t: dict[str, Any], path: str = "template", source: 
     try:
         return Node.parse(raw)
     except InputError as e:
-        raise InputError(e.reason, source=source, path=join_path(path, (e.path or "").replace("status.allocatable.", "") or "")) from None
+        key = (e.path or "").replace("status.allocatable.", "")
+        where = join_path(ext_path, key) if key in (ext or {}) else join_path(path, key)
+        raise InputError(e.reason, source=source, path=where) from None
 
 
 def load(

@@ -6,7 +6,8 @@
   TestResourceManagerWithGpuResource (all its checks).
 * core/scaleup/orchestrator/orchestrator_test.go: TestScaleUpMaxCoresLimitHit,
   TestScaleUpMaxCoresLimitHitWithNotAutoscaledGroup, TestScaleUpMaxMemoryLimitHit,
-  TestScaleUpMaxMemoryLimitHitWithNotAutoscaledGroup (4 of its limit tests). Upstream forces the
+  TestScaleUpMaxMemoryLimitHitWithNotAutoscaledGroup, TestNoScaleUpMaxCoresLimitHit (5 of its limit
+  tests; the atomic rows of TestZeroOrMaxNodeScaling are in test_ca_atomic.py). Upstream forces the
   expander's choice (ng1); here ng2 is ruled out by the limit itself (one ng2 node already exceeds
   what is left), so ng1 is the only option, as the upstream rows imply. TestScaleUpWithMultipleQuotas
   is left out: per-node-group quotas (the resourcequotas package) have no flag and are not modelled.
@@ -136,6 +137,15 @@ def test_scale_up_max_memory_limit_hit():
 
 def test_scale_up_max_memory_limit_hit_with_not_autoscaled_group():
     assert memory_case("") == {"ng1": 2}
+
+
+def test_no_scale_up_max_cores_limit_hit():
+    """1 core and 50 bytes left: one node of either group exceeds them."""
+    cfg = AutoscalerConfig(node_groups=[group("ng1", 2000, 100), group("ng2", 4000, 1000)])
+    cfg.resource_limits.max.update(cpu=7, memory=1150)
+    nodes = [node("n1", 2000, 100, "ng1"), node("n2", 4000, 1000, "ng2")]
+    pods = [pod("p1", 1000, on="n1"), pod("p2", 3000, on="n2"), pod("p-new-1", 2000), pod("p-new-2", 2000)]
+    assert scale_up(cfg, nodes, pods) == {}
 
 
 def test_without_the_limit_the_same_case_scales_up_in_full():
