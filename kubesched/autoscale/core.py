@@ -41,6 +41,7 @@ from kubesched.state.snapshot import Snapshot
 SAFE_TO_EVICT = "cluster-autoscaler.kubernetes.io/safe-to-evict"
 BACKOFF_INITIAL = 300.0  # CA's node group backoff after a failed scale-up: 5 min, doubling ...
 BACKOFF_MAX = 1800.0  # ... up to 30 min
+BACKOFF_RESET = 3 * 3600.0  # a group's backoff history is forgotten 3 h after its last failure
 REGISTERED_WINDOW = 10.0  # pending pods are tried on nodes this recently registered (or 2 scans)
 DRAIN_RECHECK = 60.0  # a node whose pods cannot move is checked again after this long
 
@@ -93,6 +94,19 @@ class Upcoming:
 class GroupState:
     backoff_until: float = 0.0
     backoff_step: float = 0.0
+    last_failure: float = -float("inf")
+
+    def back_off(self, now: float) -> None:
+        """exponentialBackoff.Backoff after a failed scale-up: 5 min, doubled by each failure
+        after the last backoff ran out (failures while it runs, such as the other nodes of the
+        same scale-up, keep its length), at most 30 min; forgotten 3 h after the last failure.
+        A scale-up that succeeds does not end it (clusterstate's TestScaleUpBackoff)."""
+        if now - self.last_failure > BACKOFF_RESET:
+            self.backoff_step = 0.0
+        if not self.backoff_step or self.backoff_until < now:
+            self.backoff_step = min(BACKOFF_MAX, self.backoff_step * 2 or BACKOFF_INITIAL)
+        self.backoff_until = now + self.backoff_step
+        self.last_failure = now
 
 
 class Drainer:
@@ -209,9 +223,7 @@ class ClusterAutoscaler:
                 self.provider.cancel(name)
                 self.stats.failed_nodes += 1
                 self.last_failure = now
-                gs = self.groups[up.group]
-                gs.backoff_step = min(BACKOFF_MAX, gs.backoff_step * 2 or BACKOFF_INITIAL)
-                gs.backoff_until = now + gs.backoff_step
+                self.groups[up.group].back_off(now)
 
     # ---- the loop ------------------------------------------------------------------------
     def run_once(self, view: ClusterView) -> None:
@@ -369,7 +381,6 @@ class ClusterAutoscaler:
             node = node_named(group.template, name, {GROUP_LABEL: group.name})
             self.upcoming[name] = Upcoming(group.name, now, node)
             self.provider.create(group, node)
-        self.groups[group.name].backoff_step = 0.0
 
     def _scaled_up(self, nodes: int, now: float) -> None:
         self.stats.scale_ups += 1

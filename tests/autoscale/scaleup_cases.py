@@ -38,9 +38,20 @@ def pod(name: str, cpu_m: int, mem: int = 0, on: str = "") -> dict:
     return {**make_pod(name, requests=requests), "status": UNSCHEDULABLE}
 
 
-def loop(cfg: AutoscalerConfig, seed: int = 0) -> tuple[ClusterAutoscaler, Recorder]:
+class Provider(Recorder):
+    """A Recorder that also records the nodes given up on."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.cancelled: list[str] = []
+
+    def cancel(self, name: str) -> None:
+        self.cancelled.append(name)
+
+
+def loop(cfg: AutoscalerConfig, seed: int = 0) -> tuple[ClusterAutoscaler, Provider]:
     cfg.provisioning_delay = Delay("constant", 0.0, 0.0)
-    prov = Recorder()
+    prov = Provider()
     return ClusterAutoscaler(cfg.validate(), prov, np.random.default_rng(seed)), prov
 
 
@@ -49,3 +60,17 @@ def scale_up(cfg: AutoscalerConfig, nodes: list[dict], pods: list[dict], seed: i
     ca, prov = loop(cfg, seed)
     ca.run_once(LiveView(nodes, pods, FRAMEWORKS))
     return dict(Counter(prov.created))
+
+
+class ViewAt(LiveView):
+    """A LiveView at a chosen time (seconds), so that a test can step the clock."""
+
+    def __init__(self, t: float, nodes: list[dict], pods: list[dict]) -> None:
+        super().__init__(nodes, pods, FRAMEWORKS)
+        self.t = t
+
+    def now(self) -> float:
+        return self.t
+
+    def created(self, pod: object) -> float:
+        return 0.0
