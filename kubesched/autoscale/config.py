@@ -20,6 +20,7 @@ import numpy as np
 
 from kubesched.api.fields import as_str, str_map
 from kubesched.api.objects import Node
+from kubesched.autoscale.flags import apply_flags, named_by_flag
 from kubesched.autoscale.limits import CORES, GIB, MEMORY, ResourceLimits
 from kubesched.documents import load_documents, read_documents
 from kubesched.errors import InputError, check_mapping, describe, join_path
@@ -467,7 +468,18 @@ def load(
     r = _Reader(source)
     if doc is None:
         doc = {}
-    r.mapping(doc, "", TOP_KEYS)
+    r.mapping(doc, "", (*TOP_KEYS, "flags"))
+    if "flags" not in doc:
+        return _load(r, doc, shapes, groups_required)
+    doc, origin = apply_flags(doc, source)
+    try:
+        return _load(r, doc, shapes, groups_required)
+    except InputError as e:
+        raise named_by_flag(e, origin) from None
+
+
+def _load(r: _Reader, doc: dict[str, Any], shapes: dict[str, Node] | None, groups_required: bool) -> AutoscalerConfig:
+    source = r.source
     cfg = AutoscalerConfig()
     if "mode" in doc:
         cfg.mode = r.string(doc["mode"], "mode")
