@@ -311,6 +311,8 @@ class ClusterAutoscaler:
     def resources_left(self, snap: Snapshot, sizes: dict[str, int]) -> dict[str, int]:
         """ResourcesLeft: each node group at its target size times its template, and every node
         of no node group as it is."""
+        if len(self._deltas) > 4 * (snap.n + len(self.cfg.node_groups)) + 64:
+            self._deltas.clear()  # nodes come and go (live): keep the cache to about the cluster's size
         counted = [(g.template, sizes[g.name]) for g in self.cfg.node_groups]
         counted += [(node, 1) for node in snap.nodes if self.group_of(node) is None]
         return resources_left(self.cfg.resource_limits, counted, self.delta)
