@@ -19,7 +19,14 @@ import numpy as np
 from kubesched.api.objects import Node, Pod
 from kubesched.autoscale.config import GROUP_LABEL, AutoscalerConfig, NodeGroup
 from kubesched.autoscale.eligibility import unremovable_reason
-from kubesched.autoscale.estimator import BinpackingEstimator, PodGroup, equivalence_groups
+from kubesched.autoscale.estimator import (
+    BinpackingEstimator,
+    PodGroup,
+    cluster_capacity,
+    equivalence_groups,
+    estimation_limit,
+    sng_capacity,
+)
 from kubesched.autoscale.expander import Expander, Option
 from kubesched.autoscale.limits import apply_limits, consume, delta_for_node, exceeded, resources_left
 from kubesched.autoscale.nodegroupset import (
@@ -361,12 +368,10 @@ class ClusterAutoscaler:
         out = []
         for name, ok in self._schedulable.items():
             g = self.cfg.group(name)
-            # the estimator's thresholds: the room of the group and its similar groups, the
-            # cluster's (maxNodesTotal), and maxNodesPerScaleUp
-            budget = sum(self.cfg.group(s).max_size - sizes[s] for s in [name, *self.similar_groups(name, self._schedulable)])
-            if max_total:
-                budget = min(budget, max_total - total)
-            budget = min(budget, self.cfg.max_nodes_per_scale_up)
+            # the estimator's thresholds: maxNodesPerScaleUp, the room maxNodesTotal leaves, and
+            # the room of the group and its similar groups
+            rooms = [self.cfg.group(s).max_size - sizes[s] for s in [name, *self.similar_groups(name, self._schedulable)]]
+            budget = estimation_limit(self.cfg.max_nodes_per_scale_up, cluster_capacity(max_total, total), sng_capacity(rooms))
             self.stats.estimations += 1
             tmpl = node_named(g.template, f"template-{g.name}", {GROUP_LABEL: g.name})
             est = estimator.estimate(ok, tmpl, budget, name_prefix=f"e-{g.name}")
