@@ -94,6 +94,9 @@ def apply_flags(doc: dict[str, Any], source: str | None) -> tuple[dict[str, Any]
     if not isinstance(flags, list) or not all(isinstance(f, str) for f in flags):
         raise InputError('expected a list of Cluster Autoscaler flags ("--name=value")', source=source, path="flags")
     out = {k: v for k, v in doc.items() if k != "flags"}
+    scale_down = doc.get("scaleDown", {})
+    if not isinstance(scale_down, dict):  # as the loader says it, before flags merge into it
+        raise InputError(f"expected a mapping, got {type(scale_down).__name__}", source=source, path="scaleDown")
     origin: dict[str, str] = {}
     for i, arg in enumerate(flags):
         where = join_path("flags", i)
@@ -113,7 +116,7 @@ def apply_flags(doc: dict[str, Any], source: str | None) -> tuple[dict[str, Any]
 
         value = _value(kind, text if eq else None, err)
         _, _, sub = key.partition(".")
-        if (sub and sub in (doc.get("scaleDown") or {})) or (not sub and key in doc):
+        if (sub and sub in scale_down) or (not sub and key in doc):
             raise err(f"{key} is set in the file too; set it once")
         if sub:
             out["scaleDown"] = {**out.get("scaleDown", {}), sub: value}

@@ -77,6 +77,7 @@ def test_flags_drive_the_loop():
         (["--max-nodes-total=3"], {"maxNodesTotal": 4}, "flags[0] (--max-nodes-total): maxNodesTotal is set in the file too"),
         (["--scale-down-unneeded-time=1m"], {"scaleDown": {"unneededTime": 60}}, "flags[0] (--scale-down-unneeded-time): scaleDown.unneededTime is set in the file too"),
         ("--max-nodes-total=3", {}, 'flags: expected a list of Cluster Autoscaler flags'),
+        (["--scale-down-unneeded-time=1m"], {"scaleDown": 7}, "scaleDown: expected a mapping, got int"),  # was a TypeError
     ],
 )
 def test_bad_flags_name_the_flag(flags, extra, message):
