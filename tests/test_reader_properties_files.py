@@ -264,8 +264,20 @@ def test_scenarios_load_or_fail_in_one_line(tmp_path_factory: pytest.TempPathFac
 AUTOSCALER = yaml.safe_load(
     """
 mode: cluster-autoscaler
-expander: priority
+expander: priority,least-waste
 priorities: {50: ["^g2-"], 10: [".*"]}
+coresTotal: "0:320"
+memoryTotal: "0:1024"
+gpuTotal: ["V100M16:0:16"]
+enforceNodeGroupMinSize: true
+balanceSimilarNodeGroups: true
+balancingIgnoreLabels: [example.com/pool]
+balancingLabels: []
+memoryDifferenceRatio: 0.015
+maxAllocatableDifferenceRatio: 0.05
+maxFreeDifferenceRatio: 0.05
+maxNodesPerScaleUp: 1000
+flags: ["--max-drain-parallelism=1", "--scale-down-delay-after-add=10m", "--v=2"]
 scanInterval: 10
 provisioningDelay: {dist: lognormal, median: 60, sigma: 0.5}
 maxNodeProvisionTime: 900
@@ -280,7 +292,8 @@ prices: {gpu: 1.0, cpu: 0.0, memory: 0.0}
 nodeGroups:
 - {name: g2, shape: g2-8gpu-96c-384g, min: 0, max: 5}
 - {name: small, template: {cpu: "8", memory: 32Gi, gpus: 1, gpuModel: V100M16, pods: 110, labels: {a: b},
-   taints: [{key: k, value: v, effect: NoSchedule}]}, max: 20, price: 1.2}
+   taints: [{key: k, value: v, effect: NoSchedule}], extendedResources: {example.com/fpga: 2}}, max: 20, price: 1.2,
+   zeroOrMaxNodeScaling: false}
 """
 )
 SHAPES = {

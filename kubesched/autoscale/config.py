@@ -10,7 +10,9 @@ Defaults are Cluster Autoscaler's (``--scan-interval=10s``, ``--expander=least-w
 from __future__ import annotations
 
 import math
+import os
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -18,7 +20,9 @@ import numpy as np
 
 from kubesched.api.fields import as_str, str_map
 from kubesched.api.objects import Node
-from kubesched.documents import read_documents
+from kubesched.autoscale.flags import apply_flags, named_by_flag
+from kubesched.autoscale.limits import CORES, GIB, MEMORY, ResourceLimits
+from kubesched.documents import load_documents, read_documents
 from kubesched.errors import InputError, check_mapping, describe, join_path
 
 EXPANDERS = ("random", "most-pods", "least-waste", "least-nodes", "priority", "price")
@@ -92,12 +96,15 @@ class NodeGroup:
     min_size: int = 0
     max_size: int = 1000
     price: float | None = None  # per node-hour; None = from the prices' unit rates
+    zero_or_max_node_scaling: bool = False  # atomic: grows from its size straight to max, or not at all
 
     @property
     def gpus(self) -> int:
-        from kubesched.gpu.model import node_gpu_count
+        """Whole GPUs of a node: the GPU-sharing count, else ``nvidia.com/gpu``."""
+        from kubesched.gpu.model import MILLI
+        from kubesched.sim.gpu import node_gpu_milli
 
-        return node_gpu_count(self.template)
+        return node_gpu_milli(self.template) // MILLI
 
 
 @dataclass
@@ -148,6 +155,18 @@ class Prices:
 
 
 @dataclass
+class Balancing:
+    """--balancing-ignore-label, --balancing-label and the similarity tolerances of
+    ``--balance-similar-node-groups`` (CA's defaults)."""
+
+    ignore_labels: list[str] = field(default_factory=list)
+    labels: list[str] = field(default_factory=list)  # set: only these labels decide similarity
+    memory_difference_ratio: float = 0.015
+    max_allocatable_difference_ratio: float = 0.05
+    max_free_difference_ratio: float = 0.05
+
+
+@dataclass
 class AutoscalerConfig:
     node_groups: list[NodeGroup] = field(default_factory=list)
     mode: str = "cluster-autoscaler"
@@ -162,6 +181,16 @@ class AutoscalerConfig:
     scale_down: ScaleDown = field(default_factory=ScaleDown)
     karpenter: Karpenter = field(default_factory=Karpenter)
     prices: Prices = field(default_factory=Prices)
+    resource_limits: ResourceLimits = field(default_factory=ResourceLimits)  # --cores/memory/gpu-total
+    enforce_node_group_min_size: bool = False
+    balance_similar_node_groups: bool = False
+    balancing: Balancing = field(default_factory=Balancing)
+    max_nodes_per_scale_up: int = 1000  # --max-nodes-per-scaleup: the estimator's node budget per group
+
+    @property
+    def expanders(self) -> list[str]:
+        """``expander`` as CA's chain: each filters the options for the next (``priority,least-waste``)."""
+        return [e.strip() for e in self.expander.split(",")]
 
     def group(self, name: str) -> NodeGroup:
         return next(g for g in self.node_groups if g.name == name)
@@ -173,8 +202,7 @@ class AutoscalerConfig:
 
         if self.mode not in MODES:
             raise err("mode", f'unknown mode "{self.mode}" (known: {", ".join(MODES)})')
-        if self.expander not in EXPANDERS:
-            raise err("expander", f'unknown expander "{self.expander}" (known: {", ".join(EXPANDERS)})')
+        _check_expander_chain(self.expanders, err)
         for name, v in (
             ("scanInterval", self.scan_interval),
             ("maxNodeProvisionTime", self.max_node_provision_time),
@@ -185,6 +213,17 @@ class AutoscalerConfig:
             raise err("scanInterval", f"must be at least {MIN_SCAN_INTERVAL:g} seconds, got {self.scan_interval:g}")
         if self.max_nodes_total < 0:
             raise err("maxNodesTotal", f"must be 0 (no limit) or more, got {self.max_nodes_total}")
+        if self.max_nodes_per_scale_up < 1:
+            raise err("maxNodesPerScaleUp", f"must be at least 1, got {self.max_nodes_per_scale_up}")
+        _check_limits(self.resource_limits, err)
+        b = self.balancing
+        for name, v in (
+            ("memoryDifferenceRatio", b.memory_difference_ratio),
+            ("maxAllocatableDifferenceRatio", b.max_allocatable_difference_ratio),
+            ("maxFreeDifferenceRatio", b.max_free_difference_ratio),
+        ):
+            if not (math.isfinite(v) and 0 <= v <= 1):
+                raise err(name, f"must be between 0 and 1, got {v:g}")
         if not INT32[0] <= self.expendable_pods_priority_cutoff <= INT32[1]:
             raise err("expendablePodsPriorityCutoff", f"must be a pod priority, in [{INT32[0]}, {INT32[1]}]")
         sd = self.scale_down
@@ -244,6 +283,30 @@ class AutoscalerConfig:
         return self
 
 
+def _check_expander_chain(names: list[str], err: Callable[[str, str], InputError]) -> None:
+    """expander_factory.go's checks: known names, none twice, none after ``random`` (which always
+    returns one option, so a later one would never be used)."""
+    seen: set[str] = set()
+    for i, name in enumerate(names):
+        if name not in EXPANDERS:
+            raise err("expander", f'unknown expander "{name}" (known: {", ".join(EXPANDERS)})')
+        if name in seen:
+            raise err("expander", f'expander "{name}" is given twice; each may appear once')
+        if i and names[i - 1] == "random":
+            raise err("expander", f'expander "{name}" comes after "random", which always returns one option, so it would never be used')
+        seen.add(name)
+
+
+def _check_limits(limits: ResourceLimits, err: Callable[[str, str], InputError]) -> None:
+    for r, mx in limits.max.items():
+        key = {CORES: "coresTotal", MEMORY: "memoryTotal"}.get(r, f"gpuTotal.{r}")
+        lo = limits.min.get(r, 0)
+        if lo < 0 or mx < 0:
+            raise err(key, f"min and max must be 0 or more, got {lo}:{mx}")
+        if lo > mx:
+            raise err(key, f"min ({lo}) is greater than max ({mx})")
+
+
 # ---- loading ---------------------------------------------------------------------------------
 
 TOP_KEYS = (
@@ -260,7 +323,28 @@ TOP_KEYS = (
     "karpenter",
     "prices",
     "nodeGroups",
+    "coresTotal",
+    "memoryTotal",
+    "gpuTotal",
+    "enforceNodeGroupMinSize",
+    "balanceSimilarNodeGroups",
+    "balancingIgnoreLabels",
+    "balancingLabels",
+    "memoryDifferenceRatio",
+    "maxAllocatableDifferenceRatio",
+    "maxFreeDifferenceRatio",
+    "maxNodesPerScaleUp",
+    "priorityConfigMap",
 )
+BOOL_KEYS = {
+    "enforceNodeGroupMinSize": "enforce_node_group_min_size",
+    "balanceSimilarNodeGroups": "balance_similar_node_groups",
+}
+RATIO_KEYS = {
+    "memoryDifferenceRatio": "memory_difference_ratio",
+    "maxAllocatableDifferenceRatio": "max_allocatable_difference_ratio",
+    "maxFreeDifferenceRatio": "max_free_difference_ratio",
+}
 SCALE_DOWN_KEYS = {
     "enabled": "enabled",
     "utilizationThreshold": "utilization_threshold",
@@ -272,8 +356,8 @@ SCALE_DOWN_KEYS = {
     "maxEmptyBulkDelete": "max_empty_bulk_delete",
     "maxDrainParallelism": "max_drain_parallelism",
 }
-GROUP_KEYS = ("name", "shape", "template", "min", "max", "price")
-TEMPLATE_KEYS = ("cpu", "memory", "gpus", "gpuModel", "pods", "labels", "taints")
+GROUP_KEYS = ("name", "shape", "template", "min", "max", "price", "zeroOrMaxNodeScaling")
+TEMPLATE_KEYS = ("cpu", "memory", "gpus", "gpuModel", "pods", "extendedResources", "labels", "taints")
 
 
 class _Reader:
@@ -307,9 +391,31 @@ class _Reader:
             raise self.err(path, f'invalid value "{v}": expected a non-empty string')
         return v
 
+    def boolean(self, v: Any, path: str) -> bool:
+        if not isinstance(v, bool):
+            raise self.err(path, f'invalid value "{v}": expected true or false')
+        return v
+
+    def strings(self, v: Any, path: str) -> list[str]:
+        if not isinstance(v, list) or not all(isinstance(x, str) and x for x in v):
+            raise self.err(path, "expected a list of non-empty strings")
+        return list(v)
+
+    def min_max(self, v: Any, path: str, parts: int = 2) -> list[str]:
+        """CA's ``MIN:MAX`` (``--cores-total``) or ``TYPE:MIN:MAX`` (``--gpu-total``) flag value."""
+        shape = "TYPE:MIN:MAX" if parts == 3 else "MIN:MAX"
+        if not isinstance(v, str) or len(v.split(":")) != parts:
+            raise self.err(path, f'invalid value "{v}": expected "{shape}" (whole numbers), as the Cluster Autoscaler flag')
+        *head, lo, hi = v.split(":")
+        if not (re.fullmatch(r"\d{1,15}", lo.strip()) and re.fullmatch(r"\d{1,15}", hi.strip())) or (head and not head[0].strip()):
+            raise self.err(path, f'invalid value "{v}": expected "{shape}" (whole numbers), as the Cluster Autoscaler flag')
+        return [*(h.strip() for h in head), lo.strip(), hi.strip()]
+
 
 def template_node(name: str, t: dict[str, Any], path: str = "template", source: str | None = None) -> Node:
-    """A node of a group from ``{cpu, memory, gpus, gpuModel, pods, labels, taints}``."""
+    """A node of a group from ``{cpu, memory, gpus, gpuModel, pods, extendedResources, labels,
+    taints}``; ``extendedResources`` (``{nvidia.com/gpu: 8}``) adds to its capacity and allocatable
+    as a device plugin's resources do."""
     from kubesched.gpu.model import GPU_COUNT, GPU_MILLI, GPU_MODEL, MAX_GPUS_PER_NODE, MILLI
 
     r = _Reader(source)
@@ -329,6 +435,14 @@ def template_node(name: str, t: dict[str, Any], path: str = "template", source: 
     if gpus:
         alloc[GPU_COUNT] = str(gpus)
         alloc[GPU_MILLI] = str(gpus * MILLI)
+    ext = t.get("extendedResources")
+    ext_path = join_path(path, "extendedResources")
+    if ext is not None and not isinstance(ext, dict):
+        raise r.err(ext_path, f"expected a mapping of resource name to quantity, got {describe(ext)}")
+    for k, v in (ext or {}).items():
+        if not isinstance(k, str) or not k or k in ("cpu", "memory", "pods") or k in alloc:
+            raise r.err(join_path(ext_path, str(k)), f'"{k}" is not an extended resource here (cpu, memory, pods and gpus have their own keys)')
+        alloc[k] = r.quantity(v, join_path(ext_path, k))
     if model:
         labels[GPU_MODEL] = model
     taints = t.get("taints") or []
@@ -340,7 +454,9 @@ def template_node(name: str, t: dict[str, Any], path: str = "template", source: 
     try:
         return Node.parse(raw)
     except InputError as e:
-        raise InputError(e.reason, source=source, path=join_path(path, (e.path or "").replace("status.allocatable.", "") or "")) from None
+        key = (e.path or "").replace("status.allocatable.", "")
+        where = join_path(ext_path, key) if key in (ext or {}) else join_path(path, key)
+        raise InputError(e.reason, source=source, path=where) from None
 
 
 def load(
@@ -352,7 +468,18 @@ def load(
     r = _Reader(source)
     if doc is None:
         doc = {}
-    r.mapping(doc, "", TOP_KEYS)
+    r.mapping(doc, "", (*TOP_KEYS, "flags"))
+    if "flags" not in doc:
+        return _load(r, doc, shapes, groups_required)
+    doc, origin = apply_flags(doc, source)
+    try:
+        return _load(r, doc, shapes, groups_required)
+    except InputError as e:
+        raise named_by_flag(e, origin) from None
+
+
+def _load(r: _Reader, doc: dict[str, Any], shapes: dict[str, Node] | None, groups_required: bool) -> AutoscalerConfig:
+    source = r.source
     cfg = AutoscalerConfig()
     if "mode" in doc:
         cfg.mode = r.string(doc["mode"], "mode")
@@ -369,8 +496,15 @@ def load(
         cfg.max_nodes_total = r.integer(doc["maxNodesTotal"], "maxNodesTotal")
     if "expendablePodsPriorityCutoff" in doc:
         cfg.expendable_pods_priority_cutoff = r.integer(doc["expendablePodsPriorityCutoff"], "expendablePodsPriorityCutoff")
+    if "priorities" in doc and "priorityConfigMap" in doc:
+        raise r.err("priorityConfigMap", "give either priorities or priorityConfigMap, not both")
     if "priorities" in doc:
         cfg.priorities.update(_priorities(r, doc["priorities"]))
+    if "priorityConfigMap" in doc:
+        cm = r.string(doc["priorityConfigMap"], "priorityConfigMap")
+        if source and not os.path.isabs(cm):
+            cm = os.path.join(os.path.dirname(source), cm)
+        cfg.priorities.update(priority_config_map(cm))
     if "provisioningDelay" in doc:
         cfg.provisioning_delay = _delay(r, doc["provisioningDelay"], "provisioningDelay")
     if "scaleDown" in doc:
@@ -382,17 +516,93 @@ def load(
         for k in ("gpu", "cpu", "memory"):
             if k in pr:
                 setattr(cfg.prices, k, r.number(pr[k], join_path("prices", k)))
+    _scale_up_options(r, doc, cfg)
     cfg.node_groups.extend(_node_groups(r, doc.get("nodeGroups", []), shapes, source))
     return cfg.validate(source, groups_required=groups_required)
 
 
-def _priorities(r: _Reader, pr: Any) -> dict[int, list[str]]:
+def _scale_up_options(r: _Reader, doc: dict[str, Any], cfg: AutoscalerConfig) -> None:
+    """The resource limits, min-size enforcement, balancing and estimation limit (CA's flags)."""
+    lim = cfg.resource_limits
+    for key, res, scale in (("coresTotal", CORES, 1), ("memoryTotal", MEMORY, GIB)):
+        if key in doc:
+            lo, hi = r.min_max(doc[key], key)
+            lim.min[res], lim.max[res] = int(lo) * scale, int(hi) * scale
+    if "gpuTotal" in doc:
+        for i, v in enumerate(r.strings(doc["gpuTotal"], "gpuTotal")):
+            kind, lo, hi = r.min_max(v, join_path("gpuTotal", i), parts=3)
+            if kind in (CORES, MEMORY):
+                raise r.err(join_path("gpuTotal", i), f'"{kind}" is not a GPU type (use coresTotal / memoryTotal)')
+            if kind in lim.max:
+                raise r.err(join_path("gpuTotal", i), f'GPU type "{kind}" is given twice')
+            lim.min[kind], lim.max[kind] = int(lo), int(hi)
+    for key, attr in BOOL_KEYS.items():
+        if key in doc:
+            setattr(cfg, attr, r.boolean(doc[key], key))
+    for key, attr in RATIO_KEYS.items():
+        if key in doc:
+            setattr(cfg.balancing, attr, r.number(doc[key], key))
+    if "balancingIgnoreLabels" in doc:
+        cfg.balancing.ignore_labels = r.strings(doc["balancingIgnoreLabels"], "balancingIgnoreLabels")
+    if "balancingLabels" in doc:
+        cfg.balancing.labels = r.strings(doc["balancingLabels"], "balancingLabels")
+    if "maxNodesPerScaleUp" in doc:
+        cfg.max_nodes_per_scale_up = r.integer(doc["maxNodesPerScaleUp"], "maxNodesPerScaleUp")
+
+
+#: the priority expander's ConfigMap (expander/priority/priority.go) and its data key
+PRIORITY_CONFIG_MAP = "cluster-autoscaler-priority-expander"
+PRIORITY_CONFIG_MAP_KEY = "priorities"
+
+
+def priority_config_map(path: str) -> dict[int, list[str]]:
+    """The priorities of the priority expander's ConfigMap, as copied from a Cluster Autoscaler
+    deployment (``kubectl get configmap cluster-autoscaler-priority-expander -o yaml``, or a
+    manifest holding it among other objects): ``data.priorities`` is YAML of priority -> list of
+    regular expressions. Upstream ignores a bad update and keeps the last good one; a file has no
+    last good one, so each of its faults is an error naming the file and field."""
+    objs: list[Any] = []
+    for d in read_documents(path, "priority expander ConfigMap"):
+        objs.extend(d.get("items") or [] if isinstance(d, dict) and d.get("kind") == "List" else [d])
+    cm = next(
+        (o for o in objs if isinstance(o, dict) and o.get("kind") == "ConfigMap" and (o.get("metadata") or {}).get("name") == PRIORITY_CONFIG_MAP),
+        None,
+    )
+    if cm is None:
+        raise InputError(f"no ConfigMap named {PRIORITY_CONFIG_MAP} in the file", source=path)
+    field_path = f"data.{PRIORITY_CONFIG_MAP_KEY}"
+    data = cm.get("data") or {}
+    if not isinstance(data, dict) or PRIORITY_CONFIG_MAP_KEY not in data:
+        raise InputError(f"wrong configmap for priority expander, doesn't contain {PRIORITY_CONFIG_MAP_KEY} key", source=path, path=field_path)
+    text = data[PRIORITY_CONFIG_MAP_KEY]
+    if not isinstance(text, str) or not text.strip():
+        raise InputError(
+            f"priority configuration in {PRIORITY_CONFIG_MAP} configmap is empty; please provide valid configuration", source=path, path=field_path
+        )
+    try:
+        docs = load_documents(text, path)
+    except InputError as e:
+        raise InputError(f"can't parse YAML with priorities in the configmap: {e.reason}", source=path, path=field_path) from None
+    if len(docs) != 1:
+        raise InputError("can't parse YAML with priorities in the configmap: expected one document", source=path, path=field_path)
+    out = _priorities(_Reader(path), docs[0], field_path)
+    for prio, patterns in out.items():
+        for j, pat in enumerate(patterns):
+            try:
+                re.compile(pat)
+            except re.error as e:
+                where = join_path(join_path(field_path, str(prio)), j)
+                raise InputError(f"can't compile regexp rule for priority {prio} and rule {pat}: {e}", source=path, path=where) from None
+    return out
+
+
+def _priorities(r: _Reader, pr: Any, base: str = "priorities") -> dict[int, list[str]]:
     """The priority expander's ``priorities``: priority -> regular expressions of group names."""
     out: dict[int, list[str]] = {}
     if not isinstance(pr, dict):
-        raise r.err("priorities", "expected a mapping of priority to a list of regular expressions")
+        raise r.err(base, "expected a mapping of priority to a list of regular expressions")
     for k, v in pr.items():
-        p = join_path("priorities", str(k))
+        p = join_path(base, str(k))
         if isinstance(k, bool) or not (isinstance(k, int) or (isinstance(k, str) and re.fullmatch(r"-?\d{1,10}", k))):
             raise r.err(p, f'invalid priority "{k}": expected a whole number')
         prio = int(k)
@@ -461,6 +671,8 @@ def _node_groups(r: _Reader, groups: Any, shapes: dict[str, Node] | None, source
             group.max_size = r.integer(g["max"], join_path(p, "max"))
         if "price" in g:
             group.price = r.number(g["price"], join_path(p, "price"))
+        if "zeroOrMaxNodeScaling" in g:
+            group.zero_or_max_node_scaling = r.boolean(g["zeroOrMaxNodeScaling"], join_path(p, "zeroOrMaxNodeScaling"))
         out.append(group)
     return out
 

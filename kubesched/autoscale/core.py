@@ -19,8 +19,22 @@ import numpy as np
 from kubesched.api.objects import Node, Pod
 from kubesched.autoscale.config import GROUP_LABEL, AutoscalerConfig, NodeGroup
 from kubesched.autoscale.eligibility import unremovable_reason
-from kubesched.autoscale.estimator import BinpackingEstimator, equivalence_groups
+from kubesched.autoscale.estimator import (
+    BinpackingEstimator,
+    PodGroup,
+    cluster_capacity,
+    equivalence_groups,
+    estimation_limit,
+    sng_capacity,
+)
 from kubesched.autoscale.expander import Expander, Option
+from kubesched.autoscale.limits import apply_limits, consume, delta_for_node, exceeded, resources_left
+from kubesched.autoscale.nodegroupset import (
+    balance_scale_up,
+    find_similar,
+    generic_comparator,
+    label_comparator,
+)
 from kubesched.autoscale.predicate import (
     PredicateChecker,
     node_named,
@@ -34,6 +48,7 @@ from kubesched.state.snapshot import Snapshot
 SAFE_TO_EVICT = "cluster-autoscaler.kubernetes.io/safe-to-evict"
 BACKOFF_INITIAL = 300.0  # CA's node group backoff after a failed scale-up: 5 min, doubling ...
 BACKOFF_MAX = 1800.0  # ... up to 30 min
+BACKOFF_RESET = 3 * 3600.0  # a group's backoff history is forgotten 3 h after its last failure
 REGISTERED_WINDOW = 10.0  # pending pods are tried on nodes this recently registered (or 2 scans)
 DRAIN_RECHECK = 60.0  # a node whose pods cannot move is checked again after this long
 
@@ -86,6 +101,19 @@ class Upcoming:
 class GroupState:
     backoff_until: float = 0.0
     backoff_step: float = 0.0
+    last_failure: float = -float("inf")
+
+    def back_off(self, now: float) -> None:
+        """exponentialBackoff.Backoff after a failed scale-up: 5 min, doubled by each failure
+        after the last backoff ran out (failures while it runs, such as the other nodes of the
+        same scale-up, keep its length), at most 30 min; forgotten 3 h after the last failure.
+        A scale-up that succeeds does not end it (clusterstate's TestScaleUpBackoff)."""
+        if now - self.last_failure > BACKOFF_RESET:
+            self.backoff_step = 0.0
+        if not self.backoff_step or self.backoff_until < now:
+            self.backoff_step = min(BACKOFF_MAX, self.backoff_step * 2 or BACKOFF_INITIAL)
+        self.backoff_until = now + self.backoff_step
+        self.last_failure = now
 
 
 class Drainer:
@@ -160,6 +188,9 @@ class ClusterAutoscaler:
         self.stats = Stats()
         self._seq = 0
         self._fits_template: dict[tuple[object, str], bool] = {}
+        self._deltas: dict[str, dict[str, int]] = {}  # node uid -> its resource-limit delta
+        self._similar: dict[str, list[str]] = {}  # group -> the groups whose template is similar
+        self._schedulable: dict[str, list[PodGroup]] = {}  # this iteration's valid groups -> pod groups that fit
 
     # ---- bookkeeping ---------------------------------------------------------------------
     def group_of(self, node: Node) -> str | None:
@@ -199,9 +230,7 @@ class ClusterAutoscaler:
                 self.provider.cancel(name)
                 self.stats.failed_nodes += 1
                 self.last_failure = now
-                gs = self.groups[up.group]
-                gs.backoff_step = min(BACKOFF_MAX, gs.backoff_step * 2 or BACKOFF_INITIAL)
-                gs.backoff_until = now + gs.backoff_step
+                self.groups[up.group].back_off(now)
 
     # ---- the loop ------------------------------------------------------------------------
     def run_once(self, view: ClusterView) -> None:
@@ -211,6 +240,8 @@ class ClusterAutoscaler:
         scaled = self.scale_up(view, now)
         if self.cfg.scale_down.enabled:
             self.scale_down(view, now, allowed=not scaled)
+        if self.cfg.enforce_node_group_min_size:  # last, as CA's RunOnce
+            self.scale_up_to_min_size(view, now)
 
     @contextmanager
     def with_hinted(self, snap: Snapshot) -> Iterator[None]:
@@ -276,29 +307,92 @@ class ClusterAutoscaler:
                 self._fits_template[key] = hit
         return hit
 
-    def options(self, view: ClusterView, pods: list[Pod], now: float, checker: PredicateChecker) -> list[Option]:
-        sizes = self.group_sizes(view.snapshot)
-        total = self.cluster_size(view.snapshot)
-        if self.cfg.max_nodes_total and total >= self.cfg.max_nodes_total:
+    # ---- limits ----------------------------------------------------------------------------
+    def delta(self, node: Node) -> dict[str, int]:
+        """What one such node counts towards the resource limits (cached: nodes do not change)."""
+        hit = self._deltas.get(node.uid)
+        if hit is None:
+            hit = self._deltas[node.uid] = delta_for_node(node, self.cfg.resource_limits)
+        return hit
+
+    def resources_left(self, snap: Snapshot, sizes: dict[str, int]) -> dict[str, int]:
+        """ResourcesLeft: each node group at its target size times its template, and every node
+        of no node group as it is."""
+        if len(self._deltas) > 4 * (snap.n + len(self.cfg.node_groups)) + 64:
+            self._deltas.clear()  # nodes come and go (live): keep the cache to about the cluster's size
+        counted = [(g.template, sizes[g.name]) for g in self.cfg.node_groups]
+        counted += [(node, 1) for node in snap.nodes if self.group_of(node) is None]
+        return resources_left(self.cfg.resource_limits, counted, self.delta)
+
+    # ---- similar node groups -----------------------------------------------------------------
+    def similar_groups(self, name: str, schedulable: dict[str, list[PodGroup]]) -> list[str]:
+        """ComputeSimilarNodeGroups: with balancing on, the groups similar to ``name`` (templates
+        compared once) that are valid this iteration and can take every pod group ``name`` can.
+        An atomic group is balanced with none."""
+        if not self.cfg.balance_similar_node_groups or self.cfg.group(name).zero_or_max_node_scaling or not schedulable.get(name):
             return []
-        estimator = BinpackingEstimator(checker, self._base_factory(view, pods))
+        if name not in self._similar:
+            b = self.cfg.balancing
+            comparator = label_comparator(b.labels) if b.labels else generic_comparator(
+                [*b.ignore_labels, GROUP_LABEL], b.memory_difference_ratio, b.max_allocatable_difference_ratio, b.max_free_difference_ratio
+            )
+            self._similar[name] = find_similar(name, {g.name: g.template for g in self.cfg.node_groups}, comparator)
+        mine = {id(eg) for eg in schedulable[name]}
+        return [o for o in self._similar[name] if o in schedulable and mine <= {id(eg) for eg in schedulable[o]}]
+
+    def options(self, view: ClusterView, pods: list[Pod], now: float, checker: PredicateChecker) -> list[Option]:
+        """One option per valid node group that some pending pods fit (filterValidScaleUpNodeGroups,
+        SchedulablePodGroups, ComputeExpansionOption)."""
+        snap = view.snapshot
+        sizes = self.group_sizes(snap)
+        total = self.cluster_size(snap)
+        max_total = self.cfg.max_nodes_total
+        self._schedulable = {}
+        if max_total and total >= max_total:
+            return []
+        left = self.resources_left(snap, sizes)
         groups = equivalence_groups(pods)
-        out = []
         for g in self.cfg.node_groups:
             room = g.max_size - sizes[g.name]
-            if self.cfg.max_nodes_total:
-                room = min(room, self.cfg.max_nodes_total - total)
             if room <= 0 or self.groups[g.name].backoff_until > now:
                 continue
-            ok = [eg for eg in groups if eg.exemplar is not None and self._fits_empty(checker, eg.exemplar, g, view)]
-            if not ok:
+            n = room if g.zero_or_max_node_scaling else 1  # an atomic group must fit whole
+            if g.zero_or_max_node_scaling and max_total and total + n > max_total:
                 continue
+            if exceeded(left, {r: n * v for r, v in self.delta(g.template).items()}):
+                continue
+            ok = [eg for eg in groups if eg.exemplar is not None and self._fits_empty(checker, eg.exemplar, g, view)]
+            if ok:
+                self._schedulable[g.name] = ok
+        estimator = BinpackingEstimator(checker, self._base_factory(view, pods))
+        out = []
+        for name, ok in self._schedulable.items():
+            g = self.cfg.group(name)
+            # the estimator's thresholds: maxNodesPerScaleUp, the room maxNodesTotal leaves, and
+            # the room of the group and its similar groups
+            rooms = [self.cfg.group(s).max_size - sizes[s] for s in [name, *self.similar_groups(name, self._schedulable)]]
+            budget = estimation_limit(self.cfg.max_nodes_per_scale_up, cluster_capacity(max_total, total), sng_capacity(rooms))
             self.stats.estimations += 1
             tmpl = node_named(g.template, f"template-{g.name}", {GROUP_LABEL: g.name})
-            est = estimator.estimate(ok, tmpl, room, name_prefix=f"e-{g.name}")
-            if est.nodes > 0:
-                out.append(Option(g.name, est.nodes, est.pods, g.template, self.cfg.prices.node(g)))
+            est = estimator.estimate(ok, tmpl, budget, name_prefix=f"e-{g.name}")
+            count = est.nodes
+            if g.zero_or_max_node_scaling and count > 0:
+                count = g.max_size - sizes[name]  # zero or max: the only valid size is the max
+            if count > 0:
+                out.append(Option(g.name, count, est.pods, g.template, self.cfg.prices.node(g)))
         return out
+
+    def _create(self, group: NodeGroup, count: int, now: float) -> None:
+        for _ in range(count):
+            name = self.new_name(group.name)
+            node = node_named(group.template, name, {GROUP_LABEL: group.name})
+            self.upcoming[name] = Upcoming(group.name, now, node)
+            self.provider.create(group, node)
+
+    def _scaled_up(self, nodes: int, now: float) -> None:
+        self.stats.scale_ups += 1
+        self.stats.nodes_added += nodes
+        self.last_scale_up = now
 
     def scale_up(self, view: ClusterView, now: float) -> bool:
         pods = self.pending(view, now)
@@ -312,17 +406,63 @@ class ClusterAutoscaler:
         best = self.expander.best(options, view.snapshot.n)
         if best is None:
             return False
+        snap = view.snapshot
+        sizes = self.group_sizes(snap)
         group = self.cfg.group(best.group)
-        for _ in range(best.node_count):
-            name = self.new_name(group.name)
-            node = node_named(group.template, name, {GROUP_LABEL: group.name})
-            self.upcoming[name] = Upcoming(group.name, now, node)
-            self.provider.create(group, node)
-        self.groups[group.name].backoff_step = 0.0
-        self.stats.scale_ups += 1
-        self.stats.nodes_added += best.node_count
-        self.last_scale_up = now
+        new = best.node_count
+        if self.cfg.max_nodes_total:  # GetCappedNewNodeCount
+            new = min(new, self.cfg.max_nodes_total - self.cluster_size(snap))
+        left = self.resources_left(snap, sizes)
+        new = apply_limits(new, left, self.delta(group.template))
+        if new <= 0 or (group.zero_or_max_node_scaling and new < group.max_size - sizes[group.name]):
+            return False  # an atomic group grows to its max or not at all
+        # balanceScaleUps: split between the group and its similar groups still under the limits,
+        # then cap each share by what the limits leave (capScaleUpsByQuota)
+        similar = [s for s in self.similar_groups(group.name, self._schedulable) if not exceeded(left, self.delta(self.cfg.group(s).template))]
+        plan = balance_scale_up([(n, sizes[n], self.cfg.group(n).max_size) for n in [group.name, *similar]], new)
+        added = 0
+        for info in plan:
+            g = self.cfg.group(info.group)
+            d = self.delta(g.template)
+            k = apply_limits(info.new - info.current, left, d)
+            consume(left, d, k)
+            if k > 0:
+                self._create(g, k, now)
+                added += k
+        if not added:
+            return False
+        self._scaled_up(added, now)
         return True
+
+    def scale_up_to_min_size(self, view: ClusterView, now: float) -> bool:
+        """ScaleUpToNodeGroupMinSize (``enforceNodeGroupMinSize``): every group below its min
+        (registered plus upcoming nodes) and not backing off grows to it, within the resource
+        limits and ``maxNodesTotal``. Unlike upstream, each group's nodes count against the
+        limits for the next group, and ``maxNodesTotal`` caps the cluster rather than the group."""
+        snap = view.snapshot
+        sizes = self.group_sizes(snap)
+        left = self.resources_left(snap, sizes)
+        total = self.cluster_size(snap)
+        added = 0
+        for g in self.cfg.node_groups:
+            size = sizes[g.name]
+            if size >= g.min_size or self.groups[g.name].backoff_until > now:
+                continue
+            d = self.delta(g.template)
+            if exceeded(left, d):
+                continue
+            k = apply_limits(g.min_size - size, left, d)
+            if self.cfg.max_nodes_total:
+                k = min(k, self.cfg.max_nodes_total - total)
+            if k <= 0:
+                continue
+            consume(left, d, k)
+            total += k
+            self._create(g, k, now)
+            added += k
+        if added:
+            self._scaled_up(added, now)
+        return added > 0
 
     # ---- scale-down ----------------------------------------------------------------------
     def threshold(self, node: Node) -> float:

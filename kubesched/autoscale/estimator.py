@@ -70,7 +70,8 @@ class Estimate:
 
 
 class BinpackingEstimator:
-    """``estimate(groups, template, max_nodes)``; ``max_nodes`` 0 = no limit (the static threshold)."""
+    """``estimate(groups, template, max_nodes)``; ``max_nodes`` 0 = no limit, below 0 = no node
+    (``estimation_limit``)."""
 
     def __init__(self, checker: PredicateChecker, snapshot_factory: Callable[[], Snapshot]) -> None:
         self.checker = checker
@@ -134,6 +135,38 @@ class BinpackingEstimator:
             if new_available:
                 new_available = on_new_nodes(pods[k:])
         return Estimate(len(with_pods), scheduled, snap, [n for n in new_names if n in with_pods])
+
+
+def min_limit(base: int, target: int) -> int:
+    """getMinLimit: -1 (no node at all) when either is negative, else the smaller of those set
+    (0 = not set)."""
+    if base < 0 or target < 0:
+        return -1
+    if (base == 0 or base > target) and target > 0:
+        return target
+    return base
+
+
+def cluster_capacity(max_nodes_total: int, current_nodes: int) -> int:
+    """ClusterCapacityThreshold: the nodes ``maxNodesTotal`` still allows; 0 (no limit) when it
+    is not set, or already reached (scale-up does not run then)."""
+    return max(0, max_nodes_total - current_nodes) if max_nodes_total > 0 else 0
+
+
+def sng_capacity(rooms: list[int]) -> int:
+    """SngCapacityThreshold: the room (max - target size) of the group and its similar groups,
+    over-provisioned ones counting none; -1 when there is none."""
+    total = sum(r for r in rooms if r > 0)
+    return total if total > 0 else -1
+
+
+def estimation_limit(static: int, cluster: int, sng: int) -> int:
+    """The binpacking estimator's node budget for a group (threshold_based_limiter.go): the
+    thresholds combined by ``min_limit``; 0 is no limit, -1 no node."""
+    limit = 0
+    for threshold in (static, cluster, sng):
+        limit = min_limit(limit, threshold)
+    return limit
 
 
 def uses_hostname_spread(pod: Pod) -> bool:

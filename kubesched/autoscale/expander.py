@@ -1,13 +1,15 @@
 """Cluster Autoscaler's expanders: which node group to grow when several could help.
 
 Each filter narrows the options as ``cluster-autoscaler/expander/<name>`` does; ties left after
-it are broken at random (CA's fallback). ``price`` picks one option itself, as upstream.
+it are broken at random (CA's fallback). ``price`` picks one option itself, as upstream. A chain
+(``priority,least-waste``) runs the filters in turn, as ``expander/factory/chain.go``.
 """
 
 from __future__ import annotations
 
 import math
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -115,32 +117,49 @@ def price(options: list[Option], prices: Prices, cluster_nodes: int) -> list[Opt
     return [best] if best is not None else []
 
 
+Filter = Callable[[list[Option]], list[Option]]
+Strategy = Callable[[list[Option]], "Option | None"]
+
+
+def chain(filters: list[Filter], fallback: Strategy, options: list[Option]) -> Option | None:
+    """chain.go: each filter narrows the options for the next; one option left ends the chain;
+    the fallback (random) chooses among what is left."""
+    left = list(options)
+    for f in filters:
+        left = f(left)
+        if len(left) == 1:
+            return left[0]
+    return fallback(left)
+
+
 class Expander:
-    """``best(options)``: the chosen option (None when there is none)."""
+    """``best(options)``: the chosen option (None when there is none). ``name`` is one expander or
+    a chain, as CA's ``--expander=priority,least-waste``."""
 
     def __init__(self, name: str, rng: np.random.Generator, *, priorities: dict[int, list[str]] | None = None, prices: Prices | None = None) -> None:
-        self.name = name
+        self.names = [n.strip() for n in name.split(",")]
         self.rng = rng
         self.priorities = priorities or {}
         self.prices = prices or Prices()
 
-    def filter(self, options: list[Option], cluster_nodes: int = 0) -> list[Option]:
-        if self.name == "least-waste":
-            return least_waste(options)
-        if self.name == "most-pods":
-            return most_pods(options)
-        if self.name == "least-nodes":
-            return least_nodes(options)
-        if self.name == "priority":
-            return priority(options, self.priorities)
-        if self.name == "price":
-            return price(options, self.prices, cluster_nodes)
-        return list(options)  # random
+    def _filter(self, name: str, cluster_nodes: int) -> Filter:
+        if name == "least-waste":
+            return least_waste
+        if name == "most-pods":
+            return most_pods
+        if name == "least-nodes":
+            return least_nodes
+        if name == "priority":
+            return lambda opts: priority(opts, self.priorities)
+        if name == "price":
+            return lambda opts: price(opts, self.prices, cluster_nodes)
+        return lambda opts: [o] if (o := self.random(opts)) is not None else []
+
+    def random(self, options: list[Option]) -> Option | None:
+        """random.go: any option (no draw when there is one or none)."""
+        if len(options) <= 1:
+            return options[0] if options else None
+        return options[int(self.rng.integers(len(options)))]
 
     def best(self, options: list[Option], cluster_nodes: int = 0) -> Option | None:
-        left = self.filter(options, cluster_nodes)
-        if not left:
-            return None
-        if len(left) == 1:
-            return left[0]
-        return left[int(self.rng.integers(len(left)))]
+        return chain([self._filter(n, cluster_nodes) for n in self.names], self.random, options)

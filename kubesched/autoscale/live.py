@@ -15,6 +15,7 @@ NodeProvider`` (``create(group, node)``, ``delete(name)``, ``cancel(name)``), na
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import importlib
 import logging
 import sys
@@ -51,7 +52,7 @@ def kwok_template(group: NodeGroup) -> NodeGroup:
     raw["metadata"] = {**raw.get("metadata", {}), "labels": labels}
     raw["spec"] = {**raw.get("spec", {}), "taints": [*raw.get("spec", {}).get("taints", []), KWOK_TAINT]}
     node = Node.parse(raw)
-    return NodeGroup(group.name, node, group.min_size, group.max_size, group.price)
+    return dataclasses.replace(group, template=node)  # the group's other settings kept
 
 
 class KwokProvider:
