@@ -483,20 +483,30 @@ def parse_cluster(m: dict, path: str) -> Cluster:
     )
 
 
+#: The general estimator builds one node per node a Cluster's status counts in a grade: at most
+#: this many in all (Kubernetes supports clusters of 5,000 nodes).
+MAX_MODELED_NODES = 100_000
+
+
 def _uint(value: Any, path: str) -> int:
-    """A Go ``uint`` field: JSON decoding refuses a negative number."""
+    """A Go ``uint`` field: JSON decoding refuses a negative number or one past 64 bits."""
     v = as_int(value, path) or 0
-    if v < 0:
-        raise InputError(f"invalid value {v}: must be a non-negative integer", path=path)
+    if not 0 <= v < 2**64:
+        raise InputError(f"invalid value {v}: must be an unsigned 64-bit integer", path=path)
     return v
 
 
 def _parse_modelings(value: Any, path: str) -> tuple[AllocatableModeling, ...]:
     out = []
+    total = 0
     for i, a in enumerate(as_list(value, path)):
         ip = join_path(path, i)
         am = _obj(a, ip, ("grade", "count"))
-        out.append(AllocatableModeling(_uint(am.get("grade"), join_path(ip, "grade")), as_int(am.get("count"), join_path(ip, "count")) or 0))
+        count = as_int(am.get("count"), join_path(ip, "count")) or 0  # a negative count is read: the estimator falls back
+        total += max(count, 0)
+        if total > MAX_MODELED_NODES:
+            raise InputError(f"the grades count more than {MAX_MODELED_NODES:,} nodes in all", path=join_path(ip, "count"))
+        out.append(AllocatableModeling(_uint(am.get("grade"), join_path(ip, "grade")), count))
     return tuple(out)
 
 

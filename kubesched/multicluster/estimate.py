@@ -36,13 +36,9 @@ MAX_PODS_PER_MODEL_NODE = 110  # maxPodsCountPerNode: Kubernetes' default per-no
 UNAUTHENTIC_REPLICA = -1  # an estimator's "I cannot tell" for one cluster
 
 
-@dataclass(frozen=True)
-class AssumedComponent:
-    """``workv1alpha2.Component`` as an assumed workload carries it: replicas and the requests of
-    one (kubesched's units: cpu in millicores); None: no requirements, a pod count only."""
-
-    replicas: int
-    requests: Resources | None = None
+# ``workv1alpha2.Component`` as an assumed workload carries it: replicas and the requests of one
+# (kubesched's units: cpu in millicores); requests None: no requirements, a pod count only.
+AssumedComponent = Component
 
 
 @dataclass(frozen=True)
@@ -120,10 +116,6 @@ def model_nodes(cluster: Cluster) -> list[FreeNode] | None:
     return [FreeNode(dict(templates[g])) for g in sorted(templates) for _ in range(counts.get(g, 0))]
 
 
-def _components(aw: AssumedWorkload) -> list[Component]:
-    return [Component(c.replicas, c.requests) for c in aw.components]
-
-
 def sets_by_models(cluster: Cluster, components: Sequence[Component], assumed: Sequence[AssumedWorkload], upper_bound: int) -> int | None:
     """getMaximumSetsBasedOnResourceModels: complete sets placed first-fit on the model nodes, after
     the assumed workloads (each placed once); None when the model nodes cannot be built."""
@@ -131,7 +123,7 @@ def sets_by_models(cluster: Cluster, components: Sequence[Component], assumed: S
     if nodes is None:
         return None
     sim = SchedulingSimulator(nodes)
-    simulate_assumed(sim, [_components(aw) for aw in assumed])
+    simulate_assumed(sim, [aw.components for aw in assumed])
     return sim.simulate(components, upper_bound)
 
 

@@ -290,3 +290,12 @@ def test_a_member_reports_its_nodes_per_grade():
     assert [a.count for a in member.cluster.resource_summary.allocatable_modelings] == [0, 2, 1]
     plain = MemberCluster(Cluster("p"), ClusterObjects(nodes=nodes))
     assert plain.cluster.resource_summary.allocatable_modelings == ()
+
+
+def test_counts_past_what_can_be_modelled_are_refused():
+    """One model node is built per counted node: a dump counting 10^12 nodes would never finish."""
+    status = {"resourceSummary": {"allocatableModelings": [{"grade": 0, "count": 60_000}, {"grade": 1, "count": 10**12}]}}
+    with pytest.raises(InputError, match=r"allocatableModelings\[1\].count: the grades count more than 100,000 nodes in all"):
+        _cluster(rm((0, [("cpu", 0, 1)]), (1, [("cpu", 1, MAX)])), status)
+    with pytest.raises(InputError, match=r"grade: invalid value 18446744073709551616"):
+        _cluster([{"grade": 2**64, "ranges": [{"name": "cpu", "min": 0, "max": 1}]}])
