@@ -4,7 +4,8 @@ Kinds and field names are Karmada's, so existing objects load unchanged. Parsing
 Karmada's admission applies before the scheduler sees an object: the validating webhook's rules
 (one clear error naming the field) and the mutating webhook's defaults (spread constraints default
 to ``spreadByField: cluster`` and ``minGroups: 1``; ``replicaSchedulingType`` defaults to Divided and
-a Divided strategy's ``replicaDivisionPreference`` to Weighted). Fields that do not affect placement
+a Divided strategy's ``replicaDivisionPreference`` to Weighted). A Cluster's resource models are
+standardized and validated as Karmada's registry does on create. Fields that do not affect placement
 (failover, conflict resolution, suspension, ...) are accepted as Karmada defines them and ignored.
 """
 
@@ -12,10 +13,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from fractions import Fraction
 from typing import Any
 
 from kubesched.api.fields import as_int, as_int32, as_list, as_map, as_str, str_map
 from kubesched.api.objects import Pod
+from kubesched.api.quantity import INT64_MAX, parse_quantity, resource_value
 from kubesched.api.resources import Resources, parse_resource_list
 from kubesched.api.selectors import LabelSelector, NodeSelectorRequirement, validate_label_key
 from kubesched.api.taints import Taint, Toleration, parse_taints, parse_tolerations
@@ -361,11 +364,38 @@ def parse_policy(m: dict, path: str) -> PropagationPolicy:
 
 
 # ---- Cluster -----------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class ResourceModelRange:
+    """One resource's interval [min, max) in a grade (kubesched's units: cpu in millicores)."""
+
+    name: str
+    min: int
+    max: int
+
+
+@dataclass(frozen=True)
+class ResourceModel:
+    """``spec.resourceModels[*]``: a grade and its ranges, one per resource, in the same order in
+    every grade."""
+
+    grade: int
+    ranges: tuple[ResourceModelRange, ...]
+
+
+@dataclass(frozen=True)
+class AllocatableModeling:
+    """``status.resourceSummary.allocatableModelings[*]``: how many nodes fall in a grade."""
+
+    grade: int
+    count: int
+
+
 @dataclass
 class ResourceSummary:
     allocatable: Resources = field(default_factory=dict)
     allocating: Resources = field(default_factory=dict)
     allocated: Resources = field(default_factory=dict)
+    allocatable_modelings: tuple[AllocatableModeling, ...] = ()
 
 
 @dataclass
@@ -384,6 +414,7 @@ class Cluster:
     complete_api_enablements: bool = False
     resource_summary: ResourceSummary | None = None
     deleting: bool = False
+    resource_models: tuple[ResourceModel, ...] = ()  # spec.resourceModels, standardized
 
     def api_enablement(self, api_version: str, kind: str) -> str:
         """Cluster.APIEnablement: APIEnabled, APIDisabled (the list is complete) or APIUnknown."""
@@ -434,6 +465,7 @@ def parse_cluster(m: dict, path: str) -> Cluster:
             parse_resource_list(rm.get("allocatable"), join_path(rp, "allocatable")),
             parse_resource_list(rm.get("allocating"), join_path(rp, "allocating")),
             parse_resource_list(rm.get("allocated"), join_path(rp, "allocated")),
+            _parse_modelings(rm.get("allocatableModelings"), join_path(rp, "allocatableModelings")),
         )
     return Cluster(
         name=name,
@@ -447,6 +479,85 @@ def parse_cluster(m: dict, path: str) -> Cluster:
         complete_api_enablements=complete,
         resource_summary=summary,
         deleting=bool(as_str(md.get("deletionTimestamp"), join_path(mp, "deletionTimestamp"))),
+        resource_models=parse_resource_models(spec.get("resourceModels"), join_path(sp, "resourceModels")),
+    )
+
+
+#: The general estimator builds one node per node a Cluster's status counts in a grade: at most
+#: this many in all (Kubernetes supports clusters of 5,000 nodes).
+MAX_MODELED_NODES = 100_000
+
+
+def _uint(value: Any, path: str) -> int:
+    """A Go ``uint`` field: JSON decoding refuses a negative number or one past 64 bits."""
+    v = as_int(value, path) or 0
+    if not 0 <= v < 2**64:
+        raise InputError(f"invalid value {v}: must be an unsigned 64-bit integer", path=path)
+    return v
+
+
+def _parse_modelings(value: Any, path: str) -> tuple[AllocatableModeling, ...]:
+    out = []
+    total = 0
+    for i, a in enumerate(as_list(value, path)):
+        ip = join_path(path, i)
+        am = _obj(a, ip, ("grade", "count"))
+        count = as_int(am.get("count"), join_path(ip, "count")) or 0  # a negative count is read: the estimator falls back
+        total += max(count, 0)
+        if total > MAX_MODELED_NODES:
+            raise InputError(f"the grades count more than {MAX_MODELED_NODES:,} nodes in all", path=join_path(ip, "count"))
+        out.append(AllocatableModeling(_uint(am.get("grade"), join_path(ip, "grade")), count))
+    return tuple(out)
+
+
+def parse_resource_models(value: Any, path: str) -> tuple[ResourceModel, ...]:
+    """``spec.resourceModels`` as Karmada's registry admits them on create: standardized first
+    (StandardizeClusterResourceModels: sorted by grade, the first grade's mins taken as 0, the last
+    grade's maxes as MaxInt64), then validated (ValidateClusterResourceModels: no two grades the
+    same, the same resources in the same order in every grade, min < max, and each grade's min
+    equal to the grade below's max). Validation compares exact quantities; the models keep
+    kubesched's integer units."""
+    parsed: list[tuple[int, list[tuple[str, Fraction, Fraction]], str]] = []
+    for i, m in enumerate(as_list(value, path)):
+        ip = join_path(path, i)
+        mm = _obj(m, ip, ("grade", "ranges"))
+        rp = join_path(ip, "ranges")
+        ranges = []
+        for j, r in enumerate(as_list(mm.get("ranges"), rp)):
+            jp = join_path(rp, j)
+            rr = _obj(r, jp, ("name", "min", "max"))
+            name = as_str(rr.get("name"), join_path(jp, "name"))
+            if not name:
+                raise InputError("Required value", path=join_path(jp, "name"))
+            bounds = []
+            for key in ("min", "max"):
+                if rr.get(key) is None:
+                    raise InputError("Required value", path=join_path(jp, key))
+                bounds.append(parse_quantity(rr[key], join_path(jp, key)))
+            ranges.append((name, bounds[0], bounds[1]))
+        parsed.append((_uint(mm.get("grade"), join_path(ip, "grade")), ranges, ip))
+    if not parsed:
+        return ()
+    parsed.sort(key=lambda m: m[0])  # sort.Slice by grade (equal grades are refused below)
+    parsed[0] = (parsed[0][0], [(n, Fraction(0), hi) for n, _, hi in parsed[0][1]], parsed[0][2])
+    parsed[-1] = (parsed[-1][0], [(n, lo, Fraction(INT64_MAX)) for n, lo, _ in parsed[-1][1]], parsed[-1][2])
+    for i, (grade, ranges, ip) in enumerate(parsed):
+        prev = parsed[i - 1] if i else None
+        if prev is not None and grade == prev[0]:
+            raise InputError("The grade of each models should not be the same", path=join_path(ip, "grade"))
+        if prev is not None and len(prev[1]) != len(ranges):
+            raise InputError("The number of resource types should be the same", path=join_path(ip, "ranges"))
+        for j, (name, lo, hi) in enumerate(ranges):
+            jp = join_path(join_path(ip, "ranges"), j)
+            if hi <= lo:
+                raise InputError("The max value of each resource must be greater than the min value", path=join_path(jp, "max"))
+            if prev is not None and prev[1][j][0] != name:
+                raise InputError("The resource types of each models should be the same", path=join_path(jp, "name"))
+            if prev is not None and prev[1][j][2] != lo:
+                raise InputError("Model intervals for resources must be contiguous and non-overlapping", path=join_path(jp, "min"))
+    return tuple(
+        ResourceModel(grade, tuple(ResourceModelRange(n, resource_value(n, lo), resource_value(n, hi)) for n, lo, hi in ranges))
+        for grade, ranges, _ in parsed
     )
 
 

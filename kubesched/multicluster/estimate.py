@@ -7,6 +7,12 @@ requests; it cannot see that free capacity is split across nodes, nor node selec
 spread. :mod:`kubesched.multicluster.simulate_estimator` answers with kubesched's own scheduler on
 the member cluster's nodes instead.
 
+When the Cluster sets resource models and its status counts nodes per grade
+(``allocatableModelings``), the general estimator instead places replicas first-fit on nodes
+holding each grade's minimums (:func:`replicas_by_models`), capped by the free pod count. Its
+component-set estimate (:meth:`GeneralEstimator.max_available_component_sets`) divides the summary
+by a whole set's requests, then the models bound it the same way.
+
 Both take **assumed workloads** (Karmada's ``AssumedWorkloads``, its SchedulingOvercommitProtection):
 per cluster, the replicas already assigned there whose pods the cluster does not show yet. The
 general estimator adds their requests to the summary's ``allocating``; the simulated estimator
@@ -22,18 +28,17 @@ from typing import Protocol
 
 from kubesched.api.resources import CPU, PODS, Resources
 from kubesched.multicluster.api import Binding, Cluster, ResourceSummary
+from kubesched.multicluster.firstfit import Component, FreeNode, SchedulingSimulator, simulate_assumed
 
 MAX_INT32 = 2**31 - 1
+MAX_INT64 = 2**63 - 1
+MAX_PODS_PER_MODEL_NODE = 110  # maxPodsCountPerNode: Kubernetes' default per-node pod limit
 UNAUTHENTIC_REPLICA = -1  # an estimator's "I cannot tell" for one cluster
 
 
-@dataclass(frozen=True)
-class AssumedComponent:
-    """``workv1alpha2.Component`` as an assumed workload carries it: replicas and the requests of
-    one (kubesched's units: cpu in millicores); None: no requirements, a pod count only."""
-
-    replicas: int
-    requests: Resources | None = None
+# ``workv1alpha2.Component`` as an assumed workload carries it: replicas and the requests of one
+# (kubesched's units: cpu in millicores); requests None: no requirements, a pod count only.
+AssumedComponent = Component
 
 
 @dataclass(frozen=True)
@@ -79,8 +84,70 @@ def allowed_pod_number(s: ResourceSummary) -> int:
     return max(n, 0)
 
 
+def replicas_by_cluster_summary(s: ResourceSummary, requests: Resources) -> int:
+    """getMaximumReplicasBasedOnClusterSummary: min over requested resources of free / request
+    (MAX_INT64 when nothing is requested); 0 when a requested resource is missing or used up."""
+    maximum = MAX_INT64
+    for res, req in requests.items():
+        if _value(res, req) <= 0:
+            continue
+        if res not in s.allocatable:
+            return 0
+        avail = s.allocatable[res] - s.allocated.get(res, 0) - s.allocating.get(res, 0)
+        if _value(res, avail) <= 0:
+            return 0
+        maximum = min(maximum, avail // req)  # cpu: millicores on both sides, as upstream
+    return maximum
+
+
+def model_nodes(cluster: Cluster) -> list[FreeNode] | None:
+    """buildModelNodes: per grade in ascending order, ``count`` nodes holding the grade's minimums
+    and 110 pod slots. None (upstream's error) without a summary or models, or for a negative
+    count; a grade in only one of spec and status gives no nodes."""
+    s = cluster.resource_summary
+    if s is None or not cluster.resource_models:
+        return None
+    counts: dict[int, int] = {}
+    for a in s.allocatable_modelings:
+        if a.count < 0:
+            return None
+        counts[a.grade] = counts.get(a.grade, 0) + a.count
+    templates = {m.grade: {**{r.name: r.min for r in m.ranges}, PODS: MAX_PODS_PER_MODEL_NODE} for m in cluster.resource_models}
+    return [FreeNode(dict(templates[g])) for g in sorted(templates) for _ in range(counts.get(g, 0))]
+
+
+def sets_by_models(cluster: Cluster, components: Sequence[Component], assumed: Sequence[AssumedWorkload], upper_bound: int) -> int | None:
+    """getMaximumSetsBasedOnResourceModels: complete sets placed first-fit on the model nodes, after
+    the assumed workloads (each placed once); None when the model nodes cannot be built."""
+    nodes = model_nodes(cluster)
+    if nodes is None:
+        return None
+    sim = SchedulingSimulator(nodes)
+    simulate_assumed(sim, [aw.components for aw in assumed])
+    return sim.simulate(components, upper_bound)
+
+
+def replicas_by_models(cluster: Cluster, requests: Resources, assumed: Sequence[AssumedWorkload] = ()) -> int | None:
+    """getMaximumReplicasBasedOnResourceModels: one replica as a one-pod set, up to MAX_INT32. The
+    model nodes carry no labels or taints, so a replica's node claim never excludes one."""
+    return sets_by_models(cluster, [Component(1, requests)], assumed, MAX_INT32)
+
+
+def _sum_assumed(assumed: Sequence[AssumedWorkload]) -> tuple[int, Resources]:
+    """sumAssumedWorkloadDemands: pods and replicas x requests of every component (components of
+    zero replicas included, unlike deduct_assumed_from_summary)."""
+    pods = 0
+    demand: Resources = {}
+    for aw in assumed:
+        for c in aw.components:
+            pods += c.replicas
+            for res, amount in (c.requests or {}).items():
+                demand[res] = demand.get(res, 0) + amount * c.replicas
+    return pods, demand
+
+
 class GeneralEstimator:
-    """Karmada's general-estimator: the cluster's resource summary only."""
+    """Karmada's general-estimator: the cluster's resource summary, or its resource models."""
 
     name = "general"
 
@@ -99,16 +166,58 @@ class GeneralEstimator:
             return 0
         if not binding.requirements or binding.template is None:
             return maximum
-        for res, req in binding.template.requests.items():
-            if _value(res, req) <= 0:
+        requests = binding.template.requests
+        if s.allocatable_modelings:  # the models' answer replaces the summary's
+            num = replicas_by_models(cluster, requests, assumed)
+            if num is not None:
+                return min(maximum, num)
+        return min(maximum, replicas_by_cluster_summary(s, requests))
+
+    def max_available_component_sets(
+        self, clusters: list[Cluster], components: Sequence[Component], assumed: Assumed | None = None
+    ) -> list[int]:
+        """MaxAvailableComponentSets: complete sets of ``components`` per cluster."""
+        return [self.component_sets_for_cluster(c, components, (assumed or {}).get(c.name, ())) for c in clusters]
+
+    @staticmethod
+    def component_sets_for_cluster(cluster: Cluster, components: Sequence[Component], assumed: Sequence[AssumedWorkload] = ()) -> int:
+        """maxAvailableComponentSets: the free pods and free resources (assumed workloads deducted)
+        divided by one set's, then bounded by the resource models when the status counts grades.
+        Amounts are kubesched's (cpu in millicores) on both sides, where upstream compares
+        thousandths of a decimal-format quantity with units of a binary-format one."""
+        s = cluster.resource_summary
+        if s is None:
+            return 0
+        available = {r: a - s.allocated.get(r, 0) - s.allocating.get(r, 0) for r, a in s.allocatable.items()}
+        allowed = allowed_pod_number(s)
+        if allowed <= 0:
+            return 0
+        if assumed:
+            pods, demand = _sum_assumed(assumed)
+            allowed -= pods
+            for res, amount in demand.items():
+                available[res] = available.get(res, 0) - amount
+            if allowed <= 0:
+                return 0
+        pods_per_set = sum(c.replicas for c in components)
+        if pods_per_set <= 0:
+            return min(allowed, MAX_INT32)
+        max_sets = min(allowed // pods_per_set, MAX_INT32)
+        per_set: Resources = {}
+        for c in components:
+            for res, amount in (c.requests or {}).items():
+                per_set[res] = per_set.get(res, 0) + amount * c.replicas
+        for res, need in per_set.items():  # resourceBoundedSets
+            if need <= 0:
                 continue
-            if res not in s.allocatable:
+            if available.get(res, 0) <= 0:
                 return 0
-            avail = s.allocatable[res] - s.allocated.get(res, 0) - s.allocating.get(res, 0)
-            if _value(res, avail) <= 0:
-                return 0
-            maximum = min(maximum, avail // req)  # cpu: millicores on both sides, as upstream
-        return maximum
+            max_sets = min(max_sets, available[res] // need)
+        if s.allocatable_modelings:  # applyResourceModelBound
+            num = sets_by_models(cluster, components, assumed, max_sets)
+            if num is not None:
+                return min(max_sets, num)
+        return max_sets
 
 
 class Estimators:

@@ -2,8 +2,9 @@
 
 The Cluster's status is what Karmada's cluster-status controller would report for these nodes and
 pods: the resource summary (allocatable of every node; requests of bound, non-terminal pods as
-allocated; requests of unbound pods as allocating; a ``pods`` entry counting each) and, unless the
-Cluster object lists them, the built-in Kubernetes APIs as enabled.
+allocated; requests of unbound pods as allocating; a ``pods`` entry counting each; when the Cluster
+sets resource models, the nodes per grade as ``allocatableModelings``) and, unless the Cluster
+object lists them, the built-in Kubernetes APIs as enabled.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from kubesched.config import SchedulerConfig
 from kubesched.framework.registry import Registry
 from kubesched.load import ClusterObjects
 from kubesched.multicluster.api import Cluster, ResourceSummary
+from kubesched.multicluster.modeling import allocatable_modelings
 from kubesched.plugins import in_tree_registry
 from kubesched.scheduler import Scheduler
 from kubesched.state.snapshot import Snapshot
@@ -123,7 +125,11 @@ class MemberCluster:
             add_into(allocating, p.requests)
         allocating[PODS] = len(pending)
         allocated.setdefault(PODS, 0)
-        self.cluster.resource_summary = ResourceSummary(allocatable, allocating, allocated)
+        modelings = ()
+        if self.cluster.resource_models:
+            bound = (p for on_node in snap.pods_on for p in on_node.values())
+            modelings = allocatable_modelings(self.cluster.resource_models, snap.nodes, bound)
+        self.cluster.resource_summary = ResourceSummary(allocatable, allocating, allocated, modelings)
 
     # ---- replicas --------------------------------------------------------------------------------
     def _on_scheduled(self, res) -> None:  # noqa: ANN001 - ScheduleResult
