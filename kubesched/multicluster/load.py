@@ -224,6 +224,8 @@ def to_binding(t: Template, policy: PropagationPolicy) -> Binding:
         requirements=has_requirements(t.pod),
         labels=t.labels,
         annotations=t.annotations,
+        failover=policy.failover,
+        propagate_deps=policy.propagate_deps,
     )
 
 
