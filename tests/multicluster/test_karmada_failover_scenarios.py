@@ -1,0 +1,232 @@
+"""Failover over time: replicas leave a failed member within the binding's tolerations and come
+back only as Karmada brings them back (FailoverController with the real scheduler)."""
+
+from __future__ import annotations
+
+import math
+
+from kubesched.api.taints import NO_EXECUTE, NO_SCHEDULE, Taint
+from kubesched.multicluster.api import Binding, Cluster, ResourceSummary, TargetCluster, parse_policy
+from kubesched.multicluster.failover import (
+    NOT_READY_NO_EXECUTE,
+    TAINT_NOT_READY,
+    TAINT_UNREACHABLE,
+    FailoverController,
+    FailoverOptions,
+)
+from kubesched.multicluster.federation import Federation
+from kubesched.multicluster.member import MemberCluster
+
+ON = FailoverOptions(failover=True, no_execute_eviction=True, taint_policies=(NOT_READY_NO_EXECUTE,))
+WEIGHTED = {"replicaSchedulingType": "Divided", "replicaDivisionPreference": "Weighted"}
+TOLERATE_60 = [{"key": TAINT_NOT_READY, "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 60}]
+
+
+def federation(*names: str) -> Federation:
+    members = []
+    for n in names:
+        c = Cluster(n, api_enablements={"apps/v1": frozenset({"Deployment"})}, complete_api_enablements=True,
+                    resource_summary=ResourceSummary({"pods": 100}, {}, {}))
+        members.append(MemberCluster(c))
+    return Federation(members, estimator="general")
+
+
+def make_binding(replicas: int, placement: dict, failover: dict | None = None, propagate_deps: bool = False) -> Binding:
+    spec = {"resourceSelectors": [{"apiVersion": "apps/v1", "kind": "Deployment"}], "placement": placement,
+            "propagateDeps": propagate_deps}
+    if failover is not None:
+        spec["failover"] = failover
+    p = parse_policy({"kind": "PropagationPolicy", "metadata": {"name": "web"}, "spec": spec}, "policy")
+    return Binding("apps/v1", "Deployment", "default", "web", "uid-web", replicas, None, p.placement,
+                   failover=p.failover, propagate_deps=p.propagate_deps)
+
+
+def start(fed: Federation, b: Binding, options: FailoverOptions = ON, health=None) -> FailoverController:  # noqa: ANN001
+    """Schedule ``b`` once, as Karmada does when it is created, and follow it."""
+    d = fed.decide(b)
+    assert d.scheduled, d.message
+    ctl = FailoverController([m.cluster for m in fed.members], fed.decide, options, health)
+    ctl.track(Binding(**{**b.__dict__, "clusters": tuple(d.clusters)}))
+    return ctl
+
+
+def placed(ctl: FailoverController) -> dict[str, int]:
+    return {t.name: t.replicas for t in ctl.binding("Deployment default/web").clusters}
+
+
+def kinds(events) -> list[tuple[str, str]]:  # noqa: ANN001
+    return [(e.kind, e.cluster) for e in events]
+
+
+def test_unreachable_member_is_tainted_noschedule_and_untainted_when_ready():
+    """The cluster controller: Unknown gives the unreachable NoSchedule taint, False swaps it for
+    not-ready, True removes it; with the policy, not-ready NoExecute comes and goes with them."""
+    fed = federation("member1", "member2")
+    ctl = start(fed, make_binding(2, {"replicaScheduling": WEIGHTED}))
+    m1 = fed.by_name["member1"].cluster
+    ctl.set_condition("member1", "Unknown", now=0)
+    assert m1.taints == (Taint(TAINT_UNREACHABLE, "", NO_SCHEDULE), Taint(TAINT_NOT_READY, "", NO_EXECUTE))
+    ctl.set_condition("member1", "False", now=5)
+    assert m1.taints == (Taint(TAINT_NOT_READY, "", NO_EXECUTE), Taint(TAINT_NOT_READY, "", NO_SCHEDULE))
+    assert ctl.taints["member1"][0].time_added == 0  # the NoExecute taint kept its time
+    ctl.set_condition("member1", "True", now=9)
+    assert m1.taints == ()
+
+
+def test_replicas_move_off_after_toleration_and_stay_away_when_member_returns():
+    """Divided 4 replicas over member1..3 (static 1:1:1 gives 2:1:1). member1 goes unreachable at
+    t=0; the binding tolerates not-ready NoExecute for 60 s: at 30 s nothing moves, at 60 s member1
+    is evicted gracefully, the scheduler places all 4 on member2 and member3, and member1's
+    replicas are purged once the new ones are healthy. When member1 is Ready again its taints go but
+    the replicas stay where they went: Karmada does not move a Divided binding back by itself."""
+    fed = federation("member1", "member2", "member3")
+    healthy = {"member1": True, "member2": True, "member3": True}
+    ready_at = {"t": math.inf}
+    now = {"t": 0.0}
+
+    def health(b, c):  # noqa: ANN001, ANN202 - the new replicas on member3 start by t=90
+        if c == "member3" and now["t"] < ready_at["t"]:
+            return "Unhealthy"
+        return "Healthy" if healthy[c] else "Unknown"
+
+    ctl = start(fed, make_binding(4, {"replicaScheduling": WEIGHTED, "clusterTolerations": TOLERATE_60}), health=health)
+    assert placed(ctl) == {"member1": 2, "member2": 1, "member3": 1}
+    healthy["member1"] = False
+    ctl.set_condition("member1", "Unknown", now=0)
+    assert ctl.step(now=30) == []
+    assert placed(ctl)["member1"] == 2 and ctl.next_time() == 60
+    now["t"], ready_at["t"] = 60, 90
+    events = ctl.step(now=60)
+    assert kinds(events)[:2] == [("evict", "member1"), ("schedule", "")]
+    assert placed(ctl) == {"member2": 2, "member3": 2}
+    (task,) = ctl.tasks("Deployment default/web")
+    assert (task.from_cluster, task.purge_mode, task.replicas, task.creation_timestamp) == ("member1", "Gracefully", 2, 60)
+    assert ctl.binding("Deployment default/web").eviction_clusters == {"member1"}
+    assert all(e.kind != "purge" for e in events)  # member3's new replicas are not healthy yet
+    now["t"] = 90
+    assert kinds(ctl.step(now=90)) == [("purge", "member1")]
+    assert ctl.tasks("Deployment default/web") == []
+    healthy["member1"] = True
+    ctl.set_condition("member1", "True", now=200)
+    assert fed.by_name["member1"].cluster.taints == ()
+    assert ctl.step(now=201) == []  # Divided and all replicas assigned: not rescheduled
+    assert placed(ctl) == {"member2": 2, "member3": 2}
+
+
+def test_untolerated_noexecute_evicts_at_once_and_duplicated_comes_back():
+    """No toleration: evicted on the first step. A Duplicated binding is scheduled every time
+    Karmada looks at it, so once member1 is Ready and its eviction task has ended it is back."""
+    fed = federation("member1", "member2")
+    ctl = start(fed, make_binding(3, {"replicaScheduling": {"replicaSchedulingType": "Duplicated"}}))
+    assert placed(ctl) == {"member1": 3, "member2": 3}
+    ctl.set_condition("member1", "False", now=0)
+    events = ctl.step(now=0)
+    assert ("evict", "member1") in kinds(events)
+    assert placed(ctl) == {"member2": 3}
+    ctl.set_condition("member1", "True", now=100)
+    ctl.step(now=100)
+    assert placed(ctl) == {"member1": 3, "member2": 3}
+
+
+def test_duplicated_stays_off_a_member_still_not_ready():
+    """The eviction task ends (the rest is healthy) but member1 still carries not-ready
+    NoSchedule: the scheduler keeps it out until it is Ready."""
+    fed = federation("member1", "member2")
+    ctl = start(fed, make_binding(3, {"replicaScheduling": {"replicaSchedulingType": "Duplicated"}}))
+    ctl.set_condition("member1", "False", now=0)
+    ctl.step(now=0)
+    ctl.step(now=10)
+    assert ctl.tasks("Deployment default/web") == [] and placed(ctl) == {"member2": 3}
+
+
+def test_failover_gate_off_keeps_replicas_on_a_failed_member():
+    """Failover is off by default (v1.12+): the member is tainted, nothing is evicted."""
+    fed = federation("member1", "member2")
+    options = FailoverOptions(taint_policies=(NOT_READY_NO_EXECUTE,))
+    ctl = start(fed, make_binding(4, {"replicaScheduling": WEIGHTED}), options)
+    before = placed(ctl)
+    ctl.set_condition("member1", "Unknown", now=0)
+    assert [e.kind for e in ctl.step(now=1000)] == []
+    assert placed(ctl) == before and ctl.next_time() is None
+
+
+def test_noexecute_eviction_flag_off_keeps_replicas():
+    """--enable-no-execute-taint-eviction defaults to false: the taint manager runs but evicts nothing."""
+    fed = federation("member1", "member2")
+    ctl = start(fed, make_binding(4, {"replicaScheduling": WEIGHTED}), FailoverOptions(failover=True, taint_policies=(NOT_READY_NO_EXECUTE,)))
+    ctl.set_condition("member1", "Unknown", now=0)
+    assert all(e.kind != "evict" for e in ctl.step(now=1000))
+
+
+def test_directly_purge_mode_purges_at_eviction():
+    """failover.cluster.purgeMode Directly: the old replicas go with the eviction."""
+    fed = federation("member1", "member2")
+    ctl = start(fed, make_binding(4, {"replicaScheduling": WEIGHTED}, {"cluster": {"purgeMode": "Directly"}}),
+                health=lambda b, c: "Unhealthy")
+    ctl.set_condition("member1", "False", now=0)
+    assert kinds(ctl.step(now=0))[:2] == [("evict", "member1"), ("purge", "member1")]
+    assert placed(ctl) == {"member2": 4}
+
+
+def test_graceful_eviction_times_out():
+    """The new replicas never get healthy: the task ends after --graceful-eviction-timeout."""
+    fed = federation("member1", "member2")
+    ctl = start(fed, make_binding(2, {"replicaScheduling": WEIGHTED}), FailoverOptions(
+        failover=True, no_execute_eviction=True, taint_policies=(NOT_READY_NO_EXECUTE,), graceful_eviction_timeout=120),
+        health=lambda b, c: "Unhealthy")
+    ctl.set_condition("member1", "False", now=0)
+    ctl.step(now=0)
+    assert ctl.next_time() == math.nextafter(120, math.inf)
+    assert kinds(ctl.step(now=120)) == []
+    assert kinds(ctl.step(now=ctl.next_time())) == [("purge", "member1")]
+
+
+def test_application_failover_after_toleration():
+    """spec.failover.application: the application Unhealthy on member1 for more than
+    tolerationSeconds (30) is evicted from it; Never keeps the task (and the old replicas) for good."""
+    fed = federation("member1", "member2")
+    status = {"member1": "Unhealthy", "member2": "Healthy"}
+    app = {"application": {"decisionConditions": {"tolerationSeconds": 30}, "purgeMode": "Never"}}
+    ctl = start(fed, make_binding(4, {"replicaScheduling": WEIGHTED}, app, propagate_deps=True), health=lambda b, c: status[c])
+    assert kinds(ctl.step(now=0)) == []
+    assert ctl.next_time() == math.nextafter(30, math.inf)
+    assert kinds(ctl.step(now=30)) == []
+    events = ctl.step(now=31)
+    assert kinds(events)[:2] == [("evict", "member1"), ("schedule", "")]
+    assert placed(ctl) == {"member2": 4}
+    (task,) = ctl.tasks("Deployment default/web")
+    assert task.suppress_deletion is True and task.reason == "ApplicationFailure"
+    assert all(e.kind != "purge" for e in ctl.step(now=10_000))
+
+
+def test_application_failover_needs_propagate_deps():
+    """Upstream's binding filter skips a binding without propagateDeps."""
+    fed = federation("member1", "member2")
+    app = {"application": {"decisionConditions": {"tolerationSeconds": 0}}}
+    ctl = start(fed, make_binding(4, {"replicaScheduling": WEIGHTED}, app), health=lambda b, c: "Unhealthy")
+    ctl.step(now=0)
+    assert kinds(ctl.step(now=100)) == []
+
+
+def test_recovered_application_is_forgotten():
+    """Healthy again before the toleration ran out: the clock restarts."""
+    fed = federation("member1", "member2")
+    status = {"member1": "Unhealthy", "member2": "Healthy"}
+    app = {"application": {"decisionConditions": {"tolerationSeconds": 30}}}
+    ctl = start(fed, make_binding(4, {"replicaScheduling": WEIGHTED}, app, propagate_deps=True), health=lambda b, c: status[c])
+    ctl.step(now=0)
+    status["member1"] = "Healthy"
+    ctl.step(now=20)
+    status["member1"] = "Unhealthy"
+    ctl.step(now=25)
+    assert kinds(ctl.step(now=40)) == []
+    assert ("evict", "member1") in kinds(ctl.step(now=56))
+
+
+def test_new_binding_avoids_unreachable_member():
+    """The unreachable NoSchedule taint keeps a new binding off the member (TaintToleration)."""
+    fed = federation("member1", "member2")
+    ctl = FailoverController([m.cluster for m in fed.members], fed.decide, ON)
+    ctl.set_condition("member2", "Unknown", now=0)
+    d = fed.decide(make_binding(2, {"replicaScheduling": WEIGHTED}))
+    assert d.clusters == [TargetCluster("member1", 2)]
