@@ -362,6 +362,66 @@ def _check_purge_mode(mode: str, allowed: tuple[str, ...], path: str) -> None:
         raise InputError(f'Unsupported value: "{mode}": supported values: {shown}', path=path)
 
 
+# ---- ClusterTaintPolicy (policy.karmada.io/v1alpha1) ------------------------------------------
+@dataclass(frozen=True)
+class MatchCondition:
+    condition_type: str
+    operator: str  # In | NotIn
+    status_values: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class ClusterTaintPolicy:
+    """``taints`` go on a cluster (of ``target_clusters``, every one when None) whose conditions
+    match all of ``add_on``, and come off when they match all of ``remove_on``."""
+
+    name: str
+    taints: tuple[Taint, ...]
+    add_on: tuple[MatchCondition, ...] = ()
+    remove_on: tuple[MatchCondition, ...] = ()
+    target_clusters: ClusterAffinity | None = None
+
+
+def parse_cluster_taint_policy(m: dict, path: str) -> ClusterTaintPolicy:
+    """The CRD's required fields and enums and the validating webhook's rule that no two taints
+    share key and effect. NoExecute taints are accepted (Karmada's webhook needs
+    ``--allow-no-execute-taint-policy`` for them)."""
+    _obj(m, path, ("apiVersion", "kind", "metadata", "spec", "status"))
+    mp = join_path(path, "metadata")
+    name = as_str(as_map(m.get("metadata"), mp).get("name"), join_path(mp, "name"))
+    if not name:
+        raise InputError("metadata.name is required", path=join_path(mp, "name"))
+    sp = join_path(path, "spec")
+    spec = _obj(m.get("spec"), sp, ("targetClusters", "addOnConditions", "removeOnConditions", "taints"))
+    tp = join_path(sp, "taints")
+    taints = parse_taints(spec.get("taints"), tp)
+    if not taints:
+        raise InputError("should have at least 1 items", path=tp)
+    for i, t in enumerate(taints):
+        if any(u.key == t.key and u.effect == t.effect for u in taints[i + 1 :]):
+            raise InputError(f"Duplicate taint with the same key({t.key}) and effect({t.effect}) is not allowed", path=join_path(tp, i))
+    target = None
+    if spec.get("targetClusters") is not None:
+        target = ClusterAffinity.parse(spec["targetClusters"], join_path(sp, "targetClusters"))
+    return ClusterTaintPolicy(name, taints, _match_conditions(spec.get("addOnConditions"), join_path(sp, "addOnConditions")),
+                              _match_conditions(spec.get("removeOnConditions"), join_path(sp, "removeOnConditions")), target)
+
+
+def _match_conditions(value: Any, path: str) -> tuple[MatchCondition, ...]:
+    out = []
+    for i, c in enumerate(as_list(value, path)):
+        ip = join_path(path, i)
+        cm = _obj(c, ip, ("conditionType", "operator", "statusValues"))
+        ctype = as_str(cm.get("conditionType"), join_path(ip, "conditionType"))
+        if not ctype:
+            raise InputError("Required value", path=join_path(ip, "conditionType"))
+        op = as_str(cm.get("operator"), join_path(ip, "operator"))
+        if op not in ("In", "NotIn"):
+            raise InputError(f'Unsupported value: "{op}": supported values: "In", "NotIn"', path=join_path(ip, "operator"))
+        out.append(MatchCondition(ctype, op, _str_list(cm.get("statusValues"), join_path(ip, "statusValues"))))
+    return tuple(out)
+
+
 # PropagationSpec fields that do not change where replicas go: accepted, not modelled.
 _SPEC_IGNORED = (
     "association",

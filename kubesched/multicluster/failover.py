@@ -54,7 +54,9 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
+from kubesched.api.fields import as_list, as_map, as_str, one_of
 from kubesched.api.taints import NO_EXECUTE, NO_SCHEDULE, Taint, Toleration
+from kubesched.errors import InputError, join_path
 from kubesched.multicluster.api import (
     DIVIDED,
     DUPLICATED,
@@ -66,8 +68,9 @@ from kubesched.multicluster.api import (
     ApplicationFailoverBehavior,
     Binding,
     Cluster,
-    ClusterAffinity,
+    ClusterTaintPolicy,
     FailoverBehavior,
+    MatchCondition,
     TargetCluster,
 )
 from kubesched.multicluster.selectors import cluster_matches
@@ -170,25 +173,6 @@ def min_toleration_time(taints: Sequence[TimedTaint], used: Sequence[Toleration]
 
 
 # ---- ClusterTaintPolicy (pkg/controllers/taint) -------------------------------------------------
-@dataclass(frozen=True)
-class MatchCondition:
-    condition_type: str
-    operator: str  # In | NotIn
-    status_values: tuple[str, ...]
-
-
-@dataclass(frozen=True)
-class ClusterTaintPolicy:
-    """policy.karmada.io/v1alpha1 ClusterTaintPolicy: ``taints`` go on a matching cluster whose
-    conditions match all of ``add_on`` and come off when they match all of ``remove_on``."""
-
-    name: str
-    taints: tuple[Taint, ...]
-    add_on: tuple[MatchCondition, ...] = ()
-    remove_on: tuple[MatchCondition, ...] = ()
-    target_clusters: ClusterAffinity | None = None
-
-
 def condition_matches(conditions: Mapping[str, str], match: Sequence[MatchCondition]) -> bool:
     """conditionMatches: every match condition holds for the cluster's condition of its type
     (a type the cluster lacks never matches); an empty list matches nothing."""
@@ -248,6 +232,41 @@ NOT_READY_NO_EXECUTE = ClusterTaintPolicy(
     add_on=(MatchCondition(READY, "NotIn", (TRUE,)),),
     remove_on=(MatchCondition(READY, "In", (TRUE,)),),
 )
+
+
+# ---- a federation file's Clusters -------------------------------------------------------------
+def cluster_conditions(m: Mapping, path: str) -> dict[str, str]:
+    """A Cluster object's ``status.conditions`` as {type: status} (metav1.Condition: ``type``
+    required, ``status`` True, False or Unknown). Kept apart from ``api.parse_cluster``, which
+    reads only CompleteAPIEnablements from them."""
+    status = m.get("status")
+    sp = join_path(join_path(path, "status"), "conditions")
+    out: dict[str, str] = {}
+    raw = status.get("conditions") if isinstance(status, Mapping) else None
+    for i, c in enumerate(as_list(raw, sp)):
+        ip = join_path(sp, i)
+        cm = as_map(c, ip)
+        ctype = as_str(cm.get("type"), join_path(ip, "type"))
+        if not ctype:
+            raise InputError("Required value", path=join_path(ip, "type"))
+        out[ctype] = one_of(cm.get("status"), join_path(ip, "status"), (TRUE, FALSE, UNKNOWN), "")
+    return out
+
+
+def taint_by_conditions(
+    clusters: Mapping[str, Cluster], conditions: Mapping[str, Mapping[str, str]], policies: Sequence[ClusterTaintPolicy], now: float = 0
+) -> None:
+    """What the cluster controller and the ClusterTaintPolicy controller make of the conditions a
+    federation file gives: each cluster's taints, in place. A Cluster whose file gives no Ready
+    condition counts as Ready (kubesched's members are reachable; Karmada would taint a cluster
+    whose status was never posted not-ready)."""
+    for name, c in clusters.items():
+        conds = conditions.get(name, {})
+        current = [TimedTaint(t) for t in c.taints]
+        if READY in conds:
+            current = taint_cluster_by_condition(conds[READY], current, now)
+        current = apply_taint_policies(policies, c, conds, current, now)
+        c.taints = tuple(t.taint for t in current)
 
 
 # ---- the taint manager (pkg/controllers/cluster/taint_manager.go) ------------------------------

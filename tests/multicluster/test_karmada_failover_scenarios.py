@@ -3,9 +3,15 @@ back only as Karmada brings them back (FailoverController with the real schedule
 
 from __future__ import annotations
 
+import json
 import math
+from pathlib import Path
+
+import pytest
 
 from kubesched.api.taints import NO_EXECUTE, NO_SCHEDULE, Taint
+from kubesched.app import example_path
+from kubesched.cli import main
 from kubesched.multicluster.api import Binding, Cluster, ResourceSummary, TargetCluster, parse_policy
 from kubesched.multicluster.failover import (
     NOT_READY_NO_EXECUTE,
@@ -230,3 +236,90 @@ def test_new_binding_avoids_unreachable_member():
     ctl.set_condition("member2", "Unknown", now=0)
     d = fed.decide(make_binding(2, {"replicaScheduling": WEIGHTED}))
     assert d.clusters == [TargetCluster("member1", 2)]
+
+
+# ---- the schedule path: a federation file's conditions and ClusterTaintPolicies ----------------
+EX = Path(example_path("multicluster/federation.yaml")).parent
+MEMBERS = [a for m in ("edge-tokyo", "edge-seoul", "cloud-westus2") for a in ("-f", f"{m}={EX / m}.yaml")]
+TOKYO = "  name: edge-tokyo\n  labels: {tier: edge}\n"
+
+
+def federation_file(tmp_path: Path, ready: str, extra: str = "") -> str:
+    text = (EX / "federation.yaml").read_text()
+    status = f"status:\n  conditions:\n  - {{type: Ready, status: \"{ready}\", reason: Probe}}\n"
+    text = text.replace(TOKYO + "spec:\n  provider: onprem\n  region: Japan East\n  zones: [japaneast-1]\n",
+                        TOKYO + "spec:\n  provider: onprem\n  region: Japan East\n  zones: [japaneast-1]\n" + status)
+    assert status in text
+    f = tmp_path / "federation.yaml"
+    f.write_text(text + extra)
+    return str(f)
+
+
+def schedule(capsys, path: str, *args: str) -> dict:  # noqa: ANN001
+    rc = main(["multicluster", "schedule", "-f", path, *MEMBERS, "--estimator", "general", "-o", "json", *args])
+    out, _ = capsys.readouterr()
+    assert rc == 0
+    return {d["workload"]: d for d in json.loads(out)["decisions"]}
+
+
+def test_schedule_keeps_new_workloads_off_a_not_ready_member(tmp_path, capsys):
+    """With the general estimator web's home-edge term places it on edge-tokyo; edge-tokyo Ready
+    False gives it not-ready:NoSchedule, so that term fails and the next one places web."""
+    ready = schedule(capsys, federation_file(tmp_path, "True"))
+    assert ready["Deployment default/web"]["clusters"] == [{"name": "edge-tokyo", "replicas": 3}]
+    down = schedule(capsys, federation_file(tmp_path, "False"))
+    web = down["Deployment default/web"]
+    assert web["affinityName"] == "other-edges" and web["clusters"] == [{"name": "edge-seoul", "replicas": 3}]
+    assert "edge-tokyo" not in {c["name"] for c in down["Deployment default/reports"]["clusters"]}
+    rc = main(["multicluster", "explain", "default/web", "-f", federation_file(tmp_path, "Unknown"), *MEMBERS, "--estimator",
+               "general", "-o", "json"])
+    doc = json.loads(capsys.readouterr()[0])
+    assert rc == 0
+    tokyo = next(c for c in doc["attempts"][0]["clusters"] if c["name"] == "edge-tokyo")
+    taint = next(f for f in tokyo["filter"] if f["plugin"] == "TaintToleration")
+    assert taint["reasons"] == ["cluster(s) had untolerated taint {cluster.karmada.io/unreachable:NoSchedule}"]
+
+
+TAINT_POLICY = """---
+apiVersion: policy.karmada.io/v1alpha1
+kind: ClusterTaintPolicy
+metadata: {name: edge-down}
+spec:
+  targetClusters: {labelSelector: {matchLabels: {tier: edge}}}
+  addOnConditions: [{conditionType: Ready, operator: NotIn, statusValues: ["True"]}]
+  removeOnConditions: [{conditionType: Ready, operator: In, statusValues: ["True"]}]
+  taints: [{key: site-down, effect: NoExecute}]
+"""
+
+
+def test_cluster_taint_policy_taints_by_conditions(tmp_path, capsys):
+    """A ClusterTaintPolicy in the file adds its taint to the matching cluster whose conditions
+    match; web tolerates not-ready but not site-down, so edge-tokyo stays out."""
+    text = federation_file(tmp_path, "False", TAINT_POLICY)
+    p = Path(text)
+    p.write_text(p.read_text().replace("    - {key: cost, operator: Equal, value: high, effect: NoSchedule}\n",
+                                       "    - {key: cost, operator: Equal, value: high, effect: NoSchedule}\n"
+                                       "    - {key: cluster.karmada.io/not-ready, operator: Exists}\n", 1))
+    rc = main(["multicluster", "explain", "default/web", "-f", text, *MEMBERS, "--estimator", "general", "-o", "json"])
+    doc = json.loads(capsys.readouterr()[0])
+    assert rc == 0
+    tokyo = next(c for c in doc["attempts"][0]["clusters"] if c["name"] == "edge-tokyo")
+    taint = next(f for f in tokyo["filter"] if f["plugin"] == "TaintToleration")
+    assert taint["reasons"] == ["cluster(s) had untolerated taint {site-down:NoExecute}"]
+
+
+@pytest.mark.parametrize(
+    ("extra", "ready", "message"),
+    [
+        (TAINT_POLICY.replace("operator: NotIn", "operator: Exists"), "True",
+         'addOnConditions[0].operator: Unsupported value: "Exists"'),
+        (TAINT_POLICY.replace("taints: [{key: site-down, effect: NoExecute}]",
+                              "taints: [{key: a, effect: NoSchedule}, {key: a, effect: NoSchedule}]"), "True",
+         "spec.taints[0]: Duplicate taint with the same key(a) and effect(NoSchedule) is not allowed"),
+        ("", "Maybe", 'status.conditions[0].status: unknown value "Maybe"'),
+    ],
+)
+def test_bad_conditions_and_taint_policies_are_one_line(tmp_path, capsys, extra, ready, message):
+    rc = main(["multicluster", "schedule", "-f", federation_file(tmp_path, ready, extra), *MEMBERS])
+    _, err = capsys.readouterr()
+    assert rc == 2 and err.count("\n") == 1 and message in err
