@@ -37,10 +37,13 @@ The pure functions carry upstream's names (``set_current_cluster_taints`` for
 
     ctl = FailoverController(clusters, schedule, FailoverOptions(failover=True, no_execute_eviction=True,
                              taint_policies=(NOT_READY_NO_EXECUTE,)))
-    ctl.track(binding_with_its_clusters)      # after the first decision
+    ctl.track(binding, decision)               # after its first decision
     ctl.set_condition("edge-1", "Unknown", now=t)   # the site goes offline: tainted
-    events = ctl.step(now=t + 30)              # evictions, new decisions, purges (FailoverEvent)
+    events = ctl.step(now=t)                   # evictions, new decisions, purges (FailoverEvent)
     t_next = ctl.next_time()                   # when step has something to do again (or None)
+
+Call :meth:`FailoverController.step` after each change (``set_condition``, a health change) and at
+:meth:`FailoverController.next_time`; ``untrack`` a binding whose workload is gone.
 
 Times are seconds on the caller's clock. ``schedule`` is the scheduler (``Federation.decide``);
 ``health(binding, cluster)`` reports the application's health there (``Healthy``, ``Unhealthy``,
@@ -518,9 +521,17 @@ class FailoverController:
         self._clusters_changed = False
 
     # ---- inputs ----------------------------------------------------------------------------------
-    def track(self, binding: Binding) -> None:
-        """Follow ``binding``, already scheduled: its ``clusters`` are where its replicas are."""
+    def track(self, binding: Binding, decision: BindingDecision | None = None) -> None:
+        """Follow ``binding``, already scheduled: its ``clusters`` are where its replicas are, or,
+        given its ``decision``, the decision's clusters and affinity term."""
+        if decision is not None:
+            binding = replace(binding, clusters=tuple(decision.clusters), observed_affinity_name=decision.affinity_name)
         self.bindings[binding.key] = Tracked(binding)
+
+    def untrack(self, key: str) -> None:
+        """Forget a binding (its workload is gone)."""
+        self.bindings.pop(key, None)
+        self.unhealthy.since.pop(key, None)
 
     def binding(self, key: str) -> Binding:
         """The binding now: spec.clusters, and the members being evicted as ``eviction_clusters``."""
@@ -633,8 +644,8 @@ class FailoverController:
             tr.scheduled = True
             return
         d = self.schedule(b)
-        if d.scheduled:
-            tr.binding = replace(b, clusters=tuple(d.clusters))
+        if d.scheduled:  # spec.clusters and status.schedulerObservedAffinityName
+            tr.binding = replace(b, clusters=tuple(d.clusters), observed_affinity_name=d.affinity_name)
             tr.scheduled = True
             events.append(FailoverEvent(now, "schedule", b.key, clusters=tuple(d.clusters)))
         else:
@@ -643,9 +654,14 @@ class FailoverController:
 
     def _graceful_eviction(self, tr: Tracked, now: float, events: list[FailoverEvent]) -> bool:
         """The graceful eviction controller; whether the binding's tasks changed (a spec change)."""
-        kept, ended = assess_eviction_tasks(
-            tr.tasks, now, self.options.graceful_eviction_timeout, tr.binding.clusters, self._observed(tr), tr.scheduled
-        )
+        def assess(tasks: list[EvictionTask]) -> tuple[list[EvictionTask], list[str]]:
+            return assess_eviction_tasks(tasks, now, self.options.graceful_eviction_timeout, tr.binding.clusters,
+                                         self._observed(tr), tr.scheduled)
+
+        kept, ended = assess(tr.tasks)
+        if any(t.creation_timestamp is None for t in tr.tasks):  # stamping is a binding update: reconciled again at once
+            kept, more = assess(kept)
+            ended += more
         directly = {t.from_cluster for t in tr.tasks if t.purge_mode in (PURGE_DIRECTLY, PURGE_IMMEDIATELY)}
         tr.tasks = kept
         for c in ended:

@@ -52,7 +52,7 @@ def start(fed: Federation, b: Binding, options: FailoverOptions = ON, health=Non
     d = fed.decide(b)
     assert d.scheduled, d.message
     ctl = FailoverController([m.cluster for m in fed.members], fed.decide, options, health)
-    ctl.track(Binding(**{**b.__dict__, "clusters": tuple(d.clusters)}))
+    ctl.track(b, d)
     return ctl
 
 
@@ -117,6 +117,33 @@ def test_replicas_move_off_after_toleration_and_stay_away_when_member_returns():
     assert fed.by_name["member1"].cluster.taints == ()
     assert ctl.step(now=201) == []  # Divided and all replicas assigned: not rescheduled
     assert placed(ctl) == {"member2": 2, "member3": 2}
+
+
+def test_edge_site_offline_moves_a_pod_to_the_next_affinity_term():
+    """The experiment's shape: one replica, Aggregated, terms home edge → other edges. The home
+    edge goes offline, the pod is evicted after its 30 s toleration and scheduled by the next
+    term (status.schedulerObservedAffinityName follows); when the home edge is back the pod stays."""
+    fed = federation("edge-a", "edge-b")
+    for m in fed.members:
+        m.cluster.labels = {"tier": "edge"}
+    pl = {"clusterAffinities": [{"affinityName": "home-edge", "clusterNames": ["edge-a"]},
+                                {"affinityName": "other-edges", "labelSelector": {"matchLabels": {"tier": "edge"}}, "exclude": ["edge-a"]}],
+          "spreadConstraints": [{"spreadByField": "cluster", "maxGroups": 1, "minGroups": 1}],
+          "replicaScheduling": {"replicaSchedulingType": "Divided", "replicaDivisionPreference": "Aggregated"},
+          "clusterTolerations": [{"key": TAINT_NOT_READY, "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 30}]}
+    ctl = start(fed, make_binding(1, pl))
+    assert placed(ctl) == {"edge-a": 1}
+    ctl.set_condition("edge-a", "Unknown", now=100)
+    assert kinds(ctl.step(now=100)) == []
+    assert ctl.next_time() == 130
+    events = ctl.step(now=130)
+    assert kinds(events) == [("evict", "edge-a"), ("schedule", ""), ("purge", "edge-a")]
+    assert placed(ctl) == {"edge-b": 1}
+    assert ctl.binding("Deployment default/web").observed_affinity_name == "other-edges"
+    ctl.set_condition("edge-a", "True", now=400)
+    assert kinds(ctl.step(now=400)) == [] and placed(ctl) == {"edge-b": 1}
+    ctl.untrack("Deployment default/web")
+    assert ctl.next_time() is None
 
 
 def test_untolerated_noexecute_evicts_at_once_and_duplicated_comes_back():
