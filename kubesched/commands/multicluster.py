@@ -48,6 +48,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     s.add_argument("--independent", action="store_true",
                    help="decide every workload on the initial state (default: each decision's replicas are created in "
                    "the members first, so later decisions see them)")
+    s.add_argument("--events", metavar="FILE",
+                   help="then follow the decisions through member failures and recoveries over time: a FailoverTimeline "
+                   "(failover flags, timed conditions and application health; docs/multicluster.md)")
     s.set_defaults(func=lazy_handler("kubesched.multicluster.cli", "cmd_schedule"))
     e = msub.add_parser(
         "explain",

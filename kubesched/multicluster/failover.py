@@ -474,16 +474,17 @@ class FailoverOptions:
 
 @dataclass(frozen=True)
 class FailoverEvent:
-    """What happened at ``time``: ``taint`` (a cluster's taints changed; ``clusters`` are its
-    taints), ``evict`` (a binding left ``cluster``; ``detail`` is the reason and purge mode),
-    ``purge`` (the replicas left on ``cluster`` are deleted), ``schedule`` (a new decision:
+    """What happened at ``time``: ``taint`` (``cluster``'s taints changed to ``taints``),
+    ``evict`` (``binding`` left ``cluster``; ``detail`` is the reason and purge mode), ``purge``
+    (the replicas ``binding`` left on ``cluster`` are deleted), ``schedule`` (a new decision:
     ``clusters`` is spec.clusters) or ``unschedulable`` (``detail`` is the scheduler's message)."""
 
     time: float
     kind: str
     binding: str = ""
     cluster: str = ""
-    clusters: tuple = ()
+    clusters: tuple[TargetCluster, ...] = ()
+    taints: tuple[Taint, ...] = ()
     detail: str = ""
 
 
@@ -509,13 +510,18 @@ class FailoverController:
         schedule: Callable[[Binding], BindingDecision],
         options: FailoverOptions | None = None,
         health: Callable[[Binding, str], str] | None = None,
+        *,
+        conditions: Mapping[str, Mapping[str, str]] | None = None,
+        taints_added: float | None = None,
     ) -> None:
+        """``conditions``: the members' conditions now (none given: Ready); ``taints_added``: the
+        ``timeAdded`` of the taints the clusters carry now (None: not recorded)."""
         self.clusters: dict[str, Cluster] = {c.name: c for c in clusters}
         self.schedule = schedule
         self.options = options or FailoverOptions()
-        self.health = health or self._default_health
-        self.conditions: dict[str, dict[str, str]] = {n: {} for n in self.clusters}
-        self.taints: dict[str, list[TimedTaint]] = {n: [TimedTaint(t) for t in c.taints] for n, c in self.clusters.items()}
+        self.health = health or self.default_health
+        self.conditions: dict[str, dict[str, str]] = {n: dict((conditions or {}).get(n, {})) for n in self.clusters}
+        self.taints = {n: [TimedTaint(t, taints_added) for t in c.taints] for n, c in self.clusters.items()}
         self.bindings: dict[str, Tracked] = {}
         self.unhealthy = UnhealthySince()
         self._clusters_changed = False
@@ -554,20 +560,22 @@ class FailoverController:
         self.taints[cluster] = after
         self.clusters[cluster].taints = tuple(t.taint for t in after)
         self._clusters_changed = True
-        return [FailoverEvent(now, "taint", cluster=cluster, clusters=tuple(self.clusters[cluster].taints))]
+        return [FailoverEvent(now, "taint", cluster=cluster, taints=self.clusters[cluster].taints)]
 
     # ---- one pass --------------------------------------------------------------------------------
     def step(self, now: float) -> list[FailoverEvent]:
         """Run every controller once at ``now``; returns what they did, in order."""
         events: list[FailoverEvent] = []
-        changed = set(self.bindings) if self._clusters_changed else set()
+        every = self._clusters_changed  # a cluster update: the scheduler looks at every binding
         self._clusters_changed = False
-        for key, tr in self.bindings.items():
+        changed: list[Tracked] = []
+        for tr in self.bindings.values():
             tr.retry_at = math.inf
-            if self._taint_manager(tr, now, events) | self._application_failover(tr, now, events):
-                changed.add(key)
-        for key in changed:
-            self._maybe_schedule(self.bindings[key], now, events)
+            # both controllers run (no short circuit): each keeps its own clock for the binding
+            if self._taint_manager(tr, now, events) | self._application_failover(tr, now, events) or every:
+                changed.append(tr)
+        for tr in changed:
+            self._maybe_schedule(tr, now, events)
         for tr in self.bindings.values():
             if tr.tasks and self._graceful_eviction(tr, now, events):
                 self._maybe_schedule(tr, now, events)
@@ -673,6 +681,6 @@ class FailoverController:
         return True
 
     # ---- defaults --------------------------------------------------------------------------------
-    def _default_health(self, binding: Binding, cluster: str) -> str:
+    def default_health(self, binding: Binding, cluster: str) -> str:
         """Healthy on a Ready member; Unknown where the member's status is not collected."""
         return HEALTHY if self.conditions.get(cluster, {}).get(READY, TRUE) == TRUE else UNKNOWN

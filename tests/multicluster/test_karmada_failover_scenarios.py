@@ -350,3 +350,127 @@ def test_bad_conditions_and_taint_policies_are_one_line(tmp_path, capsys, extra,
     rc = main(["multicluster", "schedule", "-f", federation_file(tmp_path, ready, extra), *MEMBERS])
     _, err = capsys.readouterr()
     assert rc == 2 and err.count("\n") == 1 and message in err
+
+
+# ---- schedule --events: failover over time on the command line ---------------------------------
+NOT_READY_POLICY = """---
+apiVersion: policy.karmada.io/v1alpha1
+kind: ClusterTaintPolicy
+metadata: {name: detect-cluster-notready}
+spec:
+  addOnConditions: [{conditionType: Ready, operator: NotIn, statusValues: ["True"]}]
+  removeOnConditions: [{conditionType: Ready, operator: In, statusValues: ["True"]}]
+  taints: [{key: cluster.karmada.io/not-ready, effect: NoExecute}]
+"""
+TIMELINE = """kind: FailoverTimeline
+failover: true
+enableNoExecuteTaintEviction: true
+until: 900
+events:
+- {at: 100, cluster: edge-tokyo, status: Unknown}
+- {at: 400, cluster: edge-tokyo, status: "True"}
+"""
+
+
+def events_run(tmp_path: Path, capsys, timeline: str, *args: str) -> tuple[int, str, str]:  # noqa: ANN001
+    fed = federation_file(tmp_path, "True", NOT_READY_POLICY)
+    ev = tmp_path / "events.yaml"
+    ev.write_text(timeline)
+    rc = main(["multicluster", "schedule", "-f", fed, *MEMBERS, "--estimator", "general", "--events", str(ev), *args])
+    out, err = capsys.readouterr()
+    return rc, out, err
+
+
+def test_events_move_web_off_an_unreachable_edge_and_leave_it_there(tmp_path, capsys, monkeypatch):
+    """edge-tokyo goes unreachable at 100 s: web (home-edge term, no toleration) and reports'
+    replica there are evicted at once and rescheduled, the old replicas purged; at 400 s edge-tokyo
+    is Ready and untainted, and nothing moves back (both are Divided)."""
+    rc, out, _ = events_run(tmp_path, capsys, TIMELINE, "-o", "json")
+    assert rc == 0
+    doc = json.loads(out)
+    assert doc["decisions"][0]["clusters"] == [{"name": "edge-tokyo", "replicas": 3}]
+    ev = [(e["time"], e["event"], e["workload"], e["cluster"]) for e in doc["failover"]["events"]]
+    assert ev == [
+        (100, "taint", None, "edge-tokyo"),
+        (100, "evict", "Deployment default/web", "edge-tokyo"),
+        (100, "evict", "Deployment default/reports", "edge-tokyo"),
+        (100, "schedule", "Deployment default/web", None),
+        (100, "schedule", "Deployment default/reports", None),
+        (100, "purge", "Deployment default/web", "edge-tokyo"),
+        (100, "purge", "Deployment default/reports", "edge-tokyo"),
+        (400, "taint", None, "edge-tokyo"),
+    ]
+    first = doc["failover"]["events"][0]
+    assert first["taints"] == [{"key": "cluster.karmada.io/unreachable", "value": "", "effect": "NoSchedule"},
+                               {"key": "cluster.karmada.io/not-ready", "value": "", "effect": "NoExecute"}]
+    assert doc["failover"]["events"][-1]["taints"] == []
+    final = {f["workload"]: f for f in doc["failover"]["final"]}
+    assert final["Deployment default/web"]["clusters"] == [{"name": "edge-seoul", "replicas": 3}]
+    assert final["Deployment default/web"]["affinityName"] == "other-edges"
+    # static weights edge 1 : cloud 2 over edge-seoul and the cloud
+    assert final["Deployment default/reports"]["clusters"] == [{"name": "cloud-westus2", "replicas": 4},
+                                                               {"name": "edge-seoul", "replicas": 2}]
+    monkeypatch.setenv("COLUMNS", "160")
+    rc, out, _ = events_run(tmp_path, capsys, TIMELINE)
+    assert rc == 0 and "Deployment default/web evicted from edge-tokyo (TaintUntolerated, purgeMode Gracefully)" in out
+    assert "Deployment default/web → edge-seoul:3\n" in out
+
+
+def test_events_with_failover_off_only_taint(tmp_path, capsys):
+    """The Failover gate off (Karmada's default): the member is tainted, nothing is evicted."""
+    rc, out, _ = events_run(tmp_path, capsys, TIMELINE.replace("failover: true", "failover: false"), "-o", "json")
+    doc = json.loads(out)
+    assert rc == 0 and [e["event"] for e in doc["failover"]["events"]] == ["taint", "taint"]
+    assert {f["workload"]: f["clusters"] for f in doc["failover"]["final"]}["Deployment default/web"] == [
+        {"name": "edge-tokyo", "replicas": 3}]
+
+
+@pytest.mark.parametrize(
+    ("timeline", "message"),
+    [
+        (TIMELINE.replace("cluster: edge-tokyo, status: Unknown", "cluster: edge-kyoto, status: Unknown"),
+         'events[0].cluster: no member cluster "edge-kyoto"'),
+        (TIMELINE.replace("status: Unknown", "status: Down"), 'events[0].status: unknown value "Down"'),
+        (TIMELINE.replace("{at: 100, cluster: edge-tokyo, status: Unknown}",
+                          "{at: 100, cluster: edge-tokyo, workload: Deployment/default/nope, health: Unhealthy}"),
+         'events[0].workload: no scheduled workload "Deployment/default/nope"'),
+        (TIMELINE.replace("at: 100,", "at: -1,"), "events[0].at: must be a number of seconds, 0 or more"),
+        (TIMELINE.replace("kind: FailoverTimeline", "kind: Timeline"), 'kind: kind must be "FailoverTimeline"'),
+        (TIMELINE + "noExecuteTaintEvictionPurgeMode: Never\n", 'noExecuteTaintEvictionPurgeMode: unknown value "Never"'),
+    ],
+)
+def test_bad_events_file_is_one_line(tmp_path, capsys, timeline, message):
+    rc, out, err = events_run(tmp_path, capsys, timeline)
+    assert rc == 2 and out == "" and err.count("\n") == 1 and message in err and "events.yaml" in err
+
+
+def test_events_application_health(tmp_path, capsys):
+    """A health event drives application failover (spec.failover.application, propagateDeps)."""
+    fed = federation_file(tmp_path, "True")
+    p = Path(fed)
+    p.write_text(p.read_text().replace("    replicaScheduling:\n      replicaSchedulingType: Divided\n      replicaDivisionPreference: Aggregated\n",
+                                       "    replicaScheduling:\n      replicaSchedulingType: Divided\n      replicaDivisionPreference: Aggregated\n"
+                                       "  propagateDeps: true\n  failover:\n    application:\n      decisionConditions: {tolerationSeconds: 60}\n"
+                                       "      purgeMode: Directly\n", 1))
+    ev = tmp_path / "events.yaml"
+    ev.write_text("kind: FailoverTimeline\nuntil: 1000\nevents:\n"
+                  "- {at: 10, cluster: edge-tokyo, workload: Deployment/default/web, health: Unhealthy}\n")
+    rc = main(["multicluster", "schedule", "-f", fed, *MEMBERS, "--estimator", "general", "--events", str(ev), "-o", "json"])
+    doc = json.loads(capsys.readouterr()[0])
+    assert rc == 0
+    ev_ = [(e["time"], e["event"], e["cluster"]) for e in doc["failover"]["events"]]
+    assert ev_[:3] == [(math.nextafter(70, math.inf), "evict", "edge-tokyo"), (math.nextafter(70, math.inf), "purge", "edge-tokyo"),
+                       (math.nextafter(70, math.inf), "schedule", None)]
+    assert doc["failover"]["final"][0]["clusters"] == [{"name": "edge-seoul", "replicas": 3}]
+
+
+def test_shipped_failover_example(capsys):
+    """docs/multicluster.md's command on the shipped files."""
+    rc = main(["multicluster", "schedule", "-f", str(EX / "federation.yaml"), "-f", str(EX / "cluster-taint-policy.yaml"), *MEMBERS,
+               "--estimator", "general", "--events", str(EX / "failover-events.yaml"), "-o", "json"])
+    doc = json.loads(capsys.readouterr()[0])
+    assert rc == 0
+    assert [e["event"] for e in doc["failover"]["events"]] == ["taint", "evict", "evict", "schedule", "schedule", "purge", "purge", "taint"]
+    final = {f["workload"]: f["clusters"] for f in doc["failover"]["final"]}
+    assert final == {"Deployment default/web": [{"name": "edge-seoul", "replicas": 3}],
+                     "Deployment default/reports": [{"name": "cloud-westus2", "replicas": 4}, {"name": "edge-seoul", "replicas": 2}]}
