@@ -92,7 +92,7 @@ def cmd_schedule(args: argparse.Namespace) -> int:
         from kubesched.multicluster.timeline import failover_json, run_timeline
 
         events, ctl = run_timeline(timeline, args.events, fed, [d for d in decisions if d.scheduled], setup.conditions,
-                                   tuple(setup.taint_policies))
+                                   tuple(setup.taint_policies), apply=not args.independent)
         doc["failover"] = failover_json(events, ctl)
     if args.output == "table":
         from kubesched.multicluster.render import failover_table, schedule_table

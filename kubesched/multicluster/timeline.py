@@ -146,13 +146,13 @@ def workload_ref(b: Binding) -> str:
 
 def run_timeline(
     tl: Timeline, source: str, fed: Federation, scheduled: list[BindingDecision],
-    conditions: Mapping[str, Mapping[str, str]], policies: tuple[ClusterTaintPolicy, ...],
+    conditions: Mapping[str, Mapping[str, str]], policies: tuple[ClusterTaintPolicy, ...], *, apply: bool = True,
 ) -> tuple[list[FailoverEvent], FailoverController]:
     """Follow the ``scheduled`` decisions through ``tl``'s changes (``source``: the events file),
     stepping at each change and whenever a toleration or grace period runs out, up to
     ``tl.until`` (default: the last change). ``conditions``: the members' conditions at time 0
-    (their taints count as added then). Returns the events and the controller, which holds the
-    bindings at the end."""
+    (their taints count as added then); ``apply``: create the replicas each rescheduling adds in
+    the members. Returns the events and the controller, which holds the bindings at the end."""
     keys = {workload_ref(d.binding): d.binding.key for d in scheduled}
     for c in tl.changes:
         if c.workload and c.workload not in keys:
@@ -162,7 +162,15 @@ def run_timeline(
     def app_health(b: Binding, cluster: str) -> str:
         return health.get((b.key, cluster)) or ctl.default_health(b, cluster)
 
-    ctl = FailoverController([m.cluster for m in fed.members], fed.decide, tl.options(policies), app_health,
+    def schedule(b: Binding) -> BindingDecision:
+        """The scheduler, and the new replicas created in the members at once, so the next
+        decision sees them (as ``schedule`` does at time 0)."""
+        d = fed.decide(b)
+        if d.scheduled and apply:
+            fed.apply_changes(d)
+        return d
+
+    ctl = FailoverController([m.cluster for m in fed.members], schedule, tl.options(policies), app_health,
                              conditions=conditions, taints_added=0.0)
     for d in scheduled:
         ctl.track(d.binding, d)

@@ -474,3 +474,27 @@ def test_shipped_failover_example(capsys):
     final = {f["workload"]: f["clusters"] for f in doc["failover"]["final"]}
     assert final == {"Deployment default/web": [{"name": "edge-seoul", "replicas": 3}],
                      "Deployment default/reports": [{"name": "cloud-westus2", "replicas": 4}, {"name": "edge-seoul", "replicas": 2}]}
+
+
+def test_rescheduled_replicas_are_created_in_their_members():
+    """A failover rescheduling creates the replicas it adds in the members (Federation.apply_changes),
+    so the next decision sees them: web's 3 moved replicas are bound in edge-seoul."""
+    from kubesched.multicluster.load import load_members, match_policy, read_setup, to_binding
+    from kubesched.multicluster.timeline import TimedChange, Timeline, run_timeline
+
+    setup = read_setup([str(EX / "federation.yaml"), str(EX / "cluster-taint-policy.yaml"),
+                        *(f"{m}={EX / m}.yaml" for m in ("edge-tokyo", "edge-seoul", "cloud-westus2"))])
+    fed = Federation(load_members(setup, None, None, seed=1), estimator="general")
+    decisions = []
+    for t in setup.templates:
+        d = fed.decide(to_binding(t, match_policy(t, setup.policies)))
+        fed.apply(d)
+        decisions.append(d)
+    seoul = fed.by_name["edge-seoul"]
+    before = seoul.bound + len(seoul.pending)
+    tl = Timeline(failover=True, no_execute_eviction=True, changes=[TimedChange(100, "edge-tokyo", "events[0]", status="Unknown")])
+    events, _ = run_timeline(tl, "events.yaml", fed, decisions, setup.conditions, tuple(setup.taint_policies))
+    added = {e.binding: e.clusters for e in events if e.kind == "schedule"}
+    assert added["Deployment default/web"] == (TargetCluster("edge-seoul", 3),)
+    # web's 3 and none of reports' (it keeps 2 on edge-seoul) are new there
+    assert seoul.bound + len(seoul.pending) - before == 3
