@@ -92,16 +92,17 @@ def test_SetCurrentClusterTaints_stamps_added_taints_only():
 
 
 @pytest.mark.parametrize(
-    ("ready", "current", "want"),
+    ("name", "current", "ready", "want"),
     [
-        ("False", [UR], [NOT_READY_FOR_SCHED]),
-        ("Unknown", [NR], [UNREACHABLE_FOR_SCHED]),
-        ("True", [NR, UR], []),
-        (None, [], [NOT_READY_FOR_SCHED]),
+        ("cluster without status", [NR], None, [NOT_READY_FOR_SCHED]),
+        ("cluster with ready condition", [NR], "True", []),
+        ("cluster with unknown condition", [NR], "Unknown", [UNREACHABLE_FOR_SCHED]),
+        ("cluster with false condition", [UR], "False", [NOT_READY_FOR_SCHED]),
     ],
 )
-def test_taintClusterByCondition(ready, current, want):
-    """cluster_controller.go taintClusterByCondition: each Ready status (and none) to its NoSchedule taint."""
+def test_Controller_Reconcile(name, current, ready, want):
+    """cluster_controller_test.go TestController_Reconcile, 4 of 5 cases (the cluster's taints
+    after taintClusterByCondition; "cluster not found" has no counterpart)."""
     assert [t.taint for t in taint_cluster_by_condition(ready, current, NOW)] == want
 
 
@@ -168,6 +169,32 @@ def test_NoExecuteTaintManager_needEvictionWithCurrentTime(name, taints, tolerat
     missing or malformed applied-placement annotation have no counterpart (the placement is the
     binding's own here)."""
     assert need_eviction(taints, tolerations, NOW, enabled=enabled) == want
+
+
+def _action(evict: bool, wait: float) -> str:
+    return "immediate" if evict else ("delayed" if wait > 0 else "skip")
+
+
+@pytest.mark.parametrize(
+    ("name", "taints", "tolerations", "want"),
+    [
+        ("no taints - skip", [], [], "skip"),
+        ("no tolerations - immediate eviction", [tt("test-key", NO_EXECUTE, NOW - 1)], [], "immediate"),
+        ("finite tolerationSeconds unexpired - delayed eviction", [tt("test-key", NO_EXECUTE, NOW - 1)], [tol("test-key", seconds=60)],
+         "delayed"),
+        ("infinite toleration (no tolerationSeconds) - skip", [tt("test-key", NO_EXECUTE, NOW - 1)], [tol("test-key")], "skip"),
+        ("multiple taints - one not tolerated - immediate",
+         [tt("tolerated-key", NO_EXECUTE, NOW - 1), tt("not-tolerated-key", NO_EXECUTE, NOW - 1)], [tol("tolerated-key")], "immediate"),
+        ("multiple taints - all tolerated indefinitely - skip", [tt("key1", NO_EXECUTE, NOW - 1), tt("key2", NO_EXECUTE, NOW - 1)],
+         [tol("key1"), tol("key2")], "skip"),
+        ("multiple taints - one tolerated with finite seconds - delayed", [tt("key1", NO_EXECUTE, NOW - 1), tt("key2", NO_EXECUTE, NOW - 1)],
+         [tol("key1"), tol("key2", seconds=120)], "delayed"),
+    ],
+)
+def test_enqueueBinding(name, taints, tolerations, want):
+    """Test_enqueueBinding, 7 of 9 cases (the two about a missing or invalid applied-placement
+    annotation have no counterpart): skip, evict at once, or look again when a toleration runs out."""
+    assert _action(*need_eviction(taints, tolerations, NOW)) == want
 
 
 @pytest.mark.parametrize(
@@ -425,11 +452,14 @@ def test_WorkloadUnhealthyMap_deleteIrrelevantClusters():
          EvictionTask("", PURGE_NEVER, reason=REASON_APPLICATION_FAILURE, producer="p", suppress_deletion=True)),
         ("Immediately purgeMode with ClusterResourceBinding", ApplicationFailoverBehavior(100, PURGE_DIRECTLY),
          EvictionTask("", PURGE_DIRECTLY, reason=REASON_APPLICATION_FAILURE, producer="p")),
+        ("Gracefully purgeMode with ResourceBinding, StatePreservation is nil", ApplicationFailoverBehavior(100, PURGE_GRACEFULLY, 120),
+         EvictionTask("", PURGE_GRACEFULLY, reason=REASON_APPLICATION_FAILURE, producer="p", grace_period_seconds=120)),
     ],
 )
 def test_buildTaskOptions(name, behavior, want):
-    """Test_buildTaskOptions, 3 of 3 cases, without the preserved label state (StatefulFailoverInjection
-    is an alpha gate, off by default)."""
+    """Test_buildTaskOptions, 4 of 6 cases, without the preserved label state and clusters before
+    failover (StatefulFailoverInjection is an alpha gate, off by default): "StatePreservation.Rules
+    is nil" is the same task here, "target cluster status in not collected" needs the state."""
     assert application_task(behavior, "p") == want
 
 
