@@ -27,6 +27,8 @@ from kubesched.multicluster.failover import (
     PRODUCER_TAINT_MANAGER,
     REASON_APPLICATION_FAILURE,
     REASON_TAINT_UNTOLERATED,
+    TAINT_NOT_READY,
+    TAINT_UNREACHABLE,
     UNREACHABLE_FOR_SCHED,
     EvictionTask,
     TimedTaint,
@@ -43,10 +45,12 @@ from kubesched.multicluster.failover import (
     min_toleration_time,
     need_eviction,
     next_retry,
+    no_execute_taints,
     remove_taints_from_cluster,
     replicas_changed,
     set_current_cluster_taints,
     taint_cluster_by_condition,
+    taint_exists,
 )
 from tests.multicluster.karmada import binding
 
@@ -89,6 +93,27 @@ def test_SetCurrentClusterTaints_stamps_added_taints_only():
     """SetCurrentClusterTaints sets TimeAdded on the taints it adds; a kept taint keeps its time."""
     got = set_current_cluster_taints([UNREACHABLE_FOR_SCHED], [], [TimedTaint(NOT_READY_FOR_SCHED, 5.0)], NOW)
     assert got == [TimedTaint(NOT_READY_FOR_SCHED, 5.0), TimedTaint(UNREACHABLE_FOR_SCHED, NOW)]
+
+
+@pytest.mark.parametrize(
+    ("name", "find", "want"),
+    [("exist", Taint(TAINT_UNREACHABLE, "", NO_EXECUTE), True), ("not exist", Taint(TAINT_NOT_READY, "", NO_SCHEDULE), False)],
+)
+def test_TaintExists(name, find, want):
+    """TestTaintExists, 2 of 2 cases."""
+    assert taint_exists([tt(TAINT_UNREACHABLE, NO_EXECUTE), tt(TAINT_NOT_READY, NO_EXECUTE)], find) is want
+
+
+@pytest.mark.parametrize(
+    ("name", "taints", "want"),
+    [
+        ("has NoExecute taints", [tt(TAINT_UNREACHABLE, NO_EXECUTE), tt(TAINT_NOT_READY, NO_SCHEDULE)], [tt(TAINT_UNREACHABLE, NO_EXECUTE)]),
+        ("no NoExecute taints", [tt(TAINT_UNREACHABLE, PREFER_NO_SCHEDULE), tt(TAINT_NOT_READY, NO_SCHEDULE)], []),
+    ],
+)
+def test_GetNoExecuteTaints(name, taints, want):
+    """TestGetNoExecuteTaints, 2 of 2 cases."""
+    assert no_execute_taints(taints) == want
 
 
 @pytest.mark.parametrize(
