@@ -95,6 +95,16 @@ class Federation:
             if added > 0 and m is not None and m.scheduler is not None:
                 m.create(b.template, f"{b.name}-{t.name}-r{self.reschedules}", added)
 
+    def workload_health(self, binding: Binding, cluster: str) -> str | None:
+        """The health Karmada's interpreter reports for a workload on a member with a dump:
+        Unhealthy while a replica created there (``apply``, ``apply_changes``) is not bound,
+        else Healthy; None for a member without a dump (nothing to tell)."""
+        m = self.by_name.get(cluster)
+        if m is None or m.scheduler is None:
+            return None
+        prefix = f"{m.name}/{binding.namespace}/{binding.name}-{m.name}-"
+        return "Unhealthy" if any(uid.startswith(prefix) for uid in m.pending) else "Healthy"
+
     def apply(self, decision: BindingDecision) -> None:
         """Create the decided replicas in their members (members without a dump are skipped)."""
         b = decision.binding

@@ -18,8 +18,9 @@ Unknown)::
 
 After the decisions at time 0, a :class:`~kubesched.multicluster.failover.FailoverController`
 follows every scheduled workload; the clock goes from event to event and to every moment a
-toleration or grace period runs out. Health not given is Healthy on a Ready member and Unknown on
-another.
+toleration or grace period runs out. Health not given is Unknown on a member not Ready and, on a
+Ready one, Unhealthy while a replica created there is not bound (a member with a dump), else
+Healthy.
 """
 
 from __future__ import annotations
@@ -160,7 +161,12 @@ def run_timeline(
     health: dict[tuple[str, str], str] = {}
 
     def app_health(b: Binding, cluster: str) -> str:
-        return health.get((b.key, cluster)) or ctl.default_health(b, cluster)
+        """The file's health, else Unknown on a member not Ready, else what its replicas say."""
+        given = health.get((b.key, cluster))
+        if given:
+            return given
+        default = ctl.default_health(b, cluster)
+        return default if default != HEALTHY else fed.workload_health(b, cluster) or default
 
     def schedule(b: Binding) -> BindingDecision:
         """The scheduler, and the new replicas created in the members at once, so the next
@@ -177,9 +183,8 @@ def run_timeline(
     end = tl.until if tl.until is not None else max((c.at for c in tl.changes), default=0.0)
     events: list[FailoverEvent] = []
     pending = list(tl.changes)
+    now = 0.0  # the controllers first look at the decisions at time 0
     while True:
-        due = ctl.next_time()
-        now = min(pending[0].at if pending else math.inf, math.inf if due is None else due)
         if now > end or now == math.inf:
             return events, ctl
         while pending and pending[0].at == now:
@@ -189,6 +194,8 @@ def run_timeline(
             else:
                 events += ctl.set_condition(c.cluster, c.status, now, c.condition)
         events += ctl.step(now)
+        due = ctl.next_time()
+        now = min(pending[0].at if pending else math.inf, math.inf if due is None else due)
 
 
 def event_json(e: FailoverEvent) -> dict[str, Any]:

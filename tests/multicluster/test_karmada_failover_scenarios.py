@@ -445,23 +445,27 @@ def test_bad_events_file_is_one_line(tmp_path, capsys, timeline, message):
 
 
 def test_events_application_health(tmp_path, capsys):
-    """A health event drives application failover (spec.failover.application, propagateDeps)."""
+    """A health event drives application failover (spec.failover.application, propagateDeps):
+    web, on edge-seoul by its other-edges term (both estimators), is reported Unhealthy there at
+    10 s; just after 70 s it is evicted (Directly: purged at once) and scheduled again from its
+    observed term on: edge-tokyo cannot hold it, so the cloud term places it."""
     fed = federation_file(tmp_path, "True")
     p = Path(fed)
-    p.write_text(p.read_text().replace("    replicaScheduling:\n      replicaSchedulingType: Divided\n      replicaDivisionPreference: Aggregated\n",
-                                       "    replicaScheduling:\n      replicaSchedulingType: Divided\n      replicaDivisionPreference: Aggregated\n"
-                                       "  propagateDeps: true\n  failover:\n    application:\n      decisionConditions: {tolerationSeconds: 60}\n"
-                                       "      purgeMode: Directly\n", 1))
+    p.write_text(p.read_text().replace("      replicaDivisionPreference: Aggregated\n",
+                                       "      replicaDivisionPreference: Aggregated\n  propagateDeps: true\n  failover:\n"
+                                       "    application:\n      decisionConditions: {tolerationSeconds: 60}\n      purgeMode: Directly\n", 1))
     ev = tmp_path / "events.yaml"
     ev.write_text("kind: FailoverTimeline\nuntil: 1000\nevents:\n"
-                  "- {at: 10, cluster: edge-tokyo, workload: Deployment/default/web, health: Unhealthy}\n")
-    rc = main(["multicluster", "schedule", "-f", fed, *MEMBERS, "--estimator", "general", "--events", str(ev), "-o", "json"])
+                  "- {at: 10, cluster: edge-seoul, workload: Deployment/default/web, health: Unhealthy}\n")
+    rc = main(["multicluster", "schedule", "-f", fed, *MEMBERS, "--events", str(ev), "-o", "json"])
     doc = json.loads(capsys.readouterr()[0])
     assert rc == 0
-    ev_ = [(e["time"], e["event"], e["cluster"]) for e in doc["failover"]["events"]]
-    assert ev_[:3] == [(math.nextafter(70, math.inf), "evict", "edge-tokyo"), (math.nextafter(70, math.inf), "purge", "edge-tokyo"),
-                       (math.nextafter(70, math.inf), "schedule", None)]
-    assert doc["failover"]["final"][0]["clusters"] == [{"name": "edge-seoul", "replicas": 3}]
+    assert doc["decisions"][0]["clusters"] == [{"name": "edge-seoul", "replicas": 3}]
+    t = math.nextafter(70, math.inf)
+    assert [(e["time"], e["event"], e["cluster"]) for e in doc["failover"]["events"]][:3] == [
+        (t, "evict", "edge-seoul"), (t, "purge", "edge-seoul"), (t, "schedule", None)]
+    final = doc["failover"]["final"][0]
+    assert final["clusters"] == [{"name": "cloud-westus2", "replicas": 3}] and final["affinityName"] == "cloud"
 
 
 def test_shipped_failover_example(capsys):
@@ -498,3 +502,25 @@ def test_rescheduled_replicas_are_created_in_their_members():
     assert added["Deployment default/web"] == (TargetCluster("edge-seoul", 3),)
     # web's 3 and none of reports' (it keeps 2 on edge-seoul) are new there
     assert seoul.bound + len(seoul.pending) - before == 3
+
+
+def test_pending_replicas_are_unhealthy_and_drive_application_failover(tmp_path, capsys):
+    """With the general estimator web's 3 replicas (2 CPU each) go to edge-tokyo, where no node
+    has 2 CPU free: they stay pending, so web is Unhealthy there. With application failover
+    (60 s) it is evicted just after 60 s, placed on edge-seoul where the replicas bind (Healthy),
+    and the pending ones on edge-tokyo are purged at once."""
+    fed = federation_file(tmp_path, "True")
+    p = Path(fed)
+    p.write_text(p.read_text().replace("      replicaDivisionPreference: Aggregated\n",
+                                       "      replicaDivisionPreference: Aggregated\n  propagateDeps: true\n  failover:\n"
+                                       "    application:\n      decisionConditions: {tolerationSeconds: 60}\n", 1))
+    ev = tmp_path / "events.yaml"
+    ev.write_text("kind: FailoverTimeline\nuntil: 1000\n")
+    rc = main(["multicluster", "schedule", "-f", fed, *MEMBERS, "--estimator", "general", "--events", str(ev), "-o", "json"])
+    doc = json.loads(capsys.readouterr()[0])
+    assert rc == 0
+    t = math.nextafter(60, math.inf)
+    assert [(e["time"], e["event"], e["cluster"]) for e in doc["failover"]["events"]] == [
+        (t, "evict", "edge-tokyo"), (t, "schedule", None), (t, "purge", "edge-tokyo")]
+    assert doc["failover"]["events"][0]["detail"] == "ApplicationFailure, purgeMode Gracefully"
+    assert doc["failover"]["final"][0]["clusters"] == [{"name": "edge-seoul", "replicas": 3}]
