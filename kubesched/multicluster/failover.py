@@ -45,9 +45,13 @@ The pure functions carry upstream's names (``set_current_cluster_taints`` for
 Call :meth:`FailoverController.step` after each change (``set_condition``, a health change) and at
 :meth:`FailoverController.next_time`; ``untrack`` a binding whose workload is gone.
 
-Times are seconds on the caller's clock. ``schedule`` is the scheduler (``Federation.decide``);
-``health(binding, cluster)`` reports the application's health there (``Healthy``, ``Unhealthy``,
-``Unknown``), by default Healthy on a Ready member and Unknown elsewhere.
+Times are seconds on the caller's clock. ``schedule`` is the scheduler (``Federation.decide``, or
+a wrapper that also creates the new replicas); the controller sets the given Cluster objects'
+``taints``, which the scheduler reads. ``health(binding, cluster)`` reports the application's
+health there (``Healthy``, ``Unhealthy``, ``Unknown``), by default Healthy on a Ready member and
+Unknown elsewhere. A site going offline is ``set_condition(site, "Unknown", t)``, its return
+``set_condition(site, "True", t)``; an ``evict`` event with purge mode Directly, or a ``purge``
+event, is when the old replicas are to be deleted, a ``schedule`` event where the new ones go.
 """
 
 from __future__ import annotations
