@@ -179,6 +179,21 @@ FEDERATION[0]["status"] = {
     "conditions": [{"type": "CompleteAPIEnablements", "status": "True"}],
     "resourceSummary": {"allocatable": {"cpu": "8", "memory": "32Gi", "pods": "110"}, "allocated": {"cpu": "1"}},
 }
+FEDERATION[0]["status"]["conditions"].append({"type": "Ready", "status": "False"})
+FEDERATION[3]["spec"] |= {"propagateDeps": True, "failover": {
+    "application": {"decisionConditions": {"tolerationSeconds": 30}, "purgeMode": "Gracefully", "gracePeriodSeconds": 60},
+    "cluster": {"purgeMode": "Directly"}}}
+FEDERATION.append(
+    {
+        "apiVersion": "policy.karmada.io/v1alpha1",
+        "kind": "ClusterTaintPolicy",
+        "metadata": {"name": "down"},
+        "spec": {"targetClusters": {"clusterNames": ["edge-tokyo"]},
+                 "addOnConditions": [{"conditionType": "Ready", "operator": "NotIn", "statusValues": ["True"]}],
+                 "removeOnConditions": [{"conditionType": "Ready", "operator": "In", "statusValues": ["True"]}],
+                 "taints": [{"key": "down", "effect": "NoExecute"}]},
+    }
+)
 FEDERATION.append(
     {
         "apiVersion": "batch/v1",

@@ -51,6 +51,9 @@ def _schedule(p: argparse.ArgumentParser) -> None:
     p.add_argument("--independent", action="store_true",
                    help="decide every workload on the initial state (default: each decision's replicas are created in "
                    "the members first, so later decisions see them)")
+    p.add_argument("--events", metavar="FILE",
+                   help="then follow the decisions through member failures and recoveries over time: a FailoverTimeline "
+                   "(failover flags, timed conditions and application health; docs/multicluster.md)")
 
 
 @multicluster.command("explain", run=lazy_handler("kubesched.multicluster.cli", "cmd_explain"))

@@ -74,6 +74,11 @@ def cmd_schedule(args: argparse.Namespace) -> int:
     from kubesched.multicluster.output import decision_json
 
     fed, bindings, skipped, setup = build(args)
+    timeline = None
+    if args.events:
+        from kubesched.multicluster.timeline import load_timeline
+
+        timeline = load_timeline(args.events, set(setup.clusters))
     out, decisions = [], []
     for b in bindings:
         d = fed.decide(b)
@@ -83,10 +88,18 @@ def cmd_schedule(args: argparse.Namespace) -> int:
             fed.record(d)
         out.append(decision_json(d))
     doc = {"decisions": out, "skipped": skipped}
+    if timeline is not None:
+        from kubesched.multicluster.timeline import failover_json, run_timeline
+
+        events, ctl = run_timeline(timeline, args.events, fed, [d for d in decisions if d.scheduled], setup.conditions,
+                                   tuple(setup.taint_policies), apply=not args.independent)
+        doc["failover"] = failover_json(events, ctl)
     if args.output == "table":
-        from kubesched.multicluster.render import schedule_table
+        from kubesched.multicluster.render import failover_table, schedule_table
 
         schedule_table(doc, [m.name for m in fed.members])
+        if timeline is not None:
+            failover_table(doc["failover"])
     else:
         print_document(doc, args.output)
     _warn_missing_dumps(setup, decisions)

@@ -54,6 +54,7 @@ class Federation:
         if self.estimator not in ESTIMATORS:
             raise InputError(f'unknown estimator "{self.estimator}" (expected one of {", ".join(ESTIMATORS)})', source="--estimator")
         self.by_name = {m.name: m for m in self.members}
+        self.reschedules = 0  # apply_changes' count: it names the replicas each creates
         self.simulated = SimulatedEstimator({m.name: m for m in self.members if m.scheduler is not None})
         chosen: list[ReplicaEstimator] = []
         if self.estimator in ("general", "both"):
@@ -79,6 +80,30 @@ class Federation:
         for p in self.plugins:
             if isinstance(p, NetworkOverhead):
                 p.net.placements[f"{b.namespace}/{b.name}"] = [t.name for t in decision.clusters]
+
+    def apply_changes(self, decision: BindingDecision) -> None:
+        """Create the replicas a rescheduling adds to each cluster beyond what its binding had
+        there (``decision.binding.clusters``, the previous result), as ``apply`` does for a first
+        decision; replicas it takes away are left in place."""
+        b = decision.binding
+        if b.template is None:
+            return
+        self.reschedules += 1
+        for t in decision.clusters:
+            added = t.replicas - b.assigned_replicas_for(t.name)
+            m = self.by_name.get(t.name)
+            if added > 0 and m is not None and m.scheduler is not None:
+                m.create(b.template, f"{b.name}-{t.name}-r{self.reschedules}", added)
+
+    def workload_health(self, binding: Binding, cluster: str) -> str | None:
+        """The health Karmada's interpreter reports for a workload on a member with a dump:
+        Unhealthy while a replica created there (``apply``, ``apply_changes``) is not bound,
+        else Healthy; None for a member without a dump (nothing to tell)."""
+        m = self.by_name.get(cluster)
+        if m is None or m.scheduler is None:
+            return None
+        prefix = f"{m.name}/{binding.namespace}/{binding.name}-{m.name}-"
+        return "Unhealthy" if any(uid.startswith(prefix) for uid in m.pending) else "Healthy"
 
     def apply(self, decision: BindingDecision) -> None:
         """Create the decided replicas in their members (members without a dump are skipped)."""

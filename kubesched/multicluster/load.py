@@ -1,9 +1,11 @@
 """Read a multi-cluster setup from files: Karmada objects, resource templates, member cluster dumps.
 
-``-f FILE`` holds Cluster, PropagationPolicy and ClusterPropagationPolicy objects and the
-resource templates to propagate (Deployment, StatefulSet, ReplicaSet, Job, Pod). ``-f NAME=FILE``
+``-f FILE`` holds Cluster, PropagationPolicy, ClusterPropagationPolicy and ClusterTaintPolicy
+objects and the resource templates to propagate (Deployment, StatefulSet, ReplicaSet, Job, Pod). ``-f NAME=FILE``
 is member cluster NAME's dump (anything ``kubesched schedule`` reads). A member without a Cluster
-object gets one named after it; a Cluster without a dump is judged by its status alone.
+object gets one named after it; a Cluster without a dump is judged by its status alone. A Cluster's
+``status.conditions`` taint it as Karmada's cluster controller and ClusterTaintPolicies would
+(``kubesched.multicluster.failover.taint_by_conditions``).
 
 Each template gets its policy as Karmada's detector picks it: a PropagationPolicy of its namespace
 before any ClusterPropagationPolicy; among those, the highest ``spec.priority``, then the most
@@ -23,11 +25,14 @@ from kubesched.multicluster.api import (
     POLICY_API,
     Binding,
     Cluster,
+    ClusterTaintPolicy,
     PropagationPolicy,
     ResourceSelector,
     parse_cluster,
+    parse_cluster_taint_policy,
     parse_policy,
 )
+from kubesched.multicluster.failover import cluster_conditions, taint_by_conditions
 
 #: kubesched creates every replica it assigns in the member clusters (their schedulers place each):
 #: the resource templates may ask for this many in all, which one process simulates in a minute.
@@ -61,6 +66,8 @@ class Setup:
     policies: list[PropagationPolicy] = field(default_factory=list)
     templates: list[Template] = field(default_factory=list)
     replicas: int = 0  # of all templates
+    conditions: dict[str, dict[str, str]] = field(default_factory=dict)  # Cluster name -> status.conditions
+    taint_policies: list[ClusterTaintPolicy] = field(default_factory=list)
 
 
 def split_file_arg(arg: str) -> tuple[str | None, str]:
@@ -92,6 +99,7 @@ def read_setup(args: list[str]) -> Setup:
                     raise e.within(source=path) from None
     for name in setup.dumps:
         setup.clusters.setdefault(name, Cluster(name))
+    taint_by_conditions(setup.clusters, setup.conditions, setup.taint_policies)
     return setup
 
 
@@ -109,6 +117,13 @@ def _add(setup: Setup, m: dict, path: str, source: str) -> None:
         if c.name in setup.clusters:
             raise InputError(f'duplicate Cluster "{c.name}"', path=path)
         setup.clusters[c.name] = c
+        setup.conditions[c.name] = cluster_conditions(m, path)
+    elif kind == "ClusterTaintPolicy":
+        _check_api(m, path, POLICY_API)
+        tp = parse_cluster_taint_policy(m, path)
+        if any(q.name == tp.name for q in setup.taint_policies):
+            raise InputError(f'duplicate ClusterTaintPolicy "{tp.name}"', path=path)
+        setup.taint_policies.append(tp)
     elif kind in ("PropagationPolicy", "ClusterPropagationPolicy"):
         _check_api(m, path, POLICY_API)
         p = parse_policy(m, path)
@@ -224,6 +239,8 @@ def to_binding(t: Template, policy: PropagationPolicy) -> Binding:
         requirements=has_requirements(t.pod),
         labels=t.labels,
         annotations=t.annotations,
+        failover=policy.failover,
+        propagate_deps=policy.propagate_deps,
     )
 
 

@@ -135,3 +135,34 @@ def explain_table(doc: dict[str, Any], console: Console | None = None) -> None:
         console.print(Text.assemble(("result", "bold"), f": {_targets(doc['clusters'])}"))
     else:
         console.print(Text.assemble(("result", "bold"), ": ", (f"{doc['result']}: {doc['message']}", "red")))
+
+
+def _event_text(e: dict[str, Any]) -> Text:
+    if e["event"] == "taint":
+        taints = ", ".join(f"{t['key']}{'=' + t['value'] if t['value'] else ''}:{t['effect']}" for t in e["taints"]) or "none"
+        return Text(f"{e['cluster']} taints: {taints}", style="yellow")
+    if e["event"] == "evict":
+        return Text(f"{e['workload']} evicted from {e['cluster']} ({e['detail']})", style="red")
+    if e["event"] == "purge":
+        return Text(f"{e['workload']}: replicas on {e['cluster']} purged", style="dim")
+    if e["event"] == "schedule":
+        return Text(f"{e['workload']} → {_targets(e['clusters'])}", style="green")
+    return Text(f"{e['workload']} unschedulable: {e['detail']}", style="red")
+
+
+def failover_table(doc: dict[str, Any], console: Console | None = None) -> None:
+    """``schedule --events``: what the failover controllers did, in time order, then where each
+    workload is at the end."""
+    console = console if console is not None else Console()
+    t = Table(title="failover")
+    t.add_column("time (s)", justify="right", no_wrap=True)
+    t.add_column("event", no_wrap=True)
+    t.add_column("what", min_width=MIN_REASON_WIDTH, overflow="fold")
+    for e in doc["events"]:
+        t.add_row(f"{e['time']:g}", e["event"], _event_text(e))
+    console.print(t)
+    for f in doc["final"]:
+        line = Text.assemble((f["workload"], "bold"), " → ", (_targets(f["clusters"]) or "nowhere", "green"))
+        if f["evicting"]:
+            line.append(f" (evicting: {', '.join(f['evicting'])})", style="dim")
+        console.print(line)

@@ -203,3 +203,23 @@ def test_multicluster_schedule_names_whole(capsys, width):
     tokens = {d["workload"] for d in doc["decisions"]} | {d["policy"] for d in doc["decisions"]}
     tokens |= {"edge-seoul:3", "cloud-westus2:3", "edge-seoul:2", "edge-tokyo:1"}  # a list may wrap between targets
     _readable(text, tokens, width)
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+def test_multicluster_failover_timeline_names_whole(capsys, tmp_path, width):
+    """``schedule --events``: workloads, clusters and taints read whole in the failover table."""
+    from kubesched.multicluster.render import failover_table
+
+    events = tmp_path / "events.yaml"
+    events.write_text("kind: FailoverTimeline\nfailover: true\nenableNoExecuteTaintEviction: true\nuntil: 900\nevents:\n"
+                      "- {at: 100, cluster: edge-tokyo, status: Unknown}\n- {at: 400, cluster: edge-tokyo, status: \"True\"}\n")
+    policy = tmp_path / "taint-policy.yaml"  # Karmada's NoExecute taints come from a ClusterTaintPolicy
+    policy.write_text("apiVersion: policy.karmada.io/v1alpha1\nkind: ClusterTaintPolicy\nmetadata: {name: down}\nspec:\n"
+                      "  addOnConditions: [{conditionType: Ready, operator: NotIn, statusValues: ['True']}]\n"
+                      "  taints: [{key: cluster.karmada.io/not-ready, effect: NoExecute}]\n")
+    doc = _multicluster_json(capsys, "schedule", "--events", str(events), "-f", str(policy))["failover"]
+    text = render(lambda c: failover_table(doc, console=c), width)
+    assert [e["event"] for e in doc["events"]][:2] == ["taint", "evict"]
+    tokens = {"Deployment default/web", "Deployment default/reports", "edge-tokyo", "cluster.karmada.io/unreachable:NoSchedule",
+              "TaintUntolerated"}
+    _readable(text, tokens, width)
