@@ -466,21 +466,10 @@ def configuration_bound(prep: Prepared, level: float = 100.0, limits: Limits = L
         # prices between the best bound's duals and the LP's (Wentges smoothing: the LP's duals
         # jump between extreme points and tail off)
         pi = pi_lp if center is None else alpha * center + (1 - alpha) * pi_lp
-        # any pi >= 0 bounds the integer optimum: sum(pi * avail) plus, per type, its nodes x
-        # max(0, the best single node's gain - pi x its pods) (shape limits relaxed)
-        upper, added, exact = float(pi @ avail), 0, True
-        for j, t in enumerate(types):
-            left = cg_deadline - time.perf_counter()
-            if left <= 0:
-                upper, exact, time_limited = np.inf, False, True
-                break
-            val, x = _price(t, shapes, gain - pi, avail, limits.nodes, left)
-            upper += nodes_of[j] * max(0.0, val)
-            if x is None:
-                exact = False
-            elif float((gain - pi_lp) @ x) - mu[j] > TOLERANCE:
-                cols.append((j, x))
-                added += 1
+        new, upper, exact = _price_types(types, nodes_of, shapes, gain, avail, pi, pi_lp, mu, limits.nodes, cg_deadline)
+        cols += new
+        added = len(new)
+        time_limited = time_limited or upper == np.inf
         if upper < best_upper:
             best_upper, center = upper, pi
         if added == 0:
@@ -495,21 +484,13 @@ def configuration_bound(prep: Prepared, level: float = 100.0, limits: Limits = L
     time_limited = time_limited or time.perf_counter() >= deadline
     placed = max(placed, fgd_milli) if np.isfinite(placed) else fgd_milli
     best = min(best_upper, float(requested), float(cap))
-    shape_arrays, node_arrays = _exact_model(prep.nodes, shapes, avail, unit)
-    values = np.array(sorted({s.milli for s in shapes if s.share}), np.int64)
-    patterns = _patterns(tuple(int(v) for v in values)) if len(values) else np.zeros((0, 0))
-    exact_variables = exact_packing.variables(shape_arrays, node_arrays, patterns)
-    if exact_variables <= exact_packing.MAX_VARIABLES and best - placed > 1e-4 * best:
-        # a small instance the columns did not pack to the bound: the exact model (its packing is
-        # real, its dual bound proven, so either may improve what the columns gave)
-        ex = exact_packing.solve(shape_arrays, node_arrays, patterns, values, limits.nodes,
-                                 deadline - time.perf_counter())
-        time_limited = time_limited or time.perf_counter() >= deadline
-        if np.isfinite(ex.placed_milli):
-            placed = max(placed, ex.placed_milli)
-        best = min(best, ex.bound_milli)
-    else:
-        exact_variables = None
+    exact_variables = None
+    if best - placed > 1e-4 * best:  # on a small instance, the exact model may close the gap
+        ex = _exact(prep.nodes, shapes, avail, unit, limits.nodes, deadline)
+        if ex is not None:
+            time_limited = time_limited or time.perf_counter() >= deadline
+            placed = max(placed, ex.placed_milli) if np.isfinite(ex.placed_milli) else placed
+            best, exact_variables = min(best, ex.bound_milli), ex.variables
     gap = (best - placed) / best if best > 0 and np.isfinite(placed) else float("nan")
     optimal = bool(np.isfinite(placed) and best - placed <= 1e-4 * best)  # the packing meets the bound
     return Bound(level, len(pods), requested, cap, best, reported_unallocated(best, cap), optimal, gap,
@@ -518,6 +499,42 @@ def configuration_bound(prep: Prepared, level: float = 100.0, limits: Limits = L
                  max_unallocated_pct=reported_unallocated(placed, cap) if np.isfinite(placed) else float("nan"),
                  converged=converged, iterations=iterations, columns=len(cols), fgd_milli=fgd_milli,
                  arrived_pct=_arrived_pct(pods, cap), time_limited=time_limited, exact_variables=exact_variables)
+
+
+def _price_types(
+    types: list[_NodeType], nodes_of: np.ndarray, shapes: list[_Shape], gain: np.ndarray, avail: np.ndarray,
+    pi: np.ndarray, pi_lp: np.ndarray, mu: np.ndarray, node_limit: int, deadline: float,
+) -> tuple[list[tuple[int, np.ndarray]], float, bool]:
+    """One pricing round: (the columns that improve the LP at its duals ``pi_lp``/``mu``, the
+    Lagrangian bound at prices ``pi`` (inf when the deadline cut the round short), whether every
+    pricing MILP was solved exactly). Any pi >= 0 bounds the integer optimum: sum(pi * avail) plus,
+    per type, its nodes x max(0, the best single node's gain - pi x its pods) (shape limits relaxed)."""
+    cols: list[tuple[int, np.ndarray]] = []
+    upper, exact = float(pi @ avail), True
+    for j, t in enumerate(types):
+        left = deadline - time.perf_counter()
+        if left <= 0:
+            return cols, np.inf, False
+        val, x = _price(t, shapes, gain - pi, avail, node_limit, left)
+        upper += nodes_of[j] * max(0.0, val)
+        if x is None:
+            exact = False
+        elif float((gain - pi_lp) @ x) - mu[j] > TOLERANCE:
+            cols.append((j, x))
+    return cols, upper, exact
+
+
+def _exact(
+    nodes: list[Node], shapes: list[_Shape], avail: np.ndarray, unit: int, node_limit: int, deadline: float
+) -> exact_packing.Packing | None:
+    """The exact model's packing and bound (its packing is real and its dual bound proven, so
+    either may improve what the columns gave); None above ``MAX_VARIABLES``."""
+    shape_arrays, node_arrays = _exact_model(nodes, shapes, avail, unit)
+    values = np.array(sorted({s.milli for s in shapes if s.share}), np.int64)
+    patterns = _patterns(tuple(int(v) for v in values)) if len(values) else np.zeros((0, 0))
+    if exact_packing.variables(shape_arrays, node_arrays, patterns) > exact_packing.MAX_VARIABLES:
+        return None
+    return exact_packing.solve(shape_arrays, node_arrays, patterns, values, node_limit, deadline - time.perf_counter())
 
 
 def _exact_model(nodes: list[Node], shapes: list[_Shape], avail: np.ndarray, unit: int) -> tuple[exact_packing.Shapes, exact_packing.Nodes]:
