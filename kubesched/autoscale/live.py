@@ -29,7 +29,7 @@ from kubesched.autoscale.config import GROUP_LABEL, AutoscalerConfig, NodeGroup
 from kubesched.autoscale.core import ClusterAutoscaler
 from kubesched.autoscale.eligibility import SCALE_DOWN_DISABLED, TO_BE_DELETED_TAINT
 from kubesched.autoscale.karpenter import KarpenterLike
-from kubesched.errors import InputError
+from kubesched.errors import InputError, one_line
 from kubesched.framework.runtime import Framework
 from kubesched.load import ClusterObjects
 from kubesched.state.snapshot import Snapshot
@@ -203,17 +203,60 @@ class Controller:
         self.stop_event.set()
 
 
+def named_shapes(doc: Any) -> list[str]:
+    """The node shapes the options name (``nodeGroups[].shape``), as far as the document is well
+    formed (``load`` reports it when it is not)."""
+    groups = doc.get("nodeGroups") if isinstance(doc, dict) else None
+    if not isinstance(groups, list):
+        return []
+    return [g["shape"] for g in groups if isinstance(g, dict) and isinstance(g.get("shape"), str)]
+
+
+def check_options(path: str) -> Any:
+    """The options file checked whole before anything needs the cluster or the Kubernetes
+    client: one line naming the file and the field (exit 2) for a bad one. Shape names are only
+    resolved later, against the cluster's nodes (``resolve_options``). Returns the document."""
+    from kubesched.autoscale.config import load, template_node
+    from kubesched.documents import read_documents
+
+    docs = read_documents(path)
+    if len(docs) > 1:
+        raise InputError(f"expected one document, found {len(docs)}", source=path)
+    doc = docs[0] if docs else None
+    stand_in = template_node("shape", {"cpu": "1", "memory": "1Gi"})
+    load(doc, path, dict.fromkeys(named_shapes(doc), stand_in))
+    return doc
+
+
+def resolve_options(doc: Any, path: str, nodes: list[dict[str, Any]]) -> AutoscalerConfig:
+    """The options with ``shape:`` groups resolved as the simulator resolves them: the shapes of
+    the cluster's own nodes (``kubesched.autoscale.shapes``, named ``cpu-8c-32g`` or
+    ``g2-8gpu-96c-384g``); an unknown shape is the file's error, naming the shapes there are."""
+    from kubesched.autoscale.config import load
+    from kubesched.autoscale.shapes import shapes_of
+
+    shapes = {name: t for name, (t, _) in shapes_of([Node.parse(n) for n in nodes]).items()} if named_shapes(doc) else {}
+    return load(doc, path, shapes)
+
+
 def build_controller(args: argparse.Namespace) -> Controller:
     from kubesched.app import build_registry
-    from kubesched.autoscale.config import load_file
     from kubesched.live.cli import run_config
-    from kubesched.live.client import k8s_client, load_configuration  # without the client: one line, exit 2
     from kubesched.scheduler import Scheduler
 
-    cfg = load_file(args.autoscaler)
+    doc = check_options(args.autoscaler)  # before the client is needed: a bad file is a bad file
     registry = build_registry(args.plugin_path)
     sched_cfg = run_config(args.config, registry)  # the same profiles as kubesched run
+    from kubesched.live.client import k8s_client, load_configuration  # without the client: one line, exit 2
+
     api = k8s_client.ApiClient(load_configuration(args.kubeconfig, args.context))
+    nodes: list[dict[str, Any]] = []
+    if named_shapes(doc):
+        try:
+            nodes = api.sanitize_for_serialization(k8s_client.CoreV1Api(api).list_node().items)
+        except Exception as e:  # noqa: BLE001 - the API's or the connection's: one line, not a traceback
+            raise InputError(f"cannot list the nodes whose shapes nodeGroups[].shape names: {one_line(str(e))}", source=args.autoscaler) from None
+    cfg = resolve_options(doc, args.autoscaler, nodes)
     if args.provider == "kwok":
         cfg.node_groups = [kwok_template(g) for g in cfg.node_groups]
         provider: Any = KwokProvider(api, cfg, np.random.default_rng(args.seed))
