@@ -9,14 +9,16 @@ pods, then scale down unneeded nodes.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Protocol
 
 import numpy as np
 
 from kubesched.api.objects import Node, Pod
+from kubesched.autoscale import eligibility
 from kubesched.autoscale.config import GROUP_LABEL, AutoscalerConfig, NodeGroup
 from kubesched.autoscale.eligibility import unremovable_reason
 from kubesched.autoscale.estimator import BinpackingEstimator, equivalence_groups
@@ -76,6 +78,44 @@ class Stats:
 
 
 @dataclass
+class ScaleUpInfo:
+    """One group grown (CA's ``nodegroupset.ScaleUpInfo``)."""
+
+    group: str
+    current: int
+    new: int
+    max: int
+
+    def __str__(self) -> str:  # as CA prints it in events: {group 1->2 (max: 5)}
+        return f"{{{self.group} {self.current}->{self.new} (max: {self.max})}}"
+
+
+@dataclass
+class ScaleDownInfo:
+    node: str
+    group: str
+    empty: bool
+    pods: list[Pod]  # the pods evicted
+
+
+@dataclass
+class LoopRecord:
+    """What one iteration did, for whoever watches the loop (``kubesched autoscale``'s status
+    ConfigMap, events and metrics). The loop fills ``record`` when one is set before
+    ``run_once``; the simulator sets none and pays nothing."""
+
+    pending: list[Pod] = field(default_factory=list)  # considered for scale-up (upcoming nodes take the others)
+    scale_ups: list[ScaleUpInfo] = field(default_factory=list)
+    triggered: list[Pod] = field(default_factory=list)  # the pods the scale-up is for
+    failed: list[tuple[str, str]] = field(default_factory=list)  # (group, node) never registered
+    scale_downs: list[ScaleDownInfo] = field(default_factory=list)
+    unneeded: list[str] = field(default_factory=list)  # scale-down candidates
+    unremovable: dict[str, str] = field(default_factory=dict)  # node -> CA's UnremovableReason
+    cooldown: bool = False  # scale-down held by a delay after a scale-up, deletion or failure
+    durations: dict[str, float] = field(default_factory=dict)  # CA's function label -> seconds
+
+
+@dataclass
 class Upcoming:
     group: str
     requested: float
@@ -94,6 +134,7 @@ class Drainer:
 
     def __init__(self, checker: PredicateChecker) -> None:
         self.checker = checker
+        self.blocked = False  # the last try_drain failed on a pod that may not move (not for want of room)
 
     def movable(self, pod: Pod, pdb_used: dict[int, int], snap: Snapshot) -> bool:
         if pod.annotations.get(SAFE_TO_EVICT) == "false":
@@ -117,7 +158,8 @@ class Drainer:
             row = snap.row_of[name]
             pods = list(snap.pods_on[row].values())
             used = dict(pdb_used)
-            if not all(self.movable(p, used, snap) for p in pods):
+            self.blocked = not all(self.movable(p, used, snap) for p in pods)
+            if self.blocked:
                 return None
             skip = removed | {name}
             rows = np.asarray([r for r in snap.order.tolist() if snap.nodes[r].name not in skip], np.int32)
@@ -158,6 +200,7 @@ class ClusterAutoscaler:
         self.last_delete = -float("inf")
         self.last_failure = -float("inf")
         self.stats = Stats()
+        self.record: LoopRecord | None = None  # set by a watcher before run_once (LoopRecord)
         self._seq = 0
         self._fits_template: dict[tuple[object, str], bool] = {}
 
@@ -197,6 +240,8 @@ class ClusterAutoscaler:
             elif now - up.requested >= self.cfg.max_node_provision_time:
                 del self.upcoming[name]
                 self.provider.cancel(name)
+                if self.record is not None:
+                    self.record.failed.append((up.group, name))
                 self.stats.failed_nodes += 1
                 self.last_failure = now
                 gs = self.groups[up.group]
@@ -208,9 +253,13 @@ class ClusterAutoscaler:
         now = view.now()
         self._register(view, now)
         self.hinted = {}
+        t0 = time.perf_counter()
         scaled = self.scale_up(view, now)
+        t1 = time.perf_counter()
         if self.cfg.scale_down.enabled:
             self.scale_down(view, now, allowed=not scaled)
+        if self.record is not None:
+            self.record.durations.update(scaleUp=t1 - t0, scaleDown=time.perf_counter() - t1)
 
     @contextmanager
     def with_hinted(self, snap: Snapshot) -> Iterator[None]:
@@ -306,6 +355,8 @@ class ClusterAutoscaler:
             return False
         checker = self.checker(view)
         pods = self.fit_upcoming(view, pods, checker)
+        if self.record is not None:
+            self.record.pending = pods
         if not pods:
             return False
         options = self.options(view, pods, now, checker)
@@ -313,6 +364,10 @@ class ClusterAutoscaler:
         if best is None:
             return False
         group = self.cfg.group(best.group)
+        if self.record is not None:
+            current = self.group_sizes(view.snapshot)[group.name]
+            self.record.scale_ups.append(ScaleUpInfo(group.name, current, current + best.node_count, group.max_size))
+            self.record.triggered = list(best.pods)
         for _ in range(best.node_count):
             name = self.new_name(group.name)
             node = node_named(group.template, name, {GROUP_LABEL: group.name})
@@ -341,7 +396,24 @@ class ClusterAutoscaler:
                 continue
             if util[row] < self.threshold(node):
                 out.append(node.name)
+        if self.record is not None:
+            self._explain_unremovable(snap, util, set(out), now)
         return out
+
+    def _explain_unremovable(self, snap: Snapshot, util: np.ndarray, candidates: set[str], now: float) -> None:
+        """Why each other node is not a candidate (CA's UnremovableReason), for the watcher."""
+        why = self.record.unremovable if self.record is not None else {}
+        for row, node in enumerate(snap.nodes[: snap.n]):
+            if node.name in candidates:
+                continue
+            if self.group_of(node) is None:
+                why[node.name] = eligibility.NOT_AUTOSCALED
+            elif (reason := unremovable_reason(node, now)) is not None:
+                why[node.name] = reason
+            elif np.isnan(util[row]):
+                why[node.name] = eligibility.UNEXPECTED_ERROR
+            else:
+                why[node.name] = eligibility.NOT_UNDERUTILIZED
 
     def update_unneeded(self, snap: Snapshot, now: float) -> None:
         """Start (or stop) the unneeded timers: utilisation under the threshold, and empty."""
@@ -369,10 +441,18 @@ class ClusterAutoscaler:
         snap = view.snapshot
         with self.with_hinted(snap):
             self.update_unneeded(snap, now)
+            if self.record is not None:
+                self.record.unneeded = list(self.unneeded_since)
             if not allowed or self.in_cooldown(now):
+                if self.record is not None:
+                    self.record.cooldown = True
                 return
             doomed = self.unneeded_now(view, now)
         for name in doomed:
+            if self.record is not None:
+                pods = list(snap.pods_on[snap.row_of[name]].values())
+                group = self.group_of(snap.nodes[snap.row_of[name]]) or ""
+                self.record.scale_downs.append(ScaleDownInfo(name, group, name in self.empty_since, pods))
             self.stats.drained_pods += len(snap.pods_on[snap.row_of[name]])
             self.unneeded_since.pop(name, None)
             self.empty_since.pop(name, None)
@@ -387,6 +467,8 @@ class ClusterAutoscaler:
         wait = self.cfg.scale_down.unneeded_time
         empty = [n for n, t in self.empty_since.items() if now - t >= wait]
         busy = [n for n, t in self.unneeded_since.items() if now - t >= wait and n not in self.empty_since]
+        why = self.record.unremovable if self.record is not None else {}
+        why.update((n, eligibility.NOT_UNNEEDED_LONG_ENOUGH) for n, t in self.unneeded_since.items() if now - t < wait)
         if not empty and not busy:
             return []
         sizes = self.group_sizes(snap)
@@ -395,6 +477,7 @@ class ClusterAutoscaler:
         for name in empty[: self.cfg.scale_down.max_empty_bulk_delete]:
             g = self.group_of(snap.nodes[snap.row_of[name]])
             if g is None or sizes[g] <= mins[g]:
+                why[name] = eligibility.MIN_SIZE_REACHED
                 continue
             sizes[g] -= 1
             removed.append(name)
@@ -407,10 +490,12 @@ class ClusterAutoscaler:
                         break
                     g = self.group_of(snap.nodes[snap.row_of[name]])
                     if g is None or sizes[g] <= mins[g]:
+                        why[name] = eligibility.MIN_SIZE_REACHED
                         continue
                     if try_drain(name, set(removed) | set(drains)) is None:
                         # its pods cannot move, so it is not unneeded: the timer starts again
                         self.unneeded_since[name] = now
+                        why[name] = eligibility.BLOCKED_BY_POD if drainer.blocked else eligibility.NO_PLACE_TO_MOVE_PODS
                         continue
                     sizes[g] -= 1
                     drains.append(name)

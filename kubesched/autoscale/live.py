@@ -10,6 +10,11 @@ in, ``KwokProvider``, creates and deletes virtual Node objects in the KWOK style
 A cloud provider plugs in as a class with the three methods of ``kubesched.autoscale.core.
 NodeProvider`` (``create(group, node)``, ``delete(name)``, ``cancel(name)``), named with
 ``--provider module:Class``; it is built as ``Class(api_client, config)``.
+
+What an operator sees, as from Cluster Autoscaler: the status ConfigMap
+(``kubesched.autoscale.status``), events on pods, nodes and that ConfigMap
+(``kubesched.autoscale.events``) and CA's Prometheus metrics on ``--address``
+(``kubesched.autoscale.metrics``), all from the ``LoopRecord`` each iteration fills.
 """
 
 from __future__ import annotations
@@ -26,9 +31,12 @@ import numpy as np
 
 from kubesched.api.objects import Node, Pod
 from kubesched.autoscale.config import GROUP_LABEL, AutoscalerConfig, NodeGroup
-from kubesched.autoscale.core import ClusterAutoscaler
+from kubesched.autoscale.core import ClusterAutoscaler, LoopRecord
 from kubesched.autoscale.eligibility import SCALE_DOWN_DISABLED, TO_BE_DELETED_TAINT
+from kubesched.autoscale.events import EventRecorder, LoopEvents
 from kubesched.autoscale.karpenter import KarpenterLike
+from kubesched.autoscale.metrics import AutoscalerMetrics
+from kubesched.autoscale.status import StatusBuilder, StatusConfigMap
 from kubesched.errors import InputError, one_line
 from kubesched.framework.runtime import Framework
 from kubesched.load import ClusterObjects
@@ -166,7 +174,18 @@ class LiveView:
 
 
 class Controller:
-    def __init__(self, api: Any, config: AutoscalerConfig, frameworks: dict[str, Framework], provider: Any, seed: int = 0) -> None:
+    """The loop against the cluster, and what an operator watches: the status ConfigMap
+    (``status``: None when ``--write-status-configmap=false``), events and metrics."""
+
+    def __init__(
+        self,
+        api: Any,
+        config: AutoscalerConfig,
+        frameworks: dict[str, Framework],
+        provider: Any,
+        seed: int = 0,
+        status: tuple[str, str] | None = ("kube-system", "cluster-autoscaler-status"),
+    ) -> None:
         from kubernetes import client
 
         self.api = api
@@ -178,16 +197,33 @@ class Controller:
         self.loop = cls(config, provider, np.random.default_rng(seed))
         self.stop_event = threading.Event()
         self.iterations = 0
+        self.builder = StatusBuilder()
+        self.status = StatusConfigMap(self.core, *status) if status is not None else None
+        self.events = LoopEvents(EventRecorder(self.core), lambda: self.status.ref if self.status is not None else None)
+        self.metrics = AutoscalerMetrics()
+        self.last_status: dict[str, Any] | None = None
+        self.unremovable: dict[str, str] = {}  # node -> reason, as last logged
 
     def once(self) -> None:
+        started, t0 = time.time(), time.perf_counter()
         flush = getattr(self.provider, "flush", None)
         if flush is not None:
             flush()
         nodes = self.api.sanitize_for_serialization(self.core.list_node().items)
         pods = self.api.sanitize_for_serialization(self.core.list_pod_for_all_namespaces().items)
         view = LiveView(nodes, pods, self.frameworks)
+        record = self.loop.record = LoopRecord()
         self.loop.run_once(view)
         self.iterations += 1
+        status = self.last_status = self.builder.build(self.loop, view.snapshot, record, started)
+        if self.status is not None:
+            self.status.write(status, started)
+        self.events.emit(self.loop, view, record, started)
+        for name, reason in record.unremovable.items():
+            if self.unremovable.get(name) != reason:
+                log.info("node %s is not removable: %s", name, reason)
+        self.unremovable = dict(record.unremovable)
+        self.metrics.observe(self.loop, status, record, len(view.unschedulable()), started, time.perf_counter() - t0)
 
     def serve(self) -> None:
         period = 1.0 if self.cfg.mode == "karpenter" else self.cfg.scan_interval
@@ -195,8 +231,9 @@ class Controller:
         while not self.stop_event.is_set():
             try:
                 self.once()
-            except Exception as e:  # noqa: BLE001 - a failed iteration is logged and retried
+            except Exception as e:  # noqa: BLE001 - a failed iteration is logged, counted and retried
                 log.warning("autoscaler iteration failed: %s", e)
+                self.metrics.error("apiCallError" if type(e).__module__.startswith(("kubernetes", "urllib3")) else "internalError")
             self.stop_event.wait(period)
 
     def stop(self) -> None:
@@ -245,6 +282,9 @@ def build_controller(args: argparse.Namespace) -> Controller:
     from kubesched.scheduler import Scheduler
 
     doc = check_options(args.autoscaler)  # before the client is needed: a bad file is a bad file
+    from kubesched.live.settings import parse_bool  # (kubesched.live.settings needs the client)
+
+    write_status = parse_bool(args.write_status_configmap, "--write-status-configmap")
     registry = build_registry(args.plugin_path)
     sched_cfg = run_config(args.config, registry)  # the same profiles as kubesched run
     from kubesched.live.client import k8s_client, load_configuration  # without the client: one line, exit 2
@@ -267,7 +307,24 @@ def build_controller(args: argparse.Namespace) -> Controller:
         except (ImportError, AttributeError, ValueError) as e:
             raise InputError(f"cannot load node provider: {e}", source="--provider") from None
     sched = Scheduler(sched_cfg, Snapshot(), None, registry, seed=args.seed)
-    return Controller(api, cfg, sched.frameworks, provider, args.seed)
+    status = (args.namespace, args.status_config_map_name) if write_status else None
+    return Controller(api, cfg, sched.frameworks, provider, args.seed, status)
+
+
+def metrics_server(args: argparse.Namespace, ctl: Controller) -> Any:
+    """The HTTP server of ``kubesched run`` (probes, ``/metrics``, TLS and tokens) serving the
+    controller's metrics on ``--address``; None for ``off``."""
+    from kubesched.server import security
+    from kubesched.server.httpd import HTTPServer, parse_listen
+
+    if args.address == "off":
+        return None
+    try:
+        listen = parse_listen(args.address)
+    except InputError as e:
+        raise InputError(e.reason, path="--address") from None
+    tls, access = security.from_args(args)
+    return HTTPServer(listen, metrics=ctl.metrics, ready=lambda: ctl.iterations > 0, tls=tls, access=access)
 
 
 def cmd_autoscale(args: argparse.Namespace) -> int:
@@ -276,9 +333,16 @@ def cmd_autoscale(args: argparse.Namespace) -> int:
     if args.once:
         ctl.once()
         return 0
+    http = metrics_server(args, ctl)
+    if http is not None:
+        http.start()
+        log.info("serving /metrics on %s", http.url)
     try:
         ctl.serve()
     except KeyboardInterrupt:
         ctl.stop()
+    finally:
+        if http is not None:
+            http.shutdown()
     return 0
 
