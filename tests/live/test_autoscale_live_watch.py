@@ -6,8 +6,10 @@ unmodified official client; pods are made unschedulable as a scheduler marks the
 
 from __future__ import annotations
 
+import shutil
 import time
 
+import pytest
 import yaml
 from prometheus_client.parser import text_string_to_metric_families
 
@@ -16,6 +18,7 @@ from kubesched.autoscale.live import KWOK_TAINT, build_controller, metrics_serve
 from kubesched.autoscale.status import LAST_UPDATED
 from kubesched.cli import build_parser
 from tests.live.live_harness import events, http_get, node, pod
+from tests.plugins.loadaware.test_loadaware_prometheus import PrometheusServer
 
 AUTOSCALER = """
 scanInterval: 0.2
@@ -170,3 +173,29 @@ def test_status_configmap_off(kube_api, kubeconfig, tmp_path):
     ctl.once()
     assert kube_api.list("ConfigMap", "kube-system") == []
     assert events(kube_api, "TriggeredScaleUp", "big-one") and not events(kube_api, "ScaledUpGroup")
+
+
+def test_a_real_prometheus_scrapes_the_autoscalers_metrics(kube_api, kubeconfig, tmp_path):
+    """Prometheus (the Debian package, on loopback) scrapes --address as it would scrape CA."""
+    binary = shutil.which("prometheus")
+    if binary is None:
+        pytest.fail("the prometheus binary is not on PATH: run scripts/install-test-deps.sh (Debian package prometheus)")
+    kube_api.create(ready_node("base", "1"))
+    args, ctl = controller(kubeconfig, tmp_path)
+    kube_api.create(pending("big-one", "3"))
+    ctl.once()
+    with metrics_server(args, ctl) as http:
+        host, port = http.address
+        config = tmp_path / "prometheus.yml"
+        config.write_text(
+            "global: {scrape_interval: 1s, scrape_timeout: 1s}\n"
+            f"scrape_configs: [{{job_name: cluster-autoscaler, static_configs: [{{targets: ['{host}:{port}']}}]}}]\n"
+        )
+        prom = PrometheusServer(binary, config, tmp_path / "data", tmp_path / "prometheus.log")
+        prom.start()
+        try:
+            prom.wait_for("cluster_autoscaler_scaled_up_nodes_total", lambda r: bool(r) and float(r[0]["value"][1]) == 1, timeout=30)
+            (row,) = prom.query('cluster_autoscaler_node_groups_count{node_group_type="autoscaled"}')
+            assert row["metric"]["job"] == "cluster-autoscaler" and float(row["value"][1]) == 2
+        finally:
+            prom.stop()
