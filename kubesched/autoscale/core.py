@@ -388,7 +388,10 @@ class ClusterAutoscaler:
         """FilterOutUnremovable: the nodes of node groups that may be unneeded: not being
         deleted, not protected by the scale-down-disabled annotation, utilisation under the
         threshold (a node without one, NaN, is not)."""
-        util = node_utilization(snap)
+        sd = self.cfg.scale_down
+        util = node_utilization(
+            snap, ignore_daemonsets=sd.ignore_daemonsets_utilization, ignore_mirror=sd.ignore_mirror_pods_utilization
+        )
         out = []
         for row in np.flatnonzero(util < 1.0).tolist():
             node = snap.nodes[row]
