@@ -29,7 +29,7 @@ from kubesched.autoscale.predicate import (
     placed,
     reads_other_nodes,
 )
-from kubesched.autoscale.utilization import is_gpu_node, node_utilization
+from kubesched.autoscale.utilization import is_daemonset_pod, is_gpu_node, is_mirror_pod, node_utilization
 from kubesched.framework.runtime import Framework
 from kubesched.state.snapshot import Snapshot
 
@@ -128,6 +128,12 @@ class GroupState:
     backoff_step: float = 0.0
 
 
+def stays_with_node(pod: Pod) -> bool:
+    """DaemonSet and mirror pods: a drain neither finds them a new node nor counts them against
+    the node being empty (CA's drain.GetPodsToMove leaves them out)."""
+    return is_daemonset_pod(pod) or is_mirror_pod(pod)
+
+
 class Drainer:
     """Can every pod of a node move elsewhere? Simulated with the real filters on the live
     snapshot (hypothetical pods added and taken away again), PodDisruptionBudgets respected."""
@@ -156,7 +162,7 @@ class Drainer:
 
         def try_drain(name: str, removed: set[str]) -> dict[str, str] | None:
             row = snap.row_of[name]
-            pods = list(snap.pods_on[row].values())
+            pods = [p for p in snap.pods_on[row].values() if not stays_with_node(p)]
             used = dict(pdb_used)
             self.blocked = not all(self.movable(p, used, snap) for p in pods)
             if self.blocked:
@@ -419,14 +425,16 @@ class ClusterAutoscaler:
                 why[node.name] = eligibility.NOT_UNDERUTILIZED
 
     def update_unneeded(self, snap: Snapshot, now: float) -> None:
-        """Start (or stop) the unneeded timers: utilisation under the threshold, and empty."""
-        empty = snap.requested[:, snap.res_index["pods"]] == 0
+        """Start (or stop) the unneeded timers: utilisation under the threshold, and empty (no
+        pods but DaemonSet and mirror pods)."""
+        no_pods = snap.requested[:, snap.res_index["pods"]] == 0
         low: set[str] = set()
         idle: set[str] = set()
         for name in self.filter_out_unremovable(snap, now):
             low.add(name)
             self.unneeded_since.setdefault(name, now)
-            if empty[snap.row_of[name]]:
+            row = snap.row_of[name]
+            if no_pods[row] or all(stays_with_node(p) for p in snap.pods_on[row].values()):
                 idle.add(name)
                 self.empty_since.setdefault(name, now)
         self.unneeded_since = {n: t for n, t in self.unneeded_since.items() if n in low}

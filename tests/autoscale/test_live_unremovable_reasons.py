@@ -86,3 +86,25 @@ def test_the_simulator_sets_no_record_and_pays_nothing():
     loop = ClusterAutoscaler(cfg, Recorder(), np.random.default_rng(0))
     loop.run_once(LiveView([group_node("n")], [], FRAMEWORKS))
     assert loop.record is None
+
+
+def daemon_pod(name: str, node: str) -> dict:
+    """A DaemonSet's pod, pinned to its node as the DaemonSet controller pins it."""
+    d = make_pod(name, requests={"cpu": "100m"}, node=node)
+    d["metadata"]["ownerReferences"] = [{"apiVersion": "apps/v1", "kind": "DaemonSet", "name": "ds", "uid": "ds", "controller": True}]
+    term = {"matchFields": [{"key": "metadata.name", "operator": "In", "values": [node]}]}
+    d["spec"]["affinity"] = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [term]}}}
+    return d
+
+
+def test_daemonset_and_mirror_pods_do_not_hold_a_node():
+    """CA's GetPodsToMove leaves them out: a node with only those is empty, and a busy node
+    drains though its DaemonSet pod fits nowhere else (before: NoPlaceToMovePods, kept forever)."""
+    mirror = make_pod("static", requests={"cpu": "100m"}, node="only-daemons")
+    mirror["metadata"]["annotations"] = {"kubernetes.io/config.mirror": "x"}
+    nodes = [group_node("only-daemons"), group_node("busy-daemons"), make_node("spare", cpu="4", memory="16Gi")]
+    pods = [daemon_pod("ds-a", "only-daemons"), mirror, daemon_pod("ds-b", "busy-daemons"),
+            make_pod("app", requests={"cpu": "100m"}, node="busy-daemons"), daemon_pod("ds-c", "spare")]
+    record, deleted = record_of(nodes, pods)
+    assert sorted(deleted) == ["busy-daemons", "only-daemons"]
+    assert {sd.node: sd.empty for sd in record.scale_downs} == {"only-daemons": True, "busy-daemons": False}
