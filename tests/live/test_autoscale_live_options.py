@@ -15,6 +15,9 @@ from kubesched.autoscale.config import GROUP_LABEL
 from kubesched.autoscale.live import build_controller
 from kubesched.cli import build_parser
 from kubesched.errors import InputError
+from tests.cli.test_install_extras import (
+    WITHOUT_CLIENT,  # the client's import fails, as after `pip install kubesched`
+)
 from tests.live.live_harness import node
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -42,15 +45,6 @@ def test_unknown_shape_names_the_file_the_field_and_the_clusters_shapes(kube_api
         controller(kubeconfig, tmp_path / "as.yaml", "nodeGroups:\n- {name: g, shape: h100-8gpu, max: 3}\n")
     assert e.value.source == str(tmp_path / "as.yaml") and e.value.path == "nodeGroups[0].shape"
     assert 'unknown node shape "h100-8gpu" (known: cpu-8c-32g)' in str(e.value)
-
-
-# a fresh interpreter where importing the client fails, as after `pip install kubesched`
-WITHOUT_CLIENT = """
-import sys
-sys.modules["kubernetes"] = None
-from kubesched.cli import main
-sys.exit(main(sys.argv[1:]))
-"""
 
 
 def test_bad_options_are_reported_before_the_missing_client(tmp_path):

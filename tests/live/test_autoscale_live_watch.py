@@ -14,21 +14,15 @@ import yaml
 from prometheus_client.parser import text_string_to_metric_families
 
 from kubesched.autoscale.eligibility import SCALE_DOWN_DISABLED
-from kubesched.autoscale.live import KWOK_TAINT, build_controller, metrics_server
+from kubesched.autoscale.live import build_controller, metrics_server
 from kubesched.autoscale.status import LAST_UPDATED
 from kubesched.cli import build_parser
 from tests.live.live_harness import events, http_get, node, pod
+from tests.live.test_autoscale_live import AUTOSCALER as E2E_AUTOSCALER
+from tests.live.test_autoscale_live import TOLERATE
 from tests.plugins.loadaware.test_loadaware_prometheus import PrometheusServer
 
-AUTOSCALER = """
-scanInterval: 0.2
-provisioningDelay: 0
-scaleDown: {unneededTime: 0, delayAfterAdd: 0, delayAfterDelete: 0}
-nodeGroups:
-- {name: small, template: {cpu: "2", memory: 4Gi}, max: 3}
-- {name: big, template: {cpu: "8", memory: 16Gi}, max: 2}
-"""
-TOLERATE = {"tolerations": [{"key": KWOK_TAINT["key"], "operator": "Exists", "effect": "NoSchedule"}]}
+AUTOSCALER = E2E_AUTOSCALER.replace("unneededTime: 0.5", "unneededTime: 0")  # an unneeded node goes at once
 UNSCHEDULABLE = {"phase": "Pending", "conditions": [
     {"type": "PodScheduled", "status": "False", "reason": "Unschedulable", "message": "0/1 nodes are available"}]}
 READY = {"conditions": [{"type": "Ready", "status": "True", "reason": "KubeletReady"}]}
