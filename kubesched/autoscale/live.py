@@ -324,7 +324,10 @@ def metrics_server(args: argparse.Namespace, ctl: Controller) -> Any:
     except InputError as e:
         raise InputError(e.reason, path="--address") from None
     tls, access = security.from_args(args)
-    return HTTPServer(listen, metrics=ctl.metrics, ready=lambda: ctl.iterations > 0, tls=tls, access=access)
+    try:
+        return HTTPServer(listen, metrics=ctl.metrics, ready=lambda: ctl.iterations > 0, tls=tls, access=access)
+    except InputError as e:  # cannot listen there
+        raise InputError(e.reason, path="--address") from None
 
 
 def cmd_autoscale(args: argparse.Namespace) -> int:
