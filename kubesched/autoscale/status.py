@@ -91,7 +91,7 @@ class StatusBuilder:
 
     last: dict[str, dict[str, Any]] = field(default_factory=dict)  # condition path -> condition
 
-    def _condition(self, key: str, cond: dict[str, Any], probe: str) -> dict[str, Any]:
+    def condition(self, key: str, cond: dict[str, Any], probe: str) -> dict[str, Any]:
         before = self.last.get(key)
         cond["lastProbeTime"] = probe
         cond["lastTransitionTime"] = before["lastTransitionTime"] if before and before["status"] == cond["status"] else probe
@@ -134,15 +134,15 @@ class StatusBuilder:
                 }}
             groups.append({
                 "name": g.name,
-                "health": self._condition(f"{g.name}/health", health, probe),
-                "scaleUp": self._condition(f"{g.name}/scaleUp", scale_up, probe),
-                "scaleDown": self._condition(f"{g.name}/scaleDown", scale_down(candidates.get(g.name, 0)), probe),
+                "health": self.condition(f"{g.name}/health", health, probe),
+                "scaleUp": self.condition(f"{g.name}/scaleUp", scale_up, probe),
+                "scaleDown": self.condition(f"{g.name}/scaleDown", scale_down(candidates.get(g.name, 0)), probe),
             })
         in_progress = any(x["scaleUp"]["status"] == "InProgress" for x in groups)
         cluster = {
-            "health": self._condition("health", {"status": "Healthy" if total.healthy() else "Unhealthy", "nodeCounts": total.counts()}, probe),
-            "scaleUp": self._condition("scaleUp", {"status": "InProgress" if in_progress else "NoActivity"}, probe),
-            "scaleDown": self._condition("scaleDown", scale_down(sum(candidates.values())), probe),
+            "health": self.condition("health", {"status": "Healthy" if total.healthy() else "Unhealthy", "nodeCounts": total.counts()}, probe),
+            "scaleUp": self.condition("scaleUp", {"status": "InProgress" if in_progress else "NoActivity"}, probe),
+            "scaleDown": self.condition("scaleDown", scale_down(sum(candidates.values())), probe),
         }
         return {"time": go_time(now), "autoscalerStatus": "Running", "clusterWide": cluster, "nodeGroups": groups}
 
