@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from kubesched.api.objects import Pod
-from kubesched.autoscale.config import GROUP_LABEL
+from kubesched.autoscale.config import GROUP_LABEL, NodeGroup
 from kubesched.autoscale.core import ClusterAutoscaler, ClusterView, LoopRecord
 from kubesched.autoscale.predicate import PredicateChecker, node_named
 from kubesched.autoscale.status import go_duration
@@ -134,28 +134,41 @@ class EventRecorder:
         return name
 
 
-def scale_up_reasons(loop: ClusterAutoscaler, view: ClusterView, pod: Pod, now: float) -> str:
-    """CA's ReasonsMessage for a pod no scale-up helps: each node group's reasons (skipped: at
-    max size, backing off; rejected: the filters' reasons on the group's template node), counted
-    over the groups and sorted."""
-    snap = view.snapshot
-    if loop.cfg.max_nodes_total and loop.cluster_size(snap) >= loop.cfg.max_nodes_total:
-        return MAX_TOTAL_REACHED
-    sizes = loop.group_sizes(snap)
-    checker = PredicateChecker(view.framework_for)
-    counted: dict[str, int] = {}
-    for g in loop.cfg.node_groups:
-        if sizes[g.name] >= g.max_size:
-            reasons: tuple[str, ...] = (MAX_SIZE_REACHED,)
-        elif loop.groups[g.name].backoff_until > now:
-            reasons = (BACKOFF,)
-        else:
-            scratch = snap.copy(nodes=(), pods=False)
-            row = scratch.add_node(node_named(g.template, f"template-{g.name}", {GROUP_LABEL: g.name}))
-            reasons = checker.reasons(scratch, pod, row) or ()
-        for r in reasons:
-            counted[r] = counted.get(r, 0) + 1
-    return ", ".join(sorted(f"{n} {r}" for r, n in counted.items()))
+class ScaleUpReasons:
+    """CA's ReasonsMessage for the pods no scale-up helps in one iteration: each node group's
+    reasons (skipped: at max size, backing off; rejected: the filters' reasons on the group's
+    template node), counted over the groups and sorted. Pods of one scheduling signature share
+    the filters' answer, as CA's equivalence groups do."""
+
+    def __init__(self, loop: ClusterAutoscaler, view: ClusterView, now: float) -> None:
+        self.loop, self.view, self.now = loop, view, now
+        self.checker = PredicateChecker(view.framework_for)
+        self.sizes = loop.group_sizes(view.snapshot)
+        self.rejected: dict[tuple[object, str], tuple[str, ...]] = {}
+
+    def _rejected(self, pod: Pod, group: NodeGroup) -> tuple[str, ...]:
+        key = (pod.signature() or pod.uid, group.name)
+        if key not in self.rejected:
+            scratch = self.view.snapshot.copy(nodes=(), pods=False)
+            row = scratch.add_node(node_named(group.template, f"template-{group.name}", {GROUP_LABEL: group.name}))
+            self.rejected[key] = self.checker.reasons(scratch, pod, row) or ()
+        return self.rejected[key]
+
+    def message(self, pod: Pod) -> str:
+        loop = self.loop
+        if loop.cfg.max_nodes_total and loop.cluster_size(self.view.snapshot) >= loop.cfg.max_nodes_total:
+            return MAX_TOTAL_REACHED
+        counted: dict[str, int] = {}
+        for g in loop.cfg.node_groups:
+            if self.sizes[g.name] >= g.max_size:
+                reasons: tuple[str, ...] = (MAX_SIZE_REACHED,)
+            elif loop.groups[g.name].backoff_until > self.now:
+                reasons = (BACKOFF,)
+            else:
+                reasons = self._rejected(pod, g)
+            for r in reasons:
+                counted[r] = counted.get(r, 0) + 1
+        return ", ".join(sorted(f"{n} {r}" for r, n in counted.items()))
 
 
 class LoopEvents:
@@ -184,8 +197,9 @@ class LoopEvents:
             for p in record.triggered:
                 ev(pod_ref(p), NORMAL, "TriggeredScaleUp", f"pod triggered scale-up: {infos}")
         else:
+            why = ScaleUpReasons(loop, view, now)
             for p in record.pending:
-                ev(pod_ref(p), NORMAL, "NotTriggerScaleUp", f"pod didn't trigger scale-up: {scale_up_reasons(loop, view, p, now)}")
+                ev(pod_ref(p), NORMAL, "NotTriggerScaleUp", f"pod didn't trigger scale-up: {why.message(p)}")
         for sd in record.scale_downs:
             if sd.empty:
                 self._on_configmap(NORMAL, "ScaleDownEmpty", f'Scale-down: removing empty node "{sd.node}"')

@@ -1,11 +1,22 @@
 """The pieces of ``kubesched autoscale``'s status and events that need no API server: client-go's
 event correlation (one Event per repeated message, its count bumped; the spam filter's burst of
-25 then one per 5 minutes), and the status document's times and transitions."""
+25 then one per 5 minutes), NotTriggerScaleUp's reasons, and the status document's times and
+transitions."""
 
 from __future__ import annotations
 
-from kubesched.autoscale.events import SPAM_BURST, SPAM_REFILL, EventRecorder
+import time
+
+import numpy as np
+
+from kubesched.api.objects import Pod
+from kubesched.autoscale.config import GROUP_LABEL, AutoscalerConfig, NodeGroup, template_node
+from kubesched.autoscale.core import ClusterAutoscaler
+from kubesched.autoscale.events import SPAM_BURST, SPAM_REFILL, EventRecorder, ScaleUpReasons
+from kubesched.autoscale.live import LiveView
 from kubesched.autoscale.status import StatusBuilder, go_duration, go_time
+from kubesched.testing import make_node, make_pod
+from tests.autoscale.loop_helpers import FRAMEWORKS, Recorder
 
 
 class FakeCore:
@@ -68,3 +79,16 @@ def test_a_conditions_transition_time_stays_until_its_status_changes():
     changed = b.condition("scaleUp", {"status": "InProgress"}, "T3")
     assert (first["lastTransitionTime"], again["lastTransitionTime"], again["lastProbeTime"]) == ("T1", "T1", "T2")
     assert changed["lastTransitionTime"] == "T3"
+
+
+def test_not_triggered_reasons_are_counted_over_the_groups():
+    """CA's ReasonsMessage: a group at its max is skipped ("max node group size reached"), one
+    backing off too; the others reject the pod with the filters' reasons on their template."""
+    groups = [NodeGroup(n, template_node(n, {"cpu": "2", "memory": "4Gi"}), 0, m) for n, m in (("full", 1), ("a", 3), ("b", 3))]
+    loop = ClusterAutoscaler(AutoscalerConfig(node_groups=groups).validate(), Recorder(), np.random.default_rng(0))
+    view = LiveView([make_node("full-1", cpu="2", memory="4Gi", labels={GROUP_LABEL: "full"})], [], FRAMEWORKS)
+    pod = Pod.parse(make_pod("huge", requests={"cpu": "3"}))
+    now = time.time()
+    assert ScaleUpReasons(loop, view, now).message(pod) == "1 max node group size reached, 2 Insufficient cpu"
+    loop.groups["a"].backoff_until = now + 300
+    assert ScaleUpReasons(loop, view, now).message(pod) == "1 Insufficient cpu, 1 in backoff after failed scale-up, 1 max node group size reached"
