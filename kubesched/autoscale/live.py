@@ -74,6 +74,7 @@ class KwokProvider:
         self.cfg = config
         self.rng = rng or np.random.default_rng()
         self.due: dict[str, tuple[float, Node]] = {}  # name -> (when to create, node)
+        self.declined: set[str] = set()  # nodes not deleted since the last flush: protected meanwhile
 
     def create(self, group: NodeGroup, node: Node) -> None:
         self.due[node.name] = (time.monotonic() + self.cfg.provisioning_delay.sample(self.rng), node)
@@ -81,6 +82,7 @@ class KwokProvider:
 
     def flush(self) -> None:
         """Create the nodes whose provisioning delay is over (called every iteration)."""
+        self.declined.clear()
         now = time.monotonic()
         for name, (t, node) in list(self.due.items()):
             if t <= now:
@@ -98,6 +100,7 @@ class KwokProvider:
         annotations = (node.get("metadata") or {}).get("annotations") or {}
         if annotations.get(SCALE_DOWN_DISABLED) == "true":
             log.info("node %s not deleted: annotated %s", name, SCALE_DOWN_DISABLED)
+            self.declined.add(name)
             return
         taints = [t for t in (node.get("spec") or {}).get("taints") or [] if t.get("key") != TO_BE_DELETED_TAINT]
         taints.append({"key": TO_BE_DELETED_TAINT, "value": str(int(time.time())), "effect": "NoSchedule"})
@@ -214,6 +217,9 @@ class Controller:
         view = LiveView(nodes, pods, self.frameworks)
         record = self.loop.record = LoopRecord()
         self.loop.run_once(view)
+        declined = getattr(self.provider, "declined", None)  # a provider that may leave a node after all
+        if declined:
+            record.scale_downs = [sd for sd in record.scale_downs if sd.node not in declined]
         self.iterations += 1
         status = self.last_status = self.builder.build(self.loop, view.snapshot, record, started)
         if self.status is not None:

@@ -193,3 +193,23 @@ def test_a_real_prometheus_scrapes_the_autoscalers_metrics(kube_api, kubeconfig,
             assert row["metric"]["job"] == "cluster-autoscaler" and float(row["value"][1]) == 2
         finally:
             prom.stop()
+
+
+def test_a_node_protected_after_the_listing_is_not_reported_as_removed(kube_api, kubeconfig, tmp_path):
+    """The KWOK provider reads the node afresh and leaves it when an operator annotated it since
+    the listing: no scale-down events, no scale-down counted."""
+    kube_api.create(ready_node("big-v0", "8", "big"))
+    _, ctl = controller(kubeconfig, tmp_path)
+    listed = ctl.core.list_node
+
+    def list_then_protect(*args, **kwargs):  # noqa: ANN002, ANN003, ANN202
+        out = listed(*args, **kwargs)
+        kube_api.patch("Node", "big-v0", {"metadata": {"annotations": {SCALE_DOWN_DISABLED: "true"}}})
+        return out
+
+    ctl.core.list_node = list_then_protect
+    ctl.once()
+    assert kube_api.get("Node", "big-v0") is not None
+    assert ctl.provider.declined == {"big-v0"}
+    assert not events(kube_api, "ScaleDownEmpty") and not events(kube_api, "ScaleDown")
+    assert ctl.metrics.registry.get_sample_value("cluster_autoscaler_scaled_down_nodes_total", {"reason": "empty"}) == 0
