@@ -25,6 +25,7 @@ import logging
 import sys
 import threading
 import time
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -188,6 +189,7 @@ class Controller:
         provider: Any,
         seed: int = 0,
         status: tuple[str, str] | None = ("kube-system", "cluster-autoscaler-status"),
+        metrics: AutoscalerMetrics | None = None,
     ) -> None:
         from kubernetes import client
 
@@ -203,7 +205,7 @@ class Controller:
         self.builder = StatusBuilder()
         self.status = StatusConfigMap(self.core, *status) if status is not None else None
         self.events = LoopEvents(EventRecorder(self.core), lambda: self.status.ref if self.status is not None else None)
-        self.metrics = AutoscalerMetrics()
+        self.metrics = metrics or AutoscalerMetrics()
         self.last_status: dict[str, Any] | None = None
         self.unremovable: dict[str, str] = {}  # node -> reason, as last logged
 
@@ -282,7 +284,7 @@ def resolve_options(doc: Any, path: str, nodes: list[dict[str, Any]]) -> Autosca
     return load(doc, path, shapes)
 
 
-def build_controller(args: argparse.Namespace) -> Controller:
+def build_controller(args: argparse.Namespace, metrics: AutoscalerMetrics | None = None) -> Controller:
     from kubesched.app import build_registry
     from kubesched.live.cli import run_config
     from kubesched.scheduler import Scheduler
@@ -314,12 +316,12 @@ def build_controller(args: argparse.Namespace) -> Controller:
             raise InputError(f"cannot load node provider: {e}", source="--provider") from None
     sched = Scheduler(sched_cfg, Snapshot(), None, registry, seed=args.seed)
     status = (args.namespace, args.status_config_map_name) if write_status else None
-    return Controller(api, cfg, sched.frameworks, provider, args.seed, status)
+    return Controller(api, cfg, sched.frameworks, provider, args.seed, status, metrics)
 
 
-def metrics_server(args: argparse.Namespace, ctl: Controller) -> Any:
-    """The HTTP server of ``kubesched run`` (probes, ``/metrics``, TLS and tokens) serving the
-    controller's metrics on ``--address``; None for ``off``."""
+def metrics_server(args: argparse.Namespace, metrics: AutoscalerMetrics, ready: Callable[[], bool]) -> Any:
+    """The HTTP server of ``kubesched run`` (probes, ``/metrics``, TLS and tokens) serving
+    ``metrics`` on ``--address``, not started; None for ``off``. Its flags are checked here."""
     from kubesched.server import security
     from kubesched.server.httpd import HTTPServer, parse_listen
 
@@ -331,25 +333,27 @@ def metrics_server(args: argparse.Namespace, ctl: Controller) -> Any:
         raise InputError(e.reason, path="--address") from None
     tls, access = security.from_args(args)
     try:
-        return HTTPServer(listen, metrics=ctl.metrics, ready=lambda: ctl.iterations > 0, tls=tls, access=access)
+        return HTTPServer(listen, metrics=metrics, ready=ready, tls=tls, access=access)
     except InputError as e:  # cannot listen there
         raise InputError(e.reason, path="--address") from None
 
 
 def cmd_autoscale(args: argparse.Namespace) -> int:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s", stream=sys.stderr)
-    ctl = build_controller(args)
     if args.once:
-        ctl.once()
+        build_controller(args).once()
         return 0
-    http = metrics_server(args, ctl)
-    if http is not None:
-        http.start()
-        log.info("serving /metrics on %s", http.url)
+    metrics = AutoscalerMetrics()
+    ctl: Controller | None = None  # ready after its first iteration
+    http = metrics_server(args, metrics, lambda: ctl is not None and ctl.iterations > 0)  # flags checked before the cluster is read
     try:
+        ctl = build_controller(args, metrics)
+        if http is not None:
+            http.start()
+            log.info("serving /metrics on %s", http.url)
         ctl.serve()
     except KeyboardInterrupt:
-        ctl.stop()
+        pass
     finally:
         if http is not None:
             http.shutdown()

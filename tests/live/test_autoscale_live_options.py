@@ -58,3 +58,14 @@ def test_bad_options_are_reported_before_the_missing_client(tmp_path):
     bad.write_text("nodeGroups:\n- {name: g, shape: cpu-8c-32g}\n")
     proc = subprocess.run([sys.executable, "-c", WITHOUT_CLIENT, *argv], capture_output=True, text=True, cwd=ROOT)
     assert proc.returncode == 2 and "pip install 'kubesched[live]'" in proc.stderr
+
+
+def test_a_bad_address_is_one_line_before_the_cluster_is_read(kube_api, kubeconfig, tmp_path, capsys):
+    from kubesched.cli import main
+
+    options = tmp_path / "as.yaml"
+    options.write_text("nodeGroups:\n- {name: g, template: {cpu: '2', memory: 4Gi}}\n")
+    before = len(kube_api.requests)
+    rc = main(["autoscale", "--kubeconfig", kubeconfig, "--autoscaler", str(options), "--address", "8085"])
+    assert rc == 2 and capsys.readouterr().err == 'kubesched: error: --address: expected HOST:PORT, got "8085"\n'
+    assert len(kube_api.requests) == before

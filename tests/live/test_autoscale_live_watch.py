@@ -70,7 +70,7 @@ def scrape(url: str) -> dict[tuple[str, tuple], float]:
 def test_scale_up_and_empty_scale_down_as_an_operator_sees_them(kube_api, kubeconfig, tmp_path):
     kube_api.create(ready_node("base", "1"))
     args, ctl = controller(kubeconfig, tmp_path)
-    http = metrics_server(args, ctl)
+    http = metrics_server(args, ctl.metrics, lambda: ctl.iterations > 0)
     with http:
         # a pod no group can hold: one NotTriggerScaleUp Event, its count growing each iteration
         kube_api.create(pending("huge", "100"))
@@ -178,7 +178,7 @@ def test_a_real_prometheus_scrapes_the_autoscalers_metrics(kube_api, kubeconfig,
     args, ctl = controller(kubeconfig, tmp_path)
     kube_api.create(pending("big-one", "3"))
     ctl.once()
-    with metrics_server(args, ctl) as http:
+    with metrics_server(args, ctl.metrics, lambda: ctl.iterations > 0) as http:
         host, port = http.address
         config = tmp_path / "prometheus.yml"
         config.write_text(
