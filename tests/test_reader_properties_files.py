@@ -300,7 +300,8 @@ maxNodesTotal: 0
 expendablePodsPriorityCutoff: -10
 newPodScaleUpDelay: 0
 scaleDown: {enabled: true, utilizationThreshold: 0.5, gpuUtilizationThreshold: 0.5, unneededTime: 600,
-  delayAfterAdd: 600, delayAfterDelete: 0, delayAfterFailure: 180, maxEmptyBulkDelete: 10, maxDrainParallelism: 1}
+  delayAfterAdd: 600, delayAfterDelete: 0, delayAfterFailure: 180, maxEmptyBulkDelete: 10, maxDrainParallelism: 1,
+  ignoreDaemonSetsUtilization: false, ignoreMirrorPodsUtilization: true}
 karpenter: {batchIdleDuration: 1, batchMaxDuration: 10, consolidationPolicy: WhenEmpty, consolidateAfter: 30,
   budgets: [{nodes: "10%"}]}
 prices: {gpu: 1.0, cpu: 0.0, memory: 0.0}

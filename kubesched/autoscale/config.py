@@ -118,6 +118,8 @@ class ScaleDown:
     delay_after_failure: float = 180.0
     max_empty_bulk_delete: int = 10
     max_drain_parallelism: int = 1
+    ignore_daemonsets_utilization: bool = False  # CA's --ignore-daemonsets-utilization
+    ignore_mirror_pods_utilization: bool = False  # CA's --ignore-mirror-pods-utilization
 
 
 @dataclass
@@ -355,6 +357,8 @@ SCALE_DOWN_KEYS = {
     "delayAfterFailure": "delay_after_failure",
     "maxEmptyBulkDelete": "max_empty_bulk_delete",
     "maxDrainParallelism": "max_drain_parallelism",
+    "ignoreDaemonSetsUtilization": "ignore_daemonsets_utilization",
+    "ignoreMirrorPodsUtilization": "ignore_mirror_pods_utilization",
 }
 GROUP_KEYS = ("name", "shape", "template", "min", "max", "price", "zeroOrMaxNodeScaling")
 TEMPLATE_KEYS = ("cpu", "memory", "gpus", "gpuModel", "pods", "extendedResources", "labels", "taints")
@@ -618,10 +622,10 @@ def _scale_down(r: _Reader, value: Any, cfg: AutoscalerConfig) -> None:
         if k not in sd:
             continue
         p = join_path("scaleDown", k)
-        if k == "enabled":
+        if k in ("enabled", "ignoreDaemonSetsUtilization", "ignoreMirrorPodsUtilization"):
             if not isinstance(sd[k], bool):
                 raise r.err(p, f'invalid value "{sd[k]}": expected true or false')
-            cfg.scale_down.enabled = sd[k]
+            setattr(cfg.scale_down, attr, sd[k])
         elif k in ("maxEmptyBulkDelete", "maxDrainParallelism"):
             v = r.integer(sd[k], p)
             if v < 1:

@@ -9,14 +9,16 @@ pods, then scale down unneeded nodes.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Protocol
 
 import numpy as np
 
 from kubesched.api.objects import Node, Pod
+from kubesched.autoscale import eligibility
 from kubesched.autoscale.config import GROUP_LABEL, AutoscalerConfig, NodeGroup
 from kubesched.autoscale.eligibility import unremovable_reason
 from kubesched.autoscale.estimator import (
@@ -41,7 +43,7 @@ from kubesched.autoscale.predicate import (
     placed,
     reads_other_nodes,
 )
-from kubesched.autoscale.utilization import is_gpu_node, node_utilization
+from kubesched.autoscale.utilization import is_daemonset_pod, is_gpu_node, is_mirror_pod, node_utilization
 from kubesched.framework.runtime import Framework
 from kubesched.state.snapshot import Snapshot
 
@@ -91,6 +93,44 @@ class Stats:
 
 
 @dataclass
+class ScaleUpInfo:
+    """One group grown (CA's ``nodegroupset.ScaleUpInfo``)."""
+
+    group: str
+    current: int
+    new: int
+    max: int
+
+    def __str__(self) -> str:  # as CA prints it in events: {group 1->2 (max: 5)}
+        return f"{{{self.group} {self.current}->{self.new} (max: {self.max})}}"
+
+
+@dataclass
+class ScaleDownInfo:
+    node: str
+    group: str
+    empty: bool
+    pods: list[Pod]  # the pods evicted
+
+
+@dataclass
+class LoopRecord:
+    """What one iteration did, for whoever watches the loop (``kubesched autoscale``'s status
+    ConfigMap, events and metrics). The loop fills ``record`` when one is set before
+    ``run_once``; the simulator sets none and pays nothing."""
+
+    pending: list[Pod] = field(default_factory=list)  # considered for scale-up (upcoming nodes take the others)
+    scale_ups: list[ScaleUpInfo] = field(default_factory=list)
+    triggered: list[Pod] = field(default_factory=list)  # the pods the scale-up is for
+    failed: list[tuple[str, str]] = field(default_factory=list)  # (group, node) never registered
+    scale_downs: list[ScaleDownInfo] = field(default_factory=list)
+    unneeded: list[str] = field(default_factory=list)  # scale-down candidates
+    unremovable: dict[str, str] = field(default_factory=dict)  # node -> CA's UnremovableReason
+    cooldown: bool = False  # scale-down held by a delay after a scale-up, deletion or failure
+    durations: dict[str, float] = field(default_factory=dict)  # CA's function label -> seconds
+
+
+@dataclass
 class Upcoming:
     group: str
     requested: float
@@ -116,12 +156,19 @@ class GroupState:
         self.last_failure = now
 
 
+def stays_with_node(pod: Pod) -> bool:
+    """DaemonSet and mirror pods: a drain neither finds them a new node nor counts them against
+    the node being empty (CA's drain.GetPodsToMove leaves them out)."""
+    return is_daemonset_pod(pod) or is_mirror_pod(pod)
+
+
 class Drainer:
     """Can every pod of a node move elsewhere? Simulated with the real filters on the live
     snapshot (hypothetical pods added and taken away again), PodDisruptionBudgets respected."""
 
     def __init__(self, checker: PredicateChecker) -> None:
         self.checker = checker
+        self.blocked = False  # the last try_drain failed on a pod that may not move (not for want of room)
 
     def movable(self, pod: Pod, pdb_used: dict[int, int], snap: Snapshot) -> bool:
         if pod.annotations.get(SAFE_TO_EVICT) == "false":
@@ -143,9 +190,10 @@ class Drainer:
 
         def try_drain(name: str, removed: set[str]) -> dict[str, str] | None:
             row = snap.row_of[name]
-            pods = list(snap.pods_on[row].values())
+            pods = [p for p in snap.pods_on[row].values() if not stays_with_node(p)]
             used = dict(pdb_used)
-            if not all(self.movable(p, used, snap) for p in pods):
+            self.blocked = not all(self.movable(p, used, snap) for p in pods)
+            if self.blocked:
                 return None
             skip = removed | {name}
             rows = np.asarray([r for r in snap.order.tolist() if snap.nodes[r].name not in skip], np.int32)
@@ -186,6 +234,7 @@ class ClusterAutoscaler:
         self.last_delete = -float("inf")
         self.last_failure = -float("inf")
         self.stats = Stats()
+        self.record: LoopRecord | None = None  # set by a watcher before run_once (LoopRecord)
         self._seq = 0
         self._fits_template: dict[tuple[object, str], bool] = {}
         self._deltas: dict[str, dict[str, int]] = {}  # node uid -> its resource-limit delta
@@ -228,6 +277,8 @@ class ClusterAutoscaler:
             elif now - up.requested >= self.cfg.max_node_provision_time:
                 del self.upcoming[name]
                 self.provider.cancel(name)
+                if self.record is not None:
+                    self.record.failed.append((up.group, name))
                 self.stats.failed_nodes += 1
                 self.last_failure = now
                 self.groups[up.group].back_off(now)
@@ -237,11 +288,15 @@ class ClusterAutoscaler:
         now = view.now()
         self._register(view, now)
         self.hinted = {}
+        t0 = time.perf_counter()
         scaled = self.scale_up(view, now)
+        t1 = time.perf_counter()
         if self.cfg.scale_down.enabled:
             self.scale_down(view, now, allowed=not scaled)
         if self.cfg.enforce_node_group_min_size:  # last, as CA's RunOnce
             self.scale_up_to_min_size(view, now)
+        if self.record is not None:
+            self.record.durations.update(scaleUp=t1 - t0, scaleDown=time.perf_counter() - t1)
 
     @contextmanager
     def with_hinted(self, snap: Snapshot) -> Iterator[None]:
@@ -382,7 +437,10 @@ class ClusterAutoscaler:
                 out.append(Option(g.name, count, est.pods, g.template, self.cfg.prices.node(g)))
         return out
 
-    def _create(self, group: NodeGroup, count: int, now: float) -> None:
+    def _create(self, group: NodeGroup, count: int, now: float, current: int) -> None:
+        """``count`` new nodes of ``group`` (``current`` nodes now, upcoming ones included)."""
+        if self.record is not None:
+            self.record.scale_ups.append(ScaleUpInfo(group.name, current, current + count, group.max_size))
         for _ in range(count):
             name = self.new_name(group.name)
             node = node_named(group.template, name, {GROUP_LABEL: group.name})
@@ -400,6 +458,8 @@ class ClusterAutoscaler:
             return False
         checker = self.checker(view)
         pods = self.fit_upcoming(view, pods, checker)
+        if self.record is not None:
+            self.record.pending = pods
         if not pods:
             return False
         options = self.options(view, pods, now, checker)
@@ -427,10 +487,12 @@ class ClusterAutoscaler:
             k = apply_limits(info.new - info.current, left, d)
             consume(left, d, k)
             if k > 0:
-                self._create(g, k, now)
+                self._create(g, k, now, info.current)
                 added += k
         if not added:
             return False
+        if self.record is not None:
+            self.record.triggered = list(best.pods)
         self._scaled_up(added, now)
         return True
 
@@ -458,7 +520,7 @@ class ClusterAutoscaler:
                 continue
             consume(left, d, k)
             total += k
-            self._create(g, k, now)
+            self._create(g, k, now, size)
             added += k
         if added:
             self._scaled_up(added, now)
@@ -473,7 +535,10 @@ class ClusterAutoscaler:
         """FilterOutUnremovable: the nodes of node groups that may be unneeded: not being
         deleted, not protected by the scale-down-disabled annotation, utilisation under the
         threshold (a node without one, NaN, is not)."""
-        util = node_utilization(snap)
+        sd = self.cfg.scale_down
+        util = node_utilization(
+            snap, ignore_daemonsets=sd.ignore_daemonsets_utilization, ignore_mirror=sd.ignore_mirror_pods_utilization
+        )
         out = []
         for row in np.flatnonzero(util < 1.0).tolist():
             node = snap.nodes[row]
@@ -481,17 +546,36 @@ class ClusterAutoscaler:
                 continue
             if util[row] < self.threshold(node):
                 out.append(node.name)
+        if self.record is not None:
+            self._explain_unremovable(snap, util, set(out), now)
         return out
 
+    def _explain_unremovable(self, snap: Snapshot, util: np.ndarray, candidates: set[str], now: float) -> None:
+        """Why each other node is not a candidate (CA's UnremovableReason), for the watcher."""
+        why = self.record.unremovable if self.record is not None else {}
+        for row, node in enumerate(snap.nodes[: snap.n]):
+            if node.name in candidates:
+                continue
+            if self.group_of(node) is None:
+                why[node.name] = eligibility.NOT_AUTOSCALED
+            elif (reason := unremovable_reason(node, now)) is not None:
+                why[node.name] = reason
+            elif np.isnan(util[row]):
+                why[node.name] = eligibility.UNEXPECTED_ERROR
+            else:
+                why[node.name] = eligibility.NOT_UNDERUTILIZED
+
     def update_unneeded(self, snap: Snapshot, now: float) -> None:
-        """Start (or stop) the unneeded timers: utilisation under the threshold, and empty."""
-        empty = snap.requested[:, snap.res_index["pods"]] == 0
+        """Start (or stop) the unneeded timers: utilisation under the threshold, and empty (no
+        pods but DaemonSet and mirror pods)."""
+        no_pods = snap.requested[:, snap.res_index["pods"]] == 0
         low: set[str] = set()
         idle: set[str] = set()
         for name in self.filter_out_unremovable(snap, now):
             low.add(name)
             self.unneeded_since.setdefault(name, now)
-            if empty[snap.row_of[name]]:
+            row = snap.row_of[name]
+            if no_pods[row] or all(stays_with_node(p) for p in snap.pods_on[row].values()):
                 idle.add(name)
                 self.empty_since.setdefault(name, now)
         self.unneeded_since = {n: t for n, t in self.unneeded_since.items() if n in low}
@@ -509,10 +593,18 @@ class ClusterAutoscaler:
         snap = view.snapshot
         with self.with_hinted(snap):
             self.update_unneeded(snap, now)
+            if self.record is not None:
+                self.record.unneeded = list(self.unneeded_since)
             if not allowed or self.in_cooldown(now):
+                if self.record is not None:
+                    self.record.cooldown = True
                 return
             doomed = self.unneeded_now(view, now)
         for name in doomed:
+            if self.record is not None:
+                pods = list(snap.pods_on[snap.row_of[name]].values())
+                group = self.group_of(snap.nodes[snap.row_of[name]]) or ""
+                self.record.scale_downs.append(ScaleDownInfo(name, group, name in self.empty_since, pods))
             self.stats.drained_pods += len(snap.pods_on[snap.row_of[name]])
             self.unneeded_since.pop(name, None)
             self.empty_since.pop(name, None)
@@ -527,6 +619,8 @@ class ClusterAutoscaler:
         wait = self.cfg.scale_down.unneeded_time
         empty = [n for n, t in self.empty_since.items() if now - t >= wait]
         busy = [n for n, t in self.unneeded_since.items() if now - t >= wait and n not in self.empty_since]
+        why = self.record.unremovable if self.record is not None else {}
+        why.update((n, eligibility.NOT_UNNEEDED_LONG_ENOUGH) for n, t in self.unneeded_since.items() if now - t < wait)
         if not empty and not busy:
             return []
         sizes = self.group_sizes(snap)
@@ -535,6 +629,7 @@ class ClusterAutoscaler:
         for name in empty[: self.cfg.scale_down.max_empty_bulk_delete]:
             g = self.group_of(snap.nodes[snap.row_of[name]])
             if g is None or sizes[g] <= mins[g]:
+                why[name] = eligibility.MIN_SIZE_REACHED
                 continue
             sizes[g] -= 1
             removed.append(name)
@@ -547,10 +642,12 @@ class ClusterAutoscaler:
                         break
                     g = self.group_of(snap.nodes[snap.row_of[name]])
                     if g is None or sizes[g] <= mins[g]:
+                        why[name] = eligibility.MIN_SIZE_REACHED
                         continue
                     if try_drain(name, set(removed) | set(drains)) is None:
                         # its pods cannot move, so it is not unneeded: the timer starts again
                         self.unneeded_since[name] = now
+                        why[name] = eligibility.BLOCKED_BY_POD if drainer.blocked else eligibility.NO_PLACE_TO_MOVE_PODS
                         continue
                     sizes[g] -= 1
                     drains.append(name)

@@ -1,6 +1,8 @@
 """Which nodes scale-down may consider (Cluster Autoscaler's ``core/scaledown/eligibility``):
 not a node being deleted (CA's ``ToBeDeletedByClusterAutoscaler`` taint, set less than 5 minutes
-ago) and not one an operator protected with the ``scale-down-disabled`` annotation."""
+ago) and not one an operator protected with the ``scale-down-disabled`` annotation; and the
+reasons a node is not removed, named as CA's ``simulator.UnremovableReason`` values (the status
+ConfigMap and ``cluster_autoscaler_unremovable_nodes_count{reason}`` show them)."""
 
 from __future__ import annotations
 
@@ -12,8 +14,16 @@ SCALE_DOWN_DISABLED = "cluster-autoscaler.kubernetes.io/scale-down-disabled"
 # MaxCloudProviderNodeDeletionTime, 5 min, and MaxKubernetesEmptyNodeDeletionTime, 3 min)
 MAX_NODE_DELETION_TIME = 300.0
 
+# CA's UnremovableReason values that the loop can give
 BEING_DELETED = "CurrentlyBeingDeleted"
 ANNOTATED = "ScaleDownDisabledAnnotation"
+NOT_AUTOSCALED = "NotAutoscaled"  # of no node group
+NOT_UNDERUTILIZED = "NotUnderutilized"  # utilisation at or above the threshold
+UNEXPECTED_ERROR = "UnexpectedError"  # utilisation cannot be computed (CPU or memory allocatable missing)
+NOT_UNNEEDED_LONG_ENOUGH = "NotUnneededLongEnough"  # unneeded for less than unneededTime
+MIN_SIZE_REACHED = "NodeGroupMinSizeReached"
+BLOCKED_BY_POD = "BlockedByPod"  # a pod may not move (PodDisruptionBudget, safe-to-evict: "false")
+NO_PLACE_TO_MOVE_PODS = "NoPlaceToMovePods"  # no other node takes all its pods
 
 
 def to_be_deleted_since(node: Node) -> float | None:

@@ -44,7 +44,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from http import HTTPStatus
 from types import FrameType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 from urllib.parse import urlsplit
 
 import h11
@@ -52,7 +52,6 @@ import h11
 from kubesched.errors import InputError
 
 if TYPE_CHECKING:
-    from kubesched.server.metrics import SchedulerMetrics
     from kubesched.server.security import Access, ServingTLS
 
 log = logging.getLogger("kubesched.server")
@@ -97,6 +96,13 @@ class Response:
         """One line of text (errors and probes); newlines in the reason are flattened."""
         one = " ".join(line.splitlines()).strip()
         return cls(status, (one + "\n").encode(), "text/plain; charset=utf-8", headers or [])
+
+
+class Exposition(Protocol):
+    """What ``/metrics`` serves: kube-scheduler's (``SchedulerMetrics``) or Cluster Autoscaler's
+    (``kubesched.autoscale.metrics.AutoscalerMetrics``)."""
+
+    def exposition(self, accept: str | None = None) -> tuple[bytes, str]: ...
 
 
 #: POST handler: the raw body in, a response out. Raise InputError for a bad body (-> 400).
@@ -398,7 +404,7 @@ class HTTPServer:
         listen: tuple[str, int],
         post: Mapping[str, PostHandler] | None = None,
         *,
-        metrics: SchedulerMetrics | None = None,
+        metrics: Exposition | None = None,
         ready: Callable[[], bool] | None = None,
         max_body: int | None = None,
         limits: Limits | None = None,

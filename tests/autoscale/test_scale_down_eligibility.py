@@ -2,10 +2,11 @@
 the autoscaler's loop as ``kubesched autoscale`` runs it live and the simulator runs it.
 
 TestFilterOutUnremovable is ported from kubernetes/autoscaler
-cluster-autoscaler/core/scaledown/eligibility/eligibility_test.go: 5 of its 16 cases (the five
-of getTestCases with IgnoreDaemonSetUtilization=false that kubesched can express; not ported: the
-two on unready nodes, node readiness is not modelled, and the nine that ignore DaemonSet pods'
-utilisation, not modelled either)."""
+cluster-autoscaler/core/scaledown/eligibility/eligibility_test.go: 12 of its 16 cases. Upstream's
+getTestCases(true, ...) appends its two DaemonSet cases to the unsuffixed list, so the seven
+common cases run twice, both times with IgnoreDaemonSetsUtilization=false: the five kubesched can
+express run here under both names, plus the two DaemonSet cases. Not ported: the two on unready
+nodes (twice), as scale-down does not model node readiness."""
 
 from __future__ import annotations
 
@@ -90,12 +91,20 @@ def unremovable_cases(now: float) -> list[tuple]:
     no_scale_down = build_test_node("noScaleDown", annotations={SCALE_DOWN_DISABLED: "true"})
     big_pod = make_pod("bigPod", requests={"cpu": "600m"}, node="regular")
     small_pod = make_pod("smallPod", requests={"cpu": "100m"}, node="regular")
+    common = [
+        ("regular node stays", [regular], [], ["regular"], False),
+        ("recently deleted node is filtered out", [regular, just_deleted], [], ["regular"], False),
+        ("marked no scale down is filtered out", [no_scale_down, regular], [], ["regular"], False),
+        ("highly utilized node is filtered out", [regular], [big_pod], [], False),
+        ("underutilized node stays", [regular], [small_pod], ["regular"], False),
+    ]
+    ds_pod = make_pod("dsPod", requests={"cpu": "500m"}, node="regular")
+    ds_pod["metadata"]["ownerReferences"] = [{"apiVersion": "apps/v1", "kind": "DaemonSet", "name": "ds", "uid": "ds", "controller": True}]
     return [
-        ("regular node stays", [regular], [], ["regular"]),
-        ("recently deleted node is filtered out", [regular, just_deleted], [], ["regular"]),
-        ("marked no scale down is filtered out", [no_scale_down, regular], [], ["regular"]),
-        ("highly utilized node is filtered out", [regular], [big_pod], []),
-        ("underutilized node stays", [regular], [small_pod], ["regular"]),
+        *[(d + " IgnoreDaemonSetUtilization=false", *rest) for d, *rest in common],
+        *[(d, *rest) for d, *rest in common],  # upstream's second round, unsuffixed
+        ("high utilization daemonsets node is filtered out", [regular], [small_pod, ds_pod], [], False),
+        ("high utilization daemonsets node stays", [regular], [small_pod, ds_pod], ["regular"], True),
     ]
 
 
@@ -103,9 +112,11 @@ NOW = time.time()
 CASES = unremovable_cases(NOW)
 
 
-@pytest.mark.parametrize(("desc", "nodes", "pods", "want"), CASES, ids=[c[0] + " IgnoreDaemonSetUtilization=false" for c in CASES])
-def test_filter_out_unremovable(desc, nodes, pods, want):
-    ca = ClusterAutoscaler(config(), Recorder(), np.random.default_rng(0))
+@pytest.mark.parametrize(("desc", "nodes", "pods", "want", "ignore_ds"), CASES, ids=[c[0] for c in CASES])
+def test_filter_out_unremovable(desc, nodes, pods, want, ignore_ds):
+    cfg = config()
+    cfg.scale_down.ignore_daemonsets_utilization = ignore_ds
+    ca = ClusterAutoscaler(cfg, Recorder(), np.random.default_rng(0))
     view = LiveView(nodes, pods, FRAMEWORKS)
     assert ca.filter_out_unremovable(view.snapshot, NOW) == want
 

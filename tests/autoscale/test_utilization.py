@@ -1,7 +1,6 @@
 """Cluster Autoscaler's utilisation test, ported under its upstream name
 (kubernetes/autoscaler cluster-autoscaler/simulator/utilization/info_test.go, TestCalculate):
-7 of its 11 checks. Not ported: the three that skip DaemonSet and mirror pods (kubesched does not
-model those options) and the one ignoring a long-terminating pod (not modelled either).
+11 of its 11 checks (the node with a GPU and the unready GPU's included).
 
 Upstream's ``BuildTestNode("node1", 2000, 2000000)`` has 2000m CPU and 2,000,000 bytes of memory;
 ``BuildTestPod("p1", 100, 200000)`` requests 100m and 200,000 bytes; -1 leaves a request (or the
@@ -43,13 +42,13 @@ def build_pod(name: str, cpu: int, mem: int, *, init: list[dict] | None = None, 
     return d
 
 
-def calculate(node: Node, *pods: dict):
+def calculate(node: Node, *pods: dict, skip_daemonsets: bool = False, skip_mirror: bool = False, now: float | None = None):
     snap = Snapshot()
     snap.add_node(node)
     for k, d in enumerate(pods):
         d = {**d, "metadata": {**d["metadata"], "uid": f"u{k}"}}
         snap.add_pod(Pod.parse({**d, "spec": {**d["spec"], "nodeName": node.name}}))
-    u = utilization(snap)
+    u = utilization(snap, ignore_daemonsets=skip_daemonsets, ignore_mirror=skip_mirror, now=now)
     return u.value[0], u.cpu[0]
 
 
@@ -80,12 +79,42 @@ def test_calculate_counts_sidecars_and_the_largest_init_container():
     assert cpu == 25.125
 
 
+DS_POD = build_pod("p3", 100, 200000, owner="DaemonSet")
+MIRROR_POD = build_pod("p4", 100, 200000)
+MIRROR_POD["metadata"]["annotations"] = {"kubernetes.io/config.mirror": ""}
+
+
 def test_calculate_counts_daemonset_and_mirror_pods_when_not_skipped():
-    ds = build_pod("p3", 100, 200000, owner="DaemonSet")
-    mirror = build_pod("p4", 100, 200000)
-    mirror["metadata"]["annotations"] = {"kubernetes.io/config.mirror": ""}
-    assert calculate(NODE, POD, POD2, ds)[0] == pytest.approx(2.0 / 10, rel=0.01)
-    assert calculate(NODE, POD, POD2, mirror)[0] == pytest.approx(2.0 / 10, rel=0.01)
+    assert calculate(NODE, POD, POD2, DS_POD)[0] == pytest.approx(2.0 / 10, rel=0.01)
+    assert calculate(NODE, POD, POD2, MIRROR_POD)[0] == pytest.approx(2.0 / 10, rel=0.01)
+
+
+def test_calculate_skips_daemonset_pods_from_requests_and_allocatable():
+    """Memory: 400,000 requested over 2,000,000 - 400,000 left by the two DaemonSet pods; the
+    second one a custom controller's, marked by CA's annotation."""
+    custom = build_pod("p4", 100, 200000, owner="CustomDaemonSet")
+    custom["metadata"]["annotations"] = {"cluster-autoscaler.kubernetes.io/daemonset-pod": "true"}
+    value, _ = calculate(NODE, POD, POD, POD2, DS_POD, custom, skip_daemonsets=True)
+    assert value == pytest.approx(2.5 / 10, rel=0.01)
+
+
+def test_calculate_skips_mirror_pods():
+    assert calculate(NODE, POD, POD, POD2, MIRROR_POD, skip_mirror=True)[0] == pytest.approx(2.0 / 9.0, rel=0.01)
+
+
+def test_calculate_skips_daemonset_and_mirror_pods():
+    value, _ = calculate(NODE, POD, MIRROR_POD, DS_POD, skip_daemonsets=True, skip_mirror=True)
+    assert value == pytest.approx(1.0 / 8.0, rel=0.01)
+
+
+def test_calculate_leaves_out_a_long_terminating_pod():
+    """Deleted 10 minutes ago (grace 30 s + 30 s): its requests no longer count."""
+    test_time = 1608310800.0  # 2020-12-18T17:00:00Z, upstream's testTime
+    terminated = build_pod("podTerminated", 100, 200000)
+    terminated["metadata"]["deletionTimestamp"] = "2020-12-18T16:50:00Z"
+    assert calculate(NODE, POD, POD, POD2, terminated, now=test_time)[0] == pytest.approx(2.0 / 10, rel=0.01)
+    # within its grace period it still counts (3 x 200,000 of 2,000,000)
+    assert calculate(NODE, POD, POD, POD2, terminated, now=test_time - 570)[0] == pytest.approx(3.0 / 10, rel=0.01)
 
 
 def test_calculate_gpu_node_by_its_gpus():

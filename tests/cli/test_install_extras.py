@@ -35,7 +35,9 @@ def test_pyproject_keeps_the_client_out_of_the_default_install():
 def test_run_without_the_client_says_what_to_install(tmp_path):
     kubeconfig = tmp_path / "kubeconfig"
     kubeconfig.write_text("apiVersion: v1\nkind: Config\nclusters: []\ncontexts: []\nusers: []\n")
-    autoscale = ["autoscale", "--kubeconfig", str(kubeconfig), "--autoscaler", str(tmp_path / "as.yaml")]
+    options = tmp_path / "as.yaml"  # a valid file: autoscale checks it before it needs the client
+    options.write_text("nodeGroups:\n- {name: g, template: {cpu: '2', memory: 4Gi}}\n")
+    autoscale = ["autoscale", "--kubeconfig", str(kubeconfig), "--autoscaler", str(options)]
     for argv in (["run", "--kubeconfig", str(kubeconfig)], ["extender", "--kubeconfig", str(kubeconfig)], autoscale):
         proc = _run(*argv)
         assert proc.returncode == 2, proc.stderr
