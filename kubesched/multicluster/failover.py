@@ -7,7 +7,7 @@ Four Karmada controllers, as they behave with their v1.18 defaults:
   condition: ``False`` gives ``cluster.karmada.io/not-ready:NoSchedule``, ``Unknown`` (unreachable)
   ``cluster.karmada.io/unreachable:NoSchedule``, ``True`` removes both. Always on. Since v1.14 it
   adds no NoExecute taint by itself: **ClusterTaintPolicy** objects do (:class:`ClusterTaintPolicy`,
-  :data:`NOT_READY_NO_EXECUTE` is the usual one);
+  :data:`~kubesched.multicluster.taints.NOT_READY_NO_EXECUTE` is the usual one);
 - the **taint manager** evicts a binding from a member whose NoExecute taints its
   ``placement.clusterTolerations`` do not tolerate, at once, or when the shortest
   ``tolerationSeconds`` of the tolerations it uses has run out since the taint's ``timeAdded``. It
@@ -32,7 +32,9 @@ once its eviction task has ended; a Divided binding keeps its replicas where the
 does not move replicas back by itself).
 
 The pure functions carry upstream's names (``set_current_cluster_taints`` for
-``SetCurrentClusterTaints``, ...) and are tested against upstream's own tables.
+``SetCurrentClusterTaints``, ...) and are tested against upstream's own tables: the taints in
+``kubesched.multicluster.taints``, the eviction tasks and application failover in
+``kubesched.multicluster.eviction``, the taint manager and the scheduler's trigger here.
 :class:`FailoverController` drives them over time::
 
     ctl = FailoverController(clusters, schedule, FailoverOptions(failover=True, no_execute_eviction=True,
@@ -61,219 +63,45 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
-from kubesched.api.fields import as_list, as_map, as_str, one_of
-from kubesched.api.taints import NO_EXECUTE, NO_SCHEDULE, Taint, Toleration
-from kubesched.errors import InputError, join_path
+from kubesched.api.taints import Taint, Toleration
 from kubesched.multicluster.api import (
     DIVIDED,
     DUPLICATED,
     PURGE_DIRECTLY,
     PURGE_GRACEFULLY,
-    PURGE_GRACIOUSLY,
     PURGE_IMMEDIATELY,
-    PURGE_NEVER,
-    ApplicationFailoverBehavior,
     Binding,
     Cluster,
     ClusterTaintPolicy,
     FailoverBehavior,
-    MatchCondition,
     TargetCluster,
 )
-from kubesched.multicluster.selectors import cluster_matches
+from kubesched.multicluster.eviction import (
+    GRACEFUL_EVICTION_TIMEOUT,
+    HEALTHY,
+    PRODUCER_TAINT_MANAGER,
+    REASON_TAINT_UNTOLERATED,
+    EvictionTask,
+    UnhealthySince,
+    application_task,
+    assess_eviction_tasks,
+    distinguish_unhealthy_clusters,
+    graceful_evict_cluster,
+)
+from kubesched.multicluster.taints import (
+    READY,
+    TRUE,
+    UNKNOWN,
+    TimedTaint,
+    apply_taint_policies,
+    matching_tolerations,
+    min_toleration_time,
+    no_execute_taints,
+    taint_cluster_by_condition,
+)
 
 if TYPE_CHECKING:
     from kubesched.multicluster.scheduler import BindingDecision
-
-TAINT_NOT_READY = "cluster.karmada.io/not-ready"
-TAINT_UNREACHABLE = "cluster.karmada.io/unreachable"
-NOT_READY_FOR_SCHED = Taint(TAINT_NOT_READY, "", NO_SCHEDULE)
-UNREACHABLE_FOR_SCHED = Taint(TAINT_UNREACHABLE, "", NO_SCHEDULE)
-READY = "Ready"
-TRUE, FALSE, UNKNOWN = "True", "False", "Unknown"
-HEALTHY, UNHEALTHY = "Healthy", "Unhealthy"  # ResourceHealth; UNKNOWN is "Unknown" too
-REASON_TAINT_UNTOLERATED, REASON_APPLICATION_FAILURE = "TaintUntolerated", "ApplicationFailure"
-PRODUCER_TAINT_MANAGER = "TaintManager"
-PRODUCER_APPLICATION_FAILOVER = "resource-binding-application-failover-controller"
-GRACEFUL_EVICTION_TIMEOUT = 600.0  # --graceful-eviction-timeout
-
-
-# ---- taints (pkg/util/helper/taint.go) ---------------------------------------------------------
-@dataclass(frozen=True)
-class TimedTaint:
-    """A Cluster taint with its ``timeAdded`` (None: not recorded; it never runs a toleration out)."""
-
-    taint: Taint
-    time_added: float | None = None
-
-
-def _match(a: Taint, b: Taint) -> bool:
-    """corev1 Taint.MatchTaint: the same key and effect (the value does not count)."""
-    return a.key == b.key and a.effect == b.effect
-
-
-def taint_exists(taints: Iterable[TimedTaint], taint: Taint) -> bool:
-    return any(_match(t.taint, taint) for t in taints)
-
-
-def set_current_cluster_taints(
-    to_add: Sequence[Taint], to_remove: Sequence[Taint], current: Sequence[TimedTaint], now: float
-) -> list[TimedTaint]:
-    """SetCurrentClusterTaints: ``current`` without ``to_remove``, with each of ``to_add`` it lacks
-    appended, stamped ``now``. Unchanged (the same list) when nothing is to do."""
-    adding = [t for t in to_add if not taint_exists(current, t)]
-    removing = [t for t in to_remove if taint_exists(current, t)]
-    if not adding and not removing:
-        return list(current)
-    kept = [t for t in current if not any(_match(t.taint, r) for r in removing)]
-    return kept + [TimedTaint(t, now) for t in adding]
-
-
-def taint_cluster_by_condition(ready: str | None, current: Sequence[TimedTaint], now: float) -> list[TimedTaint]:
-    """The cluster controller's taintClusterByCondition for a Ready condition of ``ready``
-    (None: the cluster has none yet, which counts as not ready)."""
-    if ready == FALSE:
-        return set_current_cluster_taints([NOT_READY_FOR_SCHED], [UNREACHABLE_FOR_SCHED], current, now)
-    if ready == UNKNOWN:
-        return set_current_cluster_taints([UNREACHABLE_FOR_SCHED], [NOT_READY_FOR_SCHED], current, now)
-    if ready == TRUE:
-        return set_current_cluster_taints([], [NOT_READY_FOR_SCHED, UNREACHABLE_FOR_SCHED], current, now)
-    return set_current_cluster_taints([NOT_READY_FOR_SCHED], [], current, now)
-
-
-def no_execute_taints(taints: Iterable[TimedTaint]) -> list[TimedTaint]:
-    """GetNoExecuteTaints."""
-    return [t for t in taints if t.taint.effect == NO_EXECUTE]
-
-
-def matching_tolerations(taints: Sequence[TimedTaint], tolerations: Sequence[Toleration]) -> tuple[bool, list[Toleration]]:
-    """GetMatchingTolerations: whether every taint is tolerated, and the first toleration that
-    tolerates each (empty when not all are)."""
-    used: list[Toleration] = []
-    for t in taints:
-        tol = next((x for x in tolerations if x.tolerates(t.taint)), None)
-        if tol is None:
-            return False, []
-        used.append(tol)
-    return True, used
-
-
-def min_toleration_time(taints: Sequence[TimedTaint], used: Sequence[Toleration], now: float) -> float:
-    """GetMinTolerationTimeWithCurrentTime: seconds until the first toleration runs out; 0 when
-    one has (or none is used); -1 when none ever does (no taints, no tolerationSeconds, or no
-    ``timeAdded``)."""
-    if not taints:
-        return -1
-    if not used:
-        return 0
-    triggers = [
-        t.time_added + tol.toleration_seconds
-        for tol in used
-        if tol.toleration_seconds is not None
-        for t in taints
-        if t.time_added is not None and tol.tolerates(t.taint)
-    ]
-    if not triggers:
-        return -1
-    first = min(triggers)
-    return 0 if first < now else first - now
-
-
-# ---- ClusterTaintPolicy (pkg/controllers/taint) -------------------------------------------------
-def condition_matches(conditions: Mapping[str, str], match: Sequence[MatchCondition]) -> bool:
-    """conditionMatches: every match condition holds for the cluster's condition of its type
-    (a type the cluster lacks never matches); an empty list matches nothing."""
-    if not match:
-        return False
-    for mc in match:
-        status = conditions.get(mc.condition_type)
-        if status is None:
-            return False
-        if mc.operator == "In" and status not in mc.status_values:
-            return False
-        if mc.operator == "NotIn" and status in mc.status_values:
-            return False
-        if mc.operator not in ("In", "NotIn"):
-            return False
-    return True
-
-
-def add_taints_on_cluster(current: Sequence[TimedTaint], taints: Sequence[Taint], now: float) -> list[TimedTaint]:
-    """addTaintsOnCluster: each taint whose key and effect the cluster lacks, stamped ``now``."""
-    out = list(current)
-    for t in taints:
-        if not taint_exists(out, t):
-            out.append(TimedTaint(t, now))
-    return out
-
-
-def remove_taints_from_cluster(current: Sequence[TimedTaint], taints: Sequence[Taint]) -> list[TimedTaint]:
-    """removeTaintsFromCluster: the first taint of each key and effect goes."""
-    out = list(current)
-    for t in taints:
-        i = next((k for k, c in enumerate(out) if _match(c.taint, t)), None)
-        if i is not None:
-            del out[i]
-    return out
-
-
-def apply_taint_policies(
-    policies: Sequence[ClusterTaintPolicy], cluster: Cluster, conditions: Mapping[str, str], current: Sequence[TimedTaint], now: float
-) -> list[TimedTaint]:
-    """The ClusterTaintPolicy controller's reconcile of one cluster (``policies`` in creation order)."""
-    out = list(current)
-    for p in policies:
-        if p.target_clusters is not None and not cluster_matches(cluster, p.target_clusters):
-            continue
-        if condition_matches(conditions, p.add_on):
-            out = add_taints_on_cluster(out, p.taints, now)
-        if condition_matches(conditions, p.remove_on):
-            out = remove_taints_from_cluster(out, p.taints)
-    return out
-
-
-#: The policy Karmada's failover guide pairs with the taint manager: NoExecute while not Ready.
-NOT_READY_NO_EXECUTE = ClusterTaintPolicy(
-    "detect-cluster-notready",
-    (Taint(TAINT_NOT_READY, "", NO_EXECUTE),),
-    add_on=(MatchCondition(READY, "NotIn", (TRUE,)),),
-    remove_on=(MatchCondition(READY, "In", (TRUE,)),),
-)
-
-
-# ---- a federation file's Clusters -------------------------------------------------------------
-def cluster_conditions(m: Mapping, path: str) -> dict[str, str]:
-    """A Cluster object's ``status.conditions`` as {type: status} (metav1.Condition: ``type``
-    required, ``status`` True, False or Unknown). Kept apart from ``api.parse_cluster``, which
-    reads only CompleteAPIEnablements from them."""
-    status = m.get("status")
-    sp = join_path(join_path(path, "status"), "conditions")
-    out: dict[str, str] = {}
-    raw = status.get("conditions") if isinstance(status, Mapping) else None
-    for i, c in enumerate(as_list(raw, sp)):
-        ip = join_path(sp, i)
-        cm = as_map(c, ip)
-        ctype = as_str(cm.get("type"), join_path(ip, "type"))
-        if not ctype:
-            raise InputError("Required value", path=join_path(ip, "type"))
-        out[ctype] = one_of(cm.get("status"), join_path(ip, "status"), (TRUE, FALSE, UNKNOWN), "")
-    return out
-
-
-def taint_by_conditions(
-    clusters: Mapping[str, Cluster], conditions: Mapping[str, Mapping[str, str]], policies: Sequence[ClusterTaintPolicy], now: float = 0
-) -> None:
-    """What the cluster controller and the ClusterTaintPolicy controller make of the conditions a
-    federation file gives: each cluster's taints, in place. A Cluster whose file gives no Ready
-    condition counts as Ready (kubesched's members are reachable; Karmada would taint a cluster
-    whose status was never posted not-ready)."""
-    for name, c in clusters.items():
-        conds = conditions.get(name, {})
-        current = [TimedTaint(t) for t in c.taints]
-        if READY in conds:
-            current = taint_cluster_by_condition(conds[READY], current, now)
-        current = apply_taint_policies(policies, c, conds, current, now)
-        c.taints = tuple(t.taint for t in current)
 
 
 # ---- the taint manager (pkg/controllers/cluster/taint_manager.go) ------------------------------
@@ -302,146 +130,6 @@ def need_eviction(
     if wait == 0:
         return True, 0
     return False, wait
-
-
-# ---- graceful eviction tasks (binding_types_helper.go, gracefuleviction/evictiontask.go) --------
-@dataclass
-class EvictionTask:
-    """GracefulEvictionTask: a member a binding was evicted from, kept until assessed."""
-
-    from_cluster: str
-    purge_mode: str = ""
-    replicas: int | None = None
-    reason: str = ""
-    message: str = ""
-    producer: str = ""
-    grace_period_seconds: int | None = None
-    suppress_deletion: bool | None = None
-    creation_timestamp: float | None = None
-
-
-def graceful_evict_cluster(
-    clusters: list[TargetCluster], tasks: list[EvictionTask], name: str, task: EvictionTask
-) -> tuple[list[TargetCluster], list[EvictionTask]]:
-    """ResourceBindingSpec.GracefulEvictCluster: ``name`` leaves ``clusters``; a task for it (with
-    its replicas, when any) is appended unless one exists. ``task`` gives the options."""
-    i = next((k for k, t in enumerate(clusters) if t.name == name), None)
-    if i is None:
-        return clusters, tasks
-    evicted = clusters[i]
-    clusters = clusters[:i] + clusters[i + 1 :]
-    if any(t.from_cluster == name for t in tasks):
-        return clusters, tasks
-    new = replace(task, from_cluster=name, replicas=evicted.replicas if evicted.replicas > 0 else None)
-    return clusters, [*tasks, new]
-
-
-def all_scheduled_healthy(scheduled: Sequence[TargetCluster], observed: Sequence[tuple[str, str]]) -> bool:
-    """allScheduledResourceInHealthyState: every target cluster reports Healthy."""
-    health = dict(observed)
-    return all(health.get(t.name) == HEALTHY for t in scheduled)
-
-
-def assess_single_task(
-    task: EvictionTask, now: float, timeout: float, scheduled: Sequence[TargetCluster],
-    observed: Sequence[tuple[str, str]], has_scheduled: bool,
-) -> EvictionTask | None:
-    """assessSingleTask: the task, or None when it ends (suppressDeletion false, timed out, or the
-    new placement scheduled and healthy). suppressDeletion true keeps it for good."""
-    if task.suppress_deletion is not None:
-        return task if task.suppress_deletion else None
-    assert task.creation_timestamp is not None
-    if now > task.creation_timestamp + timeout:
-        return None
-    if has_scheduled and all_scheduled_healthy(scheduled, observed):
-        return None
-    return task
-
-
-def assess_eviction_tasks(
-    tasks: Sequence[EvictionTask], now: float, timeout: float, scheduled: Sequence[TargetCluster],
-    observed: Sequence[tuple[str, str]], has_scheduled: bool,
-) -> tuple[list[EvictionTask], list[str]]:
-    """assessEvictionTasks: a new task is stamped ``now`` and kept; the others are assessed with
-    their own grace period or ``timeout``. Returns the kept tasks and the clusters whose ended."""
-    kept: list[EvictionTask] = []
-    ended: list[str] = []
-    for task in tasks:
-        if task.creation_timestamp is None:
-            kept.append(replace(task, creation_timestamp=now))
-            continue
-        t = float(task.grace_period_seconds) if task.grace_period_seconds is not None else timeout
-        k = assess_single_task(task, now, t, scheduled, observed, has_scheduled)
-        if k is not None:
-            kept.append(k)
-        else:
-            ended.append(task.from_cluster)
-    return kept, ended
-
-
-def next_retry(tasks: Sequence[EvictionTask], timeout: float, now: float) -> float:
-    """nextRetry: seconds until the first task (not suppressed) times out; 0 when none will."""
-    waits = [
-        (t.creation_timestamp or 0.0) + (t.grace_period_seconds if t.grace_period_seconds is not None else timeout) - now
-        for t in tasks
-        if t.suppress_deletion is None
-    ]
-    return min(waits) if waits else 0
-
-
-# ---- application failover (pkg/controllers/applicationfailover) --------------------------------
-def distinguish_unhealthy_clusters(
-    observed: Sequence[tuple[str, str]], tasks: Sequence[EvictionTask]
-) -> tuple[list[str], list[str]]:
-    """distinguishUnhealthyClustersWithOthers: the clusters Unhealthy and not being evicted, and
-    the ones Healthy or Unknown."""
-    evicting = {t.from_cluster for t in tasks}
-    unhealthy = [c for c, h in observed if h == UNHEALTHY and c not in evicting]
-    others = [c for c, h in observed if h in (HEALTHY, UNKNOWN)]
-    return unhealthy, others
-
-
-class UnhealthySince:
-    """workloadUnhealthyMap: since when each binding's application is unhealthy on each cluster."""
-
-    def __init__(self) -> None:
-        self.since: dict[str, dict[str, float]] = {}
-
-    def detect_failure(self, clusters: Sequence[str], toleration_seconds: int, key: str, now: float) -> tuple[int, list[str]]:
-        """detectFailure: the clusters unhealthy longer than ``toleration_seconds`` (a cluster
-        seen for the first time starts its clock), and the seconds until the next may be."""
-        evict: list[str] = []
-        wait = math.inf
-        seen = self.since.setdefault(key, {})
-        for c in clusters:
-            if c not in seen:
-                seen[c] = now
-                wait = min(wait, toleration_seconds)
-                continue
-            if now > seen[c] + toleration_seconds:
-                evict.append(c)
-            else:
-                wait = min(wait, toleration_seconds - int(now - seen[c]))
-        return (0 if wait == math.inf else int(wait)), evict
-
-    def delete_irrelevant_clusters(self, key: str, all_clusters: set[str], healthy: Sequence[str]) -> None:
-        seen = self.since.get(key)
-        if seen is None:
-            return
-        for c in list(seen):
-            if c not in all_clusters or c in healthy:
-                del seen[c]
-
-
-def application_task(behavior: ApplicationFailoverBehavior, producer: str = PRODUCER_APPLICATION_FAILOVER) -> EvictionTask:
-    """buildTaskOptions (without state preservation): Gracefully carries the grace period, Never
-    suppresses deletion."""
-    task = EvictionTask("", behavior.purge_mode, reason=REASON_APPLICATION_FAILURE, producer=producer)
-    if behavior.purge_mode in (PURGE_GRACEFULLY, PURGE_GRACIOUSLY):
-        task.grace_period_seconds = behavior.grace_period_seconds
-    elif behavior.purge_mode == PURGE_NEVER:
-        task.suppress_deletion = True
-    return task
 
 
 # ---- the scheduler's trigger (pkg/scheduler/scheduler.go doScheduleBinding) --------------------

@@ -32,7 +32,7 @@ from kubesched.multicluster.api import (
     parse_cluster_taint_policy,
     parse_policy,
 )
-from kubesched.multicluster.failover import cluster_conditions, taint_by_conditions
+from kubesched.multicluster.taints import cluster_conditions, taint_by_conditions
 
 #: kubesched creates every replica it assigns in the member clusters (their schedulers place each):
 #: the resource templates may ask for this many in all, which one process simulates in a minute.

@@ -34,17 +34,9 @@ from kubesched.api.fields import as_bool, as_list, as_map, as_str, one_of
 from kubesched.errors import InputError, join_path
 from kubesched.load import read_documents
 from kubesched.multicluster.api import CLUSTER_PURGE_MODES, PURGE_GRACEFULLY, Binding, ClusterTaintPolicy
-from kubesched.multicluster.failover import (
-    FALSE,
-    HEALTHY,
-    READY,
-    TRUE,
-    UNHEALTHY,
-    UNKNOWN,
-    FailoverController,
-    FailoverEvent,
-    FailoverOptions,
-)
+from kubesched.multicluster.eviction import HEALTHY, UNHEALTHY
+from kubesched.multicluster.failover import FailoverController, FailoverEvent, FailoverOptions
+from kubesched.multicluster.taints import FALSE, READY, TRUE, UNKNOWN
 
 if TYPE_CHECKING:
     from kubesched.multicluster.federation import Federation

@@ -13,15 +13,10 @@ from kubesched.api.taints import NO_EXECUTE, NO_SCHEDULE, Taint
 from kubesched.app import example_path
 from kubesched.cli import main
 from kubesched.multicluster.api import Binding, Cluster, ResourceSummary, TargetCluster, parse_policy
-from kubesched.multicluster.failover import (
-    NOT_READY_NO_EXECUTE,
-    TAINT_NOT_READY,
-    TAINT_UNREACHABLE,
-    FailoverController,
-    FailoverOptions,
-)
+from kubesched.multicluster.failover import FailoverController, FailoverOptions
 from kubesched.multicluster.federation import Federation
 from kubesched.multicluster.member import MemberCluster
+from kubesched.multicluster.taints import NOT_READY_NO_EXECUTE, TAINT_NOT_READY, TAINT_UNREACHABLE
 
 ON = FailoverOptions(failover=True, no_execute_eviction=True, taint_policies=(NOT_READY_NO_EXECUTE,))
 WEIGHTED = {"replicaSchedulingType": "Divided", "replicaDivisionPreference": "Weighted"}
