@@ -296,6 +296,7 @@ def figures(results: list, aggs: list[dict[str, Any]], front: list[dict[str, Any
             if ax.lines:
                 ax.legend(fontsize=7)
         images[title] = png(fig)
+    images[NEEDED_FIGURE] = png(needed_figure(plt, first, seed))
     # utilisation: allocated / provisioned GPUs over time, autoscaled modes
     fig, ax = plt.subplots(figsize=(12, 4))
     for s, ser in first:
@@ -320,6 +321,28 @@ def figures(results: list, aggs: list[dict[str, Any]], front: list[dict[str, Any
     ax.set_title("cost vs pending time")
     images["pareto"] = png(fig)
     return images
+
+
+NEEDED_FIGURE = "GPUs provisioned vs needed over time, per mode"
+
+
+def needed_figure(plt: Any, first: list, seed: int) -> Any:
+    """One panel per mode: GPUs paid for (solid, a line per profile) against GPUs needed, those
+    requested by running and pending pods (dotted), so over- and under-provisioning show."""
+    modes = list(dict.fromkeys(s["mode"] for s, _ in first))
+    fig, axes = plt.subplots(len(modes), 1, figsize=(12, 2.2 * len(modes) + 0.6), sharex=True, squeeze=False)
+    for ax, mode in zip(axes[:, 0], modes, strict=True):
+        for s, ser in first:
+            if s["mode"] != mode:
+                continue
+            hours = [t / 3600 for t in ser["t"]]
+            line = ax.plot(hours, ser["gpu_provisioned"], lw=0.9, label=f"provisioned, {s['profile']}")[0]
+            ax.plot(hours, ser["gpu_needed"], ":", color=line.get_color(), lw=0.9, label=f"needed, {s['profile']}")
+        ax.set_title(f"{mode}: GPUs provisioned vs needed, seed {seed}", fontsize=9)
+        ax.set_ylabel("GPUs")
+        ax.legend(fontsize=6, ncol=2, loc="upper right")
+    axes[-1, 0].set_xlabel("simulated time (hours)")
+    return fig
 
 
 def render(summary: dict[str, Any], images: dict[str, str]) -> str:

@@ -190,7 +190,8 @@ def simulate_elastic(
     groups = {g.name: g for g in autoscaler.node_groups} if autoscaler is not None else {}
     ledger = base_ledger(workload.nodes, prices, groups, start_time)
     rng = np.random.default_rng([seed, 7])
-    series: dict[str, list[float]] = {k: [] for k in ("t", "nodes", "provisioning", "pending", "gpu_alloc", "gpu_ready", "gpu_provisioned")}
+    keys = ("t", "nodes", "provisioning", "pending", "gpu_alloc", "gpu_ready", "gpu_provisioned", "gpu_needed")
+    series: dict[str, list[float]] = {k: [] for k in keys}
     provider: SimProvider | None = None
     loop: ClusterAutoscaler | None = None
     if autoscaler is not None:
@@ -208,6 +209,8 @@ def simulate_elastic(
         series["gpu_alloc"].append(eng.totals.allocated.gpu / 1000.0)
         series["gpu_ready"].append(eng.totals.capacity.gpu / 1000.0)
         series["gpu_provisioned"].append(g)
+        queued = np.fromiter(eng.state, np.int8, len(eng.state)) == QUEUED  # arrived, not running
+        series["gpu_needed"].append(series["gpu_alloc"][-1] + int(eng.gpu_req[queued].sum()) / 1000.0)
         if eng.clock.now + SAMPLE_EVERY <= end_time:
             eng.call_at(eng.clock.now + SAMPLE_EVERY, sample)
 
