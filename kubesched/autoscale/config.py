@@ -18,6 +18,8 @@ import numpy as np
 
 from kubesched.api.fields import as_str, str_map
 from kubesched.api.objects import Node
+from kubesched.autoscale.nodepool import NodePool, read_node_pools
+from kubesched.autoscale.spot import SpotOptions, read_spot
 from kubesched.documents import read_documents
 from kubesched.errors import InputError, check_mapping, describe, join_path
 
@@ -162,6 +164,8 @@ class AutoscalerConfig:
     scale_down: ScaleDown = field(default_factory=ScaleDown)
     karpenter: Karpenter = field(default_factory=Karpenter)
     prices: Prices = field(default_factory=Prices)
+    node_pools: list[NodePool] = field(default_factory=list)  # Karpenter-like: none, one implicit pool
+    spot: SpotOptions = field(default_factory=SpotOptions)
 
     def group(self, name: str) -> NodeGroup:
         return next(g for g in self.node_groups if g.name == name)
@@ -260,6 +264,8 @@ TOP_KEYS = (
     "karpenter",
     "prices",
     "nodeGroups",
+    "nodePools",
+    "spot",
 )
 SCALE_DOWN_KEYS = {
     "enabled": "enabled",
@@ -383,6 +389,10 @@ def load(
             if k in pr:
                 setattr(cfg.prices, k, r.number(pr[k], join_path("prices", k)))
     cfg.node_groups.extend(_node_groups(r, doc.get("nodeGroups", []), shapes, source))
+    if "nodePools" in doc:
+        cfg.node_pools = read_node_pools(doc["nodePools"], source)
+    if "spot" in doc:
+        cfg.spot = read_spot(doc["spot"], source)
     return cfg.validate(source, groups_required=groups_required)
 
 
