@@ -19,6 +19,7 @@ import math
 import re
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
+from functools import cached_property
 from typing import Any
 
 from kubesched.api.objects import Node
@@ -128,6 +129,7 @@ class NodePool:
                 allowed = min(allowed, b.allowed(now, num_nodes))
         return allowed
 
+    @cached_property
     def template_hash(self) -> str:
         """What drift compares: a hash of ``spec.template`` (Karpenter hashes the template; its
         requirements are compared separately, here they are part of it)."""
@@ -180,7 +182,7 @@ def node_claim(pool: NodePool, node: Node, instance_type: str, capacity_type: st
         "metadata": {
             "name": node.name,
             "labels": {k: v for k, v in node.labels.items() if k != "kubernetes.io/hostname"},
-            "annotations": {POOL_HASH: pool.template_hash()},
+            "annotations": {POOL_HASH: pool.template_hash},
             "ownerReferences": [{"apiVersion": API_VERSION, "kind": "NodePool", "name": pool.name}],
         },
         "spec": claim_spec,

@@ -72,3 +72,40 @@ def test_report_has_one_panel_per_mode():
     height = int.from_bytes(png[20:24], "big")  # IHDR: two stacked panels are taller than one
     one = figures(results[:1], [], [], 0)[NEEDED_FIGURE]
     assert height > int.from_bytes(base64.b64decode(one)[20:24], "big")
+
+
+NODEPOOL_FILE = """\
+nodePools:
+- apiVersion: karpenter.sh/v1
+  kind: NodePool
+  metadata: {name: gpu}
+  spec:
+    template:
+      spec:
+        requirements:
+        - {key: karpenter.sh/capacity-type, operator: In, values: [spot]}
+    disruption: {consolidateAfter: 30s}
+spot: {priceFactor: 0.25}
+"""
+
+
+def test_elastic_with_spot_node_pools_reports_cost_by_capacity_type(tmp_path):
+    import csv
+
+    from kubesched.cli import main
+
+    f = tmp_path / "as.yaml"
+    f.write_text(NODEPOOL_FILE)
+    common = ["experiment", "elastic", "--limit", "120", "--seeds", "0", "--workers", "1", "--profiles", "pack",
+              "--compression", "600", "--no-progress"]  # fmt: skip
+    assert main([*common, "--modes", "static-base,karpenter", "--autoscaler", str(f), "-d", str(tmp_path / "spot")]) == 0
+    rows = {r["mode"]: r for r in csv.DictReader(open(tmp_path / "spot" / "runs.csv"))}
+    k = rows["karpenter"]
+    assert float(k["cost_spot"]) > 0  # the pool launches spot nodes only
+    assert float(k["cost"]) == float(k["cost_spot"]) + float(k["cost_on_demand"])
+    assert float(rows["static-base"]["cost_spot"]) == 0
+    page = (tmp_path / "spot" / "report.html").read_text()
+    assert "<th>cost_spot</th>" in page and NEEDED_FIGURE in page
+    # without spot capacity the columns stay as they were
+    assert main([*common, "--modes", "karpenter", "-d", str(tmp_path / "od"), "--no-plots"]) == 0
+    assert "cost_spot" not in open(tmp_path / "od" / "runs.csv").readline()
