@@ -59,6 +59,7 @@ from kubesched.autoscale.nodepool import (
     UNDERUTILIZED,
     NodePool,
     exceeds,
+    node_claim,
     node_resources,
 )
 from kubesched.autoscale.predicate import PredicateChecker, node_named, placed
@@ -232,6 +233,16 @@ class KarpenterLike(ClusterAutoscaler):
     def pool_of(self, node: Node) -> NodePool | None:
         return self.pool_by_name.get(node.labels.get(NODEPOOL_LABEL, ""))
 
+    def node_claims(self, snap: Snapshot) -> list[dict[str, object]]:
+        """The NodeClaims of the nodes launched from NodePools, registered or still coming, as
+        Karpenter writes them (kubesched.autoscale.nodepool.node_claim)."""
+        out = []
+        for node, registered in [*((n, True) for n in snap.nodes), *((u.node, False) for u in self.upcoming.values())]:
+            pool = self.pool_of(node)
+            if pool is not None:
+                out.append(node_claim(pool, node, node.labels[INSTANCE_TYPE], capacity_type_of(node), registered))
+        return out
+
     def pool_usage(self, snap: Snapshot) -> dict[str, dict[str, int]]:
         """What each pool's nodes (registered and upcoming) count against its limits."""
         used: dict[str, dict[str, int]] = {p.name: {} for p in self.pools}
@@ -404,7 +415,8 @@ class KarpenterLike(ClusterAutoscaler):
             self._execute(Command(empty, None, "delete"), snap, now)
             return
         checker = self.checker(view)
-        cmd = self._drift(view, [c for c in cands if c.drifted and c.pods], budgets[DRIFTED], checker, disrupting)
+        drifted = sorted((c for c in cands if c.drifted and c.pods), key=lambda c: self.launched.get(c.name, 0.0))
+        cmd = self._drift(view, drifted, budgets[DRIFTED], checker, disrupting)
         if cmd is None:
             cmd = self._consolidate_pools(view, now, cands, budgets[UNDERUTILIZED], checker, disrupting)
         if cmd is None:

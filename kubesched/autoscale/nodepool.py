@@ -162,8 +162,9 @@ def exceeds(limits: dict[str, int], used: dict[str, int], extra: dict[str, int])
     return any(used.get(k, 0) + extra.get(k, 0) > lim for k, lim in limits.items())
 
 
-def node_claim(pool: NodePool, node: Node, instance_type: str, capacity_type: str) -> dict[str, Any]:
-    """The NodeClaim Karpenter writes for a node it launches from ``pool``."""
+def node_claim(pool: NodePool, node: Node, instance_type: str, capacity_type: str, registered: bool = True) -> dict[str, Any]:
+    """The NodeClaim Karpenter writes for a node it launches from ``pool`` (``status.nodeName``
+    once the node has registered)."""
     spec = pool.template.get("spec") or {}
     reqs = [
         {"key": NODEPOOL_LABEL, "operator": "In", "values": [pool.name]},
@@ -187,7 +188,7 @@ def node_claim(pool: NodePool, node: Node, instance_type: str, capacity_type: st
         },
         "spec": claim_spec,
         "status": {
-            "nodeName": node.name,
+            **({"nodeName": node.name} if registered else {}),
             "capacity": {k: str(v) for k, v in (node.raw.get("status") or {}).get("capacity", {}).items()},
             "allocatable": {k: str(v) for k, v in (node.raw.get("status") or {}).get("allocatable", {}).items()},
         },

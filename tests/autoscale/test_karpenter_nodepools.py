@@ -273,3 +273,21 @@ def test_do_not_disrupt_on_the_node_blocks_drift(monkeypatch):
     Redeploy(monkeypatch, [labelled("b")])
     res = run(gpu_pods([5000.0] * 4), [labelled("a")], end=1800.0)
     assert res.summary["nodes_added"] == 1 and res.summary["scale_downs"] == 0
+
+
+def test_loop_lists_its_node_claims():
+    from kubesched.autoscale.karpenter import KarpenterLike, pool_node
+    from kubesched.autoscale.predicate import node_named
+    from kubesched.state.snapshot import Snapshot
+    from tests.autoscale.loop_helpers import Recorder
+
+    cfg = AutoscalerConfig([NodeGroup("gpu4", GPU4, 0, 10)], mode="karpenter", node_pools=read_node_pools([pool_doc()]))
+    loop = KarpenterLike(cfg.validate(), Recorder(), None)
+    (offer,) = loop.offerings(loop.pools[0])
+    coming = loop.launch(offer, 0.0)
+    snap = Snapshot()
+    snap.add_node(pool_node(GPU4, "gpu4-0", loop.pools[0], "gpu4", "on-demand"))
+    snap.add_node(node_named(GPU4, "unmanaged"))  # no NodePool: no NodeClaim
+    claims = {c["metadata"]["name"]: c for c in loop.node_claims(snap)}
+    assert set(claims) == {"gpu4-0", coming}
+    assert claims["gpu4-0"]["status"]["nodeName"] == "gpu4-0" and "nodeName" not in claims[coming]["status"]
