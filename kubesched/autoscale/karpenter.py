@@ -531,7 +531,7 @@ class KarpenterLike(ClusterAutoscaler):
             c = Candidate(name, pool, g.name, ct, self.cfg.spot.price(self.cfg.prices.node(g), ct), pods)
             c.consolidatable = pool.consolidate_after is not None and now - since >= pool.consolidate_after
             ann = (node.raw.get("metadata") or {}).get("annotations") or {}
-            c.drifted = ann.get(POOL_HASH) != pool.template_hash
+            c.drifted = ann.get(POOL_HASH, pool.template_hash) != pool.template_hash  # no hash: not drifted
             out.append(c)
         return sorted(out, key=lambda c: len(c.pods))
 
