@@ -23,6 +23,7 @@ replacement, per-pool budgets with schedules, ``karpenter.sh/do-not-disrupt``).
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -325,14 +326,8 @@ class KarpenterLike(ClusterAutoscaler):
     def consolidate(self, view: ClusterView, now: float) -> None:
         snap = view.snapshot
         kc = self.cfg.karpenter
-        live: dict[str, tuple[int, float]] = {}
-        for row, node in enumerate(snap.nodes):
-            if self.group_of(node) is None:
-                continue
-            count = len(snap.pods_on[row])
-            prev = self.stable_since.get(node.name)
-            live[node.name] = prev if prev is not None and prev[0] == count else (count, now)
-        self.stable_since = live
+        self._track_stability(snap, now, lambda node: self.group_of(node) is not None)
+        live = self.stable_since
         if self.batch_open():
             return  # pods are about to be provisioned for: no disruption meanwhile
         # a node that pending pods are about to land on is not disrupted (Karpenter: nominated),
@@ -377,11 +372,7 @@ class KarpenterLike(ClusterAutoscaler):
                     sizes[g] -= 1
                     removed.append(name)
         for name in removed:
-            self.stats.drained_pods += len(snap.pods_on[snap.row_of[name]])
-            self.stable_since.pop(name, None)
-            self.provider.delete(name)
-            self.stats.scale_downs += 1
-            self.last_delete = now
+            self._remove(name, snap, now)
 
     # ---- disruption with NodePools ---------------------------------------------------------
     def update_pools(self, pools: list[NodePool]) -> None:
@@ -397,7 +388,7 @@ class KarpenterLike(ClusterAutoscaler):
         runs it (expiration, then emptiness, drift, multi-node and single-node consolidation)."""
         snap = view.snapshot
         self._finish_replacements(snap, now)
-        self._track_stability(snap, now)
+        self._track_stability(snap, now, lambda node: self.pool_of(node) is not None)
         if self._expire(snap, now) or self.batch_open():
             return  # pods are about to be provisioned for: no voluntary disruption meanwhile
         disrupting = {n for c in self.pending_cmds for n in c.candidates}
@@ -500,10 +491,11 @@ class KarpenterLike(ClusterAutoscaler):
                 out[pool.name] += 1
         return out
 
-    def _track_stability(self, snap: Snapshot, now: float) -> None:
+    def _track_stability(self, snap: Snapshot, now: float, managed: Callable[[Node], bool]) -> None:
+        """Since when each managed node has held its present number of pods."""
         live: dict[str, tuple[int, float]] = {}
         for row, node in enumerate(snap.nodes):
-            if self.pool_of(node) is None:
+            if not managed(node):
                 continue
             count = len(snap.pods_on[row])
             prev = self.stable_since.get(node.name)
