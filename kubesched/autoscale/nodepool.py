@@ -25,7 +25,7 @@ from typing import Any
 from kubesched.api.objects import Node
 from kubesched.api.quantity import resource_value
 from kubesched.api.selectors import NodeSelectorRequirement
-from kubesched.api.taints import Taint
+from kubesched.api.taints import Taint, parse_taints
 from kubesched.errors import InputError, check_mapping, describe, join_path
 
 API_VERSION = "karpenter.sh/v1"
@@ -266,7 +266,7 @@ def _pool(r: _Reader, doc: Any, p: str) -> NodePool:
                 q = {k: v for k, v in q.items() if k != "minValues"}
             parsed.append(NodeSelectorRequirement.parse(q, join_path(rp, j)))
         pool.requirements = tuple(parsed)
-        pool.taints = tuple(Taint.parse(t, join_path(join_path(tsp, "taints"), j)) for j, t in enumerate(ts.get("taints") or []))
+        pool.taints = parse_taints(ts.get("taints"), join_path(tsp, "taints"))
     except InputError as e:
         raise e.within(source=r.source) from None
     if "expireAfter" in ts:

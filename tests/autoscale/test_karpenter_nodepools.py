@@ -291,3 +291,11 @@ def test_loop_lists_its_node_claims():
     claims = {c["metadata"]["name"]: c for c in loop.node_claims(snap)}
     assert set(claims) == {"gpu4-0", coming}
     assert claims["gpu4-0"]["status"]["nodeName"] == "gpu4-0" and "nodeName" not in claims[coming]["status"]
+
+
+def test_bad_taints_name_the_field():
+    doc = pool_doc()
+    doc["spec"]["template"]["spec"]["taints"] = True
+    with pytest.raises(InputError) as e:
+        load({"nodePools": [doc]}, "as.yaml", groups_required=False)
+    assert (e.value.source, e.value.path) == ("as.yaml", "nodePools[0].spec.template.spec.taints")
