@@ -114,7 +114,8 @@ class KarpenterLike(ClusterAutoscaler):
         self.recheck_at: dict[str, float] = {}  # node -> when its pods are worth simulating again
         self.pools = sorted(config.node_pools, key=lambda p: -p.weight)  # none: the legacy model
         self.pool_by_name = {p.name: p for p in self.pools}
-        self.launched: dict[str, float] = {}  # NodePool nodes: when their claim was made (expiry)
+        self.launched: dict[str, float] = {}  # NodePool nodes: when their claim was made
+        self.expires: dict[str, float] = {}  # ... and when it expires (its claim's expireAfter)
         self.pending_cmds: list[Pending] = []  # replacements launched, their candidates to delete
         self.consolidated_state: tuple[object, ...] | None = None  # IsConsolidated: nothing changed
         self._offers: dict[str, list[Offering]] = {}
@@ -318,6 +319,8 @@ class KarpenterLike(ClusterAutoscaler):
         node = pool_node(g.template, name, o.pool, g.name, o.capacity_type)
         self.upcoming[name] = Upcoming(g.name, now, node)
         self.launched[name] = now
+        if o.pool.expire_after is not None:  # the claim keeps the value it was made with
+            self.expires[name] = now + o.pool.expire_after
         self.provider.create(g, node)
         self.stats.nodes_added += 1
         return name
@@ -543,6 +546,7 @@ class KarpenterLike(ClusterAutoscaler):
         self.stats.drained_pods += len(snap.pods_on[snap.row_of[name]])
         self.stable_since.pop(name, None)
         self.launched.pop(name, None)
+        self.expires.pop(name, None)
         self.provider.delete(name)
         self.stats.scale_downs += 1
         self.last_delete = now
@@ -561,13 +565,9 @@ class KarpenterLike(ClusterAutoscaler):
         self.pending_cmds = keep
 
     def _expire(self, snap: Snapshot, now: float) -> bool:
-        """Expiration: a node older than its pool's expireAfter goes, whatever the budgets."""
-        gone = False
-        for name, t in list(self.launched.items()):
-            if name not in snap.row_of:
-                continue
-            pool = self.pool_of(snap.nodes[snap.row_of[name]])
-            if pool is not None and pool.expire_after is not None and now - t >= pool.expire_after:
-                self._remove(name, snap, now)
-                gone = True
-        return gone
+        """Expiration (the NodeClaim expiration controller): a node whose claim's expireAfter
+        has passed since it was made goes, whatever the budgets or do-not-disrupt."""
+        due = [name for name, t in self.expires.items() if now >= t and name in snap.row_of]
+        for name in due:
+            self._remove(name, snap, now)
+        return bool(due)

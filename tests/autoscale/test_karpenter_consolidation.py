@@ -11,49 +11,19 @@ node groups with prices; its NodeClaims are the nodes' labels."""
 
 from __future__ import annotations
 
-import time
-
 import numpy as np
 
-from kubesched.api.objects import Node, Pod, PodDisruptionBudget
 from kubesched.autoscale.config import GROUP_LABEL, AutoscalerConfig, NodeGroup, template_node
 from kubesched.autoscale.karpenter import KarpenterLike
 from kubesched.autoscale.nodepool import CAPACITY_TYPE, INSTANCE_TYPE, NODEPOOL_LABEL, read_node_pools
-from kubesched.load import ClusterObjects
-from kubesched.state.snapshot import Snapshot
 from kubesched.testing import make_node, make_pod
-from tests.autoscale.loop_helpers import FRAMEWORKS, Recorder
+from tests.autoscale.karpenter_helpers import View
+from tests.autoscale.loop_helpers import Recorder
 
 LABELS = {"app": "test"}
 # instance types, cheapest first (upstream's leastExpensiveInstance ... mostExpensiveInstance)
 SMALL = NodeGroup("small", template_node("small", {"cpu": "4", "memory": "16Gi", "pods": 100}), price=1.0)
 LARGE = NodeGroup("large", template_node("large", {"cpu": "32", "memory": "128Gi", "pods": 100}), price=8.0)
-
-
-class View:
-    """A ClusterView of nodes, bound pods and PDBs at one instant."""
-
-    def __init__(self, nodes: list[dict], pods: list[dict], pdbs: list[dict] = ()) -> None:
-        objs = ClusterObjects(
-            nodes=[Node.parse(n) for n in nodes],
-            pods=[Pod.parse(p) for p in pods],
-            pdbs=[PodDisruptionBudget.parse(d) for d in pdbs],
-        )
-        self.snapshot = Snapshot.of(objs)
-        self.snapshot.storage.tracked = self.snapshot.dra.tracked = False
-        self.t = time.time()
-
-    def now(self) -> float:
-        return self.t
-
-    def unschedulable(self) -> list[Pod]:
-        return []
-
-    def created(self, pod: Pod) -> float:
-        return self.t
-
-    def framework_for(self, pod: Pod):
-        return FRAMEWORKS.get(pod.scheduler_name)
 
 
 def pool(name: str = "default", budget: str = "100%", capacity=("on-demand",)) -> dict:
