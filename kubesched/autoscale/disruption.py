@@ -11,7 +11,8 @@ cheaper node). A candidate is a node of a NodePool that consolidates (``consolid
 ``karpenter.sh/do-not-disrupt: "true"`` on it or on any of its pods, whose pods PDBs let go, and
 that pending pods are not about to land on. A replacement launches first; its candidates are
 deleted once it registers, and count against their pool's budgets meanwhile. Spot candidates are
-not replaced by spot capacity (SpotToSpotConsolidation is off by default upstream).
+only replaced from pools that do not allow spot (upstream, a replacement whose requirements
+allow spot takes the spot-to-spot path, off by default: SpotToSpotConsolidation).
 """
 
 from __future__ import annotations
@@ -133,8 +134,10 @@ def compute(
             break  # "Can't replace with a cheaper node"
         if len(cands) > 1 and o.price >= same_type.get(o.group, price):
             continue  # filterOutSameType: deleting the others alone would do
-        if all_spot and o.capacity_type == SPOT:
-            continue  # spot-to-spot consolidation is off
+        if all_spot and SPOT in o.pool.capacity_types():
+            # the replacement's requirements allow spot: Karpenter takes the spot-to-spot path,
+            # off by default (SpotToSpotConsolidation), so no replacement from such a pool
+            continue
         if fits_one(checker, scratch, o.node, left):
             return Command(cands, o, "replace")
     return None

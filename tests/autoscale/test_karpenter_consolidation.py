@@ -196,3 +196,17 @@ def test_wont_merge_2_nodes_into_1_of_the_same_type():
     pods = [pod(f"p{i}", f"node-{i}", cpu="1") for i in range(2)]
     rec, _ = one_pass(nodes, pods, groups=(SMALL,))
     assert rec.created == [] and len(rec.deleted) == 1
+
+
+def test_spot_node_is_not_replaced_by_cheaper_on_demand_from_a_pool_that_allows_spot():
+    # a spot node of the expensive type, a pool allowing both: the cheap on-demand type costs
+    # less than the spot price, but the replacement's requirements allow spot
+    spot = LARGE.price * 0.4
+    assert SMALL.price < spot
+    pools = [pool(capacity=("spot", "on-demand"))]
+    rec, _ = one_pass([node("node-0", LARGE, capacity="spot")], [pod("p0", "node-0")], pools)
+    assert rec.created == [] and rec.deleted == []
+    # from an on-demand-only pool it is replaced
+    pools = [pool(capacity=("on-demand",))]
+    rec, _ = one_pass([node("node-0", LARGE, capacity="spot")], [pod("p0", "node-0")], pools)
+    assert rec.created == ["small"]
