@@ -69,6 +69,7 @@ from kubesched.state.snapshot import Snapshot
 
 CONSOLIDATION_PERIOD = 10.0  # how often consolidation looks for candidates
 RECENT_CLAIMS = 4  # a pod tries the newest claims of the batch before opening another
+CONSOLIDATED_TTL = 300.0  # a consolidated cluster is looked at again after 5 min (cluster.go)
 
 
 @dataclass
@@ -117,7 +118,7 @@ class KarpenterLike(ClusterAutoscaler):
         self.launched: dict[str, float] = {}  # NodePool nodes: when their claim was made
         self.expires: dict[str, float] = {}  # ... and when it expires (its claim's expireAfter)
         self.pending_cmds: list[Pending] = []  # replacements launched, their candidates to delete
-        self.consolidated_state: tuple[object, ...] | None = None  # IsConsolidated: nothing changed
+        self.consolidated: tuple[tuple[object, ...], float] | None = None  # a pass found nothing: (state, when)
         self._offers: dict[str, list[Offering]] = {}
 
     def batch_open(self) -> bool:
@@ -384,7 +385,7 @@ class KarpenterLike(ClusterAutoscaler):
         self.pools = sorted(pools, key=lambda p: -p.weight)
         self.pool_by_name = {p.name: p for p in self.pools}
         self._offers.clear()
-        self.consolidated_state = None
+        self.consolidated = None
 
     def disrupt(self, view: ClusterView, now: float) -> None:
         """One pass of Karpenter's disruption controller: the first method that finds a command
@@ -397,7 +398,7 @@ class KarpenterLike(ClusterAutoscaler):
         disrupting = {n for c in self.pending_cmds for n in c.candidates}
         cands = self._candidates(view, now, disrupting)
         state = (snap.n, len(self.upcoming), int(snap.requested[:, snap.res_index["pods"]].sum()), *(c.key for c in cands))
-        if state == self.consolidated_state:
+        if self.consolidated is not None and self.consolidated[0] == state and now - self.consolidated[1] < CONSOLIDATED_TTL:
             return  # IsConsolidated: nothing changed since a pass that found nothing to do
         budgets = self._budgets(snap, now, disrupting)
         empty = []
@@ -414,7 +415,16 @@ class KarpenterLike(ClusterAutoscaler):
         if cmd is None:
             cmd = self._consolidate_pools(view, now, cands, budgets[UNDERUTILIZED], checker, disrupting)
         if cmd is None:
-            self.consolidated_state = state
+            # a budget that held a candidate back may open without the cluster changing: then
+            # the cluster is not consolidated (upstream's constrainedByBudgets)
+            held = any(
+                budgets[reason][c.pool.name] <= 0
+                for c in cands
+                for reason, applies in ((EMPTY, c.consolidatable and not c.pods), (DRIFTED, c.drifted), (UNDERUTILIZED, c.consolidatable and bool(c.pods)))
+                if applies
+            )
+            if not held:
+                self.consolidated = (state, now)
             return
         self._execute(cmd, snap, now)
 

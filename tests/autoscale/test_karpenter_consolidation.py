@@ -3,8 +3,9 @@ pkg/controllers/disruption/consolidation_test.go, one pass of the disruption con
 cluster given as Nodes and Pods (the loop's ``disrupt``; nodes are deleted at once here, so a test
 reads what one pass deleted or launched).
 
-Ported: "Budgets" 6 of 14 cases (those one pass decides; the single-node case queues commands
-over passes, and "should not mark ... consolidated" reads Karpenter's internal state), "Delete"
+Ported: "Budgets" 7 of 14 cases (those one pass decides, and one "should not mark ...
+consolidated" read through what the next pass does; the single-node case queues commands over
+passes), "Delete"
 5 of 21, "Replace" 3 of 25 (the on-demand entries; spot-to-spot, minValues and zones are not
 modelled), "Multi-NodeClaim" 2 of 11 (the on-demand entries). Upstream's instance types become
 node groups with prices; its NodeClaims are the nodes' labels."""
@@ -210,3 +211,22 @@ def test_spot_node_is_not_replaced_by_cheaper_on_demand_from_a_pool_that_allows_
     pools = [pool(capacity=("on-demand",))]
     rec, _ = one_pass([node("node-0", LARGE, capacity="spot")], [pod("p0", "node-0")], pools)
     assert rec.created == ["small"]
+
+
+def test_a_pass_held_back_by_a_budget_is_not_consolidated():
+    """"should not mark empty node consolidated if the candidates can't be disrupted due to
+    budgets with one nodepool": when the budget's window closes, the node goes, though nothing
+    else changed."""
+    from datetime import UTC, datetime
+
+    p = pool()
+    p["spec"]["disruption"]["budgets"] = [{"nodes": "0", "schedule": "0 0 * * *", "duration": "1h"}]
+    cfg = AutoscalerConfig([LARGE], mode="karpenter", node_pools=read_node_pools([p])).validate()
+    rec = Recorder()
+    loop = KarpenterLike(cfg, rec, np.random.default_rng(0))
+    midnight = datetime(2024, 1, 8, tzinfo=UTC).timestamp()
+    nodes = [node("node-0")]
+    loop.disrupt(View(nodes, [], now=midnight + 58 * 60), midnight + 58 * 60)  # 00:58: no disruption
+    assert rec.deleted == []
+    loop.disrupt(View(nodes, [], now=midnight + 61 * 60), midnight + 61 * 60)  # 01:01: the window closed
+    assert rec.deleted == ["node-0"]
