@@ -23,6 +23,8 @@ from kubesched.api.objects import Node
 from kubesched.autoscale.flags import apply_flags, named_by_flag
 from kubesched.autoscale.limits import CORES, GIB, MEMORY, ResourceLimits
 from kubesched.documents import load_documents, read_documents
+from kubesched.autoscale.nodepool import NodePool, read_node_pools
+from kubesched.autoscale.spot import SpotOptions, read_spot
 from kubesched.errors import InputError, check_mapping, describe, join_path
 
 EXPANDERS = ("random", "most-pods", "least-waste", "least-nodes", "priority", "price")
@@ -193,6 +195,8 @@ class AutoscalerConfig:
     def expanders(self) -> list[str]:
         """``expander`` as CA's chain: each filters the options for the next (``priority,least-waste``)."""
         return [e.strip() for e in self.expander.split(",")]
+    node_pools: list[NodePool] = field(default_factory=list)  # Karpenter-like: none, one implicit pool
+    spot: SpotOptions = field(default_factory=SpotOptions)
 
     def group(self, name: str) -> NodeGroup:
         return next(g for g in self.node_groups if g.name == name)
@@ -337,6 +341,8 @@ TOP_KEYS = (
     "maxFreeDifferenceRatio",
     "maxNodesPerScaleUp",
     "priorityConfigMap",
+    "nodePools",
+    "spot",
 )
 BOOL_KEYS = {
     "enforceNodeGroupMinSize": "enforce_node_group_min_size",
@@ -522,6 +528,10 @@ def _load(r: _Reader, doc: dict[str, Any], shapes: dict[str, Node] | None, group
                 setattr(cfg.prices, k, r.number(pr[k], join_path("prices", k)))
     _scale_up_options(r, doc, cfg)
     cfg.node_groups.extend(_node_groups(r, doc.get("nodeGroups", []), shapes, source))
+    if "nodePools" in doc:
+        cfg.node_pools = read_node_pools(doc["nodePools"], source)
+    if "spot" in doc:
+        cfg.spot = read_spot(doc["spot"], source)
     return cfg.validate(source, groups_required=groups_required)
 
 

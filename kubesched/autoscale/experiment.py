@@ -47,6 +47,8 @@ METRICS = (
     "cpu_s",
     "wall_s",
 )
+#: with spot capacity (NodePools that launch spot nodes): cost split by capacity type, interruptions
+SPOT_METRICS = ("cost_spot", "cost_on_demand", "spot_interruptions")
 
 
 def parse_delay(text: str) -> Delay:
@@ -107,9 +109,9 @@ def _one(job: tuple[str, str, int]) -> tuple[dict[str, Any], dict[str, list[floa
     return res.summary, res.series
 
 
-def flat(s: dict[str, Any]) -> dict[str, Any]:
+def flat(s: dict[str, Any], spot: bool = False) -> dict[str, Any]:
     row = {k: s[k] for k in ("mode", "profile", "seed")}
-    for m in METRICS:
+    for m in METRICS + (SPOT_METRICS if spot else ()):
         if m.startswith("pending_"):
             key = m.removeprefix("pending_").removesuffix("_s")
             row[m] = s["pending_s"][key if key != "over_60s_pct" else "over_60s_pct"]
@@ -128,10 +130,11 @@ def aggregate(rows: list[dict[str, Any]], delay: Delay) -> list[dict[str, Any]]:
     peak = [r for r in rows if r["mode"] == "static-peak"]
     peak_gpu_h = {p: float(np.mean([r["gpu_hours"] for r in peak if r["profile"] == p])) for p in {r["profile"] for r in peak}}
     any_peak = float(np.mean([r["gpu_hours"] for r in peak])) if peak else None
+    metrics = METRICS + tuple(m for m in SPOT_METRICS if rows and m in rows[0])
     for mode, profile in keys:
         sel = [r for r in rows if r["mode"] == mode and r["profile"] == profile]
         agg: dict[str, Any] = {"mode": mode, "profile": profile, "seeds": len(sel)}
-        for m in METRICS:
+        for m in metrics:
             agg[m], agg[m + "_std"] = mean_sd((r[m] for r in sel), ddof=0)  # the population sd
         ref = peak_gpu_h.get(profile, any_peak)
         agg["gpu_hours_vs_static_peak"] = agg["gpu_hours"] / ref if ref else None
@@ -197,7 +200,8 @@ def run(args: argparse.Namespace) -> int:
         results: list[tuple[dict[str, Any], dict[str, list[float]]]] = pool.map(
             _one, jobs, lambda _done, _total, job, _res: step(f"{job[0]} {job[1]} seed {job[2]}")
         )
-    rows = [flat(s) for s, _ in results]
+    spot = any(s["cost_spot"] > 0 or s["spot_interruptions"] for s, _ in results)  # columns only then
+    rows = [flat(s, spot) for s, _ in results]
     write_csv(out / "runs.csv", {k: [r[k] for r in rows] for k in rows[0]})
     series_dir = out / "series"
     series_dir.mkdir(exist_ok=True)
@@ -296,6 +300,7 @@ def figures(results: list, aggs: list[dict[str, Any]], front: list[dict[str, Any
             if ax.lines:
                 ax.legend(fontsize=7)
         images[title] = png(fig)
+    images[NEEDED_FIGURE] = png(needed_figure(plt, first, seed))
     # utilisation: allocated / provisioned GPUs over time, autoscaled modes
     fig, ax = plt.subplots(figsize=(12, 4))
     for s, ser in first:
@@ -322,6 +327,28 @@ def figures(results: list, aggs: list[dict[str, Any]], front: list[dict[str, Any
     return images
 
 
+NEEDED_FIGURE = "GPUs provisioned vs needed over time, per mode"
+
+
+def needed_figure(plt: Any, first: list, seed: int) -> Any:
+    """One panel per mode: GPUs paid for (solid, a line per profile) against GPUs needed, those
+    requested by running and pending pods (dotted), so over- and under-provisioning show."""
+    modes = list(dict.fromkeys(s["mode"] for s, _ in first))
+    fig, axes = plt.subplots(len(modes), 1, figsize=(12, 2.2 * len(modes) + 0.6), sharex=True, squeeze=False)
+    for ax, mode in zip(axes[:, 0], modes, strict=True):
+        for s, ser in first:
+            if s["mode"] != mode:
+                continue
+            hours = [t / 3600 for t in ser["t"]]
+            line = ax.plot(hours, ser["gpu_provisioned"], lw=0.9, label=f"provisioned, {s['profile']}")[0]
+            ax.plot(hours, ser["gpu_needed"], ":", color=line.get_color(), lw=0.9, label=f"needed, {s['profile']}")
+        ax.set_title(f"{mode}: GPUs provisioned vs needed, seed {seed}", fontsize=9)
+        ax.set_ylabel("GPUs")
+        ax.legend(fontsize=6, ncol=2, loc="upper right")
+    axes[-1, 0].set_xlabel("simulated time (hours)")
+    return fig
+
+
 def render(summary: dict[str, Any], images: dict[str, str]) -> str:
     def cell(v: Any) -> str:
         if isinstance(v, float):
@@ -329,6 +356,7 @@ def render(summary: dict[str, Any], images: dict[str, str]) -> str:
         return html.escape(str(v))
 
     cols = ["mode", "profile", "seeds", "gpu_hours", "gpu_hours_vs_static_peak", "failed_pct", "pending_p50_s", "pending_p95_s", "pending_p99_s", "pending_over_60s_pct", "node_hours", "allocation_efficiency", "peak_nodes", "scale_ups", "scale_downs", "evictions", "lost_gpu_seconds", "cost", "cpu_s", "meets_goal"]
+    cols[-2:-2] = [m for m in SPOT_METRICS if summary["aggregate"] and m in summary["aggregate"][0]]
     rows = "".join("<tr>" + "".join(f"<td>{cell(a.get(c))}</td>" for c in cols) + "</tr>" for a in summary["aggregate"])
     sc = "".join(f"<li>{html.escape(k)}: {cell(v)}</li>" for k, v in summary["scenario"].items() if k != "node_groups")
     imgs = "".join(f'<h2>{html.escape(t)}</h2><img alt="{html.escape(t)}" src="data:image/png;base64,{b}">' for t, b in images.items())

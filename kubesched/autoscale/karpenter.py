@@ -10,15 +10,25 @@ can all move to other nodes, with no pod change for ``consolidateAfter``, at mos
 the scale-down utilisation threshold are simulated for moving their pods, and a node whose pods
 could not move is simulated again a minute later at the earliest. Replacing a node by a cheaper
 one is not modelled.
+
+With ``nodePools`` in the autoscaler file, Karpenter's own model applies instead (docs/autoscaling.md,
+"Karpenter-like provisioner"): each claim comes from the first NodePool (highest weight first)
+with an offering (instance type and capacity type its requirements admit) that holds the pod and
+stays within the pool's limits; nodes carry ``karpenter.sh/nodepool``,
+``karpenter.sh/capacity-type`` and ``node.kubernetes.io/instance-type``; disruption follows
+``kubesched.autoscale.disruption`` (expiry, emptiness, multi- and single-node consolidation with
+replacement, per-pool budgets with schedules, ``karpenter.sh/do-not-disrupt``).
 """
 
 from __future__ import annotations
 
+import dataclasses
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
 
-from kubesched.api.objects import Pod
+from kubesched.api.objects import Node, Pod
 from kubesched.autoscale.config import GROUP_LABEL, AutoscalerConfig, NodeGroup
 from kubesched.autoscale.core import (
     DRAIN_RECHECK,
@@ -28,22 +38,70 @@ from kubesched.autoscale.core import (
     NodeProvider,
     Upcoming,
 )
+from kubesched.autoscale.disruption import (
+    Candidate,
+    Command,
+    Offering,
+    Pending,
+    capacity_type_of,
+    compute,
+    do_not_disrupt,
+    multi_node,
+    place_all,
+)
 from kubesched.autoscale.eligibility import unremovable_reason
+from kubesched.autoscale.nodepool import (
+    CAPACITY_TYPE,
+    DRIFTED,
+    EMPTY,
+    INSTANCE_TYPE,
+    NODEPOOL_LABEL,
+    POOL_HASH,
+    UNDERUTILIZED,
+    NodePool,
+    exceeds,
+    node_claim,
+    node_resources,
+)
 from kubesched.autoscale.predicate import PredicateChecker, node_named, placed
 from kubesched.autoscale.utilization import node_utilization
 from kubesched.state.snapshot import Snapshot
 
 CONSOLIDATION_PERIOD = 10.0  # how often consolidation looks for candidates
 RECENT_CLAIMS = 4  # a pod tries the newest claims of the batch before opening another
+CONSOLIDATED_TTL = 300.0  # a consolidated cluster is looked at again after 5 min (cluster.go)
 
 
 @dataclass
 class Claim:
-    """A node claim being packed: the shapes that still hold every pod given to it."""
+    """A node claim being packed: the offerings (shapes) that still hold every pod given to it."""
 
     shapes: list[NodeGroup]
     snaps: list[Snapshot]
     pods: list[Pod] = field(default_factory=list)
+    offers: list[Offering] = field(default_factory=list)  # with NodePools: parallel to shapes
+
+
+def pool_node(template: Node, name: str, pool: NodePool, group: str, capacity_type: str) -> Node:
+    """A node of ``group`` launched from ``pool``: Karpenter's labels, the pool's template labels
+    and taints, and the pool's template hash (drift)."""
+    labels = {**pool.labels, GROUP_LABEL: group, NODEPOOL_LABEL: pool.name, CAPACITY_TYPE: capacity_type, INSTANCE_TYPE: group}
+    node = node_named(template, name, labels)
+    raw = dict(node.raw)
+    meta = dict(raw["metadata"])
+    meta["annotations"] = {**(meta.get("annotations") or {}), POOL_HASH: pool.template_hash}
+    raw["metadata"] = meta
+    taints = (*node.taints, *pool.taints)
+    if pool.taints:
+        spec = dict(raw.get("spec") or {})
+        spec["taints"] = [*(spec.get("taints") or []), *({"key": t.key, "value": t.value, "effect": t.effect} for t in pool.taints)]
+        raw["spec"] = spec
+    return dataclasses.replace(node, taints=taints, raw=raw)
+
+
+def _add(total: dict[str, int], extra: dict[str, int]) -> None:
+    for k, v in extra.items():
+        total[k] = total.get(k, 0) + v
 
 
 class KarpenterLike(ClusterAutoscaler):
@@ -55,6 +113,13 @@ class KarpenterLike(ClusterAutoscaler):
         self.last_consolidation = -float("inf")
         self.stable_since: dict[str, tuple[int, float]] = {}  # node -> (pod count, since)
         self.recheck_at: dict[str, float] = {}  # node -> when its pods are worth simulating again
+        self.pools = sorted(config.node_pools, key=lambda p: -p.weight)  # none: the legacy model
+        self.pool_by_name = {p.name: p for p in self.pools}
+        self.launched: dict[str, float] = {}  # NodePool nodes: when their claim was made
+        self.expires: dict[str, float] = {}  # ... and when it expires (its claim's expireAfter)
+        self.pending_cmds: list[Pending] = []  # replacements launched, their candidates to delete
+        self.consolidated: tuple[tuple[object, ...], float] | None = None  # a pass found nothing: (state, when)
+        self._offers: dict[str, list[Offering]] = {}
 
     def batch_open(self) -> bool:
         return self.batch_start is not None
@@ -64,6 +129,8 @@ class KarpenterLike(ClusterAutoscaler):
         self._register(view, now)
         self.hinted = {}
         pending = self.pending(view, now)
+        if self.pools:  # a pod bound since is new when it is pending again (evicted, interrupted)
+            self.seen &= {p.uid for p in pending}
         new = [p.uid for p in pending if p.uid not in self.seen]
         if new:
             self.seen.update(new)
@@ -79,7 +146,10 @@ class KarpenterLike(ClusterAutoscaler):
             self.last_consolidation = now
             if pending and self.registered and not self.hinted:  # where pending pods are about to land
                 self.fit_upcoming(view, pending, self.checker(view))
-            self.consolidate(view, now)
+            if self.pools:
+                self.disrupt(view, now)
+            else:
+                self.consolidate(view, now)
 
     # ---- provisioning --------------------------------------------------------------------
     def _shape_snap(self, view: ClusterView, g: NodeGroup) -> tuple[Snapshot, int]:
@@ -91,6 +161,9 @@ class KarpenterLike(ClusterAutoscaler):
         checker = self.checker(view)
         pods = self.fit_upcoming(view, pods, checker)
         if not pods:
+            return
+        if self.pools:
+            self.provision_pools(view, pods, now, checker)
             return
         sizes = self.group_sizes(view.snapshot)
         total = self.cluster_size(view.snapshot)
@@ -129,32 +202,136 @@ class KarpenterLike(ClusterAutoscaler):
             self.last_scale_up = now
 
     def _try_claim(self, checker: PredicateChecker, claim: Claim, pod: Pod) -> bool:
-        keep = []
-        for g, snap in zip(claim.shapes, claim.snaps, strict=True):
-            row = 0
-            if checker.fits(snap, pod, np.asarray([row], np.int32))[0]:
-                keep.append((g, snap))
+        keep = [
+            i for i, snap in enumerate(claim.snaps) if checker.fits(snap, pod, np.asarray([0], np.int32))[0]
+        ]  # the claim's node is row 0 of each of its snapshots
         if not keep:
             return False
-        for _, snap in keep:
-            snap.add_pod(placed(pod, snap.nodes[0].name))
-        claim.shapes = [g for g, _ in keep]
-        claim.snaps = [s for _, s in keep]
+        for i in keep:
+            claim.snaps[i].add_pod(placed(pod, claim.snaps[i].nodes[0].name))
+        claim.shapes = [claim.shapes[i] for i in keep]
+        claim.snaps = [claim.snaps[i] for i in keep]
+        if claim.offers:
+            claim.offers = [claim.offers[i] for i in keep]
         claim.pods.append(pod)
         return True
+
+    # ---- NodePools -----------------------------------------------------------------------
+    def offerings(self, pool: NodePool) -> list[Offering]:
+        """The pool's instance types (node groups) in each capacity type its requirements
+        admit, cheapest first (spot at the spot price)."""
+        hit = self._offers.get(pool.name)
+        if hit is not None:
+            return hit
+        out = []
+        for g in self.cfg.node_groups:
+            for ct in pool.capacity_types():
+                labels = {**g.template.labels, **pool.labels, INSTANCE_TYPE: g.name, CAPACITY_TYPE: ct, NODEPOOL_LABEL: pool.name}
+                if pool.admits(labels):
+                    price = self.cfg.spot.price(self.cfg.prices.node(g), ct)
+                    out.append(Offering(pool, g.name, ct, price, pool_node(g.template, f"claim-{g.name}-{ct}", pool, g.name, ct)))
+        self._offers[pool.name] = sorted(out, key=lambda o: o.price)
+        return self._offers[pool.name]
+
+    def pool_of(self, node: Node) -> NodePool | None:
+        return self.pool_by_name.get(node.labels.get(NODEPOOL_LABEL, ""))
+
+    def node_claims(self, snap: Snapshot) -> list[dict[str, object]]:
+        """The NodeClaims of the nodes launched from NodePools, registered or still coming, as
+        Karpenter writes them (kubesched.autoscale.nodepool.node_claim)."""
+        out = []
+        for node, registered in [*((n, True) for n in snap.nodes), *((u.node, False) for u in self.upcoming.values())]:
+            pool = self.pool_of(node)
+            if pool is not None:
+                out.append(node_claim(pool, node, node.labels[INSTANCE_TYPE], capacity_type_of(node), registered))
+        return out
+
+    def pool_usage(self, snap: Snapshot) -> dict[str, dict[str, int]]:
+        """What each pool's nodes (registered and upcoming) count against its limits."""
+        used: dict[str, dict[str, int]] = {p.name: {} for p in self.pools}
+        nodes = [*snap.nodes, *(up.node for up in self.upcoming.values())]
+        for node in nodes:
+            pool = self.pool_of(node)
+            if pool is not None:
+                _add(used[pool.name], node_resources(node))
+        return used
+
+    def provision_pools(self, view: ClusterView, pods: list[Pod], now: float, checker: PredicateChecker) -> None:
+        chosen, _ = self.plan_claims(view, pods, checker)
+        for o in chosen:
+            self.launch(o, now)
+        if chosen:
+            self.stats.scale_ups += 1
+            self.last_scale_up = now
+
+    def plan_claims(self, view: ClusterView, pods: list[Pod], checker: PredicateChecker) -> tuple[list[Offering], list[Pod]]:
+        """Karpenter's scheduling simulation for new capacity: the pods packed onto new claims,
+        each from the first pool (by weight) with an offering that holds its first pod within the
+        pool's limits; each claim then takes the cheapest offering still holding all its pods
+        and within the limits. Returns the offerings to launch and the pods no claim holds."""
+        used = self.pool_usage(view.snapshot)
+        sizes = self.group_sizes(view.snapshot)
+        total = self.cluster_size(view.snapshot)
+        scratch = self._base_factory(view, pods)
+        claims: list[Claim] = []
+        left: list[Pod] = []
+        for pod in sorted(pods, key=lambda p: (p.requests.get("cpu", 0), p.requests.get("memory", 0)), reverse=True):
+            if any(self._try_claim(checker, c, pod) for c in claims[-RECENT_CLAIMS:][::-1]):
+                continue
+            if self.cfg.max_nodes_total and total + len(claims) >= self.cfg.max_nodes_total:
+                left.append(pod)
+                continue
+            claim = None
+            for pool in self.pools:
+                fit = []
+                for o in self.offerings(pool):
+                    g = self.cfg.group(o.group)
+                    if sizes[g.name] >= g.max_size or exceeds(pool.limits, used[pool.name], node_resources(o.node)):
+                        continue
+                    snap = scratch()
+                    row = snap.add_node(o.node)
+                    if checker.fits(snap, pod, np.asarray([row], np.int32))[0]:
+                        snap.add_pod(placed(pod, o.node.name))
+                        fit.append((o, g, snap))
+                if fit:
+                    claim = Claim([g for _, g, _ in fit], [s for _, _, s in fit], [pod], [o for o, _, _ in fit])
+                    break
+            if claim is None:
+                left.append(pod)  # no pool can launch a node for it: it stays pending
+                continue
+            claims.append(claim)
+            o = claim.offers[0]
+            sizes[o.group] += 1  # what the claim will most likely launch counts already
+            _add(used[o.pool.name], node_resources(o.node))
+        used = self.pool_usage(view.snapshot)
+        chosen = []
+        for c in claims:
+            o = next((o for o in c.offers if not exceeds(o.pool.limits, used[o.pool.name], node_resources(o.node))), None)
+            if o is None:
+                left.extend(c.pods)
+                continue
+            _add(used[o.pool.name], node_resources(o.node))
+            chosen.append(o)
+        return chosen, left
+
+    def launch(self, o: Offering, now: float) -> str:
+        g = self.cfg.group(o.group)
+        name = self.new_name(g.name)
+        node = pool_node(g.template, name, o.pool, g.name, o.capacity_type)
+        self.upcoming[name] = Upcoming(g.name, now, node)
+        self.launched[name] = now
+        if o.pool.expire_after is not None:  # the claim keeps the value it was made with
+            self.expires[name] = now + o.pool.expire_after
+        self.provider.create(g, node)
+        self.stats.nodes_added += 1
+        return name
 
     # ---- consolidation -------------------------------------------------------------------
     def consolidate(self, view: ClusterView, now: float) -> None:
         snap = view.snapshot
         kc = self.cfg.karpenter
-        live: dict[str, tuple[int, float]] = {}
-        for row, node in enumerate(snap.nodes):
-            if self.group_of(node) is None:
-                continue
-            count = len(snap.pods_on[row])
-            prev = self.stable_since.get(node.name)
-            live[node.name] = prev if prev is not None and prev[0] == count else (count, now)
-        self.stable_since = live
+        self._track_stability(snap, now, lambda node: self.group_of(node) is not None)
+        live = self.stable_since
         if self.batch_open():
             return  # pods are about to be provisioned for: no disruption meanwhile
         # a node that pending pods are about to land on is not disrupted (Karpenter: nominated),
@@ -199,8 +376,208 @@ class KarpenterLike(ClusterAutoscaler):
                     sizes[g] -= 1
                     removed.append(name)
         for name in removed:
-            self.stats.drained_pods += len(snap.pods_on[snap.row_of[name]])
-            self.stable_since.pop(name, None)
-            self.provider.delete(name)
-            self.stats.scale_downs += 1
-            self.last_delete = now
+            self._remove(name, snap, now)
+
+    # ---- disruption with NodePools ---------------------------------------------------------
+    def update_pools(self, pools: list[NodePool]) -> None:
+        """New NodePool specs (a changed file): nodes launched from an older template of a pool
+        have drifted."""
+        self.pools = sorted(pools, key=lambda p: -p.weight)
+        self.pool_by_name = {p.name: p for p in self.pools}
+        self._offers.clear()
+        self.consolidated = None
+
+    def disrupt(self, view: ClusterView, now: float) -> None:
+        """One pass of Karpenter's disruption controller: the first method that finds a command
+        runs it (expiration, then emptiness, drift, multi-node and single-node consolidation)."""
+        snap = view.snapshot
+        self._finish_replacements(snap, now)
+        self._track_stability(snap, now, lambda node: self.pool_of(node) is not None)
+        if self._expire(snap, now) or self.batch_open():
+            return  # pods are about to be provisioned for: no voluntary disruption meanwhile
+        disrupting = {n for c in self.pending_cmds for n in c.candidates}
+        cands = self._candidates(view, now, disrupting)
+        state = (snap.n, len(self.upcoming), int(snap.requested[:, snap.res_index["pods"]].sum()), *(c.key for c in cands))
+        if self.consolidated is not None and self.consolidated[0] == state and now - self.consolidated[1] < CONSOLIDATED_TTL:
+            return  # IsConsolidated: nothing changed since a pass that found nothing to do
+        budgets = self._budgets(snap, now, disrupting)
+        empty = []
+        for c in cands:
+            if c.consolidatable and not c.pods and budgets[EMPTY][c.pool.name] > 0:
+                budgets[EMPTY][c.pool.name] -= 1
+                empty.append(c)
+        if empty:
+            self._execute(Command(empty, None, "delete"), snap, now)
+            return
+        checker = self.checker(view)
+        drifted = sorted((c for c in cands if c.drifted and c.pods), key=lambda c: self.launched.get(c.name, 0.0))
+        cmd = self._drift(view, drifted, budgets[DRIFTED], checker, disrupting)
+        if cmd is None:
+            cmd = self._consolidate_pools(view, now, cands, budgets[UNDERUTILIZED], checker, disrupting)
+        if cmd is None:
+            # a budget that held a candidate back may open without the cluster changing: then
+            # the cluster is not consolidated (upstream's constrainedByBudgets)
+            held = any(
+                budgets[reason][c.pool.name] <= 0
+                for c in cands
+                for reason, applies in ((EMPTY, c.consolidatable and not c.pods), (DRIFTED, c.drifted), (UNDERUTILIZED, c.consolidatable and bool(c.pods)))
+                if applies
+            )
+            if not held:
+                self.consolidated = (state, now)
+            return
+        self._execute(cmd, snap, now)
+
+    def _budgets(self, snap: Snapshot, now: float, disrupting: set[str]) -> dict[str, dict[str, int]]:
+        """BuildDisruptionBudgetMapping: per reason and pool, what the budgets allow less the
+        pool's nodes being disrupted."""
+        nodes = self._pool_nodes(snap)
+        busy = {p.name: 0 for p in self.pools}
+        for n in disrupting:
+            pool = self.pool_of(snap.nodes[snap.row_of[n]]) if n in snap.row_of else None
+            if pool is not None:
+                busy[pool.name] += 1
+        return {
+            reason: {p.name: p.allowed_disruptions(now, nodes[p.name], reason) - busy[p.name] for p in self.pools}
+            for reason in (EMPTY, DRIFTED, UNDERUTILIZED)
+        }
+
+    def _drift(
+        self, view: ClusterView, cands: list[Candidate], budget: dict[str, int], checker: PredicateChecker, disrupting: set[str]
+    ) -> Command | None:
+        """Drift: the first drifted node (with pods) the budget allows whose pods fit on the other
+        nodes plus new claims (as many as they need; no cheaper-node condition)."""
+        snap = view.snapshot
+        for c in cands:
+            if budget.get(c.pool.name, 0) <= 0:
+                continue
+            with snap.trial():
+                left = place_all(checker, snap, c.pods, {c.name} | disrupting)
+            chosen, unplaced = self.plan_claims(view, [p.with_node("") for p in left], checker) if left else ([], [])
+            if unplaced:
+                continue  # its pods would not all schedule: blocked
+            return Command([c], None, DRIFTED, chosen)
+        return None
+
+    def _consolidate_pools(
+        self,
+        view: ClusterView,
+        now: float,
+        cands: list[Candidate],
+        budget: dict[str, int],
+        checker: PredicateChecker,
+        disrupting: set[str],
+    ) -> Command | None:
+        snap = view.snapshot
+        busy = [c for c in cands if c.consolidatable and c.pods and c.pool.consolidation_policy == "WhenEmptyOrUnderutilized"]
+        if not busy:
+            return None
+        scratch = self._base_factory(view, [p for c in busy for p in c.pods])
+        by_price = sorted((o for p in self.pools for o in self.offerings(p)), key=lambda o: o.price)
+
+        def offers() -> list[Offering]:
+            used = self.pool_usage(snap)
+            return [o for o in by_price if not exceeds(o.pool.limits, used[o.pool.name], node_resources(o.node))]
+
+        def attempt(group: list[Candidate]) -> Command | None:
+            return compute(group, snap, checker, offers, scratch, disrupting)
+
+        cmd = multi_node(busy, dict(budget), attempt)
+        if cmd is not None:
+            return cmd
+        for c in busy:
+            # a node whose pods could not move waits a minute before it is simulated again
+            if budget.get(c.pool.name, 0) <= 0 or self.recheck_at.get(c.name, 0.0) > now:
+                continue
+            cmd = attempt([c])
+            if cmd is not None:
+                return cmd
+            self.recheck_at[c.name] = now + DRAIN_RECHECK
+        return None
+
+    def _pool_nodes(self, snap: Snapshot) -> dict[str, int]:
+        """Each pool's registered nodes: what a budget's percentage is of."""
+        out = {p.name: 0 for p in self.pools}
+        for node in snap.nodes:
+            pool = self.pool_of(node)
+            if pool is not None:
+                out[pool.name] += 1
+        return out
+
+    def _track_stability(self, snap: Snapshot, now: float, managed: Callable[[Node], bool]) -> None:
+        """Since when each managed node has held its present number of pods."""
+        live: dict[str, tuple[int, float]] = {}
+        for row, node in enumerate(snap.nodes):
+            if not managed(node):
+                continue
+            count = len(snap.pods_on[row])
+            prev = self.stable_since.get(node.name)
+            live[node.name] = prev if prev is not None and prev[0] == count else (count, now)
+        self.stable_since = live
+
+    def _candidates(self, view: ClusterView, now: float, disrupting: set[str]) -> list[Candidate]:
+        """The nodes disruption may take, in order of disruption cost (fewest pods first): of a
+        NodePool, not already being disrupted, not about to receive pending pods, without
+        do-not-disrupt on it or its pods, and whose pods PDBs let go."""
+        snap = view.snapshot
+        drainer = Drainer(self.checker(view))
+        out = []
+        for name, (_, since) in self.stable_since.items():
+            row = snap.row_of[name]
+            node = snap.nodes[row]
+            pool = self.pool_of(node)
+            if pool is None or name in disrupting or name in self.hinted or unremovable_reason(node, now) is not None:
+                continue
+            pods = list(snap.pods_on[row].values())
+            if do_not_disrupt(node, pods) or not all(drainer.movable(p, {}, snap) for p in pods):
+                continue
+            g = self.cfg.group(node.labels[GROUP_LABEL])
+            ct = capacity_type_of(node)
+            c = Candidate(name, pool, g.name, ct, self.cfg.spot.price(self.cfg.prices.node(g), ct), pods)
+            c.consolidatable = pool.consolidate_after is not None and now - since >= pool.consolidate_after
+            ann = (node.raw.get("metadata") or {}).get("annotations") or {}
+            c.drifted = ann.get(POOL_HASH, pool.template_hash) != pool.template_hash  # no hash: not drifted
+            out.append(c)
+        return sorted(out, key=lambda c: len(c.pods))
+
+    def _execute(self, cmd: Command, snap: Snapshot, now: float) -> None:
+        """Delete the candidates now, or launch the replacements and delete the candidates once
+        they have registered (the candidates count against the budgets meanwhile)."""
+        news = [cmd.replacement] if cmd.replacement is not None else list(cmd.launches)
+        if not news:
+            for c in cmd.candidates:
+                self._remove(c.name, snap, now)
+            return
+        names = [self.launch(o, now) for o in news]
+        self.stats.scale_ups += 1
+        self.pending_cmds.append(Pending(names, [c.name for c in cmd.candidates]))
+
+    def _remove(self, name: str, snap: Snapshot, now: float) -> None:
+        self.stats.drained_pods += len(snap.pods_on[snap.row_of[name]])
+        self.stable_since.pop(name, None)
+        self.launched.pop(name, None)
+        self.expires.pop(name, None)
+        self.provider.delete(name)
+        self.stats.scale_downs += 1
+        self.last_delete = now
+
+    def _finish_replacements(self, snap: Snapshot, now: float) -> None:
+        """Delete the candidates whose replacements have all registered; a command one of whose
+        replacements never registered is given up (its candidates stay)."""
+        keep = []
+        for cmd in self.pending_cmds:
+            if all(n in snap.row_of for n in cmd.replacements):
+                for name in cmd.candidates:
+                    if name in snap.row_of:
+                        self._remove(name, snap, now)
+            elif all(n in snap.row_of or n in self.upcoming for n in cmd.replacements):
+                keep.append(cmd)
+        self.pending_cmds = keep
+
+    def _expire(self, snap: Snapshot, now: float) -> bool:
+        """Expiration (the NodeClaim expiration controller): a node whose claim's expireAfter
+        has passed since it was made goes, whatever the budgets or do-not-disrupt."""
+        due = [name for name, t in self.expires.items() if now >= t and name in snap.row_of]
+        for name in due:
+            self._remove(name, snap, now)
+        return bool(due)

@@ -17,6 +17,7 @@ from kubesched.api.objects import Node, Pod
 from kubesched.autoscale.config import GROUP_LABEL, AutoscalerConfig, NodeGroup, Prices
 from kubesched.autoscale.core import ClusterAutoscaler
 from kubesched.autoscale.karpenter import KarpenterLike
+from kubesched.autoscale.nodepool import CAPACITY_TYPE, ON_DEMAND, SPOT
 from kubesched.config import SchedulerConfig
 from kubesched.framework.registry import Registry
 from kubesched.framework.runtime import Framework
@@ -41,6 +42,7 @@ class NodeLife:
     requested: float  # asked for (or present from the start)
     ready: float | None = None  # registered with the cluster
     gone: float | None = None  # deleted, or given up on
+    capacity_type: str = ON_DEMAND  # karpenter.sh/capacity-type (NodePools); spot is priced apart
 
 
 @dataclass
@@ -115,17 +117,23 @@ class SimView:
 class SimProvider:
     """NodeProvider of the simulator: a node registers after a drawn provisioning delay (never,
     when the delay is longer than maxNodeProvisionTime); deleting a node evicts its pods, which
-    are created again and scheduled anew (their run starts over)."""
+    are created again and scheduled anew (their run starts over). A spot node (NodePools) costs
+    the spot price and, with ``spot.interruptionRate``, is interrupted at a drawn time after it
+    registers (kubesched.autoscale.spot): deleted as consolidation deletes, its pods evicted."""
 
-    def __init__(self, eng: Engine, view: SimView, cfg: AutoscalerConfig, rng: np.random.Generator, ledger: Ledger) -> None:
+    def __init__(self, eng: Engine, view: SimView, cfg: AutoscalerConfig, rng: np.random.Generator, ledger: Ledger, seed: int = 0) -> None:
         self.eng, self.view, self.cfg, self.rng, self.ledger = eng, view, cfg, rng, ledger
         self.cancelled: set[str] = set()
         self.evictions = 0
         self.lost_gpu_s = 0.0
+        self.interruptions = 0
+        self.spot_rng = np.random.default_rng([seed, 13])  # its own stream: other draws stay as they were
 
     def create(self, group: NodeGroup, node: Node) -> None:
         now = self.eng.clock.now
-        self.ledger.open(NodeLife(node.name, group.name, group.gpus, self.cfg.prices.node(group), now))
+        ct = node.labels.get(CAPACITY_TYPE, ON_DEMAND)
+        price = self.cfg.spot.price(self.cfg.prices.node(group), ct)
+        self.ledger.open(NodeLife(node.name, group.name, group.gpus, price, now, capacity_type=ct))
         delay = self.cfg.provisioning_delay.sample(self.rng)
         if delay < self.cfg.max_node_provision_time:
             self.eng.call_at(now + delay, lambda: self._register(node))
@@ -134,7 +142,18 @@ class SimProvider:
         if node.name in self.cancelled:
             return
         self.eng.add_node(node)
-        self.ledger.nodes[node.name].ready = self.eng.clock.now
+        now = self.eng.clock.now
+        self.ledger.nodes[node.name].ready = now
+        if node.labels.get(CAPACITY_TYPE) == SPOT:
+            wait = self.cfg.spot.time_to_interruption(self.spot_rng)
+            if math.isfinite(wait):
+                self.eng.call_at(now + wait, lambda: self._interrupt(node.name))
+
+    def _interrupt(self, name: str) -> None:
+        life = self.ledger.nodes[name]
+        if life.gone is None and name in self.eng.snap.row_of:
+            self.interruptions += 1
+            self.delete(name)
 
     def delete(self, name: str) -> None:
         eng = self.eng
@@ -190,11 +209,12 @@ def simulate_elastic(
     groups = {g.name: g for g in autoscaler.node_groups} if autoscaler is not None else {}
     ledger = base_ledger(workload.nodes, prices, groups, start_time)
     rng = np.random.default_rng([seed, 7])
-    series: dict[str, list[float]] = {k: [] for k in ("t", "nodes", "provisioning", "pending", "gpu_alloc", "gpu_ready", "gpu_provisioned")}
+    keys = ("t", "nodes", "provisioning", "pending", "gpu_alloc", "gpu_ready", "gpu_provisioned", "gpu_needed")
+    series: dict[str, list[float]] = {k: [] for k in keys}
     provider: SimProvider | None = None
     loop: ClusterAutoscaler | None = None
     if autoscaler is not None:
-        provider = SimProvider(eng, view, autoscaler, rng, ledger)
+        provider = SimProvider(eng, view, autoscaler, rng, ledger, seed)
         cls = KarpenterLike if autoscaler.mode == "karpenter" else ClusterAutoscaler
         loop = cls(autoscaler, provider, np.random.default_rng([seed, 11]))
         _arm(eng, view, loop, autoscaler, start_time, end_time)
@@ -208,6 +228,8 @@ def simulate_elastic(
         series["gpu_alloc"].append(eng.totals.allocated.gpu / 1000.0)
         series["gpu_ready"].append(eng.totals.capacity.gpu / 1000.0)
         series["gpu_provisioned"].append(g)
+        queued = np.fromiter(eng.state, np.int8, len(eng.state)) == QUEUED  # arrived, not running
+        series["gpu_needed"].append(series["gpu_alloc"][-1] + int(eng.gpu_req[queued].sum()) / 1000.0)
         if eng.clock.now + SAMPLE_EVERY <= end_time:
             eng.call_at(eng.clock.now + SAMPLE_EVERY, sample)
 
@@ -296,13 +318,15 @@ def elastic_metrics(
         run_s += gpu[i] * (min(e, end) - b)
     lost = provider.lost_gpu_s if provider else 0.0
     alloc_gpu_h = (run_s + lost) / 3600.0
-    node_h = gpu_h = cost = 0.0
+    node_h = gpu_h = cost = spot_cost = 0.0
     for life in ledger.nodes.values():
         t1 = min(life.gone if life.gone is not None else end, end)
         h = max(0.0, t1 - max(life.requested, start)) / 3600.0
         node_h += h
         gpu_h += h * life.gpus
         cost += h * life.price
+        if life.capacity_type == SPOT:
+            spot_cost += h * life.price
     stats = loop.stats if loop is not None else None
     return {
         "pods": int(arrived.sum()),
@@ -328,6 +352,9 @@ def elastic_metrics(
         "evictions": provider.evictions if provider else 0,
         "lost_gpu_seconds": lost,
         "cost": cost,
+        "cost_spot": spot_cost,  # of cost: spot nodes at the spot price
+        "cost_on_demand": cost - spot_cost,
+        "spot_interruptions": provider.interruptions if provider else 0,
         "span_h": (end - start) / 3600.0,
     }
 
