@@ -22,9 +22,9 @@ from kubesched.api.fields import as_str, str_map
 from kubesched.api.objects import Node
 from kubesched.autoscale.flags import apply_flags, named_by_flag
 from kubesched.autoscale.limits import CORES, GIB, MEMORY, ResourceLimits
-from kubesched.documents import load_documents, read_documents
 from kubesched.autoscale.nodepool import NodePool, read_node_pools
 from kubesched.autoscale.spot import SpotOptions, read_spot
+from kubesched.documents import load_documents, read_documents
 from kubesched.errors import InputError, check_mapping, describe, join_path
 
 EXPANDERS = ("random", "most-pods", "least-waste", "least-nodes", "priority", "price")
