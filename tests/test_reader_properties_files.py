@@ -248,7 +248,8 @@ def test_latency_files_load_or_fail_in_one_line(tmp_path_factory: pytest.TempPat
 
 SCENARIO = {
     "apiVersion": "kubesched.io/v1alpha1", "kind": "EdgeCloudScenario", "trace": "default", "nodes": "gpu",
-    "timeScale": 100, "accessRttMs": 5, "splitSeed": 0,
+    "timeScale": 100, "accessRttMs": 5, "splitSeed": 0, "windowDays": 7, "windowStartDays": 140,
+    "outages": [{"site": "edge", "offline": 60, "back": "2m"}],
     "sites": [{"name": "edge", "region": "Japan East", "tier": "edge", "share": 0.05, "users": 1},
               {"name": "cloud", "region": "West US 2", "tier": "cloud", "share": 0}],
     "classes": {"LS": {"name": "latency-sensitive", "budgetMs": 100, "timeoutSeconds": 60}, "BE": {"name": "best-effort"}},

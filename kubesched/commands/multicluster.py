@@ -77,7 +77,17 @@ def _simulate(p: argparse.ArgumentParser) -> None:
     p.add_argument("--scenario", metavar="FILE", help="an EdgeCloudScenario (default: the built-in one, docs/multicluster.md)")
     p.add_argument("--seeds", default="0-9", help="seeds, e.g. 0-9 or 1,2,5 (default 0-9)")
     p.add_argument("--modes", default="isolated,cloud-only,collaborative", help="comma-separated (default: all three)")
-    p.add_argument("--time-scale", type=float, metavar="K", help="compress arrivals K times (overrides the scenario)")
+    p.add_argument("--time-scale", "-k", type=float, metavar="K",
+                   help="compress arrivals K times, durations kept (overrides the scenario's timeScale, default 100)")
+    p.add_argument("--window", type=float, metavar="DAYS",
+                   help="replay only DAYS days of the trace: the busiest window (the most GPUs asked by the pods "
+                   "arriving in it) unless --window-start says where (default: the whole trace, 149 days)")
+    p.add_argument("--window-start", type=float, metavar="DAY",
+                   help="start the --window DAY days after the trace's first pod instead of at the busiest")
+    p.add_argument("--outage", action="append", metavar="SITE:OFFLINE[:BACK]",
+                   help="site SITE goes offline at OFFLINE and comes back at BACK (never, if left out), times of the "
+                   "run's clock in seconds or as durations (edge-japan-east:1h:1h30m); its running pods are lost, "
+                   "or failed over in collaborative mode; repeatable (overrides the scenario's outages)")
     flags.add_limit(p)
     flags.add_workers(p, 1)
     flags.add_out_dir(p, "multicluster-out", "runs.csv, summary.json, plots and report.html")

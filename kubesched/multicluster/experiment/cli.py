@@ -39,11 +39,38 @@ def _scenario(args: argparse.Namespace):  # noqa: ANN202
     else:
         sc = Scenario()
     if args.time_scale is not None:
-        if args.time_scale <= 0:
-            raise InputError("must be positive", source="--time-scale")
+        if not (math.isfinite(args.time_scale) and args.time_scale > 0):
+            raise InputError(f"must be a positive number, got {args.time_scale:g}", source="--time-scale")
         sc = replace(sc, time_scale=args.time_scale)
+    if args.window is not None:
+        if not (math.isfinite(args.window) and args.window > 0):
+            raise InputError(f"must be a positive number of days, got {args.window:g}", source="--window")
+        sc = replace(sc, window_days=args.window)
+    if args.window_start is not None:
+        if not (math.isfinite(args.window_start) and args.window_start >= 0):
+            raise InputError(f"must be a number of days, 0 or more, got {args.window_start:g}", source="--window-start")
+        if sc.window_days is None:
+            raise InputError("needs --window (the window's length)", source="--window-start")
+        sc = replace(sc, window_start_days=args.window_start)
+    if args.outage:
+        from kubesched.multicluster.experiment.outage import check as check_outages
+        from kubesched.multicluster.experiment.outage import parse_flag
+
+        sc = replace(sc, outages=tuple(parse_flag(t) for t in args.outage))
+        check_outages(sc.outages, [s.name for s in sc.sites], "--outage", None)
     check(sc)
     return sc
+
+
+def _window(sc, args: argparse.Namespace) -> dict[str, Any] | None:  # noqa: ANN001
+    """The replayed window (its start, length and pods), checked before any run."""
+    from kubesched.multicluster.experiment.window import locate
+
+    if sc.window_days is None:
+        return None
+    flag = args.window_start is not None or not args.scenario
+    start, pods = locate(sc, "--window-start" if flag else args.scenario, None if flag else "windowStartDays")
+    return {"startDays": start, "days": sc.window_days, "busiest": sc.window_start_days is None, "pods": pods}
 
 
 _PREP: dict[tuple, Any] = {}
@@ -98,6 +125,7 @@ def run_cli(args: argparse.Namespace) -> int:
     from kubesched.sim.report import json_ready, prepare_out_dir, write_csv
 
     sc = _scenario(args)
+    window = _window(sc, args)
     seeds = parse_seeds(args.seeds)
     modes = [m.strip() for m in args.modes.split(",") if m.strip()]
     for m in modes:
@@ -124,9 +152,11 @@ def run_cli(args: argparse.Namespace) -> int:
     series = {t[2]: results[i][1] for i, t in enumerate(tasks) if t[5]}
     doc = {
         "scenario": {
-            "description": describe(sc),
+            "description": describe(sc, window),
             "sites": [s.__dict__ for s in sc.sites],
             "timeScale": sc.time_scale,
+            "window": window,
+            "outages": [o.__dict__ for o in sc.outages],
             "trace": sc.trace,
             "nodes": sc.nodes,
             "classes": {q: c.__dict__ for q, c in sc.qos_classes.items()},
@@ -155,8 +185,12 @@ def run_cli(args: argparse.Namespace) -> int:
     return 0
 
 
-def describe(sc) -> str:  # noqa: ANN001
+def describe(sc, window: dict[str, Any] | None = None) -> str:  # noqa: ANN001
     edges = ", ".join(f"{s.name} ({s.region}, {s.share:.0%} of nodes, users {s.users:g})" for s in sc.edges)
     cloud = sc.cloud[0]
-    return (f"openb {sc.trace} on {sc.nodes} nodes, arrivals {sc.time_scale:g}x faster; edges {edges}; cloud "
+    part = ""
+    if window:
+        which = "the busiest window" if window["busiest"] else "the window"
+        part = f" ({which} of {window['days']:g} days from day {window['startDays']:.2f}: {window['pods']} pods)"
+    return (f"openb {sc.trace} on {sc.nodes} nodes{part}, arrivals {sc.time_scale:g}x faster; edges {edges}; cloud "
             f"{cloud.name} ({cloud.region}, the remaining nodes)")

@@ -4,13 +4,16 @@ Per run (one mode, one seed), over all pods of the trace:
 
 - ``failure_pct``: pods never bound, in % of all pods; ``failed_timeout_pct``: not bound within
   their class's timeout (wherever they waited); ``failed_budget_pct``: no cluster of the mode within
-  the class's latency budget.
+  the class's latency budget; ``failed_offline_pct``: bound, then lost with a site that went offline
+  (and not placed again).
 - ``latency_ms``: for bound pods, the users' network round trip to the cluster
   (``accessRttMs + P95 RTT(home region, cluster region)``), ``mean`` and ``p95``;
   ``latency_queue_ms``: that plus the pod's queueing delay (bind time - arrival, in ms).
 - ``gpu_util_pct`` / ``cpu_util_pct``: allocated GPU (CPU) of the tier's clusters over their
   capacity, time-weighted over the run (the simulator's ``allocation_pct.mean`` of each cluster,
-  weighted by its capacity), for the edge tier, the cloud tier and overall.
+  weighted by its capacity), for the edge tier, the cloud tier and overall;
+  ``gpu_util_arriving_pct`` / ``cpu_util_arriving_pct``: the same from the start to the last
+  arrival, without the hour of drain that ends every run.
 - ``budget_violations``: bound pods whose round trip exceeds their class budget (0 by design for
   collaborative and cloud-only).
 - ``placed_at``: bound pods at their home edge, at another edge, in the cloud.
@@ -36,6 +39,17 @@ def _stats(v: np.ndarray) -> dict[str, float | None]:
     return {"mean": float(v.mean()) if v.size else None, "p95": float(np.percentile(v, 95)) if v.size else None}
 
 
+def _tiers(out: RunOutput, sites: list, res: str, mean: dict[str, float]) -> dict[str, float]:
+    """Per-site mean allocations of ``res`` (%) as the edge tier's, the cloud tier's and the
+    overall one: each site weighted by its capacity."""
+    tiers: dict[str, list[tuple[float, float]]] = {"edge": [], "cloud": [], "overall": []}
+    for s in sites:
+        cap = getattr(out.engines[s.name].totals.capacity, res)
+        tiers[s.tier].append((mean[s.name], cap))
+        tiers["overall"].append((mean[s.name], cap))
+    return {t: (sum(m * c for m, c in v) / sum(c for _, c in v)) if sum(c for _, c in v) else 0.0 for t, v in tiers.items()}
+
+
 def run_metrics(prep: Prepared, out: RunOutput) -> dict[str, Any]:
     sc = prep.scenario
     sites = list(sc.sites)
@@ -55,17 +69,13 @@ def run_metrics(prep: Prepared, out: RunOutput) -> dict[str, Any]:
     arrival = np.asarray(prep.arrival)
     lat = rtt[bound]
     lat_q = (rtt + 1000.0 * (out.bind_time - arrival))[bound]
-    util: dict[str, dict[str, float]] = {}
     summaries = {name: eng.rec.summary(eng) for name, eng in out.engines.items()}
-    for res, key in (("gpu", "gpu_util_pct"), ("cpu", "cpu_util_pct")):
-        tiers: dict[str, list[tuple[float, float]]] = {"edge": [], "cloud": [], "overall": []}
-        for s in sites:
-            eng = out.engines[s.name]
-            cap = getattr(eng.totals.capacity, res)
-            mean = summaries[s.name]["allocation_pct"][res]["mean"]
-            tiers[s.tier].append((mean, cap))
-            tiers["overall"].append((mean, cap))
-        util[key] = {t: (sum(m * c for m, c in v) / sum(c for _, c in v)) if sum(c for _, c in v) else 0.0 for t, v in tiers.items()}
+    util: dict[str, dict[str, float]] = {}
+    for res in ("gpu", "cpu"):
+        util[f"{res}_util_pct"] = _tiers(out, sites, res, {s.name: summaries[s.name]["allocation_pct"][res]["mean"] for s in sites})
+        if out.while_arriving:
+            util[f"{res}_util_arriving_pct"] = _tiers(out, sites, res, {s.name: getattr(out.while_arriving[s.name], res)
+                                                                        for s in sites})
     is_edge = np.asarray([s.tier == "edge" for s in sites])
     site_of = out.site[bound]
     home_of = out.home[bound]
@@ -77,6 +87,7 @@ def run_metrics(prep: Prepared, out: RunOutput) -> dict[str, Any]:
         "failure_pct": _pct(float((~bound).sum()), n),
         "failed_timeout_pct": _pct(float((reasons == "timeout").sum()), n),
         "failed_budget_pct": _pct(float((reasons == "budget").sum()), n),
+        "failed_offline_pct": _pct(float((reasons == "offline").sum()), n),
         "latency_ms": _stats(lat),
         "latency_queue_ms": _stats(lat_q),
         **util,
@@ -86,7 +97,7 @@ def run_metrics(prep: Prepared, out: RunOutput) -> dict[str, Any]:
             "other_edge": int(((site_of != home_of) & is_edge[site_of]).sum()),
             "cloud": int((~is_edge[site_of]).sum()),
         },
-        "run": {"wall_s": out.wall_s, "decisions": out.decisions, "decide_s": out.decide_s},
+        "run": {"wall_s": out.wall_s, "decisions": out.decisions, "decide_s": out.decide_s, "failovers": out.failovers},
     }
 
 
@@ -95,10 +106,12 @@ HEADLINE = (
     ("failure_pct", "failure rate (% of pods)"),
     ("failed_timeout_pct", "  not placed within the class timeout (%)"),
     ("failed_budget_pct", "  no cluster within the latency budget (%)"),
+    ("failed_offline_pct", "  lost with an offline site (%)"),
     ("latency_ms.mean", "mean user latency, network RTT (ms)"),
     ("latency_ms.p95", "p95 user latency, network RTT (ms)"),
     ("latency_queue_ms.mean", "mean latency, RTT + queueing delay (ms)"),
     ("latency_queue_ms.p95", "p95 latency, RTT + queueing delay (ms)"),
+    ("gpu_util_arriving_pct.edge", "edge GPU utilisation while pods arrive (%)"),
     ("gpu_util_pct.edge", "edge GPU utilisation, time-weighted (%)"),
     ("gpu_util_pct.cloud", "cloud GPU utilisation (%)"),
     ("gpu_util_pct.overall", "overall GPU utilisation (%)"),
@@ -130,6 +143,7 @@ def aggregate(runs: list[dict[str, Any]], modes: list[str]) -> dict[str, Any]:
 GOALS = (
     ("collaborative", "isolated", "failure_pct", "lower"),
     ("collaborative", "isolated", "gpu_util_pct.edge", "higher"),
+    ("collaborative", "isolated", "gpu_util_arriving_pct.edge", "higher"),
     ("collaborative", "isolated", "cpu_util_pct.edge", "higher"),
     ("collaborative", "cloud-only", "latency_ms.mean", "lower"),
     ("collaborative", "cloud-only", "failure_pct", "lower"),

@@ -13,7 +13,9 @@ openb creation time with a home edge and a latency class; then, by mode:
   available replicas. A pod no term can take waits at the federation level and is decided again
   whenever a member changes, as Karmada retries an unschedulable binding.
 
-A pod not bound within its class's timeout fails (``timeout``), wherever it waits.
+A pod not bound within its class's timeout fails (``timeout``), wherever it waits. Sites can go
+offline and come back (``outage.py``): a pod lost with its site fails (``offline``) unless the
+collaborative mode fails it over.
 """
 
 from __future__ import annotations
@@ -21,22 +23,26 @@ from __future__ import annotations
 import heapq
 import math
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
 
 from kubesched.api.objects import Node, Pod
+from kubesched.api.taints import Taint
 from kubesched.multicluster.api import Binding, Cluster, parse_placement
+from kubesched.multicluster.experiment.outage import UNREACHABLE_TAINT, Outage
 from kubesched.multicluster.federation import Federation
 from kubesched.multicluster.member import MemberCluster
 from kubesched.multicluster.network import LATENCY_CLASS, USER_REGION, LatencyTable, Network, azure_table_path
+from kubesched.sim.driver import WITHDRAW
 from kubesched.sim.engine import Engine, SimOptions
-from kubesched.sim.states import DONE, RUNNING
+from kubesched.sim.states import DONE, EVICTED, QUEUED, RUNNING
+from kubesched.sim.totals import Levels
 from kubesched.sim.workload import Workload
 
 MODES = ("isolated", "cloud-only", "collaborative")
-ARRIVE, DEADLINE = 0, 1
+ARRIVE, DEADLINE, OFFLINE, BACK = 0, 1, 2, 3  # heap events: a pod's (index), a site's (outage index)
 GPU_CONFIG = {
     "apiVersion": "kubescheduler.config.k8s.io/v1",
     "kind": "KubeSchedulerConfiguration",
@@ -56,14 +62,21 @@ class Prepared:
     qos: list[str]
     network: Network
     end: float  # the runs end here: last arrival plus the longest class timeout
+    window_start: float | None = None  # trace seconds after the first pod, when a window is replayed
 
 
 def prepare(scenario, limit: int | None = None) -> Prepared:  # noqa: ANN001
     from kubesched.multicluster.experiment.scenario import qos_of_pods
+    from kubesched.multicluster.experiment.window import select
     from kubesched.sim.openb import load_openb
     from kubesched.trace import bundled
 
     wl = load_openb(scenario.trace, scenario.nodes)
+    t0 = min(wl.arrival) if wl.arrival else 0.0
+    window_start = None
+    if scenario.window_days is not None:
+        wl, start = select(wl, scenario.window_days, scenario.window_start_days)
+        window_start, t0 = start - t0, start
     if limit:
         wl = wl.head(limit)
     qos_by_name = qos_of_pods(bundled.pod_list(scenario.trace))
@@ -77,13 +90,12 @@ def prepare(scenario, limit: int | None = None) -> Prepared:  # noqa: ANN001
         k += n
     cloud = scenario.cloud[0]
     site_nodes[cloud.name] = nodes[k : k + int(round(cloud.share * len(nodes)))] if cloud.share else nodes[k:]
-    t0 = min(wl.arrival) if wl.arrival else 0.0
     arrival = [(a - t0) / scenario.time_scale for a in wl.arrival]
     net = Network(LatencyTable.read(azure_table_path()), scenario.access_rtt_ms, scenario.classes(), scenario.default_class)
     qos = [qos_by_name.get(p.name, "") for p in wl.pods]
     longest = max((c.timeout_s or 0.0 for c in scenario.qos_classes.values()), default=0.0)
     end = (max(arrival) if arrival else 0.0) + longest
-    return Prepared(scenario, site_nodes, list(wl.pods), arrival, list(wl.duration), qos, net, end)
+    return Prepared(scenario, site_nodes, list(wl.pods), arrival, list(wl.duration), qos, net, end, window_start)
 
 
 @dataclass
@@ -92,12 +104,16 @@ class RunOutput:
     seed: int
     home: np.ndarray  # site index of each pod's users
     site: np.ndarray  # site index where it was bound, -1 if never
-    reason: list[str]  # "" placed, "timeout", "budget"
+    reason: list[str]  # "" placed, "timeout", "budget", "offline" (lost with its site)
     bind_time: np.ndarray
     engines: dict[str, Engine] = field(default_factory=dict)
     decide_s: float = 0.0
     wall_s: float = 0.0
     decisions: int = 0
+    failovers: int = 0  # pods evicted from an offline site and decided again (collaborative)
+    #: each site's time-weighted allocation (% of capacity: cpu, memory, gpu, ...) from the start
+    #: to the last arrival: the clusters under load, without the drain after it
+    while_arriving: dict[str, Levels] = field(default_factory=dict)
 
 
 def _class_of(prep: Prepared, i: int):  # noqa: ANN202
@@ -119,12 +135,18 @@ def run(prep: Prepared, mode: str, seed: int, *, record_events: bool = False, bi
         while replay.heap and replay.heap[0][0] == t:
             _, kind, i = heapq.heappop(replay.heap)
             if kind == DEADLINE:
-                if replay.waiting.pop(i, None) is not None:
+                # a pod failed over since has a later deadline: this one is past
+                if replay.deadline[i] == t and replay.waiting.pop(i, None) is not None:
                     replay.out.reason[i] = "timeout"
-            else:
+            elif kind == ARRIVE:
                 replay.arrive(i)
+            else:
+                replay.outage(prep.scenario.outages[i], kind == OFFLINE)
+                changed = True
         if changed and replay.waiting:
             replay.retry()
+        if not replay.out.while_arriving and t >= replay.last_arrival:
+            replay.measure_load()
     out = replay.finish()
     out.wall_s = time.perf_counter() - t_start
     return out
@@ -173,12 +195,24 @@ class _Replay:
         self.deadline = [math.inf] * n
         self.fed = _federation(prep, self.engines) if mode == "collaborative" else None
         self.heap: list[tuple[float, int, int]] = [(a, ARRIVE, i) for i, a in enumerate(prep.arrival)]
+        for k, o in enumerate(prep.scenario.outages):
+            self.heap.append((o.offline, OFFLINE, k))
+            if o.back is not None:
+                self.heap.append((o.back, BACK, k))
         heapq.heapify(self.heap)
         self.waiting: dict[int, Binding] = {}
         # each cluster's next event time; a cluster with nothing to do before t is left behind (its
         # state cannot change meanwhile) and catches up when it next runs or receives a pod
         self.nxt = {name: e.next_time() for name, e in self.engines.items()}
         self.t = 0.0
+        self.last_arrival = max(prep.arrival, default=0.0)
+
+    def measure_load(self) -> None:
+        """Each cluster's mean allocation so far (called at the last arrival)."""
+        for name, e in self.engines.items():
+            e.run_until(self.t)
+            self.nxt[name] = e.next_time()
+            self.out.while_arriving[name] = e.totals.mean()
 
     def next_time(self) -> float:
         return min(self.heap[0][0] if self.heap else math.inf, min(self.nxt.values()))
@@ -225,10 +259,52 @@ class _Replay:
             else:
                 self.send(i, cloud.name)
         else:
-            b = _binding(prep, i, h.name, h.region, cls.name if cls else "")
+            b = _binding(prep, i, h.name, h.region, self.out_class(i))
             if not self.decide(i, b):
                 self.waiting[i] = b
                 heapq.heappush(self.heap, (self.deadline[i], DEADLINE, i))
+
+    def outage(self, o: Outage, offline: bool) -> None:
+        """Site ``o.site`` goes offline (its nodes and running pods go; collaborative mode taints
+        it and fails its pods over) or comes back (its nodes return, the taint goes)."""
+        name, eng = o.site, self.engines[o.site]
+        nodes = self.prep.site_nodes[name]
+        lost: list[int] = []
+        # as a timer of the member's own timeline, so that its scheduler runs right after
+        if offline:
+            eng.call_at(self.t, lambda: lost.extend(i for node in nodes for i in eng.remove_node(node.name)))
+        else:
+            eng.call_at(self.t, lambda: [eng.add_node(node) for node in nodes])
+        eng.run_until(self.t)
+        if not offline:
+            if self.fed is not None:
+                self.fed.by_name[name].cluster = replace(self.fed.by_name[name].cluster, taints=())
+            self.nxt[name] = eng.next_time()
+            return
+        if self.fed is not None:
+            member = self.fed.by_name[name]
+            member.cluster = replace(member.cluster, taints=(Taint(UNREACHABLE_TAINT, "", "NoSchedule"),))
+            k = self.idx[name]
+            pending = [i for i in np.nonzero(self.out.site == k)[0] if eng.state[i] == QUEUED]
+            for i in pending:
+                eng.push(self.t, WITHDRAW, int(i))
+            eng.run_until(self.t)
+            for i in lost:  # placed in time once: a new class timeout to be placed again
+                cls = _class_of(self.prep, i)
+                self.deadline[i] = self.t + (cls.timeout_s if cls and cls.timeout_s is not None else math.inf)
+            for i in sorted([*lost, *map(int, pending)]):
+                self.out.site[i] = -1
+                self.out.failovers += 1
+                home = self.sites[self.out.home[i]]
+                b = _binding(self.prep, i, home.name, home.region, self.out_class(i))
+                if not self.decide(i, b):
+                    self.waiting[i] = b
+                    heapq.heappush(self.heap, (self.deadline[i], DEADLINE, i))
+        self.nxt[name] = eng.next_time()
+
+    def out_class(self, i: int) -> str:
+        cls = _class_of(self.prep, i)
+        return cls.name if cls else ""
 
     def retry(self) -> None:
         """Decide the waiting pods again after a member changed. Decisions only fail from too
@@ -257,6 +333,8 @@ class _Replay:
                 eng = self.engines[self.sites[out.site[i]].name]
                 if eng.state[i] in (RUNNING, DONE):
                     out.bind_time[i] = eng.bind_time[i]
+                elif eng.state[i] == EVICTED:  # its run ended with its site, and nothing placed it again
+                    out.reason[i] = "offline"
                 else:
                     out.reason[i] = "timeout"
         return out

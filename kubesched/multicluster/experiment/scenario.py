@@ -9,6 +9,8 @@ Defaults (every field can be set in a scenario file, ``kind: EdgeCloudScenario``
   Japanese edge is overloaded and the others are not;
 - the openb pods (``default`` trace) replayed in time mode with arrivals compressed ``timeScale``
   times (durations kept): the trace spreads 8,152 pods over 149 days, under 1 % of the cluster;
+  ``windowDays`` replays only a window of the trace (the busiest, or from ``windowStartDays``);
+- no outages (``outages``: sites that go offline mid-run and come back, ``outage.py``);
 - a latency class from each pod's ``qos``: LS is latency-sensitive (round trip at most 100 ms,
   placed within 60 s), Burstable and Guaranteed standard (150 ms, 600 s), BE best-effort (no
   budget, 3,600 s).
@@ -25,6 +27,8 @@ from typing import Any
 
 from kubesched.api.fields import as_int, as_list, as_map, as_str
 from kubesched.errors import InputError, join_path
+from kubesched.multicluster.experiment.outage import Outage, parse_list
+from kubesched.multicluster.experiment.outage import check as check_outages
 from kubesched.multicluster.network import LatencyClass
 from kubesched.trace import bundled
 
@@ -64,6 +68,9 @@ class Scenario:
     qos_classes: dict[str, LatencyClass] = field(default_factory=lambda: dict(QOS_CLASSES))
     default_class: str = "best-effort"
     split_seed: int = 0
+    window_days: float | None = None  # replay only this many days of the trace (None: all of it)
+    window_start_days: float | None = None  # from this day after its first pod (None: the busiest)
+    outages: tuple[Outage, ...] = ()
     source: str = "built-in"
 
     @property
@@ -102,7 +109,8 @@ def parse_scenario(doc: Any, source: str) -> Scenario:
 
 def _parse(doc: Any, source: str) -> Scenario:
     m = as_map(doc, "document")
-    _keys(m, "", ("apiVersion", "kind", "trace", "nodes", "sites", "timeScale", "accessRttMs", "classes", "splitSeed"))
+    _keys(m, "", ("apiVersion", "kind", "trace", "nodes", "sites", "timeScale", "accessRttMs", "classes", "splitSeed",
+                     "windowDays", "windowStartDays", "outages"))
     if m.get("kind") != "EdgeCloudScenario":
         raise InputError('kind must be "EdgeCloudScenario"', path="kind")
     sc = Scenario(source=source)
@@ -115,6 +123,12 @@ def _parse(doc: Any, source: str) -> Scenario:
         sc.time_scale = _num(m["timeScale"], "timeScale", 1e-9)
     if "accessRttMs" in m:
         sc.access_rtt_ms = _num(m["accessRttMs"], "accessRttMs", 0)
+    if "windowDays" in m:
+        sc.window_days = _num(m["windowDays"], "windowDays", 1e-9)
+    if "windowStartDays" in m:
+        sc.window_start_days = _num(m["windowStartDays"], "windowStartDays", 0)
+    if "outages" in m:
+        sc.outages = parse_list(m["outages"], "outages")
     if "splitSeed" in m:
         seed = as_int(m["splitSeed"], "splitSeed")
         if seed is None or seed < 0:
@@ -162,6 +176,10 @@ def check(sc: Scenario) -> None:
         raise InputError("some edge site must have users", source=sc.source, path="sites")
     if sum(s.share for s in sc.sites) > 1:
         raise InputError("the sites' shares add up to more than the node list", source=sc.source, path="sites")
+    if sc.window_start_days is not None and sc.window_days is None:
+        raise InputError("a window start needs a window length (windowDays, --window)", source=sc.source,
+                         path="windowStartDays")
+    check_outages(sc.outages, names, sc.source, "outages")
 
 
 def qos_of_pods(path: Path) -> dict[str, str]:
