@@ -67,6 +67,10 @@ def _explain(p: argparse.ArgumentParser) -> None:
     _add_federation_flags(p)
 
 
+#: ``simulate --busy``: the 14 busiest days of the openb trace, arrivals 500 times faster
+BUSY_WINDOW_DAYS, BUSY_TIME_SCALE = 14.0, 500.0
+
+
 @multicluster.command("simulate", run=lazy_handler("kubesched.multicluster.experiment.cli", "run_cli"))
 def _simulate(p: argparse.ArgumentParser) -> None:
     """the edge-cloud experiment: isolated, cloud-only and collaborative on the same openb arrivals
@@ -84,6 +88,9 @@ def _simulate(p: argparse.ArgumentParser) -> None:
                    "arriving in it) unless --window-start says where (default: the whole trace, 149 days)")
     p.add_argument("--window-start", type=float, metavar="DAY",
                    help="start the --window DAY days after the trace's first pod instead of at the busiest")
+    p.add_argument("--busy", action="store_const", const=(BUSY_WINDOW_DAYS, BUSY_TIME_SCALE),
+                   help=f"the busy regime measured in docs/multicluster.md: --window {BUSY_WINDOW_DAYS:g} -k {BUSY_TIME_SCALE:g} "
+                   "(edges mostly above 50 %% GPU while pods arrive); --window and -k still override it")
     p.add_argument("--outage", action="append", metavar="SITE:OFFLINE[:BACK]",
                    help="site SITE goes offline at OFFLINE and comes back at BACK (never, if left out), times of the "
                    "run's clock in seconds or as durations (edge-japan-east:1h:1h30m); its running pods are lost, "

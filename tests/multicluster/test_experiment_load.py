@@ -115,3 +115,12 @@ def test_a_run_that_ends_at_its_last_arrival_measures_the_same_both_ways():
     m = run_metrics(prep, run(prep, "isolated", 0))
     assert m["gpu_util_arriving_pct"]["edge"] != pytest.approx(m["gpu_util_pct"]["edge"])
     assert math.isfinite(m["gpu_util_arriving_pct"]["edge"])
+
+
+def test_busy_names_the_measured_regime_and_the_flags_override_it(tmp_path, capsys):
+    rc = main(_simulate(tmp_path, "--busy", "-k", "2000", "--limit", "20", "--modes", "isolated", "--no-plots", "-o", "json"))
+    sc = json.loads(capsys.readouterr().out)["scenario"]
+    assert rc == 0 and sc["timeScale"] == 2000 and sc["window"]["days"] == 14 and sc["window"]["busiest"]
+    assert sc["window"]["startDays"] == pytest.approx(135.22, abs=0.01)  # the 14 busiest days: 135.2 to 149.2
+    rc = main(_simulate(tmp_path, "--busy", "--limit", "20", "--modes", "isolated", "--no-plots", "-o", "json"))
+    assert rc == 0 and json.loads(capsys.readouterr().out)["scenario"]["timeScale"] == 500

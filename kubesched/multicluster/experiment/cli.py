@@ -38,6 +38,9 @@ def _scenario(args: argparse.Namespace):  # noqa: ANN202
         sc = parse_scenario(docs[0][1], args.scenario)
     else:
         sc = Scenario()
+    if args.busy:  # (window days, time scale): the regime the flag names
+        days, scale = args.busy
+        sc = replace(sc, time_scale=scale, window_days=days, window_start_days=None)
     if args.time_scale is not None:
         if not (math.isfinite(args.time_scale) and args.time_scale > 0):
             raise InputError(f"must be a positive number, got {args.time_scale:g}", source="--time-scale")
