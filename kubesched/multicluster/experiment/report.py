@@ -13,7 +13,8 @@ from kubesched.kit.stats import mean_sd
 from kubesched.multicluster.experiment.metrics import HEADLINE, get
 from kubesched.sim.report import html_images, html_page, html_table, json_ready, write_csv
 
-GUIDE = {"latency_ms.mean": (150.0, 78.0), "gpu_util_pct.edge": (52.0, 76.0), "failure_pct": (8.0, 3.0)}
+GUIDE = {"latency_ms.mean": (150.0, 78.0), "gpu_util_pct.edge": (52.0, 76.0), "gpu_util_arriving_pct.edge": (52.0, 76.0),
+         "failure_pct": (8.0, 3.0)}
 
 
 def runs_table(runs: list[dict[str, Any]]) -> dict[str, list[Any]]:
