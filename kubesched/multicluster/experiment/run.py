@@ -259,7 +259,7 @@ class _Replay:
             else:
                 self.send(i, cloud.name)
         else:
-            b = _binding(prep, i, h.name, h.region, self.out_class(i))
+            b = _binding(prep, i, h.name, h.region, self.class_name(i))
             if not self.decide(i, b):
                 self.waiting[i] = b
                 heapq.heappush(self.heap, (self.deadline[i], DEADLINE, i))
@@ -296,13 +296,13 @@ class _Replay:
                 self.out.site[i] = -1
                 self.out.failovers += 1
                 home = self.sites[self.out.home[i]]
-                b = _binding(self.prep, i, home.name, home.region, self.out_class(i))
+                b = _binding(self.prep, i, home.name, home.region, self.class_name(i))
                 if not self.decide(i, b):
                     self.waiting[i] = b
                     heapq.heappush(self.heap, (self.deadline[i], DEADLINE, i))
         self.nxt[name] = eng.next_time()
 
-    def out_class(self, i: int) -> str:
+    def class_name(self, i: int) -> str:
         cls = _class_of(self.prep, i)
         return cls.name if cls else ""
 
