@@ -128,6 +128,15 @@ def get(m: dict[str, Any], path: str) -> float:
     return math.nan if v is None else float(v)
 
 
+def _has(m: dict[str, Any], path: str) -> bool:
+    v: Any = m
+    for part in path.split("."):
+        if not isinstance(v, dict) or part not in v:
+            return False
+        v = v[part]
+    return True
+
+
 def aggregate(runs: list[dict[str, Any]], modes: list[str]) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for mode in modes:
@@ -159,7 +168,8 @@ def paired_tests(runs: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """The goals' comparisons, paired by seed: Student's paired t-test and Wilcoxon signed-rank."""
 
     def series(mode: str, key: str) -> dict[int, float]:
-        return {r["seed"]: get(r, key) for r in runs if r["mode"] == mode}
+        # runs recorded before a metric existed (summary.json of an older version) lack it
+        return {r["seed"]: get(r, key) for r in runs if r["mode"] == mode and _has(r, key)}
 
     out = []
     for a, b, key, better in GOALS:
