@@ -8,7 +8,8 @@ end with them. What happens to the site's pods then depends on the mode (``run._
   fail, ``offline``); its pending pods, and those that keep arriving for it, stay pending there and
   are placed once it is back, unless their class timeout passes first.
 - ``collaborative``: Karmada's cluster controller taints the unreachable cluster
-  (``cluster.karmada.io/unreachable:NoSchedule``, so the TaintToleration filter rejects it), and
+  (``cluster.karmada.io/unreachable:NoSchedule``, ``taints.taint_cluster_by_condition`` for a
+  ``Ready`` condition turned ``Unknown``, so the TaintToleration filter rejects it), and
   cluster failover evicts every pod of the site at once and decides each again with the others.
   A pod that was running starts over where it lands (its whole duration; nothing is checkpointed)
   and has its class timeout, from the eviction, to be placed again; a pod that was pending keeps
@@ -22,9 +23,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from kubesched.errors import InputError, check_mapping, join_path
-
-#: the taint Karmada's cluster controller puts on a cluster whose Ready condition is Unknown
-UNREACHABLE_TAINT = "cluster.karmada.io/unreachable"
 
 
 @dataclass(frozen=True)

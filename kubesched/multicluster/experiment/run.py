@@ -29,12 +29,12 @@ from typing import Any
 import numpy as np
 
 from kubesched.api.objects import Node, Pod
-from kubesched.api.taints import Taint
 from kubesched.multicluster.api import Binding, Cluster, parse_placement
-from kubesched.multicluster.experiment.outage import UNREACHABLE_TAINT, Outage
+from kubesched.multicluster.experiment.outage import Outage
 from kubesched.multicluster.federation import Federation
 from kubesched.multicluster.member import MemberCluster
 from kubesched.multicluster.network import LATENCY_CLASS, USER_REGION, LatencyTable, Network, azure_table_path
+from kubesched.multicluster.taints import TRUE, UNKNOWN, TimedTaint, taint_cluster_by_condition
 from kubesched.sim.driver import WITHDRAW
 from kubesched.sim.engine import Engine, SimOptions
 from kubesched.sim.states import DONE, EVICTED, QUEUED, RUNNING
@@ -276,14 +276,15 @@ class _Replay:
         else:
             eng.call_at(self.t, lambda: [eng.add_node(node) for node in nodes])
         eng.run_until(self.t)
+        if self.fed is not None:  # Ready turns Unknown, then True: the cluster controller's taints
+            member = self.fed.by_name[name]
+            timed = [TimedTaint(t, None) for t in member.cluster.taints]
+            ready = UNKNOWN if offline else TRUE
+            member.cluster = replace(member.cluster, taints=tuple(t.taint for t in taint_cluster_by_condition(ready, timed, self.t)))
         if not offline:
-            if self.fed is not None:
-                self.fed.by_name[name].cluster = replace(self.fed.by_name[name].cluster, taints=())
             self.nxt[name] = eng.next_time()
             return
         if self.fed is not None:
-            member = self.fed.by_name[name]
-            member.cluster = replace(member.cluster, taints=(Taint(UNREACHABLE_TAINT, "", "NoSchedule"),))
             k = self.idx[name]
             pending = [i for i in np.nonzero(self.out.site == k)[0] if eng.state[i] == QUEUED]
             for i in pending:
