@@ -100,4 +100,4 @@ def _simulate(p: argparse.ArgumentParser) -> None:
     flags.add_out_dir(p, "multicluster-out", "runs.csv, summary.json, plots and report.html")
     flags.add_no_plots(p, "no PNG plots and no per-cluster reports")
     flags.add_no_progress(p, "one line per finished run on stderr instead")
-    flags.add_output(p, ("table", "json"), "the summary printed on stdout: table (default) or json", folder_flag=True)
+    flags.add_result_output(p, "summary.json without its runs")

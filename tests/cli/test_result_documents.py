@@ -177,6 +177,9 @@ def test_multicluster_simulate(tmp_path: Path, capsys: pytest.CaptureFixture[str
                     "--no-plots", "--no-progress", "-d", str(tmp_path / "o"), "-o", "json"], capsys)
     assert set(doc) == documented_keys("multicluster simulate")
     assert doc["seeds"] == [0] and set(doc["aggregate"]) == {"isolated", "cloud-only", "collaborative"}
+    assert main(["multicluster", "simulate", "--scenario", str(scenario), "--limit", "40", "--seeds", "0",
+                 "--no-plots", "--no-progress", "-d", str(tmp_path / "o"), "-o", "yaml"]) == 0
+    assert yaml.safe_load(capsys.readouterr().out)["aggregate"] == doc["aggregate"]
 
 
 def test_bench(capsys: pytest.CaptureFixture[str]) -> None:

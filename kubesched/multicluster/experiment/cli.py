@@ -121,7 +121,7 @@ def _describe_run(metrics: dict[str, Any]) -> str:
 def run_cli(args: argparse.Namespace) -> int:
     from kubesched.errors import require_extra
     from kubesched.kit.progress import Steps
-    from kubesched.kit.report import print_json, print_table, write_json
+    from kubesched.kit.report import print_document, print_table, write_json
     from kubesched.multicluster.experiment.metrics import aggregate, paired_tests, tested
     from kubesched.multicluster.experiment.report import comparison_rows, runs_table, write
     from kubesched.multicluster.experiment.run import MODES
@@ -173,8 +173,8 @@ def run_cli(args: argparse.Namespace) -> int:
         "runs": runs,
     }
     write(out, doc, runs, series, modes, not args.no_plots)
-    if args.output == "json":
-        print_json(json_ready({k: doc[k] for k in ("scenario", "seeds", "aggregate", "tests")}))
+    if args.output in ("json", "yaml"):
+        print_document(json_ready({k: doc[k] for k in ("scenario", "seeds", "aggregate", "tests")}), args.output)
     else:
         from rich.console import Console
 
