@@ -7,7 +7,7 @@ it) and runs the same ``ClusterAutoscaler`` / ``KarpenterLike`` loop as the simu
 real filters of the scheduling configuration. Nodes come from a ``NodeProvider``; the one built
 in, ``KwokProvider``, creates and deletes virtual Node objects in the KWOK style.
 
-A cloud provider plugs in as a class with the three methods of ``kubesched.autoscale.core.
+A cloud provider plugs in as a class with the three methods of ``kubesched.autoscale.interface.
 NodeProvider`` (``create(group, node)``, ``delete(name)``, ``cancel(name)``), named with
 ``--provider module:Class``; it is built as ``Class(api_client, config)``.
 
@@ -33,9 +33,10 @@ import numpy as np
 
 from kubesched.api.objects import Node, Pod
 from kubesched.autoscale.config import GROUP_LABEL, AutoscalerConfig, NodeGroup
-from kubesched.autoscale.core import ClusterAutoscaler, LoopRecord
+from kubesched.autoscale.core import ClusterAutoscaler
 from kubesched.autoscale.eligibility import SCALE_DOWN_DISABLED, TO_BE_DELETED_TAINT
 from kubesched.autoscale.events import EventRecorder, LoopEvents
+from kubesched.autoscale.interface import LoopRecord
 from kubesched.autoscale.karpenter import KarpenterLike
 from kubesched.autoscale.metrics import AutoscalerMetrics
 from kubesched.autoscale.status import StatusBuilder, StatusConfigMap
