@@ -27,7 +27,7 @@ from hypothesis import strategies as st
 
 from kubesched.api.objects import Node
 from kubesched.app import example_path
-from kubesched.autoscale.config import load_file
+from kubesched.autoscale.configfile import load_file
 from kubesched.errors import InputError
 from kubesched.load import read_documents
 from kubesched.multicluster.experiment.scenario import parse_scenario

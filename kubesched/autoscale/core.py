@@ -4,7 +4,9 @@ through a ``NodeProvider``.
 
 ``ClusterAutoscaler.run_once`` is one iteration of Cluster Autoscaler's main loop (every
 ``scanInterval``): account for nodes that registered or never did, scale up for unschedulable
-pods, then scale down unneeded nodes.
+pods, then scale down unneeded nodes. This module holds the bookkeeping and the scale-up; the
+scale-down half is ``kubesched.autoscale.scaledown``, the view, the provider and what the loop
+records are ``kubesched.autoscale.interface``.
 """
 
 from __future__ import annotations
@@ -12,15 +14,12 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
-from typing import Protocol
+from dataclasses import dataclass
 
 import numpy as np
 
 from kubesched.api.objects import Node, Pod
-from kubesched.autoscale import eligibility
 from kubesched.autoscale.config import GROUP_LABEL, AutoscalerConfig, NodeGroup
-from kubesched.autoscale.eligibility import unremovable_reason
 from kubesched.autoscale.estimator import (
     BinpackingEstimator,
     PodGroup,
@@ -30,6 +29,7 @@ from kubesched.autoscale.estimator import (
     sng_capacity,
 )
 from kubesched.autoscale.expander import Expander, Option
+from kubesched.autoscale.interface import ClusterView, LoopRecord, NodeProvider, ScaleUpInfo, Stats
 from kubesched.autoscale.limits import apply_limits, consume, delta_for_node, exceeded, resources_left
 from kubesched.autoscale.nodegroupset import (
     balance_scale_up,
@@ -43,91 +43,13 @@ from kubesched.autoscale.predicate import (
     placed,
     reads_other_nodes,
 )
-from kubesched.autoscale.utilization import is_daemonset_pod, is_gpu_node, is_mirror_pod, node_utilization
-from kubesched.framework.runtime import Framework
+from kubesched.autoscale.scaledown import ScaleDownMixin
 from kubesched.state.snapshot import Snapshot
 
-SAFE_TO_EVICT = "cluster-autoscaler.kubernetes.io/safe-to-evict"
 BACKOFF_INITIAL = 300.0  # CA's node group backoff after a failed scale-up: 5 min, doubling ...
 BACKOFF_MAX = 1800.0  # ... up to 30 min
 BACKOFF_RESET = 3 * 3600.0  # a group's backoff history is forgotten 3 h after its last failure
 REGISTERED_WINDOW = 10.0  # pending pods are tried on nodes this recently registered (or 2 scans)
-DRAIN_RECHECK = 60.0  # a node whose pods cannot move is checked again after this long
-
-
-class ClusterView(Protocol):
-    """What the autoscaler reads: the scheduler's snapshot (nodes and their pods) and the pods
-    the scheduler marked unschedulable (PodScheduled=False, reason Unschedulable)."""
-
-    snapshot: Snapshot
-
-    def now(self) -> float: ...
-
-    def unschedulable(self) -> list[Pod]: ...
-
-    def created(self, pod: Pod) -> float: ...
-
-    def framework_for(self, pod: Pod) -> Framework | None: ...
-
-
-class NodeProvider(Protocol):
-    """Where nodes come from. ``create`` asks for a node (it registers later, or never);
-    ``delete`` removes a registered node, evicting its pods (their controllers recreate them);
-    ``cancel`` gives up on a node that has not registered."""
-
-    def create(self, group: NodeGroup, node: Node) -> None: ...
-
-    def delete(self, name: str) -> None: ...
-
-    def cancel(self, name: str) -> None: ...
-
-
-@dataclass
-class Stats:
-    scale_ups: int = 0  # scale-up decisions
-    nodes_added: int = 0
-    scale_downs: int = 0  # nodes removed
-    failed_nodes: int = 0  # nodes that did not register within maxNodeProvisionTime
-    drained_pods: int = 0  # pods evicted by scale-down / consolidation
-    estimations: int = 0
-
-
-@dataclass
-class ScaleUpInfo:
-    """One group grown (CA's ``nodegroupset.ScaleUpInfo``)."""
-
-    group: str
-    current: int
-    new: int
-    max: int
-
-    def __str__(self) -> str:  # as CA prints it in events: {group 1->2 (max: 5)}
-        return f"{{{self.group} {self.current}->{self.new} (max: {self.max})}}"
-
-
-@dataclass
-class ScaleDownInfo:
-    node: str
-    group: str
-    empty: bool
-    pods: list[Pod]  # the pods evicted
-
-
-@dataclass
-class LoopRecord:
-    """What one iteration did, for whoever watches the loop (``kubesched autoscale``'s status
-    ConfigMap, events and metrics). The loop fills ``record`` when one is set before
-    ``run_once``; the simulator sets none and pays nothing."""
-
-    pending: list[Pod] = field(default_factory=list)  # considered for scale-up (upcoming nodes take the others)
-    scale_ups: list[ScaleUpInfo] = field(default_factory=list)
-    triggered: list[Pod] = field(default_factory=list)  # the pods the scale-up is for
-    failed: list[tuple[str, str]] = field(default_factory=list)  # (group, node) never registered
-    scale_downs: list[ScaleDownInfo] = field(default_factory=list)
-    unneeded: list[str] = field(default_factory=list)  # scale-down candidates
-    unremovable: dict[str, str] = field(default_factory=dict)  # node -> CA's UnremovableReason
-    cooldown: bool = False  # scale-down held by a delay after a scale-up, deletion or failure
-    durations: dict[str, float] = field(default_factory=dict)  # CA's function label -> seconds
 
 
 @dataclass
@@ -156,65 +78,7 @@ class GroupState:
         self.last_failure = now
 
 
-def stays_with_node(pod: Pod) -> bool:
-    """DaemonSet and mirror pods: a drain neither finds them a new node nor counts them against
-    the node being empty (CA's drain.GetPodsToMove leaves them out)."""
-    return is_daemonset_pod(pod) or is_mirror_pod(pod)
-
-
-class Drainer:
-    """Can every pod of a node move elsewhere? Simulated with the real filters on the live
-    snapshot (hypothetical pods added and taken away again), PodDisruptionBudgets respected."""
-
-    def __init__(self, checker: PredicateChecker) -> None:
-        self.checker = checker
-        self.blocked = False  # the last try_drain failed on a pod that may not move (not for want of room)
-
-    def movable(self, pod: Pod, pdb_used: dict[int, int], snap: Snapshot) -> bool:
-        if pod.annotations.get(SAFE_TO_EVICT) == "false":
-            return False
-        for k, pdb in enumerate(snap.pdbs):
-            if pdb.namespace != pod.namespace or pdb.selector is None or not pdb.selector.matches(pod.labels):
-                continue
-            if pdb_used.get(k, 0) >= pdb.disruptions_allowed:
-                return False
-            pdb_used[k] = pdb_used.get(k, 0) + 1
-        return True
-
-    @contextmanager
-    def plan(self, snap: Snapshot) -> Iterator[Callable[[str, set[str]], dict[str, str] | None]]:
-        """Yields ``try_drain(node, removed)``: where each pod of ``node`` would go (pod uid -> node),
-        avoiding the nodes in ``removed``, or None. Accepted moves stay in the snapshot until the
-        block ends, so later nodes see them; the block is a trial that takes them out again."""
-        pdb_used: dict[int, int] = {}
-
-        def try_drain(name: str, removed: set[str]) -> dict[str, str] | None:
-            row = snap.row_of[name]
-            pods = [p for p in snap.pods_on[row].values() if not stays_with_node(p)]
-            used = dict(pdb_used)
-            self.blocked = not all(self.movable(p, used, snap) for p in pods)
-            if self.blocked:
-                return None
-            skip = removed | {name}
-            rows = np.asarray([r for r in snap.order.tolist() if snap.nodes[r].name not in skip], np.int32)
-            moves: dict[str, str] = {}
-            with snap.trial() as t:  # this node's moves: kept if every pod finds a place
-                for p in pods:
-                    target = self.checker.first_fit(snap, p.with_node(""), rows)  # as the recreated pod
-                    if target is None:
-                        return None
-                    q = placed(p, snap.nodes[target].name, "~drain")
-                    snap.add_pod(q)
-                    moves[p.uid] = q.node_name
-                t.keep()
-            pdb_used.update(used)
-            return moves
-
-        with snap.trial():
-            yield try_drain
-
-
-class ClusterAutoscaler:
+class ClusterAutoscaler(ScaleDownMixin):
     """Cluster Autoscaler's semantics over node groups (see docs/autoscaling.md)."""
 
     def __init__(self, config: AutoscalerConfig, provider: NodeProvider, rng: np.random.Generator) -> None:
@@ -525,130 +389,3 @@ class ClusterAutoscaler:
         if added:
             self._scaled_up(added, now)
         return added > 0
-
-    # ---- scale-down ----------------------------------------------------------------------
-    def threshold(self, node: Node) -> float:
-        sd = self.cfg.scale_down
-        return sd.gpu_utilization_threshold if is_gpu_node(node) else sd.utilization_threshold
-
-    def filter_out_unremovable(self, snap: Snapshot, now: float) -> list[str]:
-        """FilterOutUnremovable: the nodes of node groups that may be unneeded: not being
-        deleted, not protected by the scale-down-disabled annotation, utilisation under the
-        threshold (a node without one, NaN, is not)."""
-        sd = self.cfg.scale_down
-        util = node_utilization(
-            snap, ignore_daemonsets=sd.ignore_daemonsets_utilization, ignore_mirror=sd.ignore_mirror_pods_utilization
-        )
-        out = []
-        for row in np.flatnonzero(util < 1.0).tolist():
-            node = snap.nodes[row]
-            if self.group_of(node) is None or unremovable_reason(node, now) is not None:
-                continue
-            if util[row] < self.threshold(node):
-                out.append(node.name)
-        if self.record is not None:
-            self._explain_unremovable(snap, util, set(out), now)
-        return out
-
-    def _explain_unremovable(self, snap: Snapshot, util: np.ndarray, candidates: set[str], now: float) -> None:
-        """Why each other node is not a candidate (CA's UnremovableReason), for the watcher."""
-        why = self.record.unremovable if self.record is not None else {}
-        for row, node in enumerate(snap.nodes[: snap.n]):
-            if node.name in candidates:
-                continue
-            if self.group_of(node) is None:
-                why[node.name] = eligibility.NOT_AUTOSCALED
-            elif (reason := unremovable_reason(node, now)) is not None:
-                why[node.name] = reason
-            elif np.isnan(util[row]):
-                why[node.name] = eligibility.UNEXPECTED_ERROR
-            else:
-                why[node.name] = eligibility.NOT_UNDERUTILIZED
-
-    def update_unneeded(self, snap: Snapshot, now: float) -> None:
-        """Start (or stop) the unneeded timers: utilisation under the threshold, and empty (no
-        pods but DaemonSet and mirror pods)."""
-        no_pods = snap.requested[:, snap.res_index["pods"]] == 0
-        low: set[str] = set()
-        idle: set[str] = set()
-        for name in self.filter_out_unremovable(snap, now):
-            low.add(name)
-            self.unneeded_since.setdefault(name, now)
-            row = snap.row_of[name]
-            if no_pods[row] or all(stays_with_node(p) for p in snap.pods_on[row].values()):
-                idle.add(name)
-                self.empty_since.setdefault(name, now)
-        self.unneeded_since = {n: t for n, t in self.unneeded_since.items() if n in low}
-        self.empty_since = {n: t for n, t in self.empty_since.items() if n in idle}
-
-    def in_cooldown(self, now: float) -> bool:
-        sd = self.cfg.scale_down
-        return (
-            now < self.last_scale_up + sd.delay_after_add
-            or now < self.last_delete + sd.delay_after_delete
-            or now < self.last_failure + sd.delay_after_failure
-        )
-
-    def scale_down(self, view: ClusterView, now: float, allowed: bool = True) -> None:
-        snap = view.snapshot
-        with self.with_hinted(snap):
-            self.update_unneeded(snap, now)
-            if self.record is not None:
-                self.record.unneeded = list(self.unneeded_since)
-            if not allowed or self.in_cooldown(now):
-                if self.record is not None:
-                    self.record.cooldown = True
-                return
-            doomed = self.unneeded_now(view, now)
-        for name in doomed:
-            if self.record is not None:
-                pods = list(snap.pods_on[snap.row_of[name]].values())
-                group = self.group_of(snap.nodes[snap.row_of[name]]) or ""
-                self.record.scale_downs.append(ScaleDownInfo(name, group, name in self.empty_since, pods))
-            self.stats.drained_pods += len(snap.pods_on[snap.row_of[name]])
-            self.unneeded_since.pop(name, None)
-            self.empty_since.pop(name, None)
-            self.provider.delete(name)
-            self.stats.scale_downs += 1
-            self.last_delete = now
-
-    def unneeded_now(self, view: ClusterView, now: float) -> list[str]:
-        """The nodes to remove now: empty ones unneeded long enough, then busy ones whose pods
-        can all move elsewhere."""
-        snap = view.snapshot
-        wait = self.cfg.scale_down.unneeded_time
-        empty = [n for n, t in self.empty_since.items() if now - t >= wait]
-        busy = [n for n, t in self.unneeded_since.items() if now - t >= wait and n not in self.empty_since]
-        why = self.record.unremovable if self.record is not None else {}
-        why.update((n, eligibility.NOT_UNNEEDED_LONG_ENOUGH) for n, t in self.unneeded_since.items() if now - t < wait)
-        if not empty and not busy:
-            return []
-        sizes = self.group_sizes(snap)
-        mins = {g.name: g.min_size for g in self.cfg.node_groups}
-        removed: list[str] = []
-        for name in empty[: self.cfg.scale_down.max_empty_bulk_delete]:
-            g = self.group_of(snap.nodes[snap.row_of[name]])
-            if g is None or sizes[g] <= mins[g]:
-                why[name] = eligibility.MIN_SIZE_REACHED
-                continue
-            sizes[g] -= 1
-            removed.append(name)
-        drains: list[str] = []
-        if busy:
-            drainer = Drainer(self.checker(view))
-            with drainer.plan(snap) as try_drain:
-                for name in busy:
-                    if len(drains) >= self.cfg.scale_down.max_drain_parallelism:
-                        break
-                    g = self.group_of(snap.nodes[snap.row_of[name]])
-                    if g is None or sizes[g] <= mins[g]:
-                        why[name] = eligibility.MIN_SIZE_REACHED
-                        continue
-                    if try_drain(name, set(removed) | set(drains)) is None:
-                        # its pods cannot move, so it is not unneeded: the timer starts again
-                        self.unneeded_since[name] = now
-                        why[name] = eligibility.BLOCKED_BY_POD if drainer.blocked else eligibility.NO_PLACE_TO_MOVE_PODS
-                        continue
-                    sizes[g] -= 1
-                    drains.append(name)
-        return [*removed, *drains]

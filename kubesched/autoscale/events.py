@@ -31,7 +31,8 @@ from typing import Any
 
 from kubesched.api.objects import Pod
 from kubesched.autoscale.config import GROUP_LABEL, NodeGroup
-from kubesched.autoscale.core import ClusterAutoscaler, ClusterView, LoopRecord
+from kubesched.autoscale.core import ClusterAutoscaler
+from kubesched.autoscale.interface import ClusterView, LoopRecord
 from kubesched.autoscale.predicate import PredicateChecker, node_named
 from kubesched.autoscale.status import go_duration
 from kubesched.live.bodies import pod_ref, rfc3339

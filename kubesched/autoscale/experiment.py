@@ -89,7 +89,7 @@ def _init(kwargs: dict[str, Any]) -> None:
 
 
 def build_scenario(trace: str, nodes: str, k: float, base: int, delay: Delay, headroom: float, limit: int | None, autoscaler: str | None) -> Scenario:
-    from kubesched.autoscale.config import load_file
+    from kubesched.autoscale.configfile import load_file
     from kubesched.autoscale.shapes import shapes_of
     from kubesched.sim.openb import load_openb
 

@@ -30,14 +30,7 @@ import numpy as np
 
 from kubesched.api.objects import Node, Pod
 from kubesched.autoscale.config import GROUP_LABEL, AutoscalerConfig, NodeGroup
-from kubesched.autoscale.core import (
-    DRAIN_RECHECK,
-    ClusterAutoscaler,
-    ClusterView,
-    Drainer,
-    NodeProvider,
-    Upcoming,
-)
+from kubesched.autoscale.core import ClusterAutoscaler, Upcoming
 from kubesched.autoscale.disruption import (
     Candidate,
     Command,
@@ -50,6 +43,7 @@ from kubesched.autoscale.disruption import (
     place_all,
 )
 from kubesched.autoscale.eligibility import unremovable_reason
+from kubesched.autoscale.interface import ClusterView, NodeProvider
 from kubesched.autoscale.nodepool import (
     CAPACITY_TYPE,
     DRIFTED,
@@ -64,6 +58,7 @@ from kubesched.autoscale.nodepool import (
     node_resources,
 )
 from kubesched.autoscale.predicate import PredicateChecker, node_named, placed
+from kubesched.autoscale.scaledown import DRAIN_RECHECK, Drainer
 from kubesched.autoscale.utilization import node_utilization
 from kubesched.state.snapshot import Snapshot
 

@@ -7,7 +7,7 @@ it) and runs the same ``ClusterAutoscaler`` / ``KarpenterLike`` loop as the simu
 real filters of the scheduling configuration. Nodes come from a ``NodeProvider``; the one built
 in, ``KwokProvider``, creates and deletes virtual Node objects in the KWOK style.
 
-A cloud provider plugs in as a class with the three methods of ``kubesched.autoscale.core.
+A cloud provider plugs in as a class with the three methods of ``kubesched.autoscale.interface.
 NodeProvider`` (``create(group, node)``, ``delete(name)``, ``cancel(name)``), named with
 ``--provider module:Class``; it is built as ``Class(api_client, config)``.
 
@@ -33,9 +33,10 @@ import numpy as np
 
 from kubesched.api.objects import Node, Pod
 from kubesched.autoscale.config import GROUP_LABEL, AutoscalerConfig, NodeGroup
-from kubesched.autoscale.core import ClusterAutoscaler, LoopRecord
+from kubesched.autoscale.core import ClusterAutoscaler
 from kubesched.autoscale.eligibility import SCALE_DOWN_DISABLED, TO_BE_DELETED_TAINT
 from kubesched.autoscale.events import EventRecorder, LoopEvents
+from kubesched.autoscale.interface import LoopRecord
 from kubesched.autoscale.karpenter import KarpenterLike
 from kubesched.autoscale.metrics import AutoscalerMetrics
 from kubesched.autoscale.status import StatusBuilder, StatusConfigMap
@@ -262,7 +263,7 @@ def check_options(path: str) -> Any:
     """The options file checked whole before anything needs the cluster or the Kubernetes
     client: one line naming the file and the field (exit 2) for a bad one. Shape names are only
     resolved later, against the cluster's nodes (``resolve_options``). Returns the document."""
-    from kubesched.autoscale.config import load, template_node
+    from kubesched.autoscale.configfile import load, template_node
     from kubesched.documents import read_documents
 
     docs = read_documents(path)
@@ -278,7 +279,7 @@ def resolve_options(doc: Any, path: str, nodes: list[dict[str, Any]]) -> Autosca
     """The options with ``shape:`` groups resolved as the simulator resolves them: the shapes of
     the cluster's own nodes (``kubesched.autoscale.shapes``, named ``cpu-8c-32g`` or
     ``g2-8gpu-96c-384g``); an unknown shape is the file's error, naming the shapes there are."""
-    from kubesched.autoscale.config import load
+    from kubesched.autoscale.configfile import load
     from kubesched.autoscale.shapes import shapes_of
 
     shapes = {name: t for name, (t, _) in shapes_of([Node.parse(n) for n in nodes]).items()} if named_shapes(doc) else {}

@@ -18,7 +18,8 @@ from typing import Any
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 from prometheus_client.exposition import choose_encoder
 
-from kubesched.autoscale.core import ClusterAutoscaler, LoopRecord
+from kubesched.autoscale.core import ClusterAutoscaler
+from kubesched.autoscale.interface import LoopRecord
 from kubesched.autoscale.status import cluster_healthy
 from kubesched.gpu.model import node_gpu_count, node_gpu_model
 

@@ -23,8 +23,9 @@ from typing import Any
 import yaml
 
 from kubesched.api.objects import Node
-from kubesched.autoscale.core import ClusterAutoscaler, LoopRecord
+from kubesched.autoscale.core import ClusterAutoscaler
 from kubesched.autoscale.eligibility import being_deleted
+from kubesched.autoscale.interface import LoopRecord
 from kubesched.live.bodies import rfc3339
 from kubesched.state.snapshot import Snapshot
 

@@ -8,7 +8,8 @@ from collections import Counter
 
 import numpy as np
 
-from kubesched.autoscale.config import GROUP_LABEL, AutoscalerConfig, Delay, NodeGroup, template_node
+from kubesched.autoscale.config import GROUP_LABEL, AutoscalerConfig, Delay, NodeGroup
+from kubesched.autoscale.configfile import template_node
 from kubesched.autoscale.core import ClusterAutoscaler
 from kubesched.autoscale.live import LiveView
 from kubesched.testing import make_node, make_pod

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import pytest
 
-from kubesched.autoscale.config import AutoscalerConfig, load
+from kubesched.autoscale.config import AutoscalerConfig
+from kubesched.autoscale.configfile import load
 from kubesched.errors import InputError
 from tests.autoscale.scaleup_cases import group, node, pod, scale_up
 

@@ -22,7 +22,8 @@ from collections.abc import Callable
 import pytest
 
 from kubesched.api.objects import Node
-from kubesched.autoscale.config import AutoscalerConfig, load
+from kubesched.autoscale.config import AutoscalerConfig
+from kubesched.autoscale.configfile import load
 from kubesched.autoscale.estimator import PodGroup
 from kubesched.autoscale.nodegroupset import (
     BASIC_IGNORED_LABELS,

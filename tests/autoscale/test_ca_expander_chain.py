@@ -21,7 +21,8 @@ import pytest
 import yaml
 
 from kubesched.api.objects import Node, Pod
-from kubesched.autoscale.config import AutoscalerConfig, load, load_file
+from kubesched.autoscale.config import AutoscalerConfig
+from kubesched.autoscale.configfile import load, load_file
 from kubesched.autoscale.expander import Expander, Option, chain
 from kubesched.errors import InputError
 from tests.autoscale.scaleup_cases import group, node, pod, scale_up

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from kubesched.autoscale.config import SCALE_DOWN_KEYS, TOP_KEYS, load, load_file
+from kubesched.autoscale.configfile import SCALE_DOWN_KEYS, TOP_KEYS, load, load_file
 from kubesched.autoscale.flags import FLAGS, IGNORED
 from kubesched.errors import InputError
 from tests.autoscale.scaleup_cases import pod, scale_up

@@ -7,7 +7,8 @@ maxNodesTotal)."""
 
 from __future__ import annotations
 
-from kubesched.autoscale.config import AutoscalerConfig, load
+from kubesched.autoscale.config import AutoscalerConfig
+from kubesched.autoscale.configfile import load
 from kubesched.autoscale.live import LiveView
 from tests.autoscale.loop_helpers import FRAMEWORKS
 from tests.autoscale.scaleup_cases import group, loop, node, pod, scale_up

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import pytest
 
-from kubesched.autoscale.config import AutoscalerConfig, NodeGroup, Prices, load, template_node
+from kubesched.autoscale.config import AutoscalerConfig, NodeGroup, Prices
+from kubesched.autoscale.configfile import load, template_node
 from kubesched.autoscale.live import LiveView
 from kubesched.errors import InputError
 from kubesched.testing import make_pod

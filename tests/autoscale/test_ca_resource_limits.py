@@ -18,7 +18,8 @@ from __future__ import annotations
 import pytest
 
 from kubesched.api.objects import Node
-from kubesched.autoscale.config import AutoscalerConfig, load
+from kubesched.autoscale.config import AutoscalerConfig
+from kubesched.autoscale.configfile import load
 from kubesched.autoscale.limits import ResourceLimits, apply_limits, delta_for_node, exceeded, resources_left
 from kubesched.errors import InputError
 from kubesched.gpu.model import GPU_MODEL

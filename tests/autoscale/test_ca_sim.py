@@ -3,7 +3,8 @@ elastic --autoscaler FILE`` runs): the same loop as live, so the same decisions 
 
 from __future__ import annotations
 
-from kubesched.autoscale.config import AutoscalerConfig, Delay, NodeGroup, ScaleDown, load
+from kubesched.autoscale.config import AutoscalerConfig, Delay, NodeGroup, ScaleDown
+from kubesched.autoscale.configfile import load
 from kubesched.sim.workload import Workload
 from tests.autoscale.test_elastic_sim import SMALL, base_nodes, pods, run
 

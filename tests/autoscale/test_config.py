@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from kubesched.autoscale.config import AutoscalerConfig, load, load_file
+from kubesched.autoscale.config import AutoscalerConfig
+from kubesched.autoscale.configfile import load, load_file
 from kubesched.errors import InputError
 
 GROUP = {"name": "g", "template": {"cpu": "8", "memory": "32Gi", "gpus": 1}, "min": 0, "max": 4}

@@ -7,14 +7,8 @@ import pytest
 
 from kubesched.api.objects import Node, Pod, PodDisruptionBudget
 from kubesched.app import build_registry
-from kubesched.autoscale.config import (
-    GROUP_LABEL,
-    AutoscalerConfig,
-    Delay,
-    NodeGroup,
-    ScaleDown,
-    template_node,
-)
+from kubesched.autoscale.config import GROUP_LABEL, AutoscalerConfig, Delay, NodeGroup, ScaleDown
+from kubesched.autoscale.configfile import template_node
 from kubesched.autoscale.predicate import node_named
 from kubesched.autoscale.sim import simulate_elastic
 from kubesched.config.load import default_config

@@ -14,7 +14,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from kubesched.autoscale.config import GROUP_LABEL, AutoscalerConfig, NodeGroup, template_node
+from kubesched.autoscale.config import GROUP_LABEL, AutoscalerConfig, NodeGroup
+from kubesched.autoscale.configfile import template_node
 from kubesched.autoscale.karpenter import KarpenterLike
 from kubesched.autoscale.nodepool import CAPACITY_TYPE, INSTANCE_TYPE, NODEPOOL_LABEL, read_node_pools
 from kubesched.testing import make_node, make_pod

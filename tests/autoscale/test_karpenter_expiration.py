@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from kubesched.autoscale.config import AutoscalerConfig, NodeGroup, template_node
+from kubesched.autoscale.config import AutoscalerConfig, NodeGroup
+from kubesched.autoscale.configfile import template_node
 from kubesched.autoscale.karpenter import KarpenterLike
 from kubesched.autoscale.nodepool import read_node_pools
 from kubesched.testing import make_node, make_pod

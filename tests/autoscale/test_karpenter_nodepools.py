@@ -7,7 +7,8 @@ import pytest
 
 from kubesched.api.objects import Pod
 from kubesched.app import build_registry
-from kubesched.autoscale.config import AutoscalerConfig, Delay, NodeGroup, load, template_node
+from kubesched.autoscale.config import AutoscalerConfig, Delay, NodeGroup
+from kubesched.autoscale.configfile import load, template_node
 from kubesched.autoscale.disruption import Candidate, Command, multi_node
 from kubesched.autoscale.nodepool import NodePool, node_claim, read_node_pools
 from kubesched.autoscale.scenario import profile_config

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from kubesched.api.objects import Pod
 from kubesched.app import build_registry
-from kubesched.autoscale.config import GROUP_LABEL, AutoscalerConfig, Delay, NodeGroup, template_node
+from kubesched.autoscale.config import GROUP_LABEL, AutoscalerConfig, Delay, NodeGroup
+from kubesched.autoscale.configfile import template_node
 from kubesched.autoscale.experiment import NEEDED_FIGURE, figures
 from kubesched.autoscale.predicate import node_named
 from kubesched.autoscale.scenario import profile_config

@@ -10,7 +10,8 @@ import time
 import numpy as np
 
 from kubesched.api.objects import Pod
-from kubesched.autoscale.config import GROUP_LABEL, AutoscalerConfig, NodeGroup, template_node
+from kubesched.autoscale.config import GROUP_LABEL, AutoscalerConfig, NodeGroup
+from kubesched.autoscale.configfile import template_node
 from kubesched.autoscale.core import ClusterAutoscaler
 from kubesched.autoscale.events import SPAM_BURST, SPAM_REFILL, EventRecorder, ScaleUpReasons
 from kubesched.autoscale.live import LiveView

@@ -9,16 +9,12 @@ import time
 import numpy as np
 
 from kubesched.autoscale import eligibility as el
-from kubesched.autoscale.config import (
-    GROUP_LABEL,
-    AutoscalerConfig,
-    Delay,
-    NodeGroup,
-    ScaleDown,
-    template_node,
-)
-from kubesched.autoscale.core import SAFE_TO_EVICT, ClusterAutoscaler, LoopRecord
+from kubesched.autoscale.config import GROUP_LABEL, AutoscalerConfig, Delay, NodeGroup, ScaleDown
+from kubesched.autoscale.configfile import template_node
+from kubesched.autoscale.core import ClusterAutoscaler
+from kubesched.autoscale.interface import LoopRecord
 from kubesched.autoscale.live import LiveView
+from kubesched.autoscale.scaledown import SAFE_TO_EVICT
 from kubesched.testing import make_node, make_pod
 from tests.autoscale.loop_helpers import FRAMEWORKS, Recorder
 

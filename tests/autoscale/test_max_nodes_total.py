@@ -12,7 +12,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from kubesched.autoscale.config import GROUP_LABEL, AutoscalerConfig, Delay, NodeGroup, template_node
+from kubesched.autoscale.config import GROUP_LABEL, AutoscalerConfig, Delay, NodeGroup
+from kubesched.autoscale.configfile import template_node
 from kubesched.autoscale.core import ClusterAutoscaler
 from kubesched.autoscale.karpenter import KarpenterLike
 from kubesched.autoscale.live import LiveView

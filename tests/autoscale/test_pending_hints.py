@@ -7,7 +7,8 @@ from __future__ import annotations
 import numpy as np
 
 from kubesched.app import build_registry
-from kubesched.autoscale.config import AutoscalerConfig, Delay, NodeGroup, ScaleDown, template_node
+from kubesched.autoscale.config import AutoscalerConfig, Delay, NodeGroup, ScaleDown
+from kubesched.autoscale.configfile import template_node
 from kubesched.autoscale.core import ClusterAutoscaler
 from kubesched.autoscale.karpenter import KarpenterLike
 from kubesched.autoscale.live import LiveView, node_body

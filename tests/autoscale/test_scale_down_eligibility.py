@@ -15,14 +15,8 @@ import time
 import numpy as np
 import pytest
 
-from kubesched.autoscale.config import (
-    GROUP_LABEL,
-    AutoscalerConfig,
-    Delay,
-    NodeGroup,
-    ScaleDown,
-    template_node,
-)
+from kubesched.autoscale.config import GROUP_LABEL, AutoscalerConfig, Delay, NodeGroup, ScaleDown
+from kubesched.autoscale.configfile import template_node
 from kubesched.autoscale.core import ClusterAutoscaler
 from kubesched.autoscale.eligibility import SCALE_DOWN_DISABLED, TO_BE_DELETED_TAINT
 from kubesched.autoscale.karpenter import KarpenterLike
