@@ -130,7 +130,7 @@ class ClusterAutoscaler(ScaleDownMixin):
         self._seq += 1
         return f"{group}-{self._seq}"
 
-    def _register(self, view: ClusterView, now: float) -> None:
+    def account_nodes(self, view: ClusterView, now: float) -> None:
         snap = view.snapshot
         recent = max(2 * self.cfg.scan_interval, REGISTERED_WINDOW)
         self.registered = {n: t for n, t in self.registered.items() if now - t < recent and n in snap.row_of}
@@ -150,7 +150,7 @@ class ClusterAutoscaler(ScaleDownMixin):
     # ---- the loop ------------------------------------------------------------------------
     def run_once(self, view: ClusterView) -> None:
         now = view.now()
-        self._register(view, now)
+        self.account_nodes(view, now)
         self.hinted = {}
         t0 = time.perf_counter()
         scaled = self.scale_up(view, now)
@@ -182,7 +182,7 @@ class ClusterAutoscaler(ScaleDownMixin):
     def checker(self, view: ClusterView) -> PredicateChecker:
         return PredicateChecker(view.framework_for)
 
-    def _base_factory(self, view: ClusterView, pods: list[Pod]) -> Callable[[], Snapshot]:
+    def scratch_factory(self, view: ClusterView, pods: list[Pod]) -> Callable[[], Snapshot]:
         snap = view.snapshot
         if any(reads_other_nodes(p) for p in pods):
             return snap.copy
@@ -194,7 +194,7 @@ class ClusterAutoscaler(ScaleDownMixin):
         them yet."""
         if not (self.upcoming or self.registered) or not pods:
             return pods
-        snap = self._base_factory(view, pods)()
+        snap = self.scratch_factory(view, pods)()
         live = view.snapshot
         rows_l = [snap.add_node(up.node) for up in self.upcoming.values()]
         for name in self.registered:
@@ -283,7 +283,7 @@ class ClusterAutoscaler(ScaleDownMixin):
             ok = [eg for eg in groups if eg.exemplar is not None and self._fits_empty(checker, eg.exemplar, g, view)]
             if ok:
                 self._schedulable[g.name] = ok
-        estimator = BinpackingEstimator(checker, self._base_factory(view, pods))
+        estimator = BinpackingEstimator(checker, self.scratch_factory(view, pods))
         out = []
         for name, ok in self._schedulable.items():
             g = self.cfg.group(name)

@@ -121,7 +121,7 @@ class KarpenterLike(ClusterAutoscaler):
 
     def run_once(self, view: ClusterView) -> None:
         now = view.now()
-        self._register(view, now)
+        self.account_nodes(view, now)
         self.hinted = {}
         pending = self.pending(view, now)
         if self.pools:  # a pod bound since is new when it is pending again (evicted, interrupted)
@@ -148,7 +148,7 @@ class KarpenterLike(ClusterAutoscaler):
 
     # ---- provisioning --------------------------------------------------------------------
     def _shape_snap(self, view: ClusterView, g: NodeGroup) -> tuple[Snapshot, int]:
-        snap = self._base_factory(view, [])()
+        snap = self.scratch_factory(view, [])()
         row = snap.add_node(node_named(g.template, f"claim-{g.name}", {GROUP_LABEL: g.name}))
         return snap, row
 
@@ -267,7 +267,7 @@ class KarpenterLike(ClusterAutoscaler):
         used = self.pool_usage(view.snapshot)
         sizes = self.group_sizes(view.snapshot)
         total = self.cluster_size(view.snapshot)
-        scratch = self._base_factory(view, pods)
+        scratch = self.scratch_factory(view, pods)
         claims: list[Claim] = []
         left: list[Pod] = []
         for pod in sorted(pods, key=lambda p: (p.requests.get("cpu", 0), p.requests.get("memory", 0)), reverse=True):
@@ -467,7 +467,7 @@ class KarpenterLike(ClusterAutoscaler):
         busy = [c for c in cands if c.consolidatable and c.pods and c.pool.consolidation_policy == "WhenEmptyOrUnderutilized"]
         if not busy:
             return None
-        scratch = self._base_factory(view, [p for c in busy for p in c.pods])
+        scratch = self.scratch_factory(view, [p for c in busy for p in c.pods])
         by_price = sorted((o for p in self.pools for o in self.offerings(p)), key=lambda o: o.price)
 
         def offers() -> list[Offering]:
