@@ -16,8 +16,8 @@ by a whole set's requests, then the models bound it the same way.
 Both take **assumed workloads** (Karmada's ``AssumedWorkloads``, its SchedulingOvercommitProtection):
 per cluster, the replicas already assigned there whose pods the cluster does not show yet. The
 general estimator adds their requests to the summary's ``allocating``; the simulated estimator
-places each workload on the member's nodes first (all its replicas or, when they do not fit,
-none, as Karmada's node-resource plugin does).
+places each workload on the member's nodes first, first fit as Karmada's node-resource plugin does
+(a workload that does not fit whole keeps the replicas it placed).
 """
 
 from __future__ import annotations
