@@ -7,9 +7,10 @@ requests; it cannot see that free capacity is split across nodes, nor node selec
 spread. :mod:`kubesched.multicluster.simulate_estimator` answers with kubesched's own scheduler on
 the member cluster's nodes instead.
 
-When the Cluster sets resource models and its status counts nodes per grade
-(``allocatableModelings``), the general estimator instead places replicas first-fit on nodes
-holding each grade's minimums (:func:`replicas_by_models`), capped by the free pod count. Its
+When the Cluster has resource models (its own, or Karmada's defaults that reading a Cluster
+applies) and its status counts nodes per grade (``allocatableModelings``), the general estimator
+instead places replicas first-fit on nodes holding each grade's minimums
+(:func:`replicas_by_models`), capped by the free pod count. Its
 component-set estimate (:meth:`GeneralEstimator.max_available_component_sets`) divides the summary
 by a whole set's requests, then the models bound it the same way.
 

@@ -268,9 +268,11 @@ def test_the_component_model_bound_applies_below_the_summary():
 
 
 def test_models_on_the_shipped_example_see_edge_tokyos_fragments(tmp_path, capsys):
-    """edge-tokyo's 4 nodes have 1.5 cpu free each: the summary sees 6 cpus and answers 3 two-cpu
-    replicas; with cpu grades of [1, 2) and [2, 4) the nodes count as grade 1 (1 cpu each), no
-    replica fits, and the web tier goes to the next affinity term, as with the simulated estimator."""
+    """edge-tokyo's 4 nodes have 1.5 cpu free each: the summary (CustomizedClusterResourceModeling
+    off) sees 6 cpus and answers 3 two-cpu replicas; with cpu grades of [1, 2) and [2, 4), or
+    Karmada's default grades (the gate on, no models listed), the nodes count as grade 1 (1 cpu
+    each), no replica fits, and the web tier goes to the next affinity term, as with the simulated
+    estimator."""
     ex = Path(example_path("multicluster/federation.yaml")).parent
     text = (ex / "federation.yaml").read_text()
     grades = "  resourceModels:\n" + "".join(
@@ -278,11 +280,13 @@ def test_models_on_the_shipped_example_see_edge_tokyos_fragments(tmp_path, capsy
     )
     members = [a for m in ("edge-tokyo", "edge-seoul", "cloud-westus2") for a in ("-f", f"{m}={ex / m}.yaml")]
     got = {}
-    for name, body in (("plain", text), ("models", text.replace("  zones: [japaneast-1]\n", "  zones: [japaneast-1]\n" + grades, 1))):
+    models = text.replace("  zones: [japaneast-1]\n", "  zones: [japaneast-1]\n" + grades, 1)
+    for name, body, gate in (("summary", text, "false"), ("defaults", text, "true"), ("models", models, "true")):
         f = tmp_path / f"{name}.yaml"
         f.write_text(body)
-        assert main(["multicluster", "explain", "default/web", "-f", str(f), *members, "--estimator", "general", "-o", "json", "--seed", "1"]) == 0
+        assert main(["multicluster", "explain", "default/web", "-f", str(f), *members, "--estimator", "general", "-o", "json",
+                     "--seed", "1", "--feature-gates", f"CustomizedClusterResourceModeling={gate}"]) == 0
         doc = json.loads(capsys.readouterr().out)
         tokyo = next(c for c in doc["attempts"][0]["clusters"] if c["name"] == "edge-tokyo")
         got[name] = (tokyo["estimates"]["general"], [c["name"] for c in doc["clusters"]])
-    assert got == {"plain": (3, ["edge-tokyo"]), "models": (0, ["edge-seoul"])}
+    assert got == {"summary": (3, ["edge-tokyo"]), "defaults": (0, ["edge-seoul"]), "models": (0, ["edge-seoul"])}
