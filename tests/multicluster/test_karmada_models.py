@@ -78,6 +78,28 @@ REPLICAS_BY_MODELS = [
 @pytest.mark.parametrize(("name", "c", "requests", "want"), REPLICAS_BY_MODELS, ids=[r[0] for r in REPLICAS_BY_MODELS])
 def test_get_maximum_replicas_based_on_resource_models(name, c, requests, want):
     assert replicas_by_models(c, R(requests)) == want
+    # counted grade by grade, as first fit of one-replica sets on the model nodes counts them
+    assert sets_by_models(c, [Component(1, R(requests))], (), 2**31 - 1) == want
+
+
+@pytest.mark.parametrize("requests", [{"cpu": "500m"}, {"cpu": "1", "memory": "1Gi"}, {}, {"memory": "3Gi"}, {GPU: "1"},
+                                      {"example.com/not-tracked": "1"}])
+def test_replicas_by_models_is_first_fit_summed_by_grade(requests):
+    """The default grades with several nodes a grade: the sum by grade is first fit's count."""
+    from kubesched.multicluster.api import DEFAULT_RESOURCE_MODELS
+
+    counts = tuple(AllocatableModeling(g, n) for g, n in ((0, 3), (1, 5), (2, 2), (4, 7), (8, 1)))
+    c = Cluster("c", resource_summary=ResourceSummary({}, {}, {}, counts), resource_models=DEFAULT_RESOURCE_MODELS)
+    assert replicas_by_models(c, R(requests)) == sets_by_models(c, [Component(1, R(requests))], (), 2**31 - 1)
+
+
+def test_replicas_by_models_are_capped_at_max_int32():
+    """20 million grade-8 nodes of 110 pod slots: first fit stops at MAX_INT32 sets."""
+    from kubesched.multicluster.api import DEFAULT_RESOURCE_MODELS
+
+    c = Cluster("c", resource_summary=ResourceSummary({}, {}, {}, (AllocatableModeling(8, 20_000_000),)),
+                resource_models=DEFAULT_RESOURCE_MODELS)
+    assert replicas_by_models(c, {}) == 2**31 - 1
 
 
 BIGU = 100
