@@ -34,7 +34,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     func: Callable[[argparse.Namespace], int] = args.func
     try:
         if hasattr(args, "feature_gates"):  # this run's gates (v1.36's defaults when not given)
-            features.set_from_flag(args.feature_gates or "")
+            features.set_from_flag(args.feature_gates or "", getattr(args, "other_feature_gates", ()))
         flags.expand_files(args)
         seeds.pick_seed(args)
         code = func(args)

@@ -12,7 +12,7 @@ other value, as upstream refuses it.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator, Mapping
+from collections.abc import Collection, Iterator, Mapping
 from dataclasses import dataclass, field
 
 from kubesched.errors import InputError
@@ -41,26 +41,28 @@ GATES: dict[str, tuple[bool, bool]] = {
 
 @dataclass(frozen=True)
 class FeatureGates:
-    """An immutable gate set: v1.36's defaults with ``changed`` on top."""
+    """An immutable gate set: the defaults of ``known`` (v1.36's kube-scheduler gates unless
+    another component's table is given) with ``changed`` on top."""
 
     changed: Mapping[str, bool] = field(default_factory=dict)
+    known: Mapping[str, tuple[bool, bool]] = field(default_factory=lambda: GATES, repr=False)
 
     def enabled(self, name: str) -> bool:
         if name in self.changed:
             return self.changed[name]
-        return GATES[name][0]
+        return self.known[name][0]
 
     def with_values(self, values: Mapping[str, bool]) -> FeatureGates:
         for name, value in values.items():
-            if name not in GATES:
+            if name not in self.known:
                 raise InputError(f"unrecognized feature gate: {name}", path="--feature-gates")
-            default, locked = GATES[name]
+            default, locked = self.known[name]
             if locked and value != default:
                 raise InputError(
                     f"cannot set feature gate {name} to {str(value).lower()}, feature is locked to {str(default).lower()}",
                     path="--feature-gates",
                 )
-        return FeatureGates({**self.changed, **values})
+        return FeatureGates({**self.changed, **values}, self.known)
 
 
 DEFAULT = FeatureGates()
@@ -94,10 +96,11 @@ def parse_flag(text: str) -> dict[str, bool]:
     return out
 
 
-def set_from_flag(text: str) -> FeatureGates:
-    """Apply ``--feature-gates`` to the process's gates (bad names or values: InputError)."""
+def set_from_flag(text: str, others: Collection[str] = ()) -> FeatureGates:
+    """Apply ``--feature-gates`` to the process's gates (bad names or values: InputError). Names in
+    ``others`` are another component's gates (the multicluster commands' Karmada gates), left to it."""
     global _current
-    _current = DEFAULT.with_values(parse_flag(text))
+    _current = DEFAULT.with_values({k: v for k, v in parse_flag(text).items() if k not in others})
     return _current
 
 

@@ -193,7 +193,8 @@ def add_config(p: argparse.ArgumentParser | Any, help: str = CONFIG_HELP, metava
 def add_feature_gates(p: argparse.ArgumentParser | Any) -> None:
     p.add_argument(
         "--feature-gates", metavar="NAME=BOOL,...",
-        help="kube-scheduler feature gates, v1.36 defaults otherwise (docs/config.md#feature-gates)",
+        help="kube-scheduler feature gates, v1.36 defaults otherwise (docs/config.md#feature-gates); the multicluster "
+        "commands take Karmada v1.18's too (docs/multicluster.md#resource-models)",
     )
 
 

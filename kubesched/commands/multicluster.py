@@ -8,6 +8,7 @@ import argparse
 from kubesched.commands import flags
 from kubesched.commands.declare import Group
 from kubesched.commands.lazy import lazy_handler
+from kubesched.multicluster.gates import KARMADA_FLAG_GATES
 
 
 def _add_federation_flags(p: argparse.ArgumentParser) -> None:
@@ -25,6 +26,8 @@ def _add_federation_flags(p: argparse.ArgumentParser) -> None:
                    help="network: users' latency to each cluster and workload classes (enables the network plugins)")
     p.add_argument("--enable-empty-workload-propagation", action="store_true",
                    help="as Karmada's flag: selected clusters that get 0 replicas stay in the result")
+    flags.add_feature_gates(p)
+    p.set_defaults(other_feature_gates=KARMADA_FLAG_GATES)  # Karmada's, read by kubesched.multicluster.cli
     flags.add_config(p, "KubeSchedulerConfiguration for every member's scheduler")
     flags.add_plugin_path(p, "node plugins")
     flags.add_seed(p, help="seed for the members' tie-breaks")

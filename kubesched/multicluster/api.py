@@ -5,7 +5,8 @@ Karmada's admission applies before the scheduler sees an object: the validating 
 (one clear error naming the field) and the mutating webhook's defaults (spread constraints default
 to ``spreadByField: cluster`` and ``minGroups: 1``; ``replicaSchedulingType`` defaults to Divided and
 a Divided strategy's ``replicaDivisionPreference`` to Weighted). A Cluster's resource models are
-standardized and validated as Karmada's registry does on create. ``spec.failover`` and
+standardized and validated as Karmada's registry does on create, and a Cluster without any gets
+Karmada's nine default grades (both with the CustomizedClusterResourceModeling gate on, its default). ``spec.failover`` and
 ``spec.propagateDeps`` are parsed for the failover controllers (``kubesched.multicluster.failover``);
 other fields that do not affect placement (conflict resolution, suspension, ...) are accepted as
 Karmada defines them and ignored.
@@ -570,7 +571,12 @@ _CLUSTER_SPEC = (
 _CLUSTER_STATUS = ("kubernetesVersion", "apiEnablements", "conditions", "nodeSummary", "resourceSummary", "remedyActions")
 
 
-def parse_cluster(m: dict, path: str) -> Cluster:
+def parse_cluster(m: dict, path: str, modeling: bool = True) -> Cluster:
+    """A Cluster as Karmada's registry stores it on create. ``modeling``: the
+    CustomizedClusterResourceModeling gate. On (Karmada's default), a Cluster without
+    ``spec.resourceModels`` gets the nine default grades and listed ones are standardized; off, the
+    models are validated as written, and as neither the cluster-status controller nor the general
+    estimator reads models then, the Cluster keeps none (nor ``allocatableModelings``)."""
     _obj(m, path, ("apiVersion", "kind", "metadata", "spec", "status"))
     mp = join_path(path, "metadata")
     md = as_map(m.get("metadata"), mp)
@@ -605,8 +611,9 @@ def parse_cluster(m: dict, path: str) -> Cluster:
             parse_resource_list(rm.get("allocatable"), join_path(rp, "allocatable")),
             parse_resource_list(rm.get("allocating"), join_path(rp, "allocating")),
             parse_resource_list(rm.get("allocated"), join_path(rp, "allocated")),
-            _parse_modelings(rm.get("allocatableModelings"), join_path(rp, "allocatableModelings")),
+            _parse_modelings(rm.get("allocatableModelings"), join_path(rp, "allocatableModelings")) if modeling else (),
         )
+    models = parse_resource_models(spec.get("resourceModels"), join_path(sp, "resourceModels"), standardize=modeling)
     return Cluster(
         name=name,
         labels=str_map(md.get("labels"), join_path(mp, "labels")),
@@ -619,7 +626,7 @@ def parse_cluster(m: dict, path: str) -> Cluster:
         complete_api_enablements=complete,
         resource_summary=summary,
         deleting=bool(as_str(md.get("deletionTimestamp"), join_path(mp, "deletionTimestamp"))),
-        resource_models=parse_resource_models(spec.get("resourceModels"), join_path(sp, "resourceModels")),
+        resource_models=(models or DEFAULT_RESOURCE_MODELS) if modeling else (),
     )
 
 
@@ -650,12 +657,13 @@ def _parse_modelings(value: Any, path: str) -> tuple[AllocatableModeling, ...]:
     return tuple(out)
 
 
-def parse_resource_models(value: Any, path: str) -> tuple[ResourceModel, ...]:
+def parse_resource_models(value: Any, path: str, standardize: bool = True) -> tuple[ResourceModel, ...]:
     """``spec.resourceModels`` as Karmada's registry admits them on create: standardized first
     (StandardizeClusterResourceModels: sorted by grade, the first grade's mins taken as 0, the last
-    grade's maxes as MaxInt64), then validated (ValidateClusterResourceModels: no two grades the
-    same, the same resources in the same order in every grade, min < max, and each grade's min
-    equal to the grade below's max). Validation compares exact quantities; the models keep
+    grade's maxes as MaxInt64; only with CustomizedClusterResourceModeling on), then validated
+    (ValidateClusterResourceModels: no two grades the same, the same resources in the same order in
+    every grade, min < max, the first grade's mins 0, each grade's min equal to the grade below's
+    max, the last grade's maxes MaxInt64). Validation compares exact quantities; the models keep
     kubesched's integer units."""
     parsed: list[tuple[int, list[tuple[str, Fraction, Fraction]], str]] = []
     for i, m in enumerate(as_list(value, path)):
@@ -678,9 +686,10 @@ def parse_resource_models(value: Any, path: str) -> tuple[ResourceModel, ...]:
         parsed.append((_uint(mm.get("grade"), join_path(ip, "grade")), ranges, ip))
     if not parsed:
         return ()
-    parsed.sort(key=lambda m: m[0])  # sort.Slice by grade (equal grades are refused below)
-    parsed[0] = (parsed[0][0], [(n, Fraction(0), hi) for n, _, hi in parsed[0][1]], parsed[0][2])
-    parsed[-1] = (parsed[-1][0], [(n, lo, Fraction(INT64_MAX)) for n, lo, _ in parsed[-1][1]], parsed[-1][2])
+    if standardize:
+        parsed.sort(key=lambda m: m[0])  # sort.Slice by grade (equal grades are refused below)
+        parsed[0] = (parsed[0][0], [(n, Fraction(0), hi) for n, _, hi in parsed[0][1]], parsed[0][2])
+        parsed[-1] = (parsed[-1][0], [(n, lo, Fraction(INT64_MAX)) for n, lo, _ in parsed[-1][1]], parsed[-1][2])
     for i, (grade, ranges, ip) in enumerate(parsed):
         prev = parsed[i - 1] if i else None
         if prev is not None and grade == prev[0]:
@@ -691,14 +700,30 @@ def parse_resource_models(value: Any, path: str) -> tuple[ResourceModel, ...]:
             jp = join_path(join_path(ip, "ranges"), j)
             if hi <= lo:
                 raise InputError("The max value of each resource must be greater than the min value", path=join_path(jp, "max"))
+            if prev is None and lo != 0:
+                raise InputError("The min value of each resource in the first model should be 0", path=join_path(jp, "min"))
             if prev is not None and prev[1][j][0] != name:
                 raise InputError("The resource types of each models should be the same", path=join_path(jp, "name"))
             if prev is not None and prev[1][j][2] != lo:
                 raise InputError("Model intervals for resources must be contiguous and non-overlapping", path=join_path(jp, "min"))
+            if i == len(parsed) - 1 and -(-hi // 1) != INT64_MAX:  # Quantity.Value() rounds up
+                raise InputError("The max value of each resource in the last model should be MaxInt64", path=join_path(jp, "max"))
     return tuple(
         ResourceModel(grade, tuple(ResourceModelRange(n, resource_value(n, lo), resource_value(n, hi)) for n, lo, hi in ranges))
         for grade, ranges, _ in parsed
     )
+
+
+def _default_models() -> list[dict]:
+    """SetDefaultClusterResourceModels: nine grades of cpu (cores) and memory, each doubling."""
+    cpu = ["0", "1", "2", "4", "8", "16", "32", "64", "128", str(INT64_MAX)]
+    mem = ["0", "4Gi", "16Gi", "32Gi", "64Gi", "128Gi", "256Gi", "512Gi", "1024Gi", str(INT64_MAX)]
+    return [{"grade": g, "ranges": [{"name": "cpu", "min": cpu[g], "max": cpu[g + 1]},
+                                    {"name": "memory", "min": mem[g], "max": mem[g + 1]}]} for g in range(9)]
+
+
+#: The models Karmada's registry gives a Cluster created without any (CustomizedClusterResourceModeling on).
+DEFAULT_RESOURCE_MODELS = parse_resource_models(_default_models(), "defaults")
 
 
 # ---- the binding: a resource template with its placement ---------------------------------------

@@ -35,10 +35,11 @@ def _warn_missing_dumps(setup, decisions: list) -> None:  # noqa: ANN001 - a loa
 def build(args: argparse.Namespace):  # noqa: ANN201 - (Federation, bindings, skipped, setup)
     from kubesched.app import build_config, build_registry
     from kubesched.multicluster.federation import Federation, resolve_plugins
+    from kubesched.multicluster.gates import CUSTOMIZED_CLUSTER_RESOURCE_MODELING, parse_karmada_gates
     from kubesched.multicluster.load import load_members, match_policy, read_setup, to_binding
     from kubesched.multicluster.network import NetworkOverhead, load_network
 
-    setup = read_setup(args.file)
+    setup = read_setup(args.file, parse_karmada_gates(args.feature_gates).enabled(CUSTOMIZED_CLUSTER_RESOURCE_MODELING))
     if not setup.clusters:
         raise InputError("no member clusters: give Cluster objects or member dumps as NAME=FILE", source="-f")
     registry = build_registry(args.plugin_path)

@@ -7,17 +7,18 @@ requests; it cannot see that free capacity is split across nodes, nor node selec
 spread. :mod:`kubesched.multicluster.simulate_estimator` answers with kubesched's own scheduler on
 the member cluster's nodes instead.
 
-When the Cluster sets resource models and its status counts nodes per grade
-(``allocatableModelings``), the general estimator instead places replicas first-fit on nodes
-holding each grade's minimums (:func:`replicas_by_models`), capped by the free pod count. Its
+When the Cluster has resource models (its own, or Karmada's defaults that reading a Cluster
+applies) and its status counts nodes per grade (``allocatableModelings``), the general estimator
+instead places replicas first-fit on nodes holding each grade's minimums
+(:func:`replicas_by_models`), capped by the free pod count. Its
 component-set estimate (:meth:`GeneralEstimator.max_available_component_sets`) divides the summary
 by a whole set's requests, then the models bound it the same way.
 
 Both take **assumed workloads** (Karmada's ``AssumedWorkloads``, its SchedulingOvercommitProtection):
 per cluster, the replicas already assigned there whose pods the cluster does not show yet. The
 general estimator adds their requests to the summary's ``allocating``; the simulated estimator
-places each workload on the member's nodes first (all its replicas or, when they do not fit,
-none, as Karmada's node-resource plugin does).
+places each workload on the member's nodes first, first fit as Karmada's node-resource plugin does
+(a workload that does not fit whole keeps the replicas it placed).
 """
 
 from __future__ import annotations
@@ -28,7 +29,13 @@ from typing import Protocol
 
 from kubesched.api.resources import CPU, PODS, Resources
 from kubesched.multicluster.api import Binding, Cluster, ResourceSummary
-from kubesched.multicluster.firstfit import Component, FreeNode, SchedulingSimulator, simulate_assumed
+from kubesched.multicluster.firstfit import (
+    Component,
+    FreeNode,
+    SchedulingSimulator,
+    max_divided,
+    simulate_assumed,
+)
 
 MAX_INT32 = 2**31 - 1
 MAX_INT64 = 2**63 - 1
@@ -100,10 +107,11 @@ def replicas_by_cluster_summary(s: ResourceSummary, requests: Resources) -> int:
     return maximum
 
 
-def model_nodes(cluster: Cluster) -> list[FreeNode] | None:
-    """buildModelNodes: per grade in ascending order, ``count`` nodes holding the grade's minimums
-    and 110 pod slots. None (upstream's error) without a summary or models, or for a negative
-    count; a grade in only one of spec and status gives no nodes."""
+def model_grades(cluster: Cluster) -> list[tuple[Resources, int]] | None:
+    """buildModelNodes, grade by grade: per grade in ascending order, the free resources of its
+    nodes (the grade's minimums and 110 pod slots) and how many there are. None (upstream's error)
+    without a summary or models, or for a negative count; a grade in only one of spec and status
+    gives no nodes."""
     s = cluster.resource_summary
     if s is None or not cluster.resource_models:
         return None
@@ -113,7 +121,13 @@ def model_nodes(cluster: Cluster) -> list[FreeNode] | None:
             return None
         counts[a.grade] = counts.get(a.grade, 0) + a.count
     templates = {m.grade: {**{r.name: r.min for r in m.ranges}, PODS: MAX_PODS_PER_MODEL_NODE} for m in cluster.resource_models}
-    return [FreeNode(dict(templates[g])) for g in sorted(templates) for _ in range(counts.get(g, 0))]
+    return [(templates[g], counts.get(g, 0)) for g in sorted(templates)]
+
+
+def model_nodes(cluster: Cluster) -> list[FreeNode] | None:
+    """buildModelNodes: ``model_grades`` as the nodes the first-fit simulation consumes."""
+    grades = model_grades(cluster)
+    return None if grades is None else [FreeNode(dict(free)) for free, n in grades for _ in range(n)]
 
 
 def sets_by_models(cluster: Cluster, components: Sequence[Component], assumed: Sequence[AssumedWorkload], upper_bound: int) -> int | None:
@@ -129,8 +143,15 @@ def sets_by_models(cluster: Cluster, components: Sequence[Component], assumed: S
 
 def replicas_by_models(cluster: Cluster, requests: Resources, assumed: Sequence[AssumedWorkload] = ()) -> int | None:
     """getMaximumReplicasBasedOnResourceModels: one replica as a one-pod set, up to MAX_INT32. The
-    model nodes carry no labels or taints, so a replica's node claim never excludes one."""
-    return sets_by_models(cluster, [Component(1, requests)], assumed, MAX_INT32)
+    model nodes carry no labels or taints, so a replica's node claim never excludes one. With
+    nothing assumed, first fit of one-replica sets places what every node holds, so the count is
+    summed grade by grade (the nodes of a grade are alike) rather than node by node."""
+    if assumed:
+        return sets_by_models(cluster, [Component(1, requests)], assumed, MAX_INT32)
+    grades = model_grades(cluster)
+    if grades is None:
+        return None
+    return min(MAX_INT32, sum(n * max_divided(free, requests) for free, n in grades))
 
 
 def _sum_assumed(assumed: Sequence[AssumedWorkload]) -> tuple[int, Resources]:

@@ -84,10 +84,12 @@ def max_divided(free: Mapping[str, int], requests: Mapping[str, int]) -> int:
 
 
 class SchedulingSimulator:
-    """estimator.SchedulingSimulator: first fit over ``nodes``, which it consumes."""
+    """estimator.SchedulingSimulator: first fit over ``nodes``, which it consumes. With ``record``,
+    ``placements`` lists where replicas went: (node index, component, replicas)."""
 
-    def __init__(self, nodes: list[FreeNode]) -> None:
+    def __init__(self, nodes: list[FreeNode], record: bool = False) -> None:
         self.nodes = nodes
+        self.placements: list[tuple[int, Component, int]] | None = [] if record else None
 
     def simulate(self, components: Sequence[Component], upper_bound: int) -> int:
         """SimulateScheduling: the number of complete sets placed, at most ``upper_bound``."""
@@ -121,7 +123,7 @@ class SchedulingSimulator:
     def _place(self, c: Component, replicas: int) -> int:
         """scheduleComponent for ``replicas``: what is left unplaced (0: all placed)."""
         remaining = replicas
-        for node in self.nodes:
+        for i, node in enumerate(self.nodes):
             if remaining <= 0:
                 break
             take = min(self._capacity(node, c), remaining)
@@ -133,6 +135,8 @@ class SchedulingSimulator:
                     free[name] = max(free[name] - amount * take, 0)
             free[PODS] = max(free.get(PODS, 0) - take, 0)
             remaining -= take
+            if self.placements is not None:
+                self.placements.append((i, c, take))
         return remaining
 
 

@@ -22,6 +22,7 @@ from kubesched.errors import InputError, join_path
 from kubesched.load import kind_items, load_cluster, read_documents
 from kubesched.multicluster.api import (
     CLUSTER_API,
+    DEFAULT_RESOURCE_MODELS,
     POLICY_API,
     Binding,
     Cluster,
@@ -78,7 +79,10 @@ def split_file_arg(arg: str) -> tuple[str | None, str]:
     return None, arg
 
 
-def read_setup(args: list[str]) -> Setup:
+def read_setup(args: list[str], modeling: bool = True) -> Setup:
+    """The objects of ``args`` (``-f`` values). ``modeling``: Karmada's CustomizedClusterResourceModeling
+    gate (``parse_cluster``); a member with a dump and no Cluster object gets the Cluster Karmada
+    creates when it joins, with the default models when the gate is on."""
     setup = Setup()
     for arg in args:
         member, path = split_file_arg(arg)
@@ -94,11 +98,11 @@ def read_setup(args: list[str]) -> Setup:
                 raise e.within(source=path) from None
             for ipath, m in items:
                 try:
-                    _add(setup, m, ipath or "document", path)
+                    _add(setup, m, ipath or "document", path, modeling)
                 except InputError as e:
                     raise e.within(source=path) from None
     for name in setup.dumps:
-        setup.clusters.setdefault(name, Cluster(name))
+        setup.clusters.setdefault(name, Cluster(name, resource_models=DEFAULT_RESOURCE_MODELS if modeling else ()))
     taint_by_conditions(setup.clusters, setup.conditions, setup.taint_policies)
     return setup
 
@@ -109,11 +113,11 @@ def _check_api(m: dict, path: str, want: str) -> None:
         raise InputError(f'unsupported apiVersion "{got}" for kind {m["kind"]} (expected {want})', path=join_path(path, "apiVersion"))
 
 
-def _add(setup: Setup, m: dict, path: str, source: str) -> None:
+def _add(setup: Setup, m: dict, path: str, source: str, modeling: bool) -> None:
     kind = m["kind"]
     if kind == "Cluster":
         _check_api(m, path, CLUSTER_API)
-        c = parse_cluster(m, path)
+        c = parse_cluster(m, path, modeling)
         if c.name in setup.clusters:
             raise InputError(f'duplicate Cluster "{c.name}"', path=path)
         setup.clusters[c.name] = c

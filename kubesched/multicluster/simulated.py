@@ -14,9 +14,10 @@ Any other replica is placed for real: the member's scheduling cycle runs replica
 each assumed on its node, until one does not fit (at most ``cap``), and every assumption is then
 undone; the member's tie-break state is restored, so estimating never changes a later placement.
 
-Assumed (in-flight) workloads are placed first, in that same what-if, by the member's scheduler:
-a workload whose replicas do not all fit is left out (Karmada's node-resource plugin skips its
-deduction), and the count then runs on what is left.
+Assumed (in-flight) workloads are placed first, in that same what-if, as Karmada's node-resource
+plugin places them (:func:`kubesched.multicluster.firstfit.simulate_assumed`): first fit over the
+member's nodes in order, each workload once, and a workload whose replicas do not all fit keeps
+those it placed (upstream has no rollback). The count then runs on what is left.
 """
 
 from __future__ import annotations
@@ -25,20 +26,22 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from kubesched.api.resources import PODS
+from kubesched.api.objects import Pod
+from kubesched.api.resources import CPU, PODS, Resources
 from kubesched.framework import cycle
 from kubesched.framework.cycle_state import CycleState
 from kubesched.gpu.model import ASK_ANNOTATIONS, MILLI, pod_gpu_ask
 from kubesched.gpu.state import GpuState
 from kubesched.multicluster.api import Binding, Cluster
 from kubesched.multicluster.estimate import UNAUTHENTIC_REPLICA, Assumed, AssumedWorkload
+from kubesched.multicluster.firstfit import SchedulingSimulator, simulate_assumed, snapshot_nodes
 from kubesched.state.memo import AFFINITY_PODS, EVERYTHING, NODES
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-    from kubesched.api.objects import Pod
     from kubesched.multicluster.member import MemberCluster
+    from kubesched.state.snapshot import Snapshot
 
 RESOURCE_FILTERS = frozenset({"NodeResourcesFit"})  # judged by the closed form instead
 GPU_FILTERS = frozenset({"Open-Gpu-Share"})
@@ -64,15 +67,29 @@ def probe_of(pod: Pod) -> Pod:
     return p
 
 
-def _assumed_pod(template: Pod, aw: AssumedWorkload, suffix: str, requests: dict[str, int] | None) -> Pod:
-    """One replica of an assumed component: its requests, no node constraints (Karmada's
-    assumed components carry resources only)."""
-    p = probe_of(template)
-    p.namespace = aw.namespace or template.namespace
-    p.name, p.uid = f"assumed-{suffix}", f"assumed-{template.uid or template.name}-{suffix}"
-    p.node_selector, p.node_affinity, p.tolerations, p.labels = {}, None, (), {}
-    p.requests = dict(requests or {})
-    return p
+def _assumed_pod(namespace: str, name: str, requests: Resources | None) -> Pod:
+    """A pod of an assumed component: its requests only (no labels or inter-pod terms: it is
+    another workload's replica, not one of the template's)."""
+    quantities = {k: f"{v}m" if k == CPU else str(v) for k, v in (requests or {}).items()}
+    return Pod.parse({"metadata": {"name": name, "namespace": namespace, "uid": name},
+                      "spec": {"containers": [{"name": "assumed", "resources": {"requests": quantities}}]}})
+
+
+def place_assumed(snap: Snapshot, template: Pod, assumed: Sequence[AssumedWorkload]) -> None:
+    """Bind the assumed workloads' replicas in ``snap`` where Karmada's first fit puts them."""
+    sim = SchedulingSimulator(snapshot_nodes(snap), record=True)
+    assert sim.placements is not None
+    for k, aw in enumerate(assumed):
+        start = len(sim.placements)
+        simulate_assumed(sim, [aw.components])
+        for j, (row, comp, n) in enumerate(sim.placements[start:]):
+            base = _assumed_pod(aw.namespace or template.namespace,
+                                f"assumed-{template.uid or template.name}-{k}-{start + j}", comp.requests)
+            node = snap.nodes[row].name
+            for r in range(n):
+                p = base.with_node(node)
+                p.name = p.uid = f"{base.name}-{r}"
+                snap.add_pod(p)
 
 
 def _probe_key(pod: Pod) -> tuple:
@@ -114,21 +131,7 @@ class SimulatedEstimator:
         sched = member.scheduler
         assert sched is not None
         with sched.what_if() as snap:
-            for k, aw in enumerate(assumed):
-                replicas = [
-                    _assumed_pod(pod, aw, f"{k}-{c}-{r}", comp.requests)
-                    for c, comp in enumerate(aw.components) for r in range(max(comp.replicas, 0))
-                ]
-                placed: list[str] = []
-                for p in replicas:
-                    fw = sched.frameworks.get(p.scheduler_name)
-                    node = None if fw is None else sched.schedule_pod(fw, CycleState(), p).node
-                    if node is None:  # the workload does not fit: none of it is deducted
-                        for uid in placed:
-                            snap.remove_pod(uid)
-                        break
-                    snap.add_pod(p.with_node(node))
-                    placed.append(p.uid)
+            place_assumed(snap, pod, assumed)
             if pod.scheduler_name not in sched.frameworks:
                 return 0
             if needs_sequential(pod):

@@ -17,6 +17,7 @@ from kubesched.multicluster.estimate import (
     GeneralEstimator,
     deduct_assumed_from_summary,
 )
+from kubesched.multicluster.firstfit import NodeClaim
 from kubesched.multicluster.member import MemberCluster
 from kubesched.multicluster.simulated import SimulatedEstimator
 
@@ -112,15 +113,45 @@ def test_node_resource_estimator_estimate_components(name, node, assumed, want):
     assert snap.requested.tolist() == before[1]
 
 
-def test_a_workload_that_only_partly_fits_is_not_deducted_at_all():
-    """All of an assumed workload's replicas, or none (SimulateScheduling(components, 1))."""
+def test_a_workload_that_only_partly_fits_keeps_what_it_placed():
+    """SimulateScheduling(components, 1) has no rollback: the replicas placed before one does not
+    fit stay deducted (the plugin only logs that the workload could not be deducted)."""
     member = MemberCluster(Cluster("m"), ClusterObjects(nodes=[_node("a", "4", "8Gi"), _node("b", "4", "8Gi")]))
     est = SimulatedEstimator({"m": member})
     b = _binding({"cpu": "1", "memory": "1Gi"})
     three = _aw((3, {"cpu": 3000, "memory": Gi}))  # two fit (one per node), the third does not
-    assert est.max_available_replicas([member.cluster], b, {"m": [three]}) == [8]
+    assert est.max_available_replicas([member.cluster], b, {"m": [three]}) == [2]
     two = _aw((2, {"cpu": 3000, "memory": Gi}))
     assert est.max_available_replicas([member.cluster], b, {"m": [two]}) == [2]
+    # a later workload still goes where the partial one left room
+    one = _aw((1, {"cpu": 1000}))
+    assert est.max_available_replicas([member.cluster], b, {"m": [three, one]}) == [1]
+    assert est.max_available_replicas([member.cluster], b) == [8]
+
+
+def _zone_node(name: str, zone: str, cpu: str) -> Node:
+    return Node.parse({"metadata": {"name": name, "labels": {"zone": zone}},
+                       "status": {"allocatable": {"cpu": cpu, "memory": "8Gi", "pods": "10"}}})
+
+
+def test_assumed_replicas_go_first_fit_in_node_order():
+    """Karmada packs an assumed workload on the first nodes (each takes as many as fit): three
+    1-CPU replicas all land on node a and leave node b whole for an 8-CPU replica (the member's
+    scheduler put one on b)."""
+    member = MemberCluster(Cluster("m"), ClusterObjects(nodes=[_zone_node("a", "y", "8"), _zone_node("b", "y", "8")]))
+    est = SimulatedEstimator({"m": member})
+    assumed = {"m": [_aw((3, {"cpu": 1000, "memory": Gi}))]}
+    assert est.max_available_replicas([member.cluster], _binding({"cpu": "8"}), assumed) == [1]
+
+
+def test_an_assumed_component_keeps_its_node_claim():
+    """The scheduler assumes a single-template workload with its NodeClaim
+    (singleTemplateAsComponents), and first fit places it on a matching node only: the 2 CPUs go
+    on node b (zone x), leaving b no room for a 4-CPU replica and a room for one."""
+    member = MemberCluster(Cluster("m"), ClusterObjects(nodes=[_zone_node("a", "y", "6"), _zone_node("b", "x", "4")]))
+    est = SimulatedEstimator({"m": member})
+    pinned = AssumedWorkload("default", (AssumedComponent(1, {"cpu": 2000}, NodeClaim(node_selector={"zone": "x"})),))
+    assert est.max_available_replicas([member.cluster], _binding({"cpu": "4"}), {"m": [pinned]}) == [1]
 
 
 def test_the_federation_takes_assumed_workloads():
@@ -137,7 +168,9 @@ def test_the_federation_takes_assumed_workloads():
 
 
 def test_assumed_workloads_before_replicas_placed_one_by_one():
-    """A replica with anti-affinity is counted by placing replicas for real (nested what-ifs)."""
+    """A replica with anti-affinity is counted by placing replicas for real (nested what-ifs). An
+    assumed pod is another workload's replica: the template's anti-affinity does not come with it,
+    so it repels no replica of the template."""
     member = MemberCluster(Cluster("m"), ClusterObjects(nodes=[_node("a", "4", "8Gi"), _node("b", "4", "8Gi")]))
     est = SimulatedEstimator({"m": member})
     pod = Pod.parse({"metadata": {"name": "w", "namespace": "default", "labels": {"app": "w"}}, "spec": {
@@ -148,4 +181,5 @@ def test_assumed_workloads_before_replicas_placed_one_by_one():
     assert est.max_available_replicas([member.cluster], b) == [2]
     full = _aw((1, {"cpu": 4000}))  # fills one node
     assert est.max_available_replicas([member.cluster], b, {"m": [full]}) == [1]
+    assert est.max_available_replicas([member.cluster], b, {"m": [_aw((1, {"cpu": 1000}))]}) == [2]
     assert est.max_available_replicas([member.cluster], b) == [2] and len(member.snapshot.pods) == 0

@@ -78,6 +78,28 @@ REPLICAS_BY_MODELS = [
 @pytest.mark.parametrize(("name", "c", "requests", "want"), REPLICAS_BY_MODELS, ids=[r[0] for r in REPLICAS_BY_MODELS])
 def test_get_maximum_replicas_based_on_resource_models(name, c, requests, want):
     assert replicas_by_models(c, R(requests)) == want
+    # counted grade by grade, as first fit of one-replica sets on the model nodes counts them
+    assert sets_by_models(c, [Component(1, R(requests))], (), 2**31 - 1) == want
+
+
+@pytest.mark.parametrize("requests", [{"cpu": "500m"}, {"cpu": "1", "memory": "1Gi"}, {}, {"memory": "3Gi"}, {GPU: "1"},
+                                      {"example.com/not-tracked": "1"}])
+def test_replicas_by_models_is_first_fit_summed_by_grade(requests):
+    """The default grades with several nodes a grade: the sum by grade is first fit's count."""
+    from kubesched.multicluster.api import DEFAULT_RESOURCE_MODELS
+
+    counts = tuple(AllocatableModeling(g, n) for g, n in ((0, 3), (1, 5), (2, 2), (4, 7), (8, 1)))
+    c = Cluster("c", resource_summary=ResourceSummary({}, {}, {}, counts), resource_models=DEFAULT_RESOURCE_MODELS)
+    assert replicas_by_models(c, R(requests)) == sets_by_models(c, [Component(1, R(requests))], (), 2**31 - 1)
+
+
+def test_replicas_by_models_are_capped_at_max_int32():
+    """20 million grade-8 nodes of 110 pod slots: first fit stops at MAX_INT32 sets."""
+    from kubesched.multicluster.api import DEFAULT_RESOURCE_MODELS
+
+    c = Cluster("c", resource_summary=ResourceSummary({}, {}, {}, (AllocatableModeling(8, 20_000_000),)),
+                resource_models=DEFAULT_RESOURCE_MODELS)
+    assert replicas_by_models(c, {}) == 2**31 - 1
 
 
 BIGU = 100
@@ -268,9 +290,11 @@ def test_the_component_model_bound_applies_below_the_summary():
 
 
 def test_models_on_the_shipped_example_see_edge_tokyos_fragments(tmp_path, capsys):
-    """edge-tokyo's 4 nodes have 1.5 cpu free each: the summary sees 6 cpus and answers 3 two-cpu
-    replicas; with cpu grades of [1, 2) and [2, 4) the nodes count as grade 1 (1 cpu each), no
-    replica fits, and the web tier goes to the next affinity term, as with the simulated estimator."""
+    """edge-tokyo's 4 nodes have 1.5 cpu free each: the summary (CustomizedClusterResourceModeling
+    off) sees 6 cpus and answers 3 two-cpu replicas; with cpu grades of [1, 2) and [2, 4), or
+    Karmada's default grades (the gate on, no models listed), the nodes count as grade 1 (1 cpu
+    each), no replica fits, and the web tier goes to the next affinity term, as with the simulated
+    estimator."""
     ex = Path(example_path("multicluster/federation.yaml")).parent
     text = (ex / "federation.yaml").read_text()
     grades = "  resourceModels:\n" + "".join(
@@ -278,11 +302,13 @@ def test_models_on_the_shipped_example_see_edge_tokyos_fragments(tmp_path, capsy
     )
     members = [a for m in ("edge-tokyo", "edge-seoul", "cloud-westus2") for a in ("-f", f"{m}={ex / m}.yaml")]
     got = {}
-    for name, body in (("plain", text), ("models", text.replace("  zones: [japaneast-1]\n", "  zones: [japaneast-1]\n" + grades, 1))):
+    models = text.replace("  zones: [japaneast-1]\n", "  zones: [japaneast-1]\n" + grades, 1)
+    for name, body, gate in (("summary", text, "false"), ("defaults", text, "true"), ("models", models, "true")):
         f = tmp_path / f"{name}.yaml"
         f.write_text(body)
-        assert main(["multicluster", "explain", "default/web", "-f", str(f), *members, "--estimator", "general", "-o", "json", "--seed", "1"]) == 0
+        assert main(["multicluster", "explain", "default/web", "-f", str(f), *members, "--estimator", "general", "-o", "json",
+                     "--seed", "1", "--feature-gates", f"CustomizedClusterResourceModeling={gate}"]) == 0
         doc = json.loads(capsys.readouterr().out)
         tokyo = next(c for c in doc["attempts"][0]["clusters"] if c["name"] == "edge-tokyo")
         got[name] = (tokyo["estimates"]["general"], [c["name"] for c in doc["clusters"]])
-    assert got == {"plain": (3, ["edge-tokyo"]), "models": (0, ["edge-seoul"])}
+    assert got == {"summary": (3, ["edge-tokyo"]), "defaults": (0, ["edge-seoul"]), "models": (0, ["edge-seoul"])}

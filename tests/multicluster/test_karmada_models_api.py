@@ -15,6 +15,7 @@ from kubesched.api.objects import Node, Pod
 from kubesched.api.quantity import INT64_MAX
 from kubesched.errors import InputError
 from kubesched.multicluster.api import (
+    DEFAULT_RESOURCE_MODELS,
     AllocatableModeling,
     Cluster,
     ResourceModel,
@@ -60,12 +61,12 @@ VALIDATE = [
 ]
 
 
-def _cluster(models: list[dict], status: dict | None = None) -> Cluster:
+def _cluster(models: list[dict], status: dict | None = None, modeling: bool = True) -> Cluster:
     doc = {"apiVersion": "cluster.karmada.io/v1alpha1", "kind": "Cluster", "metadata": {"name": "foo"},
            "spec": {"resourceModels": models}}
     if status is not None:
         doc["status"] = status
-    return parse_cluster(doc, "")
+    return parse_cluster(doc, "", modeling)
 
 
 @pytest.mark.parametrize(("name", "models", "error"), VALIDATE, ids=[r[0] for r in VALIDATE])
@@ -91,6 +92,67 @@ def test_validation_refuses_what_standardizing_cannot_mend():
                      ({"grade": 0, "ranges": [{"name": "cpu", "min": "x", "max": 1}]}, "min"), ({"grade": 0, "rangez": []}, 'unknown field "rangez"')]:
         with pytest.raises(InputError, match=msg):
             _cluster([bad])
+
+
+# With CustomizedClusterResourceModeling off the registry does not standardize, and
+# ValidateCluster judges the models as written: the three rows standardizing mends are refused.
+AS_WRITTEN = {
+    "invalid cluster resource models with unreasonable ranges":
+        "spec.resourceModels[0].ranges[0].max: The max value of each resource must be greater than the min value",
+    "invalid cluster resource models which the min value of each resource in the first model is not 0":
+        "spec.resourceModels[0].ranges[0].min: The min value of each resource in the first model should be 0",
+    "invalid cluster resource models which the max value of each resource in the last model is not MaxInt64":
+        "spec.resourceModels[0].ranges[0].max: The max value of each resource in the last model should be MaxInt64",
+}
+
+
+@pytest.mark.parametrize(("name", "models", "error"), VALIDATE, ids=[r[0] for r in VALIDATE])
+def test_validate_cluster_as_written(name, models, error):
+    want = AS_WRITTEN.get(name, error)
+    if want is None:  # valid as written: admitted, but not used
+        assert _cluster(models, modeling=False).resource_models == ()
+        return
+    with pytest.raises(InputError) as e:
+        _cluster(models, modeling=False)
+    assert str(e.value) == want
+
+
+# TestSetDefaultClusterResourceModels: 1 of 1 case (cpu in millicores, memory in bytes)
+def test_set_default_cluster_resource_models():
+    cpu = [0, 1, 2, 4, 8, 16, 32, 64, 128]
+    mem = [0, 4, 16, 32, 64, 128, 256, 512, 1024]
+    want = [ResourceModel(g, (ResourceModelRange("cpu", cpu[g] * 1000, cpu[g + 1] * 1000 if g < 8 else INT64_MAX),
+                              ResourceModelRange("memory", mem[g] << 30, mem[g + 1] << 30 if g < 8 else INT64_MAX)))
+            for g in range(9)]
+    assert list(DEFAULT_RESOURCE_MODELS) == want
+
+
+# TestStrategy_PrepareForCreate: 3 of 3 cases, on what the Cluster keeps. With the gate off its
+# models are not read by anything (no allocatableModelings, no estimate from grades), so the
+# Cluster keeps none.
+def test_strategy_prepare_for_create():
+    # featureGate CustomizedClusterResourceModeling is false
+    assert _cluster([], modeling=False).resource_models == ()
+    # featureGate CustomizedClusterResourceModeling is true and cluster.Spec.ResourceModels is nil
+    assert _cluster([]).resource_models == DEFAULT_RESOURCE_MODELS
+    # featureGate CustomizedClusterResourceModeling is true and cluster.Spec.ResourceModels is not nil
+    got = _cluster(rm((2, [("cpu", 2, MAX)]), (1, [("cpu", 0, 2)]))).resource_models
+    assert got == (ResourceModel(1, (ResourceModelRange("cpu", 0, 2000),)), ResourceModel(2, (ResourceModelRange("cpu", 2000, INT64_MAX),)))
+
+
+def test_with_the_gate_off_grades_in_the_status_are_not_read():
+    status = {"resourceSummary": {"allocatable": {"cpu": "8", "pods": "10"}, "allocatableModelings": [{"grade": 0, "count": 1}]}}
+    c = _cluster(rm((0, [("cpu", 0, MAX)])), status, modeling=False)
+    assert c.resource_models == () and c.resource_summary.allocatable_modelings == ()
+
+
+def test_a_member_given_only_as_a_dump_gets_the_default_models(tmp_path):
+    from kubesched.multicluster.load import read_setup
+
+    dump = tmp_path / "m.yaml"
+    dump.write_text("apiVersion: v1\nkind: List\nitems: []\n")
+    assert read_setup([f"m={dump}"]).clusters["m"].resource_models == DEFAULT_RESOURCE_MODELS
+    assert read_setup([f"m={dump}"], modeling=False).clusters["m"].resource_models == ()
 
 
 # TestStandardizeClusterResourceModels: 3 of 3 cases (the registry's step before validation)

@@ -38,11 +38,33 @@ def test_schedule_json_contract(capsys):
     assert {c["name"]: c["replicas"] for c in reports["clusters"]} == {"cloud-westus2": 3, "edge-seoul": 2, "edge-tokyo": 1}
 
 
-def test_general_estimator_misses_fragmentation(capsys):
+def test_general_estimator_sees_fragmentation_only_through_grades(capsys):
+    """With Karmada's default resource models (CustomizedClusterResourceModeling, on by default)
+    edge-tokyo's nodes are grade 1 (1.5 CPUs free each) and hold no 2-CPU replica of web; with the
+    gate off the general estimator divides the summary's 6 free CPUs and sends web there."""
     rc, out, _ = run(capsys, "multicluster", "schedule", *FILES, "--estimator", "general", "-o", "json")
     assert rc == 0
     web = json.loads(out)["decisions"][0]
+    assert web["affinityName"] == "other-edges" and web["clusters"] == [{"name": "edge-seoul", "replicas": 3}]
+    rc, out, _ = run(capsys, "multicluster", "schedule", *FILES, "--estimator", "general",
+                     "--feature-gates", "CustomizedClusterResourceModeling=false", "-o", "json")
+    assert rc == 0
+    web = json.loads(out)["decisions"][0]
     assert web["affinityName"] == "home-edge" and web["clusters"] == [{"name": "edge-tokyo", "replicas": 3}]
+
+
+@pytest.mark.parametrize(
+    ("gates", "message"),
+    [
+        ("Failover=true", "--feature-gates: the Failover gate is the --events file's failover field (FailoverTimeline)"),
+        ("PolicyPreemption=true", "--feature-gates: unrecognized feature gate: PolicyPreemption"),
+        ("CustomizedClusterResourceModeling=maybe", "--feature-gates: invalid value of CustomizedClusterResourceModeling=maybe"),
+        ("CustomizedClusterResourceModeling", "--feature-gates: missing bool value for CustomizedClusterResourceModeling"),
+    ],
+)
+def test_bad_karmada_feature_gates_are_one_line(capsys, gates, message):
+    rc, out, err = run(capsys, "multicluster", "schedule", *FILES, "--feature-gates", gates)
+    assert rc == 2 and out == "" and err.startswith(f"kubesched: error: {message}") and err.count("\n") == 1
 
 
 def test_explain_shows_both_estimates_and_every_attempt(capsys):
@@ -53,7 +75,7 @@ def test_explain_shows_both_estimates_and_every_attempt(capsys):
     assert first["affinityName"] == "home-edge" and first["result"] == "Unschedulable"
     assert first["message"] == "failed to assign replicas: failed to scale up: Clusters available replicas 0 are not enough to schedule."
     tokyo = next(c for c in first["clusters"] if c["name"] == "edge-tokyo")
-    assert tokyo["estimates"] == {"general": 3, "simulated": 0} and tokyo["availableReplicas"] == 0
+    assert tokyo["estimates"] == {"general": 0, "simulated": 0} and tokyo["availableReplicas"] == 0
     cloud = next(c for c in first["clusters"] if c["name"] == "cloud-westus2")
     assert not cloud["feasible"]
     assert cloud["filter"][2] == {
@@ -61,7 +83,8 @@ def test_explain_shows_both_estimates_and_every_attempt(capsys):
         "reasons": ["cluster(s) did not match the placement cluster affinity constraint"],
     }
     seoul = next(c for c in second["clusters"] if c["name"] == "edge-seoul")
-    assert seoul["selected"] and seoul["replicas"] == 3 and seoul["estimates"] == {"general": 10, "simulated": 10}
+    # from grades: a node counts as the lowest grade any of its resources reaches, at that grade's minimums
+    assert seoul["selected"] and seoul["replicas"] == 3 and seoul["estimates"] == {"general": 5, "simulated": 10}
 
 
 def test_latency_budget_filters_the_cloud(capsys):
