@@ -13,9 +13,9 @@ similar groups, smallest first (``BalanceScaleUpBetweenGroups``).
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 
 from kubesched.api.objects import Node
+from kubesched.autoscale.interface import ScaleUpInfo
 from kubesched.autoscale.limits import MEMORY, capacity
 
 #: BasicIgnoredLabels (compare_nodegroups.go), plus the CSI topology labels it ignores
@@ -111,14 +111,6 @@ def find_similar(group: str, templates: Mapping[str, Node], comparator: Comparat
     """FindSimilarNodeGroups: the other groups whose template compares similar, in order."""
     mine = templates[group]
     return [g for g, t in templates.items() if g != group and comparator(mine, t)]
-
-
-@dataclass
-class ScaleUpInfo:
-    group: str
-    current: int
-    new: int
-    max: int
 
 
 def balance_scale_up(groups: list[tuple[str, int, int]], new_nodes: int) -> list[ScaleUpInfo]:

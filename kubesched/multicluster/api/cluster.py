@@ -8,12 +8,12 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
 
-from kubesched.api.fields import as_int, as_list, as_map, as_str, str_map
+from kubesched.api.fields import as_int, as_list, as_str, str_map
 from kubesched.api.quantity import INT64_MAX, parse_quantity, resource_value
 from kubesched.api.resources import Resources, parse_resource_list
 from kubesched.api.taints import Taint, parse_taints
 from kubesched.errors import InputError, join_path
-from kubesched.multicluster.api.fields import str_list, strict_object
+from kubesched.multicluster.api.fields import metadata_and_name, str_list, strict_object
 
 CLUSTER_API = "cluster.karmada.io/v1alpha1"
 
@@ -91,12 +91,7 @@ def parse_cluster(m: dict, path: str, modeling: bool = True) -> Cluster:
     ``spec.resourceModels`` gets the nine default grades and listed ones are standardized; off, the
     models are validated as written, and as neither the cluster-status controller nor the general
     estimator reads models then, the Cluster keeps none (nor ``allocatableModelings``)."""
-    strict_object(m, path, ("apiVersion", "kind", "metadata", "spec", "status"))
-    mp = join_path(path, "metadata")
-    md = as_map(m.get("metadata"), mp)
-    name = as_str(md.get("name"), join_path(mp, "name"))
-    if not name:
-        raise InputError("metadata.name is required", path=join_path(mp, "name"))
+    md, mp, name = metadata_and_name(m, path)
     sp = join_path(path, "spec")
     spec = strict_object(m.get("spec"), sp, _CLUSTER_SPEC)
     stp = join_path(path, "status")

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from kubesched.api.fields import as_list, as_str
+from kubesched.api.fields import as_list, as_map, as_str
 from kubesched.errors import InputError, join_path
 
 
@@ -23,3 +23,15 @@ def strict_object(value: Any, path: str, allowed: tuple[str, ...]) -> dict:
 
 def str_list(value: Any, path: str) -> tuple[str, ...]:
     return tuple(as_str(v, join_path(path, i)) for i, v in enumerate(as_list(value, path)))
+
+
+def metadata_and_name(m: Mapping, path: str) -> tuple[dict, str, str]:
+    """A Karmada object's top-level keys checked; its metadata, the metadata's path and its
+    ``metadata.name`` (required)."""
+    strict_object(m, path, ("apiVersion", "kind", "metadata", "spec", "status"))
+    mp = join_path(path, "metadata")
+    md = as_map(m.get("metadata"), mp)
+    name = as_str(md.get("name"), join_path(mp, "name"))
+    if not name:
+        raise InputError("metadata.name is required", path=join_path(mp, "name"))
+    return md, mp, name

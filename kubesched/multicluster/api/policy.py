@@ -6,11 +6,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from kubesched.api.fields import as_bool, as_int32, as_list, as_map, as_str
+from kubesched.api.fields import as_bool, as_int32, as_list, as_str
 from kubesched.api.selectors import LabelSelector
 from kubesched.api.taints import Taint, parse_taints
 from kubesched.errors import InputError, join_path
-from kubesched.multicluster.api.fields import str_list, strict_object
+from kubesched.multicluster.api.fields import metadata_and_name, str_list, strict_object
 from kubesched.multicluster.api.placement import ClusterAffinity, Placement, parse_placement
 
 POLICY_API = "policy.karmada.io/v1alpha1"
@@ -126,11 +126,7 @@ def parse_cluster_taint_policy(m: dict, path: str) -> ClusterTaintPolicy:
     """The CRD's required fields and enums and the validating webhook's rule that no two taints
     share key and effect. NoExecute taints are accepted (Karmada's webhook needs
     ``--allow-no-execute-taint-policy`` for them)."""
-    strict_object(m, path, ("apiVersion", "kind", "metadata", "spec", "status"))
-    mp = join_path(path, "metadata")
-    name = as_str(as_map(m.get("metadata"), mp).get("name"), join_path(mp, "name"))
-    if not name:
-        raise InputError("metadata.name is required", path=join_path(mp, "name"))
+    _, mp, name = metadata_and_name(m, path)
     sp = join_path(path, "spec")
     spec = strict_object(m.get("spec"), sp, ("targetClusters", "addOnConditions", "removeOnConditions", "taints"))
     tp = join_path(sp, "taints")
@@ -195,12 +191,7 @@ class PropagationPolicy:
 
 def parse_policy(m: dict, path: str) -> PropagationPolicy:
     kind = m["kind"]
-    strict_object(m, path, ("apiVersion", "kind", "metadata", "spec", "status"))
-    mp = join_path(path, "metadata")
-    md = as_map(m.get("metadata"), mp)
-    name = as_str(md.get("name"), join_path(mp, "name"))
-    if not name:
-        raise InputError("metadata.name is required", path=join_path(mp, "name"))
+    md, mp, name = metadata_and_name(m, path)
     namespace = ""
     if kind == "PropagationPolicy":
         namespace = as_str(md.get("namespace"), join_path(mp, "namespace")) or "default"
