@@ -9,6 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from kubesched.api.resources import CPU, MEMORY
 from kubesched.experiment.protocol import build_scheduler
@@ -23,6 +24,7 @@ from kubesched.plugins.learned.features import (
     MEMORY_SCALE,
     CandidateFeatures,
     obs_size,
+    rank,
 )
 from kubesched.plugins.learned.model import PolicyModel
 
@@ -150,3 +152,21 @@ def test_environment_observations_equal_the_reference(small: Instance) -> None:
         ep.advance()
         steps += 1
     assert feats.compared == steps > 200
+
+
+@pytest.mark.parametrize("n", [1, 15, 16, 17, 40, 1200])
+def test_partial_rank_equals_the_full_sort(n: int) -> None:
+    """The top K by score then node order, from a partition of integer scores with many ties, and
+    from floats: the full sort's first K."""
+    rng = np.random.default_rng(n)
+
+    class Snap:
+        order_positions = rng.permutation(2000)
+
+    for _ in range(50):
+        rows = rng.choice(2000, n, replace=False)
+        scores = rng.integers(-3, rng.integers(1, 101), n)
+        full = np.lexsort((Snap.order_positions[rows], -scores))
+        assert np.array_equal(rank(Snap, rows, scores, K), full[:K])
+        assert np.array_equal(rank(Snap, rows, scores / 3, K), full[:K])
+        assert np.array_equal(rank(Snap, rows, scores), full)

@@ -66,9 +66,18 @@ def obs_size(k: int) -> int:
     return len(POD_FEATURES) + k * len(CANDIDATE_FEATURES)
 
 
-def rank(snap: Snapshot, rows: np.ndarray, scores: np.ndarray) -> np.ndarray:
-    """Positions of ``rows`` ordered best first: highest score, ties to the first in node order."""
-    return np.lexsort((snap.order_positions[rows], -np.asarray(scores)))
+def rank(snap: Snapshot, rows: np.ndarray, scores: np.ndarray, k: int | None = None) -> np.ndarray:
+    """Positions of ``rows`` ordered best first: highest score, ties to the first in node order;
+    the first ``k`` only when given. Integer scores (the plugin's) become one key per row, unique
+    (score, then node order reversed), so that a partition finds the top ``k`` before they are
+    sorted; other scores are sorted in full."""
+    s = np.asarray(scores)
+    pos = snap.order_positions[rows]
+    if k is not None and k < len(s) and s.dtype.kind in "iu" and len(s) and int(np.maximum.reduce(np.abs(s))) < 1 << 40:
+        key = pos - s * len(snap.order_positions)  # ascending: highest score, then first in order
+        part = np.argpartition(key, k - 1)[:k]
+        return part[np.argsort(key[part])]
+    return np.lexsort((pos, -s))[:k]
 
 
 def _left(snap: Snapshot, rows: np.ndarray, resource: str) -> np.ndarray:
@@ -107,6 +116,8 @@ class CandidateFeatures:
         self._log_pos = 0
         self._stamp = np.zeros(0, np.int64)  # per row: the log length when it last changed
         self._shapes: OrderedDict[tuple, _NodeFeatures] = OrderedDict()
+        self._slots = np.arange(k)
+        self._rank_feature = self._slots / k
 
     @property
     def size(self) -> int:
@@ -145,7 +156,7 @@ class CandidateFeatures:
         if stale.any():
             need = rows[stale]
             total = st.total_left(need)
-            feats.values[need] = np.column_stack(
+            feats.values[need] = np.array(  # one row per column, transposed: faster than column_stack
                 [
                     st.count[need] / 8,
                     st.free[need] / 8,
@@ -156,7 +167,7 @@ class CandidateFeatures:
                     (_left(snap, need, MEMORY) - mem) / MEMORY_SCALE,
                     *[s.score(state, pod, snap, need) / 100.0 for s in self.scorers],
                 ]
-            )
+            ).T
             feats.at[need] = stamp[stale]
         return feats.values[rows]
 
@@ -165,26 +176,26 @@ class CandidateFeatures:
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(observation, action mask, candidate rows) for ``pod`` over the feasible ``rows`` with
         base-policy scores ``base``. The candidate rows are the top K, best first."""
-        order = rank(snap, rows, base)[: self.k]
-        top, sc = np.asarray(rows)[order], np.asarray(base, np.float64)[order]
+        # Written into one float32 buffer (pod vector, then K x candidate features), each value
+        # computed in float64 and rounded once, as a float32 array built from the columns would be.
+        rows = np.asarray(rows)
+        order = rank(snap, rows, base, self.k)
+        top = rows[order]
         n = len(top)
         ask = pod_gpu_ask(pod)
         st = GpuState.of(snap)
         cpu = int(pod.non_zero_cpu)
         gtotal = ask.total_milli if ask else 0
         idle = st.idle_sum / max(st.gpus_sum * MILLI, 1)
-        podv = np.array(
-            [cpu / MAX_SPEC_CPU, (ask.milli if ask else 0) / MILLI, (ask.count if ask else 0) / 8,
-             gtotal / MAX_SPEC_GPU, idle],
-            np.float32,
-        )
-        cand = np.zeros((self.k, len(CANDIDATE_FEATURES)), np.float32)
+        obs = np.zeros(self.size, np.float32)
+        obs[: len(POD_FEATURES)] = (cpu / MAX_SPEC_CPU, (ask.milli if ask else 0) / MILLI,
+                                    (ask.count if ask else 0) / 8, gtotal / MAX_SPEC_GPU, idle)
         if n:
+            sc = np.asarray(base, np.float64)[order]
+            cand = obs[len(POD_FEATURES) :].reshape(self.k, len(CANDIDATE_FEATURES))
             cand[:n, 0] = 1.0
             cand[:n, 1] = sc / 100.0
             cand[:n, 2] = (sc[0] - sc) / 100.0
-            cand[:n, 3] = np.arange(n) / self.k
+            cand[:n, 3] = self._rank_feature[:n]
             cand[:n, _RANKED:] = self.node_features(pod, snap, top)
-        mask = np.zeros(self.k, bool)
-        mask[:n] = True
-        return np.concatenate([podv, cand.ravel()]), mask, top
+        return obs, self._slots < n, top
