@@ -1,8 +1,8 @@
-"""LearnedScore's features, kept per pod shape and node and computed again only where a node
-changed, are the very numbers the straightforward computation gives: every observation of a run
-is compared, all of its numbers, with ``_reference_observe`` (the computation as it was: the four
-scorers called on the top K rows every decision), and a run with
-a model whose choices depend on every feature places every pod where the reference places it."""
+"""LearnedScore's observations, built with few numpy calls (one float32 buffer, a partial
+ranking), are the very numbers of the straightforward computation: every observation of a run is
+compared, all of its numbers, with ``_reference_observe`` (the computation as it was: stacked
+columns, a full sort), and a run with a model whose choices depend on every feature places every
+pod where the reference places it."""
 
 from __future__ import annotations
 
@@ -33,7 +33,7 @@ FULL = Instance("default")
 
 
 def _reference_observe(k: int, pod, snap, rows, base):
-    """The observation computed from scratch (the code before the caches, kept as the spec)."""
+    """The observation as first written (kept as the spec)."""
     order = np.lexsort((snap.order_positions[rows], -np.asarray(base)))[:k]
     top, sc = np.asarray(rows)[order], np.asarray(base, np.float64)[order]
     n = len(top)

@@ -11,7 +11,6 @@ another feature set or another K is refused.
 
 from __future__ import annotations
 
-from collections import OrderedDict
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -22,7 +21,6 @@ from kubesched.gpu.model import MAX_SPEC_CPU, MAX_SPEC_GPU, MILLI, pod_gpu_ask
 from kubesched.gpu.state import GpuState
 from kubesched.plugins.gpushare.bestfit import BestFitScore
 from kubesched.plugins.gpushare.clustering import GpuClusteringScore
-from kubesched.plugins.gpushare.common import cycle_ask
 from kubesched.plugins.gpushare.dotproduct import DotProductScore
 from kubesched.plugins.gpushare.packing import GpuPackingScore
 
@@ -33,7 +31,6 @@ if TYPE_CHECKING:
 FEATURE_SET = "nodeselect-v1"
 DEFAULT_K = 16
 MEMORY_SCALE = 1 << 40  # 1 TiB: openb nodes have at most ~0.75 TiB
-SHAPE_CACHE_SIZE = 256  # pod shapes whose node features are kept
 
 #: the pod and the cluster (one vector per decision)
 POD_FEATURES = ("cpu", "gpu_milli", "gpu_count", "gpu_total", "cluster_idle_gpu")
@@ -55,7 +52,6 @@ CANDIDATE_FEATURES = (
     "clustering",
     "dotprod",
 )
-_RANKED = 4  # the first four candidate features depend on the ranking; the rest on the node alone
 
 
 def feature_names() -> list[str]:
@@ -87,35 +83,14 @@ def _left(snap: Snapshot, rows: np.ndarray, resource: str) -> np.ndarray:
     return snap.alloc[rows, c] - snap.requested[rows, c]
 
 
-class _NodeFeatures:
-    """The node features of one pod shape (``CANDIDATE_FEATURES`` from ``gpus`` on), per node row,
-    as far as computed: row ``r`` holds valid values while ``at[r]`` is the row's change stamp."""
-
-    def __init__(self, n: int) -> None:
-        self.values = np.zeros((n, len(CANDIDATE_FEATURES) - _RANKED), np.float64)
-        self.at = np.full(n, -1, np.int64)
-
-
 class CandidateFeatures:
-    """Builds observations; holds the GPU score plugins whose scores are features.
-
-    A candidate's features past the first four depend on the node's own row (its GPUs, CPU and
-    memory left, GPU pods) and the pod's shape only, as the scorers' scores do (each reads the pod's
-    milli-CPU and GPU ask alone): they are kept per shape and node and computed again only for the
-    candidates whose row changed since, as GpuState.row_log tells (FGDScore's per-ask cache follows
-    it the same way). Every value is still computed by the same expressions and scorer calls, on
-    fewer rows."""
+    """Builds observations; holds the GPU score plugins whose scores are features."""
 
     def __init__(self, k: int = DEFAULT_K) -> None:
         if k < 1:
             raise ValueError("k must be at least 1")
         self.k = k
         self.scorers = (BestFitScore(), GpuPackingScore(), GpuClusteringScore(), DotProductScore())
-        self._state: GpuState | None = None  # the state the stamps follow, its epoch, log position
-        self._epoch = -1
-        self._log_pos = 0
-        self._stamp = np.zeros(0, np.int64)  # per row: the log length when it last changed
-        self._shapes: OrderedDict[tuple, _NodeFeatures] = OrderedDict()
         self._slots = np.arange(k)
         self._rank_feature = self._slots / k
 
@@ -123,61 +98,14 @@ class CandidateFeatures:
     def size(self) -> int:
         return obs_size(self.k)
 
-    def _follow(self, snap: Snapshot, st: GpuState) -> None:
-        """Stamp the rows that changed since the last call (or start over on another state)."""
-        log = st.row_log
-        if st is not self._state or st.epoch != self._epoch or len(log) < self._log_pos or len(self._stamp) != snap.n:
-            self._state, self._epoch = st, st.epoch
-            self._stamp = np.zeros(snap.n, np.int64)
-            self._shapes.clear()
-        elif len(log) > self._log_pos:
-            self._stamp[list(set(log[self._log_pos :]))] = len(log)
-        self._log_pos = len(log)
-
-    def node_features(self, pod: Pod, snap: Snapshot, rows: np.ndarray) -> np.ndarray:
-        """The node features of ``pod`` on ``rows`` (one row each), kept or computed."""
-        st = GpuState.of(snap)
-        self._follow(snap, st)
-        state = CycleState()
-        ask = pod_gpu_ask(pod)
-        cpu = int(pod.non_zero_cpu)
-        mem = int(pod.requests.get(MEMORY, 0))
-        gtotal = ask.total_milli if ask else 0
-        key = (cpu, mem, gtotal, cycle_ask(state, pod, snap))  # the scorers' ask (claims too)
-        feats = self._shapes.get(key)
-        if feats is None:
-            feats = self._shapes[key] = _NodeFeatures(snap.n)
-            if len(self._shapes) > SHAPE_CACHE_SIZE:
-                self._shapes.popitem(last=False)
-        else:
-            self._shapes.move_to_end(key)
-        stamp = self._stamp[rows]
-        stale = feats.at[rows] != stamp
-        if stale.any():
-            need = rows[stale]
-            total = st.total_left(need)
-            feats.values[need] = np.array(  # one row per column, transposed: faster than column_stack
-                [
-                    st.count[need] / 8,
-                    st.free[need] / 8,
-                    total / MAX_SPEC_GPU,
-                    st.max_left[need] / MILLI,
-                    (total - gtotal) / MAX_SPEC_GPU,
-                    (_left(snap, need, CPU) - cpu) / MAX_SPEC_CPU,
-                    (_left(snap, need, MEMORY) - mem) / MEMORY_SCALE,
-                    *[s.score(state, pod, snap, need) / 100.0 for s in self.scorers],
-                ]
-            ).T
-            feats.at[need] = stamp[stale]
-        return feats.values[rows]
-
     def observe(
         self, pod: Pod, snap: Snapshot, rows: np.ndarray, base: np.ndarray
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(observation, action mask, candidate rows) for ``pod`` over the feasible ``rows`` with
         base-policy scores ``base``. The candidate rows are the top K, best first."""
-        # Written into one float32 buffer (pod vector, then K x candidate features), each value
-        # computed in float64 and rounded once, as a float32 array built from the columns would be.
+        # Few numpy calls on a few rows, where each call costs more than its arithmetic: the values
+        # go into one float32 buffer (pod vector, then K x candidate features), each computed in
+        # float64 and rounded once, as the float32 array of stacked columns it replaces.
         rows = np.asarray(rows)
         order = rank(snap, rows, base, self.k)
         top = rows[order]
@@ -192,10 +120,24 @@ class CandidateFeatures:
                                     (ask.count if ask else 0) / 8, gtotal / MAX_SPEC_GPU, idle)
         if n:
             sc = np.asarray(base, np.float64)[order]
+            mem = int(pod.requests.get(MEMORY, 0))
+            total = st.total_left(top)
+            state = CycleState()
             cand = obs[len(POD_FEATURES) :].reshape(self.k, len(CANDIDATE_FEATURES))
             cand[:n, 0] = 1.0
             cand[:n, 1] = sc / 100.0
             cand[:n, 2] = (sc[0] - sc) / 100.0
             cand[:n, 3] = self._rank_feature[:n]
-            cand[:n, _RANKED:] = self.node_features(pod, snap, top)
+            cand[:n, 4:] = np.array(  # a row per feature, transposed: one call, as column_stack is 11
+                [
+                    st.count[top] / 8,
+                    st.free[top] / 8,
+                    total / MAX_SPEC_GPU,
+                    st.max_left[top] / MILLI,
+                    (total - gtotal) / MAX_SPEC_GPU,
+                    (_left(snap, top, CPU) - cpu) / MAX_SPEC_CPU,
+                    (_left(snap, top, MEMORY) - mem) / MEMORY_SCALE,
+                    *[s.score(state, pod, snap, top) / 100.0 for s in self.scorers],
+                ]
+            ).T
         return obs, self._slots < n, top
