@@ -93,6 +93,7 @@ class CandidateFeatures:
         self.scorers = (BestFitScore(), GpuPackingScore(), GpuClusteringScore(), DotProductScore())
         self._slots = np.arange(k)
         self._rank_feature = self._slots / k
+        self._ones = np.ones(k)
 
     @property
     def size(self) -> int:
@@ -119,17 +120,17 @@ class CandidateFeatures:
         obs[: len(POD_FEATURES)] = (cpu / MAX_SPEC_CPU, (ask.milli if ask else 0) / MILLI,
                                     (ask.count if ask else 0) / 8, gtotal / MAX_SPEC_GPU, idle)
         if n:
-            sc = np.asarray(base, np.float64)[order]
+            sc = np.asarray(base)[order].astype(np.float64)  # the K taken, then converted
             mem = int(pod.requests.get(MEMORY, 0))
             total = st.total_left(top)
             state = CycleState()
             cand = obs[len(POD_FEATURES) :].reshape(self.k, len(CANDIDATE_FEATURES))
-            cand[:n, 0] = 1.0
-            cand[:n, 1] = sc / 100.0
-            cand[:n, 2] = (sc[0] - sc) / 100.0
-            cand[:n, 3] = self._rank_feature[:n]
-            cand[:n, 4:] = np.array(  # a row per feature, transposed: one call, as column_stack is 11
+            cand[:n] = np.array(  # a row per feature, transposed: one call, where column_stack makes 15
                 [
+                    self._ones[:n],
+                    sc / 100.0,
+                    (sc[0] - sc) / 100.0,
+                    self._rank_feature[:n],
                     st.count[top] / 8,
                     st.free[top] / 8,
                     total / MAX_SPEC_GPU,
