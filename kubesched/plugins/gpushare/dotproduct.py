@@ -43,4 +43,5 @@ class DotProductScore(ReadsGpuAsk, ScorePlugin):
             g / MAX_SPEC_GPU
         )
         score = (100.0 * (1.0 - dot / 2.0)).astype(np.int64)
-        return np.where(cl < c, 0, np.clip(score, 0, 100)).astype(np.int64)
+        # np.minimum(np.maximum()) is np.clip on integers, without its Python-level argument checks
+        return np.where(cl < c, 0, np.minimum(np.maximum(score, 0), 100)).astype(np.int64)
