@@ -182,7 +182,7 @@ def test_out_dir_flags(tmp_path, capsys):
         main([*base, "--output", "simdir"])
     assert e.value.code == 2
     err = capsys.readouterr().err
-    assert "'simdir' is not an output format (table, json); the output folder is -d/--out-dir DIR" in err
+    assert "'simdir' is not an output format (table, json, yaml); the output folder is -d/--out-dir DIR" in err
 
 
 def test_the_legend_fits_inside_its_figure(tmp_path):
