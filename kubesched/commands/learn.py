@@ -25,6 +25,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     _add_train(lsub)
     _add_eval(lsub)
     _add_bound(lsub)
+    _add_plan(lsub)
     _add_export(lsub)
 
 
@@ -93,6 +94,15 @@ def _add_eval(lsub: argparse._SubParsersAction) -> None:
     e.add_argument("--search", metavar="JSON", help="search.json of kubesched learn search (its chosen policy)")
     e.add_argument("--model", metavar="NPZ", help="policy.npz of kubesched learn train (run by LearnedScore)")
     e.add_argument("--bound", type=float, metavar="S", help="also the offline bound per seed, S seconds each")
+    e.add_argument("--plan", metavar="[TRACE=]JSON", action="append",
+                   help="a packing plan of kubesched learn plan, run by PlanScore over FGDScore; "
+                   "TRACE=JSON for one trace (repeat), JSON alone for every trace")
+    e.add_argument("--plan-weight", type=int, default=101, metavar="W",
+                   help="PlanScore's weight (default 101: over FGDScore's 1, lexicographic: FGD breaks its ties)")
+    e.add_argument("--plan-fgd-weight", type=int, default=1, metavar="W",
+                   help="FGDScore's weight beside PlanScore (default 1; 101 with --plan-weight 1: PlanScore breaks FGD's ties)")
+    e.add_argument("--rollout", metavar="JSON",
+                   help="RolloutScore's args (a JSON object in a file): rollouts of FGD among its near-ties")
     flags.add_instance_size(e, "small instance", "each trace")
     flags.add_workers(e)
     flags.add_no_plots(e, "skip eval.png")
@@ -100,6 +110,25 @@ def _add_eval(lsub: argparse._SubParsersAction) -> None:
     flags.add_result_output(e, "result.json")
     flags.add_no_progress(e, "one line per run on stderr instead")
     e.set_defaults(func=lazy_handler("kubesched.learn.cli", "cmd_eval"))
+
+
+def _add_plan(lsub: argparse._SubParsersAction) -> None:
+    p = lsub.add_parser(
+        "plan",
+        help="a packing plan of the trace's pod-shape mix, for PlanScore",
+        description="Solve once the configuration LP of the trace's pod-shape distribution (every shape, its share "
+        "of the original trace; never a seed's arrival sequence) on the node list: which pods each node type "
+        "should hold together to fill the GPUs best. Writes the plan JSON that PlanScore (and learn eval --plan) "
+        "read. See docs/learning.md.",
+    )
+    flags.add_openb_lists(
+        p, "openb pod list: a shipped name or a path (default: default)",
+        "openb node list: gpu, all or a path (default: gpu)",
+    )
+    p.add_argument("--rounds", type=int, default=30, help="column generation rounds (default 30)")
+    p.add_argument("--node-limit", type=int, default=2000, help="branch-and-bound nodes per pricing MILP (default 2000)")
+    p.add_argument("-o", "--output-file", required=True, metavar="JSON", help="where to write the plan")
+    p.set_defaults(func=lazy_handler("kubesched.learn.cli", "cmd_plan"))
 
 
 def _add_bound(lsub: argparse._SubParsersAction) -> None:
