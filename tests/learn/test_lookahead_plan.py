@@ -153,3 +153,21 @@ def test_eval_refuses_bad_plans_and_rollouts(flags, start, tmp_path, capsys):
     assert err.startswith(start), err
     assert err.count("\n") == 1
     assert not (tmp_path / "o").exists()
+
+
+@pytest.mark.parametrize(
+    ("flags", "start"),
+    [
+        (["--rounds", "0"], "kubesched: error: --rounds: must be at least 1"),
+        (["--trace", "nope"], "kubesched: error: --trace: \"nope\": no such file"),
+    ],
+)
+def test_learn_plan_refuses_bad_input(flags, start, tmp_path, capsys):
+    from kubesched.cli import main
+
+    out = tmp_path / "plan.json"
+    assert main(["learn", "plan", *flags, "-o", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(start), err
+    assert err.count("\n") == 1
+    assert not out.exists()

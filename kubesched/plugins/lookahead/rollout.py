@@ -15,8 +15,9 @@ The rollouts run on a copy of the GPU state as arrays (GPUs' milli left, CPU lef
 node), not on the scheduler: per node and typical pod, FGD's score and GPU choice are kept in a
 table, and a placement recomputes the one row it changed (memoised by the row's state), so a
 step of a rollout costs an argmax over the nodes. Memory and pod counts are not simulated.
-Args: ``fromAllocatedPct`` (default 88), ``topK`` (3), ``margin`` (2), ``horizon`` (40),
-``futures`` (4), ``minGain`` (0), ``seed`` (0). The profile needs FGDScore: its typical pods are
+Args: ``fromAllocatedPct`` (default 90), ``topK`` (3), ``margin`` (2), ``horizon`` (300),
+``futures`` (2), ``fragWeight`` (1), ``minGain`` (0), ``seed`` (0): the defaults are the settings
+measured in docs/learning.md. The profile needs FGDScore: its typical pods are
 the shape distribution, its score ranks the candidates, and Open-Gpu-Share picks the GPU with it.
 """
 
@@ -45,7 +46,7 @@ if TYPE_CHECKING:
 
 NAME = "RolloutScore"
 ROOT = NAME + "Args"
-DEFAULTS: dict[str, float] = {"fromAllocatedPct": 88.0, "topK": 3, "margin": 2, "horizon": 40, "futures": 4,
+DEFAULTS: dict[str, float] = {"fromAllocatedPct": 90.0, "topK": 3, "margin": 2, "horizon": 300, "futures": 2,
                               "minGain": 0.0, "seed": 0, "fragWeight": 1.0}
 INTEGER = ("topK", "margin", "horizon", "futures", "seed")
 MEMO_SIZE = 200_000
