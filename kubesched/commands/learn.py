@@ -1,4 +1,4 @@
-"""``kubesched learn search|train|eval|bound|export``: learning to schedule (``kubesched.learn``)."""
+"""``kubesched learn search|train|eval|bound|plan|export``: learning to schedule (``kubesched.learn``)."""
 
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ learn = Group(
     "Learn a node-selection policy on the FGD paper's protocol (a search over the GPU scorers, or "
     "reinforcement learning on kubesched/NodeSelect-v0) and compare it with FGD on held-out seeds. "
     "See docs/learning.md.",
-    choices_help="search, train, export, eval or bound",
+    choices_help="search, train, eval, bound, plan or export",
 )
 
 
@@ -86,6 +86,15 @@ def _eval(p: argparse.ArgumentParser) -> None:
     p.add_argument("--search", metavar="JSON", help="search.json of kubesched learn search (its chosen policy)")
     p.add_argument("--model", metavar="NPZ", help="policy.npz of kubesched learn train (run by LearnedScore)")
     p.add_argument("--bound", type=float, metavar="S", help="also the offline bound per seed, S seconds each")
+    p.add_argument("--plan", metavar="[TRACE=]JSON", action="append",
+                   help="a packing plan of kubesched learn plan, run by PlanScore over FGDScore; "
+                   "TRACE=JSON for one trace (repeat), JSON alone for every trace")
+    p.add_argument("--plan-weight", type=int, default=101, metavar="W",
+                   help="PlanScore's weight (default 101: over FGDScore's 1, lexicographic: FGD breaks its ties)")
+    p.add_argument("--plan-fgd-weight", type=int, default=1, metavar="W",
+                   help="FGDScore's weight beside PlanScore (default 1; 101 with --plan-weight 1: PlanScore breaks FGD's ties)")
+    p.add_argument("--rollout", metavar="JSON",
+                   help="RolloutScore's args (a JSON object in a file): rollouts of FGD among its near-ties")
     flags.add_instance_size(p, "small instance", "each trace")
     flags.add_workers(p)
     flags.add_no_plots(p, "skip eval.png")
@@ -117,6 +126,25 @@ def _bound(p: argparse.ArgumentParser) -> None:
     p.add_argument("--time-limit", type=float, default=BOUND_LIMITS[2],
                    help=f"wall-clock safety net, seconds per seed (default {BOUND_LIMITS[2]:g}; the JSON's time_limited "
                    "says when it stopped work, making the figures load-dependent; FGD's run comes on top)")
+
+
+@learn.command("plan", run=lazy_handler("kubesched.learn.cli", "cmd_plan"))
+def _plan(p: argparse.ArgumentParser) -> None:
+    """a packing plan of the trace's pod-shape mix, for PlanScore
+
+    Solve once the configuration LP of the trace's pod-shape distribution (every shape, its share
+    of the original trace; never a seed's arrival sequence) on the node list: which pods each node
+    type should hold together to fill the GPUs best. Writes the plan JSON that PlanScore (and learn
+    eval --plan) read. See docs/learning.md.
+    """
+    flags.add_openb_lists(
+        p, "openb pod list: a shipped name or a path (default: default)",
+        "openb node list: gpu, all or a path (default: gpu)",
+    )
+    p.add_argument("--rounds", type=int, default=30, help="column generation rounds (default 30)")
+    p.add_argument("--node-limit", type=int, default=2000, help="branch-and-bound nodes per pricing MILP (default 2000)")
+    p.add_argument("output_file", nargs="?", default="plan.json", metavar="PLAN_JSON",
+                   help="where to write the plan (default plan.json)")
 
 
 @learn.command("export", run=lazy_handler("kubesched.learn.cli", "cmd_export"))

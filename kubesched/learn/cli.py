@@ -176,7 +176,66 @@ def _candidates(args: argparse.Namespace) -> list:
         model = load_model(args.model)
         out.append(Candidate("learned", partial(learned_config, str(Path(args.model).resolve())),
                              {"kind": "rl", **model.meta, "model_path": str(Path(args.model).resolve())}))
+    if args.plan:
+        traces = [t.strip() for t in args.traces.split(",") if t.strip()]
+        out.append(_plan_candidate(args.plan, (args.plan_weight, args.plan_fgd_weight), traces))
+    if args.rollout:
+        out.append(_rollout_candidate(args.rollout))
     return out
+
+
+def _rollout_candidate(path: str) -> Any:
+    """``--rollout FILE``: RolloutScore with the args in FILE (a JSON object), checked before
+    anything runs."""
+    import json
+    from functools import partial
+
+    from kubesched.learn.evaluate import Candidate
+    from kubesched.learn.policies import rollout_config
+    from kubesched.plugins.lookahead.rollout import RolloutScore
+
+    try:
+        doc = json.loads(Path(path).read_text())
+    except OSError as e:
+        raise InputError(e.strerror or str(e), source=path) from None
+    except (ValueError, UnicodeDecodeError) as e:
+        raise InputError(f"not JSON: {e}", source=path) from None
+    try:
+        RolloutScore(doc)
+    except InputError as e:
+        raise InputError(e.reason, source=path, path=e.path) from None
+    return Candidate("rollout", partial(rollout_config, args=doc), {"kind": "rollout", "args": doc})
+
+
+def _plan_candidate(specs: list[str], weights: tuple[int, int], traces: list[str]) -> Any:
+    """``--plan [TRACE=]JSON`` (repeatable): PlanScore with each trace's plan (JSON alone: every
+    trace's), each file read and checked before anything runs."""
+    from functools import partial
+
+    from kubesched.learn.evaluate import Candidate
+    from kubesched.learn.policies import plan_config
+    from kubesched.plugins.lookahead.planfile import load_plan
+
+    for flag, w in zip(("--plan-weight", "--plan-fgd-weight"), weights, strict=True):
+        if not 1 <= w <= 10_000:
+            raise InputError(f"must be in 1..10000, got {w}", source=flag)
+    default, per_trace, files = None, {}, {}
+    for spec in specs:
+        trace, sep, path = spec.rpartition("=")
+        full = str(Path(path).resolve())
+        load_plan(path)  # a missing or bad plan fails here, naming the file
+        make = partial(plan_config, full, weight=weights[0], fgd_weight=weights[1])
+        if sep:
+            per_trace[trace] = make
+        else:
+            default = make
+        files[trace or "*"] = full
+    missing = [t for t in traces if t not in per_trace]
+    if default is None and missing:
+        raise InputError(f"no plan for trace {missing[0]} (give TRACE=JSON for each, or one JSON for all)",
+                         source="--plan")
+    return Candidate("plan", default or next(iter(per_trace.values())),
+                     {"kind": "plan", "plans": files, "weights": {"PlanScore": weights[0], "FGDScore": weights[1]}}, per_trace)
 
 
 def cmd_eval(args: argparse.Namespace) -> int:
@@ -237,4 +296,23 @@ def cmd_bound(args: argparse.Namespace) -> int:
     with worker_pool(args.workers, len(jobs)) as pool:
         for b in pool.ordered(seed_bound, jobs, star=True):  # in seed order, each as soon as it can be
             print(json.dumps(b), flush=True)
+    return 0
+
+
+def cmd_plan(args: argparse.Namespace) -> int:
+    _needs_learn("plan", "scipy.optimize", "scipy (HiGHS)")
+    from kubesched.learn.plan import plan_for, write_plan
+
+    at_least_one(args.rounds, "--rounds")
+    at_least_one(args.node_limit, "--node-limit")
+    nodes, trace = load(Instance(args.trace, args.nodes))
+    plan = plan_for(trace.pods, nodes, rounds=args.rounds, node_limit=args.node_limit)
+    try:
+        write_plan(Path(args.output_file), plan, trace=args.trace, nodes=args.nodes)
+    except OSError as e:
+        raise InputError(f"cannot write: {e.strerror}", source=args.output_file) from None
+    m = plan.meta
+    print(f"planned {m['planned_allocated_pct']:.2f} % of the GPUs allocated with {len(plan.columns)} configurations "
+          f"({m['rounds']} rounds, {'converged' if m['converged'] else 'not converged'}, CPU {m['cpu_seconds']:.0f} s); "
+          f"wrote {args.output_file}")
     return 0

@@ -32,6 +32,10 @@ class Candidate:
     name: str
     make: Any  # TypicalPods -> KubeSchedulerConfiguration dict
     training: dict = field(default_factory=dict)  # how it was trained (CPU seconds, seeds, ...)
+    per_trace: dict[str, Any] = field(default_factory=dict)  # trace -> its own ``make`` (a plan per trace)
+
+    def config(self, trace: str, typical: Any) -> dict:
+        return self.per_trace.get(trace, self.make)(typical)
 
 
 def paired(cand: np.ndarray, ref: np.ndarray) -> dict[str, Any]:
@@ -71,7 +75,7 @@ def run_eval(
     for inst in traces:
         typical = inst.prepare(seeds[0]).typical
         names = [*BASELINES, *(c.name for c in candidates)]
-        configs = [policy_config("FGD", typical), policy_config("BestFit"), *(c.make(typical) for c in candidates)]
+        configs = [policy_config("FGD", typical), policy_config("BestFit"), *(c.config(inst.trace, typical) for c in candidates)]
         vals, cpu = evaluate_many(
             inst, configs, seeds, pool,
             (lambda k, seed: progress(f"{inst.trace} {names[k]} seed {seed}")) if progress else None,  # noqa: B023

@@ -1,0 +1,3 @@
+"""Score plugins that look at where the cluster is heading (docs/learning.md): ``PlanScore``
+steers by an offline packing plan of the expected pod-shape mix, ``RolloutScore`` simulates FGD
+on sampled futures among FGD's near-ties."""
