@@ -150,7 +150,7 @@ class RolloutScore(ScorePlugin):
             return out
         fgd = self._fgd()
         base = fgd.score(state, pod, snap, rows)
-        order = rank(snap, rows, base)[: self.k]
+        order = rank(snap, rows, base, self.k)
         near = order[base[order] >= base[order[0]] - self.margin]
         if len(near) < 2:
             return out
