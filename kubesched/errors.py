@@ -88,3 +88,18 @@ def check_mapping(value: Any, path: str, keys: Collection[str], source: str | No
         if k not in keys:
             raise InputError(f'unknown field (known: {", ".join(keys)})', source=source, path=join_path(path, str(k)))
     return value
+
+
+class SourceReader:
+    """Reads one input file's fields: every error names the file (``source``) and the field path.
+    The file formats' readers (the autoscaler's options, NodePools, synthetic workloads) extend it
+    with their own field kinds."""
+
+    def __init__(self, source: str | None) -> None:
+        self.source = source
+
+    def err(self, path: str, msg: str) -> InputError:
+        return InputError(msg, source=self.source, path=path)
+
+    def mapping(self, v: Any, path: str, keys: Collection[str]) -> dict[str, Any]:
+        return check_mapping(v, path, keys, self.source)

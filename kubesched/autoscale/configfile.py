@@ -21,7 +21,7 @@ from kubesched.autoscale.limits import CORES, GIB, MEMORY
 from kubesched.autoscale.nodepool import read_node_pools
 from kubesched.autoscale.spot import read_spot
 from kubesched.documents import load_documents, read_documents
-from kubesched.errors import InputError, check_mapping, describe, join_path
+from kubesched.errors import InputError, SourceReader, describe, join_path
 
 TOP_KEYS = (
     "mode",
@@ -376,15 +376,8 @@ def _delay(r: _Reader, v: Any, path: str) -> Delay:
     return Delay(kind, vals[0], vals[1] if len(vals) > 1 else 0.0)
 
 
-class _Reader:
-    def __init__(self, source: str | None) -> None:
-        self.source = source
-
-    def err(self, path: str, msg: str) -> InputError:
-        return InputError(msg, source=self.source, path=path)
-
-    def mapping(self, v: Any, path: str, keys: tuple[str, ...] | list[str]) -> dict[str, Any]:
-        return check_mapping(v, path, keys, self.source)
+class _Reader(SourceReader):
+    """The file's own field kinds on top of SourceReader's errors and mappings."""
 
     def number(self, v: Any, path: str) -> float:
         if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):

@@ -26,7 +26,7 @@ from kubesched.api.objects import Node
 from kubesched.api.quantity import resource_value
 from kubesched.api.selectors import NodeSelectorRequirement
 from kubesched.api.taints import Taint, parse_taints
-from kubesched.errors import InputError, check_mapping, describe, join_path
+from kubesched.errors import InputError, SourceReader, describe, join_path
 
 API_VERSION = "karpenter.sh/v1"
 NODEPOOL_LABEL = "karpenter.sh/nodepool"
@@ -198,15 +198,8 @@ def node_claim(pool: NodePool, node: Node, instance_type: str, capacity_type: st
 # ---- reading -------------------------------------------------------------------------------
 
 
-class _Reader:
-    def __init__(self, source: str | None) -> None:
-        self.source = source
-
-    def err(self, path: str, msg: str) -> InputError:
-        return InputError(msg, source=self.source, path=path)
-
-    def mapping(self, v: Any, path: str, keys: tuple[str, ...]) -> dict[str, Any]:
-        return check_mapping(v, path, keys, self.source)
+class _Reader(SourceReader):
+    """The file's own field kinds on top of SourceReader's errors and mappings."""
 
     def duration(self, v: Any, path: str) -> float | None:
         """A NillableDuration: ``Never`` is None."""

@@ -30,7 +30,7 @@ import numpy as np
 from kubesched.api.objects import Node, Pod
 from kubesched.api.quantity import resource_value
 from kubesched.documents import load_scalar, read_documents
-from kubesched.errors import InputError, check_mapping, join_path
+from kubesched.errors import InputError, SourceReader, join_path
 from kubesched.gpu.model import GPU_COUNT, GPU_MILLI, GPU_MODEL, MAX_GPUS_PER_NODE, MILLI
 from kubesched.sim.workload import Workload
 
@@ -71,17 +71,8 @@ DISTS = {
 }
 
 
-class _Spec:
+class _Spec(SourceReader):
     """Field access that names the file and the field path in every error."""
-
-    def __init__(self, source: str) -> None:
-        self.source = source
-
-    def err(self, path: str, msg: str) -> InputError:
-        return InputError(msg, source=self.source, path=path)
-
-    def mapping(self, v: Any, path: str, keys: tuple[str, ...]) -> dict[str, Any]:
-        return check_mapping(v, path, keys, self.source)
 
     def number(self, v: Any, path: str, *, lo: float = 0.0, lo_open: bool = False, hi: float | None = None) -> float:
         if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
