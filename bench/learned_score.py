@@ -10,18 +10,30 @@ placements are then FGD's, and only the cost differs (``--model`` runs another `
 
     python bench/learned_score.py [--rounds 3] [--pods 1500] [--model M.npz] [--json out.json]
 
-Run from the repository root. A benchmark measures; nothing asserts.
+``--only FGD|learned`` runs one policy once instead, its scheduling loop inside
+``sys.call_tracing`` so that callgrind counts that loop alone, and prints the decisions and a hash
+of the placements (pod -> node), to compare two checkouts:
+
+    python -m compileall -q kubesched bench
+    valgrind --tool=callgrind --collect-atstart=no --toggle-collect='sys_call_tracing*' \\
+        --callgrind-out-file=/dev/null python bench/learned_score.py --only learned --pods 800
+
+Instructions per pod: the count over ``--pods``; LearnedScore's per decision: the difference of
+the two policies' counts over the decisions. Run from the repository root. A benchmark measures;
+nothing asserts.
 """
 
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import statistics
 import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -45,21 +57,32 @@ def fgd_clone(path: Path, k: int = DEFAULT_K, hidden: int = 64) -> Path:
     return path
 
 
-def run_once(inst: Instance, policy: str, model: str, seed: int, pods: int) -> dict[str, float]:
-    """Wall and CPU seconds per pod of one policy ("FGD" or "learned"), and the plugin's own
-    seconds per decision."""
+def schedule(sched: Any, pods: list) -> list[str | None]:
+    """Schedules ``pods`` one at a time, no retries (the protocol); the node of each or None."""
+    placed: list[str | None] = []
+    for pod in pods:
+        sched.add_pending(pod)
+        res = sched.schedule_one()
+        if res is None or res.node is None:
+            sched.delete_pod(pod)
+            placed.append(None)
+        else:
+            placed.append(res.node)
+    return placed
+
+
+def run_once(inst: Instance, policy: str, model: str, seed: int, pods: int, traced: bool = False) -> dict[str, Any]:
+    """Wall and CPU seconds per pod of one policy ("FGD" or "learned"), the plugin's own seconds
+    per decision and a hash of the placements; ``traced``: the loop inside ``sys.call_tracing``."""
     prep = inst.prepare(seed)
     config = policy_config("FGD", prep.typical) if policy == "FGD" else learned_config(model, prep.typical)
     sched = build_scheduler(prep.nodes, policy, seed, prep.typical, config=config)
     run_pods = prep.pods[:pods]
     w0, c0 = time.perf_counter(), time.process_time()
-    for pod in run_pods:
-        sched.add_pending(pod)
-        res = sched.schedule_one()
-        if res is None or res.node is None:
-            sched.delete_pod(pod)
+    placed = sys.call_tracing(schedule, (sched, run_pods)) if traced else schedule(sched, run_pods)
     out = {"wall_ms": 1000 * (time.perf_counter() - w0) / len(run_pods),
-           "cpu_ms": 1000 * (time.process_time() - c0) / len(run_pods)}
+           "cpu_ms": 1000 * (time.process_time() - c0) / len(run_pods),
+           "placements": hashlib.sha256(repr(placed).encode()).hexdigest()[:16]}
     if policy == "learned":
         plugin = next(fw.plugins["LearnedScore"] for fw in sched.frameworks.values())
         out["plugin_ms"] = 1000 * plugin.seconds / max(plugin.decisions, 1)
@@ -74,11 +97,15 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seed", type=int, default=42)
     ap.add_argument("--model", help="a .npz model (default: the FGD clone made here)")
     ap.add_argument("--json", help="write the rounds and the summary here")
+    ap.add_argument("--only", choices=("FGD", "learned"), help="one run of one policy, for callgrind")
     a = ap.parse_args(argv)
     inst = Instance("default")
     rounds = []
     with tempfile.TemporaryDirectory() as tmp:
         model = a.model or str(fgd_clone(Path(tmp) / "clone.npz"))
+        if a.only:
+            print(json.dumps(run_once(inst, a.only, model, a.seed, a.pods, traced=True)))
+            return 0
         for i in range(a.rounds):
             order = ("FGD", "learned") if i % 2 == 0 else ("learned", "FGD")
             got = {p: run_once(inst, p, model, a.seed, a.pods) for p in order}

@@ -19,6 +19,10 @@ from kubesched.gpu.state import GpuState
 from kubesched.learn.data import Instance
 from kubesched.learn.episode import Episode
 from kubesched.learn.policies import learned_config
+from kubesched.plugins.gpushare.bestfit import BestFitScore
+from kubesched.plugins.gpushare.clustering import GpuClusteringScore
+from kubesched.plugins.gpushare.dotproduct import DotProductScore
+from kubesched.plugins.gpushare.packing import GpuPackingScore
 from kubesched.plugins.learned.features import (
     CANDIDATE_FEATURES,
     MEMORY_SCALE,
@@ -35,6 +39,7 @@ FULL = Instance("default")
 def _reference_observe(k: int, pod, snap, rows, base):
     """The observation as first written (kept as the spec)."""
     order = np.lexsort((snap.order_positions[rows], -np.asarray(base)))[:k]
+    # the plugins over every feasible row (numpy beyond scores.FEW_ROWS of them), then the K taken
     top, sc = np.asarray(rows)[order], np.asarray(base, np.float64)[order]
     n = len(top)
     ask = pod_gpu_ask(pod)
@@ -53,7 +58,8 @@ def _reference_observe(k: int, pod, snap, rows, base):
 
     if n:
         state = CycleState()
-        extra = [s.score(state, pod, snap, top) / 100.0 for s in CandidateFeatures(k).scorers]
+        plugins = (BestFitScore(), GpuPackingScore(), GpuClusteringScore(), DotProductScore())
+        extra = [s.score(state, pod, snap, np.asarray(rows))[order] / 100.0 for s in plugins]
         total = st.total_left(top)
         cand[:n] = np.column_stack([
             np.ones(n), sc / 100.0, (sc[0] - sc) / 100.0, np.arange(n) / k, st.count[top] / 8, st.free[top] / 8,

@@ -11,8 +11,8 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from kubesched.framework.interfaces import MAX_NODE_SCORE, ScorePlugin
-from kubesched.gpu.model import MAX_SPEC_CPU, MAX_SPEC_GPU
 from kubesched.gpu.state import GpuState
+from kubesched.plugins.gpushare import scores
 from kubesched.plugins.gpushare.common import ReadsGpuAsk, cpu_left, cycle_ask, pod_cpu
 
 if TYPE_CHECKING:
@@ -39,15 +39,11 @@ class BestFitScore(ReadsGpuAsk, ScorePlugin):
 
     def score(self, state: CycleState, pod: Pod, snap: Snapshot, rows: np.ndarray) -> np.ndarray:
         ask = cycle_ask(state, pod, snap)
-        st = GpuState.of(snap)
-        cl = cpu_left(snap, rows).astype(np.float64)
-        gl = st.total_left(rows).astype(np.float64)
-        c = float(pod_cpu(pod))
-        g = float(ask.total_milli if ask else 0)
-        # x / m * 0.5 == x / (2 m) exactly (halving is exact): one operation fewer per term
-        s = (cl - c) / (2.0 * MAX_SPEC_CPU) + (gl - g) / (2.0 * MAX_SPEC_GPU)
-        raw = ((1.0 - s) * 100.0).astype(np.int64)
-        return np.where((cl < c) | (gl < g), 0, raw)
+        cl, gl = cpu_left(snap, rows), GpuState.of(snap).total_left(rows)
+        c, g = float(pod_cpu(pod)), float(ask.total_milli if ask else 0)
+        if scores.few(rows):
+            return np.array(scores.bestfit_rows(cl.tolist(), gl.tolist(), c, g), np.int64)
+        return scores.bestfit_array(cl, gl, c, g)
 
     def normalize(self, state: CycleState, pod: Pod, scores: np.ndarray) -> np.ndarray | None:
         return min_max_normalize(scores)

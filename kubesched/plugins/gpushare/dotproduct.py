@@ -13,8 +13,8 @@ import numpy as np
 
 from kubesched.framework.interfaces import ScorePlugin
 from kubesched.framework.plugin_args import args_body
-from kubesched.gpu.model import MAX_SPEC_CPU, MAX_SPEC_GPU
 from kubesched.gpu.state import GpuState
+from kubesched.plugins.gpushare import scores
 from kubesched.plugins.gpushare.common import ReadsGpuAsk, cpu_left, cycle_ask, pod_cpu
 
 if TYPE_CHECKING:
@@ -35,13 +35,8 @@ class DotProductScore(ReadsGpuAsk, ScorePlugin):
 
     def score(self, state: CycleState, pod: Pod, snap: Snapshot, rows: np.ndarray) -> np.ndarray:
         ask = cycle_ask(state, pod, snap)
-        st = GpuState.of(snap)
-        cl = cpu_left(snap, rows).astype(np.float64)
-        c = float(pod_cpu(pod))
-        g = float(ask.total_milli if ask else 0)
-        dot = (cl / MAX_SPEC_CPU) * (c / MAX_SPEC_CPU) + (st.total_left(rows) / MAX_SPEC_GPU) * (
-            g / MAX_SPEC_GPU
-        )
-        score = (100.0 * (1.0 - dot / 2.0)).astype(np.int64)
-        # np.minimum(np.maximum()) is np.clip on integers, without its Python-level argument checks
-        return np.where(cl < c, 0, np.minimum(np.maximum(score, 0), 100)).astype(np.int64)
+        cl, gl = cpu_left(snap, rows), GpuState.of(snap).total_left(rows)
+        c, g = float(pod_cpu(pod)), float(ask.total_milli if ask else 0)
+        if scores.few(rows):
+            return np.array(scores.dotprod_rows(cl.tolist(), gl.tolist(), c, g), np.int64)
+        return scores.dotprod_array(cl, gl, c, g)

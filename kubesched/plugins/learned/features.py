@@ -16,13 +16,10 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from kubesched.api.resources import CPU, MEMORY
-from kubesched.framework.cycle_state import CycleState
 from kubesched.gpu.model import MAX_SPEC_CPU, MAX_SPEC_GPU, MILLI, pod_gpu_ask
 from kubesched.gpu.state import GpuState
-from kubesched.plugins.gpushare.bestfit import BestFitScore
-from kubesched.plugins.gpushare.clustering import GpuClusteringScore
-from kubesched.plugins.gpushare.dotproduct import DotProductScore
-from kubesched.plugins.gpushare.packing import GpuPackingScore
+from kubesched.plugins.gpushare import scores
+from kubesched.plugins.gpushare.common import cycle_ask
 
 if TYPE_CHECKING:
     from kubesched.api.objects import Pod
@@ -76,13 +73,6 @@ def rank(snap: Snapshot, rows: np.ndarray, scores: np.ndarray, k: int | None = N
     return np.lexsort((pos, -s))[:k]
 
 
-def _left(snap: Snapshot, rows: np.ndarray, resource: str) -> np.ndarray:
-    c = snap.res_index.get(resource)
-    if c is None:
-        return np.zeros(len(rows), np.int64)
-    return snap.alloc[rows, c] - snap.requested[rows, c]
-
-
 class CandidateFeatures:
     """Builds observations; holds the GPU score plugins whose scores are features."""
 
@@ -90,10 +80,7 @@ class CandidateFeatures:
         if k < 1:
             raise ValueError("k must be at least 1")
         self.k = k
-        self.scorers = (BestFitScore(), GpuPackingScore(), GpuClusteringScore(), DotProductScore())
         self._slots = np.arange(k)
-        self._rank_feature = self._slots / k
-        self._ones = np.ones(k)
 
     @property
     def size(self) -> int:
@@ -120,25 +107,34 @@ class CandidateFeatures:
         obs[: len(POD_FEATURES)] = (cpu / MAX_SPEC_CPU, (ask.milli if ask else 0) / MILLI,
                                     (ask.count if ask else 0) / 8, gtotal / MAX_SPEC_GPU, idle)
         if n:
-            sc = np.asarray(base)[order].astype(np.float64)  # the K taken, then converted
-            mem = int(pod.requests.get(MEMORY, 0))
-            total = st.total_left(top)
-            state = CycleState()
-            cand = obs[len(POD_FEATURES) :].reshape(self.k, len(CANDIDATE_FEATURES))
-            cand[:n] = np.array(  # a row per feature, transposed: one call, where column_stack makes 15
-                [
-                    self._ones[:n],
-                    sc / 100.0,
-                    (sc[0] - sc) / 100.0,
-                    self._rank_feature[:n],
-                    st.count[top] / 8,
-                    st.free[top] / 8,
-                    total / MAX_SPEC_GPU,
-                    st.max_left[top] / MILLI,
-                    (total - gtotal) / MAX_SPEC_GPU,
-                    (_left(snap, top, CPU) - cpu) / MAX_SPEC_CPU,
-                    (_left(snap, top, MEMORY) - mem) / MEMORY_SCALE,
-                    *[s.score(state, pod, snap, top) / 100.0 for s in self.scorers],
-                ]
-            ).T
+            obs[len(POD_FEATURES) : len(POD_FEATURES) + n * len(CANDIDATE_FEATURES)] = self._candidates(
+                pod, snap, st, top, np.asarray(base)[order].astype(np.float64).tolist(), gtotal)
         return obs, self._slots < n, top
+
+    def _candidates(self, pod: Pod, snap: Snapshot, st: GpuState, top: np.ndarray, sc: list[float],
+                    gtotal: int) -> list[float]:
+        """The K x candidate features, row after row, in plain Python floats: for 16 rows each numpy
+        call would cost more than its arithmetic. Each value is the float64 operation the numpy
+        columns did (so the float32 buffer gets the same numbers)."""
+        cpu, mem = int(pod.non_zero_cpu), int(pod.requests.get(MEMORY, 0))
+        left = (snap.alloc[top] - snap.requested[top]).tolist()
+        ci, mi = snap.res_index.get(CPU), snap.res_index.get(MEMORY)
+        cl = [0] * len(top) if ci is None else [r[ci] for r in left]
+        ml = [0] * len(top) if mi is None else [r[mi] for r in left]
+        total, count = st.total[top].tolist(), st.count[top].tolist()
+        ask = cycle_ask(None, pod, snap)  # the plugins' ask: the claims' when no annotation
+        c, g = float(cpu), float(ask.total_milli if ask else 0)
+        if ask is None:
+            pk = cu = [0] * len(top)
+        else:
+            pk = scores.packing_rows(st.left[top].tolist(), count, ask.milli, ask.count)
+            cu = scores.clustering_rows(st.affinity[top].tolist(), total, ask)
+        out: list[float] = []
+        s0, k = sc[0], self.k
+        for i, (s, t, n, f, m, x, y, bf, p, cc, dp) in enumerate(zip(
+                sc, total, count, st.free[top].tolist(), st.max_left[top].tolist(), cl, ml,
+                scores.bestfit_rows(cl, total, c, g), pk, cu, scores.dotprod_rows(cl, total, c, g), strict=True)):
+            out += (1.0, s / 100.0, (s0 - s) / 100.0, i / k, n / 8, f / 8, t / MAX_SPEC_GPU, m / MILLI,
+                    (t - gtotal) / MAX_SPEC_GPU, (x - cpu) / MAX_SPEC_CPU, (y - mem) / MEMORY_SCALE,
+                    bf / 100.0, p / 100.0, cc / 100.0, dp / 100.0)
+        return out
