@@ -92,8 +92,8 @@ class CandidateFeatures:
         """(observation, action mask, candidate rows) for ``pod`` over the feasible ``rows`` with
         base-policy scores ``base``. The candidate rows are the top K, best first."""
         # Few numpy calls on a few rows, where each call costs more than its arithmetic: the values
-        # go into one float32 buffer (pod vector, then K x candidate features), each computed in
-        # float64 and rounded once, as the float32 array of stacked columns it replaces.
+        # are Python floats (pod vector, then K x candidate features), each the float64 operation
+        # the numpy columns did, rounded once into float32 as the array of stacked columns was.
         rows = np.asarray(rows)
         order = rank(snap, rows, base, self.k)
         top = rows[order]
@@ -103,15 +103,15 @@ class CandidateFeatures:
         cpu = int(pod.non_zero_cpu)
         gtotal = ask.total_milli if ask else 0
         idle = st.idle_sum / max(st.gpus_sum * MILLI, 1)
-        obs = np.zeros(self.size, np.float32)
-        obs[: len(POD_FEATURES)] = (cpu / MAX_SPEC_CPU, (ask.milli if ask else 0) / MILLI,
-                                    (ask.count if ask else 0) / 8, gtotal / MAX_SPEC_GPU, idle)
-        if n:
-            obs[len(POD_FEATURES) : len(POD_FEATURES) + n * len(CANDIDATE_FEATURES)] = self._candidates(
-                pod, snap, st, top, np.asarray(base)[order].astype(np.float64).tolist(), gtotal)
+        values = [cpu / MAX_SPEC_CPU, (ask.milli if ask else 0) / MILLI, (ask.count if ask else 0) / 8,
+                  gtotal / MAX_SPEC_GPU, idle]
+        if n:  # the base scores as Python numbers: ints, or the environment's floats
+            values += self._candidates(pod, snap, st, top, np.asarray(base)[order].tolist(), gtotal)
+        values += [0.0] * ((self.k - n) * len(CANDIDATE_FEATURES))
+        obs = np.array(values, np.float32)
         return obs, self._slots < n, top
 
-    def _candidates(self, pod: Pod, snap: Snapshot, st: GpuState, top: np.ndarray, sc: list[float],
+    def _candidates(self, pod: Pod, snap: Snapshot, st: GpuState, top: np.ndarray, sc: list[float] | list[int],
                     gtotal: int) -> list[float]:
         """The K x candidate features, row after row, in plain Python floats: for 16 rows each numpy
         call would cost more than its arithmetic. Each value is the float64 operation the numpy
