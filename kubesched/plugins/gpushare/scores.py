@@ -49,8 +49,11 @@ def dotprod_array(cl: np.ndarray, gl: np.ndarray, c: float, g: float) -> np.ndar
 
 def dotprod_rows(cl: list[int], gl: list[int], c: float, g: float) -> list[int]:
     cc, gg = c / MAX_SPEC_CPU, g / MAX_SPEC_GPU
-    return [0 if x < c else min(max(int(100.0 * (1.0 - ((x / MAX_SPEC_CPU) * cc + (y / MAX_SPEC_GPU) * gg) / 2.0)), 0), 100)
-            for x, y in zip(cl, gl, strict=True)]
+    out = []
+    for x, y in zip(cl, gl, strict=True):
+        v = int(100.0 * (1.0 - ((x / MAX_SPEC_CPU) * cc + (y / MAX_SPEC_GPU) * gg) / 2.0))
+        out.append(0 if x < c or v < 0 else (v if v <= 100 else 100))
+    return out
 
 
 # ---- GpuClusteringScore: int(25 (8000 - gpuLeft) / 8000) + 75 (only the pod's kind), 50 (its kind
@@ -68,7 +71,7 @@ def clustering_rows(aff: list[list[int]], gl: list[int], ask: GpuAsk) -> list[in
     tag = SHARE_TAG if ask.sharing else ask.count
     out = []
     for row, y in zip(aff, gl, strict=True):
-        kinds = sum(v > 0 for v in row)
+        kinds = len(row) - row.count(0)  # pod counts are never negative: > 0 is != 0
         a = (MAX_NODE_SCORE // 4) * (MAX_SPEC_GPU - y)
         base = -(-a // MAX_SPEC_GPU) if a < 0 else a // MAX_SPEC_GPU  # toward zero, as go_div
         if tag < len(row) and row[tag] > 0:
