@@ -72,6 +72,7 @@ class ScaleDownInfo:
     group: str
     empty: bool
     pods: list[Pod]  # the pods evicted
+    unready: bool = False  # removed as an unready node (CA's scale-down reason "unready")
 
 
 @dataclass
@@ -88,4 +89,5 @@ class LoopRecord:
     unneeded: list[str] = field(default_factory=list)  # scale-down candidates
     unremovable: dict[str, str] = field(default_factory=dict)  # node -> CA's UnremovableReason
     cooldown: bool = False  # scale-down held by a delay after a scale-up, deletion or failure
+    cluster_unhealthy: bool = False  # too many unready nodes: the iteration did nothing (CA's ClusterUnhealthy)
     durations: dict[str, float] = field(default_factory=dict)  # CA's function label -> seconds

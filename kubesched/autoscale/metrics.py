@@ -7,7 +7,7 @@ Modelled: ``cluster_safe_to_autoscale``, ``nodes_count{state}``, ``node_groups_c
 ``function_duration_seconds{function}`` (main, scaleUp, scaleDown), ``errors_total{type}``,
 ``scaled_up_nodes_total``, ``scaled_up_gpu_nodes_total{gpu_name}``, ``failed_scale_ups_total{reason}``
 (``timeout``: a node that never registered), ``scaled_down_nodes_total{reason}`` (``empty``,
-``underutilized``), ``scaled_down_gpu_nodes_total{reason,gpu_name}``, ``evicted_pods_total``,
+``underutilized``, ``unready``), ``scaled_down_gpu_nodes_total{reason,gpu_name}``, ``evicted_pods_total``,
 ``unneeded_nodes_count``, ``unremovable_nodes_count{reason}`` and ``scale_down_in_cooldown``.
 """
 
@@ -85,7 +85,7 @@ class AutoscalerMetrics:
         for _ in record.failed:
             self.failed.labels("timeout").inc()
         for sd in record.scale_downs:
-            reason = "empty" if sd.empty else "underutilized"
+            reason = "unready" if sd.unready else "empty" if sd.empty else "underutilized"
             self.scaled_down.labels(reason).inc()
             self.evicted.inc(len(sd.pods))
             tmpl = loop.cfg.group(sd.group).template if sd.group else None
