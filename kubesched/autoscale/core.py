@@ -211,7 +211,7 @@ class ClusterAutoscaler(ScaleDownMixin):
         them yet. A node of a group registered but not started (NotStarted) is upcoming as a copy
         of its group's template, as CA's GetUpcomingNodes counts it."""
         live = view.snapshot
-        starting = [(n, g) for n in self.health.total.not_started if n in live.row_of and (g := self.group_of(live.nodes[live.row_of[n]]))]
+        starting = [(n, g) for n in self.health.starting(live) if n in live.row_of and (g := self.group_of(live.nodes[live.row_of[n]]))]
         if not (self.upcoming or self.registered or starting) or not pods:
             return pods
         snap = self.scratch_factory(view, pods)()

@@ -215,6 +215,12 @@ class ClusterState:
         missing = max(0, lo - r.ready)
         return not self._too_many(missing, r.ready + len(r.unready) + len(r.not_started))
 
+    def starting(self, snap: Snapshot) -> list[str]:
+        """The NotStarted nodes, if the last ``update`` measured ``snap`` as it is now (a loop
+        that does not measure, the Karpenter-like one, has none)."""
+        c = self._classified
+        return self.total.not_started if c is not None and c.snap is snap and c.generation == snap.node_generation else []
+
     def scaling_up(self, group: str) -> bool:
         """IsNodeGroupScalingUp: a scale-up under way and nodes still to come."""
         r = self.groups.get(group)

@@ -260,3 +260,15 @@ def test_status_counts_not_started_unready_and_being_deleted_nodes():
         "longUnregistered": 0,
         "unregistered": 0,
     }
+
+
+def test_a_node_not_started_is_upcoming_for_pending_pods():
+    """GetUpcomingNodes: a NotStarted node of ng1 stands for a template node, so the pending pod
+    waits for it; once it is Unready (15 minutes after its creation) the pod asks for a node."""
+    ca = loop(groups(("ng1", 0, 10)))
+    starting = build_node("ng1-9", "ng1", ready=False, created=NOW - MIN)
+    pending = [{**pod("p", 500), "status": UNSCHEDULABLE}]
+    ca.run_once(ViewAt(NOW, [starting], pending))
+    assert not ca.upcoming
+    ca.run_once(ViewAt(NOW + 15 * MIN, [starting], pending))
+    assert [u.group for u in ca.upcoming.values()] == ["ng1"]
