@@ -160,7 +160,8 @@ class ClusterState:
                 if r is not None:
                     (r.not_started if starting else r.unready).append(u.name)
         for g in upcoming.values():
-            per[g].unregistered += 1
+            if g in per:
+                per[g].unregistered += 1
         self.total, self.groups = total, per
         self.targets = {g: r.registered + r.unregistered for g, r in per.items()}
         self._track_scale_ups(snap, upcoming)
