@@ -18,7 +18,9 @@ from kubesched.state.snapshot import Snapshot
 
 class ClusterView(Protocol):
     """What the autoscaler reads: the scheduler's snapshot (nodes and their pods) and the pods
-    the scheduler marked unschedulable (PodScheduled=False, reason Unschedulable)."""
+    the scheduler marked unschedulable (PodScheduled=False, reason Unschedulable). A node's
+    readiness is its own conditions and taints (kubesched.autoscale.health), so a live view
+    and the simulator's give it the same way."""
 
     snapshot: Snapshot
 
