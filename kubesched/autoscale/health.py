@@ -210,10 +210,9 @@ class ClusterState:
         r = self.groups.get(group)
         if r is None:
             return True
-        lo = self.acceptable_min(group)
-        if r.registered == 0:  # no readiness: healthy at target 0 or while scaling up from nothing
-            return self.targets.get(group, 0) - r.deleted == 0 or lo <= 0
-        missing = max(0, lo - r.ready)
+        # Ready nodes short of the acceptable minimum; a group with no nodes yet has none short,
+        # as upstream's group at target 0 or scaling up from nothing
+        missing = max(0, self.acceptable_min(group) - r.ready)
         return not self._too_many(missing, r.ready + len(r.unready) + len(r.not_started))
 
     def starting(self, snap: Snapshot) -> list[str]:
