@@ -77,6 +77,7 @@ class Pending:
 
     replacements: list[str]
     candidates: list[str] = field(default_factory=list)
+    reason: str = ""  # the disruption's (Underutilized, Drifted)
 
 
 def place_all(checker: PredicateChecker, snap: Snapshot, pods: list[Pod], exclude: set[str]) -> list[Pod]:

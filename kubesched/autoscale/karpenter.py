@@ -22,13 +22,12 @@ replacement, per-pool budgets with schedules, ``karpenter.sh/do-not-disrupt``).
 
 from __future__ import annotations
 
-import dataclasses
-from collections.abc import Callable
-from dataclasses import dataclass, field
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
 from kubesched.api.objects import Node, Pod
+from kubesched.autoscale.claims import Claim, expires_at, is_drifted, launched_at, pool_node
 from kubesched.autoscale.config import GROUP_LABEL, AutoscalerConfig, NodeGroup
 from kubesched.autoscale.core import ClusterAutoscaler, Upcoming
 from kubesched.autoscale.disruption import (
@@ -44,13 +43,13 @@ from kubesched.autoscale.disruption import (
 )
 from kubesched.autoscale.eligibility import unremovable_reason
 from kubesched.autoscale.interface import ClusterView, NodeProvider
+from kubesched.autoscale.karprecord import EXPIRED, PROVISIONING, KarpenterRecord, note_launch, note_removal
 from kubesched.autoscale.nodepool import (
     CAPACITY_TYPE,
     DRIFTED,
     EMPTY,
     INSTANCE_TYPE,
     NODEPOOL_LABEL,
-    POOL_HASH,
     UNDERUTILIZED,
     NodePool,
     exceeds,
@@ -65,33 +64,6 @@ from kubesched.state.snapshot import Snapshot
 CONSOLIDATION_PERIOD = 10.0  # how often consolidation looks for candidates
 RECENT_CLAIMS = 4  # a pod tries the newest claims of the batch before opening another
 CONSOLIDATED_TTL = 300.0  # a consolidated cluster is looked at again after 5 min (cluster.go)
-
-
-@dataclass
-class Claim:
-    """A node claim being packed: the offerings (shapes) that still hold every pod given to it."""
-
-    shapes: list[NodeGroup]
-    snaps: list[Snapshot]
-    pods: list[Pod] = field(default_factory=list)
-    offers: list[Offering] = field(default_factory=list)  # with NodePools: parallel to shapes
-
-
-def pool_node(template: Node, name: str, pool: NodePool, group: str, capacity_type: str) -> Node:
-    """A node of ``group`` launched from ``pool``: Karpenter's labels, the pool's template labels
-    and taints, and the pool's template hash (drift)."""
-    labels = {**pool.labels, GROUP_LABEL: group, NODEPOOL_LABEL: pool.name, CAPACITY_TYPE: capacity_type, INSTANCE_TYPE: group}
-    node = node_named(template, name, labels)
-    raw = dict(node.raw)
-    meta = dict(raw["metadata"])
-    meta["annotations"] = {**(meta.get("annotations") or {}), POOL_HASH: pool.template_hash}
-    raw["metadata"] = meta
-    taints = (*node.taints, *pool.taints)
-    if pool.taints:
-        spec = dict(raw.get("spec") or {})
-        spec["taints"] = [*(spec.get("taints") or []), *({"key": t.key, "value": t.value, "effect": t.effect} for t in pool.taints)]
-        raw["spec"] = spec
-    return dataclasses.replace(node, taints=taints, raw=raw)
 
 
 def _add(total: dict[str, int], extra: dict[str, int]) -> None:
@@ -123,6 +95,8 @@ class KarpenterLike(ClusterAutoscaler):
         now = view.now()
         self.account_nodes(view, now)
         self.hinted = {}
+        if isinstance(self.record, KarpenterRecord):
+            self.record.sizes = self.group_sizes(view.snapshot)
         pending = self.pending(view, now)
         if self.pools:  # a pod bound since is new when it is pending again (evicted, interrupted)
             self.seen &= {p.uid for p in pending}
@@ -155,6 +129,8 @@ class KarpenterLike(ClusterAutoscaler):
     def provision(self, view: ClusterView, pods: list[Pod], now: float) -> None:
         checker = self.checker(view)
         pods = self.fit_upcoming(view, pods, checker)
+        if self.record is not None:
+            self.record.pending = pods
         if not pods:
             return
         if self.pools:
@@ -190,8 +166,12 @@ class KarpenterLike(ClusterAutoscaler):
             name = self.new_name(g.name)
             node = node_named(g.template, name, {GROUP_LABEL: g.name})
             self.upcoming[name] = Upcoming(g.name, now, node)
+            note_launch(self.record, g, node, c.pods)
             self.provider.create(g, node)
             self.stats.nodes_added += 1
+        if isinstance(self.record, KarpenterRecord):  # the pods no claim took stay pending
+            held = {p.uid for c in claims for p in c.pods}
+            self.record.unlaunchable = [p for p in pods if p.uid not in held]
         if claims:
             self.stats.scale_ups += 1
             self.last_scale_up = now
@@ -252,18 +232,23 @@ class KarpenterLike(ClusterAutoscaler):
         return used
 
     def provision_pools(self, view: ClusterView, pods: list[Pod], now: float, checker: PredicateChecker) -> None:
-        chosen, _ = self.plan_claims(view, pods, checker)
-        for o in chosen:
-            self.launch(o, now)
+        chosen, left = self.plan_claims(view, pods, checker)
+        for o, held in chosen:
+            self.launch(o, now, held)
+        if isinstance(self.record, KarpenterRecord):
+            self.record.unlaunchable = left
         if chosen:
             self.stats.scale_ups += 1
             self.last_scale_up = now
 
-    def plan_claims(self, view: ClusterView, pods: list[Pod], checker: PredicateChecker) -> tuple[list[Offering], list[Pod]]:
+    def plan_claims(
+        self, view: ClusterView, pods: list[Pod], checker: PredicateChecker
+    ) -> tuple[list[tuple[Offering, list[Pod]]], list[Pod]]:
         """Karpenter's scheduling simulation for new capacity: the pods packed onto new claims,
         each from the first pool (by weight) with an offering that holds its first pod within the
         pool's limits; each claim then takes the cheapest offering still holding all its pods
-        and within the limits. Returns the offerings to launch and the pods no claim holds."""
+        and within the limits. Returns the offerings to launch (each with its pods) and the pods
+        no claim holds."""
         used = self.pool_usage(view.snapshot)
         sizes = self.group_sizes(view.snapshot)
         total = self.cluster_size(view.snapshot)
@@ -306,14 +291,15 @@ class KarpenterLike(ClusterAutoscaler):
                 left.extend(c.pods)
                 continue
             _add(used[o.pool.name], node_resources(o.node))
-            chosen.append(o)
+            chosen.append((o, c.pods))
         return chosen, left
 
-    def launch(self, o: Offering, now: float) -> str:
+    def launch(self, o: Offering, now: float, pods: Sequence[Pod] = (), reason: str = PROVISIONING) -> str:
         g = self.cfg.group(o.group)
         name = self.new_name(g.name)
         node = pool_node(g.template, name, o.pool, g.name, o.capacity_type)
         self.upcoming[name] = Upcoming(g.name, now, node)
+        note_launch(self.record, g, node, list(pods), reason)
         self.launched[name] = now
         if o.pool.expire_after is not None:  # the claim keeps the value it was made with
             self.expires[name] = now + o.pool.expire_after
@@ -371,7 +357,7 @@ class KarpenterLike(ClusterAutoscaler):
                     sizes[g] -= 1
                     removed.append(name)
         for name in removed:
-            self._remove(name, snap, now)
+            self._remove(name, snap, now, EMPTY if live[name][0] == 0 else UNDERUTILIZED)
 
     # ---- disruption with NodePools ---------------------------------------------------------
     def update_pools(self, pools: list[NodePool]) -> None:
@@ -402,10 +388,10 @@ class KarpenterLike(ClusterAutoscaler):
                 budgets[EMPTY][c.pool.name] -= 1
                 empty.append(c)
         if empty:
-            self._execute(Command(empty, None, "delete"), snap, now)
+            self._execute(Command(empty, None, "delete"), snap, now, EMPTY)
             return
         checker = self.checker(view)
-        drifted = sorted((c for c in cands if c.drifted and c.pods), key=lambda c: self.launched.get(c.name, 0.0))
+        drifted = sorted((c for c in cands if c.drifted and c.pods), key=lambda c: self._launched_at(snap, c.name))
         cmd = self._drift(view, drifted, budgets[DRIFTED], checker, disrupting)
         if cmd is None:
             cmd = self._consolidate_pools(view, now, cands, budgets[UNDERUTILIZED], checker, disrupting)
@@ -421,7 +407,7 @@ class KarpenterLike(ClusterAutoscaler):
             if not held:
                 self.consolidated = (state, now)
             return
-        self._execute(cmd, snap, now)
+        self._execute(cmd, snap, now, DRIFTED if cmd.reason == DRIFTED else UNDERUTILIZED)
 
     def _budgets(self, snap: Snapshot, now: float, disrupting: set[str]) -> dict[str, dict[str, int]]:
         """BuildDisruptionBudgetMapping: per reason and pool, what the budgets allow less the
@@ -451,7 +437,7 @@ class KarpenterLike(ClusterAutoscaler):
             chosen, unplaced = self.plan_claims(view, [p.with_node("") for p in left], checker) if left else ([], [])
             if unplaced:
                 continue  # its pods would not all schedule: blocked
-            return Command([c], None, DRIFTED, chosen)
+            return Command([c], None, DRIFTED, [o for o, _ in chosen])
         return None
 
     def _consolidate_pools(
@@ -530,25 +516,31 @@ class KarpenterLike(ClusterAutoscaler):
             ct = capacity_type_of(node)
             c = Candidate(name, pool, g.name, ct, self.cfg.spot.price(self.cfg.prices.node(g), ct), pods)
             c.consolidatable = pool.consolidate_after is not None and now - since >= pool.consolidate_after
-            ann = (node.raw.get("metadata") or {}).get("annotations") or {}
-            c.drifted = ann.get(POOL_HASH, pool.template_hash) != pool.template_hash  # no hash: not drifted
+            c.drifted = is_drifted(node, pool)
             out.append(c)
         return sorted(out, key=lambda c: len(c.pods))
 
-    def _execute(self, cmd: Command, snap: Snapshot, now: float) -> None:
+    def _execute(self, cmd: Command, snap: Snapshot, now: float, reason: str) -> None:
         """Delete the candidates now, or launch the replacements and delete the candidates once
         they have registered (the candidates count against the budgets meanwhile)."""
         news = [cmd.replacement] if cmd.replacement is not None else list(cmd.launches)
         if not news:
             for c in cmd.candidates:
-                self._remove(c.name, snap, now)
+                self._remove(c.name, snap, now, reason)
             return
-        names = [self.launch(o, now) for o in news]
+        names = [self.launch(o, now, reason=reason.lower()) for o in news]
         self.stats.scale_ups += 1
-        self.pending_cmds.append(Pending(names, [c.name for c in cmd.candidates]))
+        self.pending_cmds.append(Pending(names, [c.name for c in cmd.candidates], reason))
 
-    def _remove(self, name: str, snap: Snapshot, now: float) -> None:
-        self.stats.drained_pods += len(snap.pods_on[snap.row_of[name]])
+    def _launched_at(self, snap: Snapshot, name: str) -> float:
+        return launched_at(snap.nodes[snap.row_of[name]], self.launched) or 0.0
+
+    def _remove(self, name: str, snap: Snapshot, now: float, reason: str) -> None:
+        """Delete the node for ``reason`` (Empty, Underutilized, Drifted, Expired)."""
+        row = snap.row_of[name]
+        node = snap.nodes[row]
+        note_removal(self.record, node, self.group_of(node) or "", list(snap.pods_on[row].values()), reason)
+        self.stats.drained_pods += len(snap.pods_on[row])
         self.stable_since.pop(name, None)
         self.launched.pop(name, None)
         self.expires.pop(name, None)
@@ -564,7 +556,7 @@ class KarpenterLike(ClusterAutoscaler):
             if all(n in snap.row_of for n in cmd.replacements):
                 for name in cmd.candidates:
                     if name in snap.row_of:
-                        self._remove(name, snap, now)
+                        self._remove(name, snap, now, cmd.reason)
             elif all(n in snap.row_of or n in self.upcoming for n in cmd.replacements):
                 keep.append(cmd)
         self.pending_cmds = keep
@@ -572,7 +564,12 @@ class KarpenterLike(ClusterAutoscaler):
     def _expire(self, snap: Snapshot, now: float) -> bool:
         """Expiration (the NodeClaim expiration controller): a node whose claim's expireAfter
         has passed since it was made goes, whatever the budgets or do-not-disrupt."""
-        due = [name for name, t in self.expires.items() if now >= t and name in snap.row_of]
+        due = []
+        for node in snap.nodes[: snap.n]:
+            pool = self.pool_of(node)
+            t = expires_at(node, pool, self.launched, self.expires) if pool is not None else None
+            if t is not None and now >= t:
+                due.append(node.name)
         for name in due:
-            self._remove(name, snap, now)
+            self._remove(name, snap, now, EXPIRED)
         return bool(due)

@@ -33,7 +33,11 @@ NODEPOOL_LABEL = "karpenter.sh/nodepool"
 CAPACITY_TYPE = "karpenter.sh/capacity-type"
 INSTANCE_TYPE = "node.kubernetes.io/instance-type"
 DO_NOT_DISRUPT = "karpenter.sh/do-not-disrupt"
-POOL_HASH = "karpenter.sh/nodepool-hash"  # the template's hash on each NodeClaim: drift
+POOL_HASH = "karpenter.sh/nodepool-hash"  # the template's hash on each NodeClaim (and node): drift
+POOL_HASH_VERSION_KEY = "karpenter.sh/nodepool-hash-version"  # the hash's scheme: no drift across schemes
+POOL_HASH_VERSION = "v3"  # NodePoolHashVersion of karpenter.sh/v1
+REGISTERED = "karpenter.sh/registered"  # labels Karpenter puts on a node it launched, once it
+INITIALIZED = "karpenter.sh/initialized"  # has registered, and once it is ready
 SPOT, ON_DEMAND = "spot", "on-demand"
 CAPACITY_TYPES = (SPOT, ON_DEMAND)
 EMPTY, UNDERUTILIZED, DRIFTED = "Empty", "Underutilized", "Drifted"
@@ -183,7 +187,7 @@ def node_claim(pool: NodePool, node: Node, instance_type: str, capacity_type: st
         "metadata": {
             "name": node.name,
             "labels": {k: v for k, v in node.labels.items() if k != "kubernetes.io/hostname"},
-            "annotations": {POOL_HASH: pool.template_hash},
+            "annotations": {POOL_HASH: pool.template_hash, POOL_HASH_VERSION_KEY: POOL_HASH_VERSION},
             "ownerReferences": [{"apiVersion": API_VERSION, "kind": "NodePool", "name": pool.name}],
         },
         "spec": claim_spec,
