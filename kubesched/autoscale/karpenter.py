@@ -372,11 +372,11 @@ class KarpenterLike(ClusterAutoscaler):
         """One pass of Karpenter's disruption controller: the first method that finds a command
         runs it (expiration, then emptiness, drift, multi-node and single-node consolidation)."""
         snap = view.snapshot
-        self._finish_replacements(snap, now)
+        gone = self._finish_replacements(snap, now)  # deleted this pass: no candidates any more
         self._track_stability(snap, now, lambda node: self.pool_of(node) is not None)
-        if self._expire(snap, now) or self.batch_open():
+        if self._expire(snap, now, gone) or self.batch_open():
             return  # pods are about to be provisioned for: no voluntary disruption meanwhile
-        disrupting = {n for c in self.pending_cmds for n in c.candidates}
+        disrupting = {n for c in self.pending_cmds for n in c.candidates} | gone
         cands = self._candidates(view, now, disrupting)
         state = (snap.n, len(self.upcoming), int(snap.requested[:, snap.res_index["pods"]].sum()), *(c.key for c in cands))
         if self.consolidated is not None and self.consolidated[0] == state and now - self.consolidated[1] < CONSOLIDATED_TTL:
@@ -548,25 +548,28 @@ class KarpenterLike(ClusterAutoscaler):
         self.stats.scale_downs += 1
         self.last_delete = now
 
-    def _finish_replacements(self, snap: Snapshot, now: float) -> None:
+    def _finish_replacements(self, snap: Snapshot, now: float) -> set[str]:
         """Delete the candidates whose replacements have all registered; a command one of whose
-        replacements never registered is given up (its candidates stay)."""
+        replacements never registered is given up (its candidates stay). Returns the nodes deleted."""
         keep = []
+        gone = set()
         for cmd in self.pending_cmds:
             if all(n in snap.row_of for n in cmd.replacements):
                 for name in cmd.candidates:
                     if name in snap.row_of:
                         self._remove(name, snap, now, cmd.reason)
+                        gone.add(name)
             elif all(n in snap.row_of or n in self.upcoming for n in cmd.replacements):
                 keep.append(cmd)
         self.pending_cmds = keep
+        return gone
 
-    def _expire(self, snap: Snapshot, now: float) -> bool:
+    def _expire(self, snap: Snapshot, now: float, gone: set[str]) -> bool:
         """Expiration (the NodeClaim expiration controller): a node whose claim's expireAfter
         has passed since it was made goes, whatever the budgets or do-not-disrupt."""
         due = []
         for node in snap.nodes[: snap.n]:
-            pool = self.pool_of(node)
+            pool = self.pool_of(node) if node.name not in gone else None
             t = expires_at(node, pool, self.launched, self.expires) if pool is not None else None
             if t is not None and now >= t:
                 due.append(node.name)

@@ -16,7 +16,7 @@ from kubesched.autoscale.interface import LoopRecord, ScaleDownInfo, ScaleUpInfo
 from kubesched.autoscale.nodepool import CAPACITY_TYPE, EMPTY, NODEPOOL_LABEL
 
 EXPIRED = "Expired"
-PROVISIONING = "provisioning"  # why a claim was made, when not for a disruption
+PROVISIONING = "provisioned"  # why a claim was made, when not for a disruption (metrics.ProvisionedReason)
 
 
 @dataclass

@@ -1,0 +1,129 @@
+"""Events of the Karpenter-like provisioner in ``kubesched autoscale``: Cluster Autoscaler's
+(``TriggeredScaleUp``, ``NotTriggerScaleUp``, ``ScaleDown`` and the status ConfigMap's, source
+``cluster-autoscaler``, as ``kubesched.autoscale.events``), so that dashboards and alerts built on
+CA keep working, and Karpenter's own, source ``karpenter``, with the reasons and messages of
+kubernetes-sigs/karpenter (``pkg/events/reason.go``):
+
+* pod ``Nominated`` "Pod should schedule on: nodeclaim/NAME" (provisioning/scheduling/events.go),
+  for each pod packed onto a claim launched for it;
+* NodeClaim ``DisruptionLaunching`` "Launching NodeClaim: Underutilized" on each replacement
+  launched for a disruption (disruption/events/events.go ``Launching``);
+* node and NodeClaim ``DisruptionTerminating`` "Disrupting Node: Drifted" / "Disrupting
+  NodeClaim: Drifted" on each node a disruption deletes (``Terminating``; Empty, Underutilized or
+  Drifted; expiration, a separate controller upstream, writes none);
+* pod ``Evicted`` "Evicted pod" on each pod evicted from a node deleted (node termination's
+  eviction queue).
+
+A NodeClaim is named after its node; live, the NodeClaim objects themselves are not written, so
+its events regard ``karpenter.sh/v1`` NodeClaims by name. ``NotTriggerScaleUp`` is written on the
+pods the batch considered that no claim could take, also in an iteration that launched claims
+for other pods; with NodePools its reasons are counted per pool, as CA counts them per group.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kubesched.api.objects import Pod
+from kubesched.autoscale.core import ClusterAutoscaler
+from kubesched.autoscale.events import (
+    MAX_SIZE_REACHED,
+    MAX_TOTAL_REACHED,
+    NORMAL,
+    EventRecorder,
+    LoopEvents,
+    ScaleUpReasons,
+    node_ref,
+)
+from kubesched.autoscale.interface import ClusterView, LoopRecord
+from kubesched.autoscale.karpenter import KarpenterLike
+from kubesched.autoscale.karprecord import EXPIRED, PROVISIONING, KarpenterRecord
+from kubesched.autoscale.nodepool import API_VERSION, exceeds, node_resources
+from kubesched.live.bodies import pod_ref
+
+COMPONENT = "karpenter"
+# why no node of a pool can take a pod, in Karpenter's words where it has them
+LIMITS_EXCEEDED = "all available instance types exceed limits for nodepool"
+NO_INSTANCE_TYPES = "nodepool requirements filtered out all available instance types"
+
+
+def claim_ref(name: str) -> dict[str, Any]:
+    return {"kind": "NodeClaim", "name": name, "apiVersion": API_VERSION}
+
+
+def title(reason: str) -> str:
+    """cases.Title(language.Und, cases.NoLower): the first letter of each word upper-cased."""
+    return " ".join(w[:1].upper() + w[1:] for w in reason.split(" "))
+
+
+class PoolReasons(ScaleUpReasons):
+    """Why no NodePool launches a node for a pod: per pool, the union of its offerings' reasons
+    (instance type at its max, the pool's limits, the filters' reasons on the offering's node
+    with the pool's labels and taints), counted over the pools and sorted."""
+
+    loop: KarpenterLike
+
+    def message(self, pod: Pod) -> str:
+        loop = self.loop
+        if loop.cfg.max_nodes_total and loop.cluster_size(self.view.snapshot) >= loop.cfg.max_nodes_total:
+            return MAX_TOTAL_REACHED
+        used = loop.pool_usage(self.view.snapshot)
+        counted: dict[str, int] = {}
+        for pool in loop.pools:
+            offers = loop.offerings(pool)
+            reasons: set[str] = set() if offers else {NO_INSTANCE_TYPES}
+            over = {id(o) for o in offers if exceeds(pool.limits, used[pool.name], node_resources(o.node))}
+            if offers and len(over) == len(offers):
+                reasons.add(LIMITS_EXCEEDED)
+            for o in offers:
+                if id(o) in over:
+                    continue
+                g = loop.cfg.group(o.group)
+                if self.sizes[g.name] >= g.max_size:
+                    reasons.add(MAX_SIZE_REACHED)
+                    continue
+                scratch = self.view.snapshot.copy(nodes=(), pods=False)
+                reasons.update(self.checker.reasons(scratch, pod, scratch.add_node(o.node)) or ())
+            for r in reasons:
+                counted[r] = counted.get(r, 0) + 1
+        return ", ".join(sorted(f"{n} {r}" for r, n in counted.items()))
+
+
+class KarpenterEvents(LoopEvents):
+    """``LoopEvents`` for the Karpenter-like loop: CA's events from its ``KarpenterRecord`` and
+    Karpenter's own through a second recorder (source ``karpenter``)."""
+
+    def __init__(self, recorder: EventRecorder, configmap: Any = lambda: None) -> None:
+        super().__init__(recorder, configmap)
+        self.karpenter = EventRecorder(recorder.core, recorder.host, recorder.clock, COMPONENT)
+
+    def scale_up(self, loop: ClusterAutoscaler, view: ClusterView, record: LoopRecord, now: float) -> None:
+        if not isinstance(record, KarpenterRecord) or not isinstance(loop, KarpenterLike):
+            super().scale_up(loop, view, record, now)
+            return
+        if record.scale_ups:
+            self.triggered(record)
+        if record.unlaunchable:
+            self.not_triggered(record.unlaunchable, PoolReasons(loop, view, now) if loop.pools else ScaleUpReasons(loop, view, now))
+        ev = self.karpenter.event
+        for pod, claim in record.nominated:
+            ev(pod_ref(pod), NORMAL, "Nominated", f"Pod should schedule on: nodeclaim/{claim}")
+        for launch in record.launched:
+            if launch.reason != PROVISIONING:
+                ev(claim_ref(launch.claim), NORMAL, "DisruptionLaunching", f"Launching NodeClaim: {title(launch.reason)}")
+
+    def scale_down(self, view: ClusterView, record: LoopRecord) -> None:
+        super().scale_down(view, record)
+        if not isinstance(record, KarpenterRecord):
+            return
+        ev = self.karpenter.event
+        snap = view.snapshot
+        for d in record.disrupted:
+            if d.reason == EXPIRED:
+                continue
+            uid = snap.nodes[snap.row_of[d.node]].uid if d.node in snap.row_of else ""
+            ev(node_ref(d.node, uid), NORMAL, "DisruptionTerminating", f"Disrupting Node: {title(d.reason)}")
+            ev(claim_ref(d.node), NORMAL, "DisruptionTerminating", f"Disrupting NodeClaim: {title(d.reason)}")
+        for sd in record.scale_downs:
+            for p in sd.pods:
+                ev(pod_ref(p), NORMAL, "Evicted", "Evicted pod")
