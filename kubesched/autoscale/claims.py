@@ -1,7 +1,7 @@
 """The nodes the Karpenter-like provisioner launches from NodePools, as they are written and read
 back: their labels and annotations (``pool_node``, ``node_marks``), when they were launched and
 when they expire (``launched_at``, ``expires_at``), and whether they have drifted from their pool
-(``is_drifted``, Karpenter's static drift). Read from the Node itself, so that the live loop keeps
+(``drift_reason``: Karpenter's static and requirements drift). Read from the Node itself, so that the live loop keeps
 expiry and drift across a restart, as Karpenter reads them from the NodeClaim.
 """
 
@@ -27,6 +27,8 @@ from kubesched.autoscale.nodepool import (
 )
 from kubesched.autoscale.predicate import node_named
 from kubesched.state.snapshot import Snapshot
+
+NODEPOOL_DRIFTED, REQUIREMENTS_DRIFTED = "NodePoolDrifted", "RequirementsDrifted"  # nodeclaim/disruption/drift.go
 
 
 @dataclass
@@ -111,11 +113,19 @@ def expires_at(node: Node, pool: NodePool, launched: dict[str, float], expires: 
     return t + pool.expire_after
 
 
-def is_drifted(node: Node, pool: NodePool) -> bool:
-    """areStaticFieldsDrifted: the node's pool hash differs from its pool's present one, both
-    written with the same hash version. A node without the hash or its version, or with
-    another version, has not drifted."""
+def drift_reason(node: Node, pool: NodePool) -> str | None:
+    """Why a node this provisioner launched has drifted from its pool, as Karpenter's nodeclaim
+    drift checks it: ``NodePoolDrifted`` (areStaticFieldsDrifted: its pool hash differs from the
+    pool's present one, both of the same hash version; another version, or none, is no static
+    drift), else ``RequirementsDrifted`` (areRequirementsDrifted: its labels no longer meet the
+    pool's requirements). None: not drifted, or not launched by this provisioner."""
     ann = _annotations(node)
-    if POOL_HASH not in ann or ann.get(POOL_HASH_VERSION_KEY) != POOL_HASH_VERSION:
-        return False
-    return ann[POOL_HASH] != pool.template_hash
+    if POOL_HASH not in ann:
+        return None
+    if ann.get(POOL_HASH_VERSION_KEY) == POOL_HASH_VERSION and ann[POOL_HASH] != pool.template_hash:
+        return NODEPOOL_DRIFTED
+    return None if pool.admits(node.labels) else REQUIREMENTS_DRIFTED
+
+
+def is_drifted(node: Node, pool: NodePool) -> bool:
+    return drift_reason(node, pool) is not None

@@ -135,9 +135,11 @@ class NodePool:
 
     @cached_property
     def template_hash(self) -> str:
-        """What drift compares: a hash of ``spec.template`` (Karpenter hashes the template; its
-        requirements are compared separately, here they are part of it)."""
-        return hashlib.sha256(json.dumps(self.template, sort_keys=True).encode()).hexdigest()[:16]
+        """What static drift compares: a hash of ``spec.template`` but its requirements, which
+        drift compares with the node's labels instead (Karpenter's hash leaves them out too)."""
+        spec = {k: v for k, v in (self.template.get("spec") or {}).items() if k != "requirements"}
+        hashed = {**self.template, "spec": spec}
+        return hashlib.sha256(json.dumps(hashed, sort_keys=True).encode()).hexdigest()[:16]
 
     def admits(self, labels: dict[str, str]) -> bool:
         """Whether an offering with these labels (an instance type's, plus its capacity type and

@@ -2,9 +2,9 @@
 kubernetes-sigs/karpenter pkg/controllers/nodeclaim/disruption/drift_test.go, context "NodePool
 Static Drift": the 7 entries of "should detect drift on changes to the static fields" and the three
 "should not return drifted" cases on the NodeClaim's annotations (here the node's: the live mode
-writes no NodeClaims). Not ported: the NodePool without a hash annotation (a pool here always has
-one), cloud-provider drift, and "NodeRequirement Drift" (requirements are part of the hash here,
-so a widened requirement drifts nodes, where upstream compares requirements with the labels).
+writes no NodeClaims); context "NodeRequirement Drift": its 8 table entries and "should return
+drifted only on NodeClaims that are drifted from an updated nodePool". Not ported: the NodePool
+without a hash annotation (a pool here always has one), cloud-provider and instance-type drift.
 Then expiry from the node's creation time, as a restarted loop reads it."""
 
 from __future__ import annotations
@@ -15,7 +15,14 @@ import numpy as np
 import pytest
 
 from kubesched.api.objects import Node
-from kubesched.autoscale.claims import expires_at, is_drifted, launched_at, pool_node
+from kubesched.autoscale.claims import (
+    REQUIREMENTS_DRIFTED,
+    drift_reason,
+    expires_at,
+    is_drifted,
+    launched_at,
+    pool_node,
+)
 from kubesched.autoscale.config import AutoscalerConfig, NodeGroup
 from kubesched.autoscale.configfile import template_node
 from kubesched.autoscale.karpenter import KarpenterLike
@@ -110,6 +117,74 @@ def test_a_node_carries_the_hash_and_its_version():
     p = pool(STATIC)
     ann = launched_from(p).raw["metadata"]["annotations"]
     assert ann == {POOL_HASH: p.template_hash, POOL_HASH_VERSION_KEY: POOL_HASH_VERSION}
+
+
+# ---- NodeRequirement Drift -----------------------------------------------------------------
+
+CT, OS, ARCH = "karpenter.sh/capacity-type", "kubernetes.io/os", "kubernetes.io/arch"
+
+
+def req(key: str, op: str, *values: str) -> dict:
+    return {"key": key, "operator": op, "values": list(values)}
+
+
+ON_DEMAND = req(CT, "In", "on-demand")
+REQUIREMENT_ROWS = {
+    "should return drifted if the nodePool node requirement is updated": (
+        [ON_DEMAND, req(ARCH, "In", "amd64"), req(OS, "In", "linux")], [req(CT, "In", "spot")],
+        {CT: "on-demand", ARCH: "amd64", OS: "linux"}, True),
+    "should return drifted if a new node requirement is added": (
+        [ON_DEMAND, req(OS, "In", "linux")], [ON_DEMAND, req(OS, "In", "linux"), req(ARCH, "In", "amd64")],
+        {CT: "on-demand", OS: "linux"}, True),
+    "should return drifted if a node requirement is reduced": (
+        [ON_DEMAND, req(OS, "In", "linux", "windows")], [ON_DEMAND, req(OS, "In", "windows")],
+        {CT: "on-demand", OS: "linux"}, True),
+    "should not return drifted if a node requirement is expanded": (
+        [ON_DEMAND, req(OS, "In", "linux")], [ON_DEMAND, req(OS, "In", "linux", "windows")],
+        {CT: "on-demand", OS: "linux"}, False),
+    "should not return drifted if a node requirement set to Exists": (
+        [ON_DEMAND, req(OS, "In", "linux")], [ON_DEMAND, req(OS, "Exists")],
+        {CT: "on-demand", OS: "linux"}, False),
+    "should return drifted if a node requirement set to DoesNotExists": (
+        [ON_DEMAND, req(OS, "In", "linux")], [ON_DEMAND, req(OS, "DoesNotExist")],
+        {CT: "on-demand", OS: "linux"}, True),
+    "should not return drifted if a nodeClaim is greater then node requirement": (
+        [ON_DEMAND, req("test-label", "Gt", "2")], [ON_DEMAND, req("test-label", "Gt", "10")],
+        {CT: "on-demand", "test-label": "5"}, True),
+    "should not return drifted if a nodeClaim is less then node requirement": (
+        [ON_DEMAND, req("test-label", "Lt", "5")], [ON_DEMAND, req("test-label", "Lt", "1")],
+        {CT: "on-demand", "test-label": "2"}, True),
+}
+
+
+def requiring(requirements: list[dict]) -> NodePool:
+    return pool({"spec": {"requirements": requirements}})
+
+
+def labelled(node: Node, labels: dict[str, str]) -> Node:
+    raw = copy.deepcopy(node.raw)
+    raw["metadata"]["labels"] = {**raw["metadata"]["labels"], **labels}
+    return Node.parse(raw)
+
+
+@pytest.mark.parametrize("row", list(REQUIREMENT_ROWS), ids=list(REQUIREMENT_ROWS))
+def test_node_requirement_drift(row):
+    old, new, labels, drifted = REQUIREMENT_ROWS[row]
+    before = requiring(old)
+    node = labelled(launched_from(before), labels)
+    assert drift_reason(node, before) is None
+    after = requiring(new)
+    assert after.template_hash == before.template_hash  # requirements are not hashed
+    assert drift_reason(node, after) == (REQUIREMENTS_DRIFTED if drifted else None)
+
+
+def test_should_return_drifted_only_on_nodeclaims_that_are_drifted_from_an_updated_nodepool():
+    before = requiring([ON_DEMAND, req(OS, "In", "linux", "windows")])
+    linux = labelled(launched_from(before, "it-1"), {CT: "on-demand", OS: "linux"})
+    windows = labelled(launched_from(before, "it-2"), {CT: "on-demand", OS: "windows"})
+    assert not is_drifted(linux, before) and not is_drifted(windows, before)
+    after = requiring([ON_DEMAND, req(OS, "In", "linux")])  # Windows removed
+    assert not is_drifted(linux, after) and is_drifted(windows, after)
 
 
 # ---- expiry from the node, as after a restart ------------------------------------------------
