@@ -36,6 +36,7 @@ DO_NOT_DISRUPT = "karpenter.sh/do-not-disrupt"
 POOL_HASH = "karpenter.sh/nodepool-hash"  # the template's hash on each NodeClaim (and node): drift
 POOL_HASH_VERSION_KEY = "karpenter.sh/nodepool-hash-version"  # the hash's scheme: no drift across schemes
 POOL_HASH_VERSION = "v3"  # NodePoolHashVersion of karpenter.sh/v1
+TERMINATION_FINALIZER = "karpenter.sh/termination"  # on each NodeClaim (and node) Karpenter launches
 REGISTERED = "karpenter.sh/registered"  # labels Karpenter puts on a node it launched, once it
 INITIALIZED = "karpenter.sh/initialized"  # has registered, and once it is ready
 SPOT, ON_DEMAND = "spot", "on-demand"
@@ -183,22 +184,34 @@ def node_claim(pool: NodePool, node: Node, instance_type: str, capacity_type: st
         if k in spec:
             claim_spec[k] = spec[k]
     claim_spec["expireAfter"] = spec.get("expireAfter", "720h")
+    template_annotations = (pool.template.get("metadata") or {}).get("annotations") or {}
     return {
         "apiVersion": API_VERSION,
         "kind": "NodeClaim",
         "metadata": {
             "name": node.name,
             "labels": {k: v for k, v in node.labels.items() if k != "kubernetes.io/hostname"},
-            "annotations": {POOL_HASH: pool.template_hash, POOL_HASH_VERSION_KEY: POOL_HASH_VERSION},
-            "ownerReferences": [{"apiVersion": API_VERSION, "kind": "NodePool", "name": pool.name}],
+            "annotations": {**template_annotations, POOL_HASH: pool.template_hash, POOL_HASH_VERSION_KEY: POOL_HASH_VERSION},
+            "ownerReferences": [{"apiVersion": API_VERSION, "kind": "NodePool", "name": pool.name, "blockOwnerDeletion": True}],
+            "finalizers": [TERMINATION_FINALIZER],
         },
         "spec": claim_spec,
         "status": {
             **({"nodeName": node.name} if registered else {}),
+            "conditions": claim_conditions(registered),
             "capacity": {k: str(v) for k, v in (node.raw.get("status") or {}).get("capacity", {}).items()},
             "allocatable": {k: str(v) for k, v in (node.raw.get("status") or {}).get("allocatable", {}).items()},
         },
     }
+
+
+def claim_conditions(registered: bool) -> list[dict[str, str]]:
+    """A launched claim's status conditions: Launched, and once its node has registered (ready
+    at once here) Registered, Initialized and the root condition Ready."""
+    out = [{"type": "Launched", "status": "True", "reason": "Launched"}]
+    for t in ("Registered", "Initialized", "Ready"):
+        out.append({"type": t, "status": "True", "reason": t} if registered else {"type": t, "status": "Unknown", "reason": "AwaitingReconciliation"})
+    return out
 
 
 # ---- reading -------------------------------------------------------------------------------

@@ -5,7 +5,8 @@ Static Drift": the 7 entries of "should detect drift on changes to the static fi
 writes no NodeClaims); context "NodeRequirement Drift": its 8 table entries and "should return
 drifted only on NodeClaims that are drifted from an updated nodePool". Not ported: the NodePool
 without a hash annotation (a pool here always has one), cloud-provider and instance-type drift.
-Then expiry from the node's creation time, as a restarted loop reads it."""
+Then expiry from the node's creation time, as a restarted loop reads it, and what is written: the
+NodeClaim's metadata and conditions, and the marks on a node of a pool."""
 
 from __future__ import annotations
 
@@ -21,6 +22,7 @@ from kubesched.autoscale.claims import (
     expires_at,
     is_drifted,
     launched_at,
+    node_marks,
     pool_node,
 )
 from kubesched.autoscale.config import AutoscalerConfig, NodeGroup
@@ -31,6 +33,7 @@ from kubesched.autoscale.nodepool import (
     POOL_HASH_VERSION,
     POOL_HASH_VERSION_KEY,
     NodePool,
+    node_claim,
     read_node_pools,
 )
 from kubesched.live.bodies import rfc3339
@@ -218,3 +221,31 @@ def test_a_restarted_loop_expires_the_nodes_an_earlier_one_launched():
     pods = [make_pod(f"p{i}", requests={"cpu": "1"}, node=n.name) for i, n in enumerate((old, young))]
     loop.disrupt(View([old.raw, young.raw], pods, now=3700.0), 3700.0)
     assert rec.deleted == ["it-1"]
+
+
+# ---- what is written: the NodeClaim, and the node's own marks ---------------------------------
+
+
+def test_node_claim_carries_the_hash_the_owner_and_its_conditions():
+    p = pool(STATIC)
+    node = launched_from(p)
+    claim = node_claim(p, node, "it", "on-demand")
+    md = claim["metadata"]
+    assert md["annotations"] == {"keyAnnotation": "valueAnnotation", "keyAnnotation2": "valueAnnotation2",
+                                 POOL_HASH: p.template_hash, POOL_HASH_VERSION_KEY: POOL_HASH_VERSION}
+    assert md["ownerReferences"] == [{"apiVersion": "karpenter.sh/v1", "kind": "NodePool", "name": "default", "blockOwnerDeletion": True}]
+    assert md["finalizers"] == ["karpenter.sh/termination"] and md["labels"]["keyLabel"] == "valueLabel"
+    assert {c["type"]: c["status"] for c in claim["status"]["conditions"]} == {
+        "Launched": "True", "Registered": "True", "Initialized": "True", "Ready": "True"}
+    coming = node_claim(p, node, "it", "on-demand", registered=False)
+    assert "nodeName" not in coming["status"]
+    assert {c["type"]: c["status"] for c in coming["status"]["conditions"]} == {
+        "Launched": "True", "Registered": "Unknown", "Initialized": "Unknown", "Ready": "Unknown"}
+
+
+def test_node_marks_only_on_nodes_of_a_pool():
+    p = pool(STATIC)
+    labels, ann = node_marks(launched_from(p))
+    assert labels == {"karpenter.sh/registered": "true", "karpenter.sh/initialized": "true"}
+    assert ann == {POOL_HASH: p.template_hash, POOL_HASH_VERSION_KEY: POOL_HASH_VERSION}
+    assert node_marks(Node.parse(TEMPLATE.raw)) == ({}, {})
