@@ -15,7 +15,7 @@ from kubesched.autoscale.live import KWOK_TAINT, build_controller, node_body
 from kubesched.autoscale.nodepool import POOL_HASH, POOL_HASH_VERSION, POOL_HASH_VERSION_KEY
 from kubesched.cli import build_parser
 from kubesched.live.bodies import rfc3339
-from tests.live.live_harness import events, pod
+from tests.live.live_harness import events, node, pod
 
 TOLERATE = {"tolerations": [{"key": KWOK_TAINT["key"], "operator": "Exists", "effect": "NoSchedule"}]}
 UNSCHEDULABLE = {"phase": "Pending", "conditions": [
@@ -157,3 +157,28 @@ def test_a_changed_nodepool_drifts_nodes_after_a_restart(kube_api, kubeconfig, t
     assert term == {"Node": "Disrupting Node: Drifted", "NodeClaim": "Disrupting NodeClaim: Drifted"}
     assert sample(after, "karpenter_nodeclaims_created_total", reason="drifted", nodepool="default", min_values_relaxed="false") == 1
     assert sample(after, "karpenter_nodeclaims_disrupted_total", reason="drifted", nodepool="default", capacity_type="on-demand") == 1
+
+
+def test_with_kubesched_run_a_pod_gets_a_node_of_its_pool_and_is_bound_there(kube_api, kubeconfig, tmp_path):
+    """End to end: ``kubesched run`` marks the pod unschedulable, the controller (serving, as the
+    command runs it) launches a node from the NodePool, the scheduler binds the pod to it."""
+    import threading
+
+    from tests.live.live_harness import running
+    from tests.live.test_autoscale_live import wait
+
+    kube_api.create(node("base", cpu="1"))
+    ctl = controller(kubeconfig, tmp_path, autoscaler(consolidate_after="Never"))
+    with running(kubeconfig):
+        kube_api.create(pod("web", cpu="3", spec=TOLERATE))
+        t = threading.Thread(target=ctl.serve, daemon=True)
+        t.start()
+        try:
+            assert wait(lambda: len(pool_nodes(kube_api)) == 1)
+            name = pool_nodes(kube_api)[0]["metadata"]["name"]
+            assert wait(lambda: (kube_api.get("Pod", "web", "default") or {}).get("spec", {}).get("nodeName") == name)
+            assert wait(lambda: len(events(kube_api, "Nominated", "web")) == 1)
+        finally:
+            ctl.stop()
+            t.join(10)
+    assert len(pool_nodes(kube_api)) == 1 and ctl.loop.stats.nodes_added == 1
