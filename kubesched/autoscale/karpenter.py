@@ -43,17 +43,14 @@ from kubesched.autoscale.disruption import (
 )
 from kubesched.autoscale.eligibility import unremovable_reason
 from kubesched.autoscale.interface import ClusterView, NodeProvider
+from kubesched.autoscale.karppools import NodePoolsMixin, add_to
 from kubesched.autoscale.karprecord import EXPIRED, PROVISIONING, KarpenterRecord, note_launch, note_removal
 from kubesched.autoscale.nodepool import (
-    CAPACITY_TYPE,
     DRIFTED,
     EMPTY,
-    INSTANCE_TYPE,
-    NODEPOOL_LABEL,
     UNDERUTILIZED,
     NodePool,
     exceeds,
-    node_claim,
     node_resources,
 )
 from kubesched.autoscale.predicate import PredicateChecker, node_named, placed
@@ -66,12 +63,7 @@ RECENT_CLAIMS = 4  # a pod tries the newest claims of the batch before opening a
 CONSOLIDATED_TTL = 300.0  # a consolidated cluster is looked at again after 5 min (cluster.go)
 
 
-def _add(total: dict[str, int], extra: dict[str, int]) -> None:
-    for k, v in extra.items():
-        total[k] = total.get(k, 0) + v
-
-
-class KarpenterLike(ClusterAutoscaler):
+class KarpenterLike(NodePoolsMixin, ClusterAutoscaler):
     def __init__(self, config: AutoscalerConfig, provider: NodeProvider, rng: np.random.Generator) -> None:
         super().__init__(config, provider, rng)
         self.seen: set[str] = set()
@@ -80,13 +72,11 @@ class KarpenterLike(ClusterAutoscaler):
         self.last_consolidation = -float("inf")
         self.stable_since: dict[str, tuple[int, float]] = {}  # node -> (pod count, since)
         self.recheck_at: dict[str, float] = {}  # node -> when its pods are worth simulating again
-        self.pools = sorted(config.node_pools, key=lambda p: -p.weight)  # none: the legacy model
-        self.pool_by_name = {p.name: p for p in self.pools}
+        self.set_pools(config.node_pools)
         self.launched: dict[str, float] = {}  # NodePool nodes: when their claim was made
         self.expires: dict[str, float] = {}  # ... and when it expires (its claim's expireAfter)
         self.pending_cmds: list[Pending] = []  # replacements launched, their candidates to delete
         self.consolidated: tuple[tuple[object, ...], float] | None = None  # a pass found nothing: (state, when)
-        self._offers: dict[str, list[Offering]] = {}
 
     def batch_open(self) -> bool:
         return self.batch_start is not None
@@ -191,46 +181,6 @@ class KarpenterLike(ClusterAutoscaler):
         claim.pods.append(pod)
         return True
 
-    # ---- NodePools -----------------------------------------------------------------------
-    def offerings(self, pool: NodePool) -> list[Offering]:
-        """The pool's instance types (node groups) in each capacity type its requirements
-        admit, cheapest first (spot at the spot price)."""
-        hit = self._offers.get(pool.name)
-        if hit is not None:
-            return hit
-        out = []
-        for g in self.cfg.node_groups:
-            for ct in pool.capacity_types():
-                labels = {**g.template.labels, **pool.labels, INSTANCE_TYPE: g.name, CAPACITY_TYPE: ct, NODEPOOL_LABEL: pool.name}
-                if pool.admits(labels):
-                    price = self.cfg.spot.price(self.cfg.prices.node(g), ct)
-                    out.append(Offering(pool, g.name, ct, price, pool_node(g.template, f"claim-{g.name}-{ct}", pool, g.name, ct)))
-        self._offers[pool.name] = sorted(out, key=lambda o: o.price)
-        return self._offers[pool.name]
-
-    def pool_of(self, node: Node) -> NodePool | None:
-        return self.pool_by_name.get(node.labels.get(NODEPOOL_LABEL, ""))
-
-    def node_claims(self, snap: Snapshot) -> list[dict[str, object]]:
-        """The NodeClaims of the nodes launched from NodePools, registered or still coming, as
-        Karpenter writes them (kubesched.autoscale.nodepool.node_claim)."""
-        out = []
-        for node, registered in [*((n, True) for n in snap.nodes), *((u.node, False) for u in self.upcoming.values())]:
-            pool = self.pool_of(node)
-            if pool is not None:
-                out.append(node_claim(pool, node, node.labels[INSTANCE_TYPE], capacity_type_of(node), registered))
-        return out
-
-    def pool_usage(self, snap: Snapshot) -> dict[str, dict[str, int]]:
-        """What each pool's nodes (registered and upcoming) count against its limits."""
-        used: dict[str, dict[str, int]] = {p.name: {} for p in self.pools}
-        nodes = [*snap.nodes, *(up.node for up in self.upcoming.values())]
-        for node in nodes:
-            pool = self.pool_of(node)
-            if pool is not None:
-                _add(used[pool.name], node_resources(node))
-        return used
-
     def provision_pools(self, view: ClusterView, pods: list[Pod], now: float, checker: PredicateChecker) -> None:
         chosen, left = self.plan_claims(view, pods, checker)
         for o, held in chosen:
@@ -282,7 +232,7 @@ class KarpenterLike(ClusterAutoscaler):
             claims.append(claim)
             o = claim.offers[0]
             sizes[o.group] += 1  # what the claim will most likely launch counts already
-            _add(used[o.pool.name], node_resources(o.node))
+            add_to(used[o.pool.name], node_resources(o.node))
         used = self.pool_usage(view.snapshot)
         chosen = []
         for c in claims:
@@ -290,7 +240,7 @@ class KarpenterLike(ClusterAutoscaler):
             if o is None:
                 left.extend(c.pods)
                 continue
-            _add(used[o.pool.name], node_resources(o.node))
+            add_to(used[o.pool.name], node_resources(o.node))
             chosen.append((o, c.pods))
         return chosen, left
 
@@ -363,9 +313,7 @@ class KarpenterLike(ClusterAutoscaler):
     def update_pools(self, pools: list[NodePool]) -> None:
         """New NodePool specs (a changed file): nodes launched from an older template of a pool
         have drifted."""
-        self.pools = sorted(pools, key=lambda p: -p.weight)
-        self.pool_by_name = {p.name: p for p in self.pools}
-        self._offers.clear()
+        self.set_pools(pools)
         self.consolidated = None
 
     def disrupt(self, view: ClusterView, now: float) -> None:
@@ -412,7 +360,7 @@ class KarpenterLike(ClusterAutoscaler):
     def _budgets(self, snap: Snapshot, now: float, disrupting: set[str]) -> dict[str, dict[str, int]]:
         """BuildDisruptionBudgetMapping: per reason and pool, what the budgets allow less the
         pool's nodes being disrupted."""
-        nodes = self._pool_nodes(snap)
+        nodes = self.pool_nodes(snap)
         busy = {p.name: 0 for p in self.pools}
         for n in disrupting:
             pool = self.pool_of(snap.nodes[snap.row_of[n]]) if n in snap.row_of else None
@@ -475,15 +423,6 @@ class KarpenterLike(ClusterAutoscaler):
                 return cmd
             self.recheck_at[c.name] = now + DRAIN_RECHECK
         return None
-
-    def _pool_nodes(self, snap: Snapshot) -> dict[str, int]:
-        """Each pool's registered nodes: what a budget's percentage is of."""
-        out = {p.name: 0 for p in self.pools}
-        for node in snap.nodes:
-            pool = self.pool_of(node)
-            if pool is not None:
-                out[pool.name] += 1
-        return out
 
     def _track_stability(self, snap: Snapshot, now: float, managed: Callable[[Node], bool]) -> None:
         """Since when each managed node has held its present number of pods."""
