@@ -14,6 +14,7 @@ from datetime import datetime
 from kubesched.api.objects import Node, Pod
 from kubesched.autoscale.config import GROUP_LABEL, NodeGroup
 from kubesched.autoscale.disruption import Offering
+from kubesched.autoscale.eligibility import BEING_DELETED, unremovable_reason
 from kubesched.autoscale.nodepool import (
     CAPACITY_TYPE,
     INITIALIZED,
@@ -111,6 +112,19 @@ def expires_at(node: Node, pool: NodePool, launched: dict[str, float], expires: 
     if t is None or pool.expire_after is None:
         return None
     return t + pool.expire_after
+
+
+def blocked_reason(node: Node, nominated: bool, now: float) -> str | None:
+    """Why disruption may not take a node of a pool, as Karpenter's ValidateNodeDisruptable says
+    it (its first check that fails): being deleted (the provider's ToBeDeletedByClusterAutoscaler
+    taint), or about to receive pending pods. "" for Cluster Autoscaler's scale-down-disabled
+    annotation (no Karpenter message); None when neither holds."""
+    reason = unremovable_reason(node, now)
+    if reason == BEING_DELETED:
+        return "node is deleting or marked for deletion"
+    if reason is not None:
+        return ""
+    return "node is nominated for a pending pod" if nominated else None
 
 
 def drift_reason(node: Node, pool: NodePool) -> str | None:

@@ -27,7 +27,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from kubesched.api.objects import Node, Pod
-from kubesched.autoscale.claims import Claim, expires_at, is_drifted, launched_at, pool_node
+from kubesched.autoscale.claims import Claim, blocked_reason, expires_at, is_drifted, launched_at, pool_node
 from kubesched.autoscale.config import GROUP_LABEL, AutoscalerConfig, NodeGroup
 from kubesched.autoscale.core import ClusterAutoscaler, Upcoming
 from kubesched.autoscale.disruption import (
@@ -44,7 +44,14 @@ from kubesched.autoscale.disruption import (
 from kubesched.autoscale.eligibility import unremovable_reason
 from kubesched.autoscale.interface import ClusterView, NodeProvider
 from kubesched.autoscale.karppools import NodePoolsMixin, add_to
-from kubesched.autoscale.karprecord import EXPIRED, PROVISIONING, KarpenterRecord, note_launch, note_removal
+from kubesched.autoscale.karprecord import (
+    EXPIRED,
+    PROVISIONING,
+    KarpenterRecord,
+    note_blocked,
+    note_launch,
+    note_removal,
+)
 from kubesched.autoscale.nodepool import (
     DRIFTED,
     EMPTY,
@@ -446,7 +453,12 @@ class KarpenterLike(NodePoolsMixin, ClusterAutoscaler):
             row = snap.row_of[name]
             node = snap.nodes[row]
             pool = self.pool_of(node)
-            if pool is None or name in disrupting or name in self.hinted or unremovable_reason(node, now) is not None:
+            if pool is None or name in disrupting:
+                continue
+            why = blocked_reason(node, name in self.hinted, now)
+            if why is not None:
+                if why:
+                    note_blocked(self.record, name, why)
                 continue
             pods = list(snap.pods_on[row].values())
             if do_not_disrupt(node, pods) or not all(drainer.movable(p, {}, snap) for p in pods):

@@ -12,7 +12,13 @@ kubernetes-sigs/karpenter (``pkg/events/reason.go``):
   NodeClaim: Drifted" on each node a disruption deletes (``Terminating``; Empty, Underutilized or
   Drifted; expiration, a separate controller upstream, writes none);
 * pod ``Evicted`` "Evicted pod" on each pod evicted from a node deleted (node termination's
-  eviction queue).
+  eviction queue);
+* node and NodeClaim ``DisruptionBlocked`` "Node is nominated for a pending pod" / "Node is
+  deleting or marked for deletion" on a node of a pool that disruption may not take
+  (``Blocked``, from ValidateNodeDisruptable's error, its first letter upper-cased).
+
+As Karpenter's recorder, an event is dropped when one of the same reason about the same object
+(its dedupe values) was published less than 2 minutes before.
 
 A NodeClaim is named after its node; live, the NodeClaim objects themselves are not written, so
 its events regard ``karpenter.sh/v1`` NodeClaims by name. ``NotTriggerScaleUp`` is written on the
@@ -42,6 +48,7 @@ from kubesched.autoscale.nodepool import API_VERSION, exceeds, node_resources
 from kubesched.live.bodies import pod_ref
 
 COMPONENT = "karpenter"
+DEDUPE_TIMEOUT = 120.0  # pkg/events/recorder.go defaultDedupeTimeout
 # why no node of a pool can take a pod, in Karpenter's words where it has them
 LIMITS_EXCEEDED = "all available instance types exceed limits for nodepool"
 NO_INSTANCE_TYPES = "nodepool requirements filtered out all available instance types"
@@ -96,6 +103,18 @@ class KarpenterEvents(LoopEvents):
     def __init__(self, recorder: EventRecorder, configmap: Any = lambda: None) -> None:
         super().__init__(recorder, configmap)
         self.karpenter = EventRecorder(recorder.core, recorder.host, recorder.clock, COMPONENT)
+        self.published: dict[tuple[str, ...], float] = {}  # dedupe key -> until when it holds
+
+    def publish(self, ref: dict[str, Any], reason: str, message: str, *dedupe: str) -> None:
+        """Recorder.Publish: a Normal event, unless one with the same dedupe key is recent."""
+        now = self.karpenter.clock()
+        if len(self.published) > 4096:
+            self.published = {k: t for k, t in self.published.items() if t > now}
+        key = (reason.lower(), *dedupe)
+        if self.published.get(key, -1.0) > now:
+            return
+        self.published[key] = now + DEDUPE_TIMEOUT
+        self.karpenter.event(ref, NORMAL, reason, message)
 
     def scale_up(self, loop: ClusterAutoscaler, view: ClusterView, record: LoopRecord, now: float) -> None:
         if not isinstance(record, KarpenterRecord) or not isinstance(loop, KarpenterLike):
@@ -105,25 +124,29 @@ class KarpenterEvents(LoopEvents):
             self.triggered(record)
         if record.unlaunchable:
             self.not_triggered(record.unlaunchable, PoolReasons(loop, view, now) if loop.pools else ScaleUpReasons(loop, view, now))
-        ev = self.karpenter.event
         for pod, claim in record.nominated:
-            ev(pod_ref(pod), NORMAL, "Nominated", f"Pod should schedule on: nodeclaim/{claim}")
+            self.publish(pod_ref(pod), "Nominated", f"Pod should schedule on: nodeclaim/{claim}", pod.uid)
         for launch in record.launched:
             if launch.reason != PROVISIONING:
-                ev(claim_ref(launch.claim), NORMAL, "DisruptionLaunching", f"Launching NodeClaim: {title(launch.reason)}")
+                self.publish(claim_ref(launch.claim), "DisruptionLaunching", f"Launching NodeClaim: {title(launch.reason)}", launch.claim, launch.reason)
 
     def scale_down(self, view: ClusterView, record: LoopRecord) -> None:
         super().scale_down(view, record)
         if not isinstance(record, KarpenterRecord):
             return
-        ev = self.karpenter.event
         snap = view.snapshot
+
+        def node_of(name: str) -> dict[str, Any]:
+            return node_ref(name, snap.nodes[snap.row_of[name]].uid if name in snap.row_of else "")
+
         for d in record.disrupted:
-            if d.reason == EXPIRED:
-                continue
-            uid = snap.nodes[snap.row_of[d.node]].uid if d.node in snap.row_of else ""
-            ev(node_ref(d.node, uid), NORMAL, "DisruptionTerminating", f"Disrupting Node: {title(d.reason)}")
-            ev(claim_ref(d.node), NORMAL, "DisruptionTerminating", f"Disrupting NodeClaim: {title(d.reason)}")
+            if d.reason != EXPIRED:
+                self.publish(node_of(d.node), "DisruptionTerminating", f"Disrupting Node: {title(d.reason)}", "node", d.node, d.reason)
+                self.publish(claim_ref(d.node), "DisruptionTerminating", f"Disrupting NodeClaim: {title(d.reason)}", "claim", d.node, d.reason)
         for sd in record.scale_downs:
             for p in sd.pods:
-                ev(pod_ref(p), NORMAL, "Evicted", "Evicted pod")
+                self.publish(pod_ref(p), "Evicted", "Evicted pod", p.namespace, p.name)
+        for name, why in record.blocked:
+            msg = why[:1].upper() + why[1:]
+            self.publish(node_of(name), "DisruptionBlocked", msg, "node", name)
+            self.publish(claim_ref(name), "DisruptionBlocked", msg, "claim", name)

@@ -41,6 +41,7 @@ class KarpenterRecord(LoopRecord):
     unlaunchable: list[Pod] = field(default_factory=list)  # considered; no claim could hold them
     launched: list[Launch] = field(default_factory=list)
     disrupted: list[Disruption] = field(default_factory=list)
+    blocked: list[tuple[str, str]] = field(default_factory=list)  # (node, why disruption may not take it)
     sizes: dict[str, int] = field(default_factory=dict)  # each instance type's nodes when the iteration began
 
 
@@ -58,6 +59,11 @@ def note_launch(record: LoopRecord | None, group: NodeGroup, node: Node, pods: l
     record.triggered.extend(pods)
     record.nominated.extend((p, node.name) for p in pods)
     record.launched.append(Launch(node.name, reason, node.labels.get(NODEPOOL_LABEL, ""), node.labels.get(CAPACITY_TYPE, "on-demand")))
+
+
+def note_blocked(record: LoopRecord | None, node: str, why: str) -> None:
+    if isinstance(record, KarpenterRecord):
+        record.blocked.append((node, why))
 
 
 def note_removal(record: LoopRecord | None, node: Node, group: str, pods: list[Pod], reason: str) -> None:

@@ -182,3 +182,32 @@ def test_with_kubesched_run_a_pod_gets_a_node_of_its_pool_and_is_bound_there(kub
             ctl.stop()
             t.join(10)
     assert len(pool_nodes(kube_api)) == 1 and ctl.loop.stats.nodes_added == 1
+
+
+# ---- DisruptionBlocked, ported from pkg/controllers/disruption/suite_test.go "Candidate Filtering"
+
+
+def test_should_not_consider_candidates_that_are_nominated(kube_api, kubeconfig, tmp_path):
+    ctl = controller(kubeconfig, tmp_path, autoscaler())
+    kube_api.create(pending("web", "1"))
+    once(ctl)  # a node launched for the pod
+    (made,) = pool_nodes(kube_api)
+    name = made["metadata"]["name"]
+    once(ctl, 3)  # the pod, still pending, is about to land there: the empty node stays
+    assert kube_api.get("Node", name) is not None
+    blocked = {e["involvedObject"]["kind"]: e for e in events(kube_api, "DisruptionBlocked")}
+    assert blocked["Node"]["message"] == "Node is nominated for a pending pod" and blocked["Node"]["involvedObject"]["name"] == name
+    assert blocked["NodeClaim"]["message"] == "Node is nominated for a pending pod"
+    assert blocked["Node"]["count"] == 1  # deduplicated for 2 minutes, as Karpenter's recorder
+
+
+def test_should_not_consider_candidates_that_are_deleting(kube_api, kubeconfig, tmp_path):
+    ctl = controller(kubeconfig, tmp_path, autoscaler())
+    (p,) = ctl.cfg.node_pools
+    body = node_body(pool_node(ctl.cfg.group("big").template, "big-going", p, "big", "on-demand"))
+    body["spec"]["taints"].append({"key": "ToBeDeletedByClusterAutoscaler", "value": str(int(time.time())), "effect": "NoSchedule"})
+    kube_api.create(body)
+    once(ctl)
+    assert kube_api.get("Node", "big-going") is not None  # empty, but being deleted already: not a candidate
+    (ev,) = [e for e in events(kube_api, "DisruptionBlocked") if e["involvedObject"]["kind"] == "Node"]
+    assert ev["message"] == "Node is deleting or marked for deletion" and ev["source"]["component"] == "karpenter"
