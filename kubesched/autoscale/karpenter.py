@@ -37,6 +37,7 @@ from kubesched.autoscale.disruption import (
     Pending,
     capacity_type_of,
     compute,
+    consolidation_disabled,
     do_not_disrupt,
     multi_node,
     place_all,
@@ -51,6 +52,7 @@ from kubesched.autoscale.karprecord import (
     note_blocked,
     note_launch,
     note_removal,
+    note_unconsolidatable,
 )
 from kubesched.autoscale.nodepool import (
     DRIFTED,
@@ -405,6 +407,10 @@ class KarpenterLike(NodePoolsMixin, ClusterAutoscaler):
         disrupting: set[str],
     ) -> Command | None:
         snap = view.snapshot
+        explaining = isinstance(self.record, KarpenterRecord)  # only live: the reasons cost simulations
+        for c in cands if explaining else ():
+            if (off := consolidation_disabled(c.pool)) is not None:
+                note_unconsolidatable(self.record, c.name, off)
         busy = [c for c in cands if c.consolidatable and c.pods and c.pool.consolidation_policy == "WhenEmptyOrUnderutilized"]
         if not busy:
             return None
@@ -415,8 +421,8 @@ class KarpenterLike(NodePoolsMixin, ClusterAutoscaler):
             used = self.pool_usage(snap)
             return [o for o in by_price if not exceeds(o.pool.limits, used[o.pool.name], node_resources(o.node))]
 
-        def attempt(group: list[Candidate]) -> Command | None:
-            return compute(group, snap, checker, offers, scratch, disrupting)
+        def attempt(group: list[Candidate], why: list[str] | None = None) -> Command | None:
+            return compute(group, snap, checker, offers, scratch, disrupting, why)
 
         cmd = multi_node(busy, dict(budget), attempt)
         if cmd is not None:
@@ -425,10 +431,13 @@ class KarpenterLike(NodePoolsMixin, ClusterAutoscaler):
             # a node whose pods could not move waits a minute before it is simulated again
             if budget.get(c.pool.name, 0) <= 0 or self.recheck_at.get(c.name, 0.0) > now:
                 continue
-            cmd = attempt([c])
+            why: list[str] | None = [] if explaining else None
+            cmd = attempt([c], why)
             if cmd is not None:
                 return cmd
             self.recheck_at[c.name] = now + DRAIN_RECHECK
+            for reason in why or ():
+                note_unconsolidatable(self.record, c.name, reason)
         return None
 
     def _track_stability(self, snap: Snapshot, now: float, managed: Callable[[Node], bool]) -> None:

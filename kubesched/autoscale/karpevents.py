@@ -15,7 +15,11 @@ kubernetes-sigs/karpenter (``pkg/events/reason.go``):
   eviction queue);
 * node and NodeClaim ``DisruptionBlocked`` "Node is nominated for a pending pod" / "Node is
   deleting or marked for deletion" on a node of a pool that disruption may not take
-  (``Blocked``, from ValidateNodeDisruptable's error, its first letter upper-cased).
+  (``Blocked``, from ValidateNodeDisruptable's error, its first letter upper-cased);
+* node and NodeClaim ``Unconsolidatable`` "NodePool "p" has consolidation disabled" / "...
+  has non-empty consolidation disabled" (consolidation's ShouldDisrupt), "Can't replace with a
+  cheaper node", "SpotToSpotConsolidation is disabled, can't replace a spot node with a spot
+  node" (single-node consolidation), deduplicated for 15 minutes.
 
 As Karpenter's recorder, an event is dropped when one of the same reason about the same object
 (its dedupe values) was published less than 2 minutes before.
@@ -49,6 +53,7 @@ from kubesched.live.bodies import pod_ref
 
 COMPONENT = "karpenter"
 DEDUPE_TIMEOUT = 120.0  # pkg/events/recorder.go defaultDedupeTimeout
+UNCONSOLIDATABLE_TIMEOUT = 900.0  # disruption/events.go: Unconsolidatable's DedupeTimeout
 # why no node of a pool can take a pod, in Karpenter's words where it has them
 LIMITS_EXCEEDED = "all available instance types exceed limits for nodepool"
 NO_INSTANCE_TYPES = "nodepool requirements filtered out all available instance types"
@@ -105,7 +110,7 @@ class KarpenterEvents(LoopEvents):
         self.karpenter = EventRecorder(recorder.core, recorder.host, recorder.clock, COMPONENT)
         self.published: dict[tuple[str, ...], float] = {}  # dedupe key -> until when it holds
 
-    def publish(self, ref: dict[str, Any], reason: str, message: str, *dedupe: str) -> None:
+    def publish(self, ref: dict[str, Any], reason: str, message: str, *dedupe: str, timeout: float = DEDUPE_TIMEOUT) -> None:
         """Recorder.Publish: a Normal event, unless one with the same dedupe key is recent."""
         now = self.karpenter.clock()
         if len(self.published) > 4096:
@@ -113,7 +118,7 @@ class KarpenterEvents(LoopEvents):
         key = (reason.lower(), *dedupe)
         if self.published.get(key, -1.0) > now:
             return
-        self.published[key] = now + DEDUPE_TIMEOUT
+        self.published[key] = now + timeout
         self.karpenter.event(ref, NORMAL, reason, message)
 
     def scale_up(self, loop: ClusterAutoscaler, view: ClusterView, record: LoopRecord, now: float) -> None:
@@ -150,3 +155,6 @@ class KarpenterEvents(LoopEvents):
             msg = why[:1].upper() + why[1:]
             self.publish(node_of(name), "DisruptionBlocked", msg, "node", name)
             self.publish(claim_ref(name), "DisruptionBlocked", msg, "claim", name)
+        for name, why in record.unconsolidatable:
+            self.publish(node_of(name), "Unconsolidatable", why, "node", name, timeout=UNCONSOLIDATABLE_TIMEOUT)
+            self.publish(claim_ref(name), "Unconsolidatable", why, "claim", name, timeout=UNCONSOLIDATABLE_TIMEOUT)

@@ -42,6 +42,7 @@ class KarpenterRecord(LoopRecord):
     launched: list[Launch] = field(default_factory=list)
     disrupted: list[Disruption] = field(default_factory=list)
     blocked: list[tuple[str, str]] = field(default_factory=list)  # (node, why disruption may not take it)
+    unconsolidatable: list[tuple[str, str]] = field(default_factory=list)  # (node, why consolidation left it)
     sizes: dict[str, int] = field(default_factory=dict)  # each instance type's nodes when the iteration began
 
 
@@ -64,6 +65,11 @@ def note_launch(record: LoopRecord | None, group: NodeGroup, node: Node, pods: l
 def note_blocked(record: LoopRecord | None, node: str, why: str) -> None:
     if isinstance(record, KarpenterRecord):
         record.blocked.append((node, why))
+
+
+def note_unconsolidatable(record: LoopRecord | None, node: str, why: str) -> None:
+    if isinstance(record, KarpenterRecord):
+        record.unconsolidatable.append((node, why))
 
 
 def note_removal(record: LoopRecord | None, node: Node, group: str, pods: list[Pod], reason: str) -> None:

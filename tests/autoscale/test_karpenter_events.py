@@ -1,0 +1,100 @@
+"""What the Karpenter-like loop tells an operator beyond Cluster Autoscaler's events, without an
+API server: why consolidation left a node (``Unconsolidatable``, consolidation.go's messages),
+and Karpenter's recorder dedupe (one event per reason and object every 2 minutes, 15 for
+``Unconsolidatable``)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from kubesched.autoscale.config import AutoscalerConfig, NodeGroup
+from kubesched.autoscale.configfile import template_node
+from kubesched.autoscale.disruption import NOT_CHEAPER, SPOT_TO_SPOT
+from kubesched.autoscale.events import EventRecorder
+from kubesched.autoscale.karpenter import KarpenterLike
+from kubesched.autoscale.karpevents import KarpenterEvents
+from kubesched.autoscale.karprecord import KarpenterRecord
+from kubesched.autoscale.nodepool import read_node_pools
+from tests.autoscale.karpenter_helpers import View
+from tests.autoscale.loop_helpers import Recorder
+from tests.autoscale.test_karpenter_consolidation import node, pod, pool
+from tests.autoscale.test_live_events_status import FakeCore
+
+SMALL = NodeGroup("small", template_node("small", {"cpu": "4", "memory": "16Gi", "pods": 100}), price=1.0)
+LARGE = NodeGroup("large", template_node("large", {"cpu": "8", "memory": "32Gi", "pods": 100}), price=2.0)
+
+
+def one_pass(nodes, pods, pools, groups=(SMALL, LARGE)) -> tuple[Recorder, KarpenterRecord, View]:
+    cfg = AutoscalerConfig(list(groups), mode="karpenter", node_pools=read_node_pools(pools)).validate()
+    rec = Recorder()
+    loop = KarpenterLike(cfg, rec, np.random.default_rng(0))
+    record = loop.record = KarpenterRecord()
+    view = View(nodes, pods)
+    loop.disrupt(view, view.now())
+    return rec, record, view
+
+
+def test_a_node_no_cheaper_node_replaces_is_unconsolidatable():
+    # 3 CPUs on a small node: nothing cheaper holds them, and no other node does
+    rec, record, _ = one_pass([node("n1", SMALL)], [pod("p1", "n1", cpu="3")], [pool()])
+    assert rec.deleted == [] and rec.created == []
+    assert record.unconsolidatable == [("n1", NOT_CHEAPER)]
+
+
+def test_a_spot_node_is_not_replaced_by_spot_with_spot_to_spot_off():
+    # a large spot node a small one would hold, from a pool that allows spot: spot-to-spot
+    spot_pool = pool(capacity=("spot", "on-demand"))
+    rec, record, _ = one_pass([node("n1", LARGE, capacity="spot")], [pod("p1", "n1", cpu="3")], [spot_pool])
+    assert rec.created == [] and record.unconsolidatable == [("n1", SPOT_TO_SPOT)]
+    # on-demand, the same node is replaced (by the cheaper spot offering): nothing to explain
+    rec, record, _ = one_pass([node("n1", LARGE)], [pod("p1", "n1", cpu="3")], [spot_pool])
+    assert rec.created == ["small"] and record.unconsolidatable == []
+
+
+def test_pools_that_do_not_consolidate_say_so():
+    never, when_empty = pool("never"), pool("empty-only")
+    never["spec"]["disruption"]["consolidateAfter"] = "Never"
+    when_empty["spec"]["disruption"]["consolidationPolicy"] = "WhenEmpty"
+    nodes = [node("a", LARGE, pool_name="never"), node("b", LARGE, pool_name="empty-only")]
+    _, record, _ = one_pass(nodes, [pod("pa", "a", cpu="3"), pod("pb", "b", cpu="3")], [never, when_empty])
+    assert sorted(record.unconsolidatable) == [
+        ("a", 'NodePool "never" has consolidation disabled'),
+        ("b", 'NodePool "empty-only" has non-empty consolidation disabled'),
+    ]
+
+
+def filter_runs(record: KarpenterRecord | None) -> int:
+    """The filter runs of one disruption pass over a node nothing replaces."""
+    cfg = AutoscalerConfig([SMALL, LARGE], mode="karpenter", node_pools=read_node_pools([pool()])).validate()
+    loop = KarpenterLike(cfg, Recorder(), np.random.default_rng(0))
+    loop.record = record
+    made = []
+    real = loop.checker
+
+    def counting(view):  # noqa: ANN001, ANN202
+        made.append(real(view))
+        return made[-1]
+
+    loop.checker = counting
+    view = View([node("n1", SMALL)], [pod("p1", "n1", cpu="3")])
+    loop.disrupt(view, view.now())
+    return sum(c.checks for c in made)
+
+
+def test_the_simulator_pays_for_no_explanations():
+    assert filter_runs(None) < filter_runs(KarpenterRecord())  # only the live loop explains
+
+
+def test_karpenter_events_are_deduplicated_as_its_recorder_does():
+    core, t = FakeCore(), [1000.0]
+    events = KarpenterEvents(EventRecorder(core, clock=lambda: t[0]))
+    _, record, view = one_pass([node("n1", SMALL)], [pod("p1", "n1", cpu="3")], [pool()])
+    for _ in range(3):
+        events.scale_down(view, record)
+        t[0] += 60.0
+    made = [(e["involvedObject"]["kind"], e["reason"], e["message"]) for e in core.created]
+    assert made == [("Node", "Unconsolidatable", NOT_CHEAPER), ("NodeClaim", "Unconsolidatable", NOT_CHEAPER)]
+    assert core.created[0]["source"] == {"component": "karpenter"} and core.patched == []
+    t[0] += 900.0  # 15 minutes on: again
+    events.scale_down(view, record)
+    assert len(core.created) == 2 and len(core.patched) == 2  # the same Event, its count bumped
