@@ -84,6 +84,7 @@ class KarpenterLike(NodePoolsMixin, ClusterAutoscaler):
         self.set_pools(config.node_pools)
         self.launched: dict[str, float] = {}  # NodePool nodes: when their claim was made
         self.expires: dict[str, float] = {}  # ... and when it expires (its claim's expireAfter)
+        self.candidates: list[str] = []  # what the last disruption pass could take (consolidatable, drifted)
         self.pending_cmds: list[Pending] = []  # replacements launched, their candidates to delete
         self.consolidated: tuple[tuple[object, ...], float] | None = None  # a pass found nothing: (state, when)
 
@@ -118,6 +119,8 @@ class KarpenterLike(NodePoolsMixin, ClusterAutoscaler):
                 self.disrupt(view, now)
             else:
                 self.consolidate(view, now)
+        if self.record is not None:  # the last pass's candidates: the status's and metrics' unneeded nodes
+            self.record.unneeded = [n for n in self.candidates if n in view.snapshot.row_of]
 
     # ---- provisioning --------------------------------------------------------------------
     def _shape_snap(self, view: ClusterView, g: NodeGroup) -> tuple[Snapshot, int]:
@@ -283,6 +286,7 @@ class KarpenterLike(NodePoolsMixin, ClusterAutoscaler):
             and n not in self.hinted
             and unremovable_reason(snap.nodes[snap.row_of[n]], now) is None
         ]
+        self.candidates = due
         if not due:
             return
         budget = kc.budget(len(live))
@@ -335,6 +339,7 @@ class KarpenterLike(NodePoolsMixin, ClusterAutoscaler):
             return  # pods are about to be provisioned for: no voluntary disruption meanwhile
         disrupting = {n for c in self.pending_cmds for n in c.candidates} | gone
         cands = self._candidates(view, now, disrupting)
+        self.candidates = [c.name for c in cands if c.consolidatable or c.drifted]
         state = (snap.n, len(self.upcoming), int(snap.requested[:, snap.res_index["pods"]].sum()), *(c.key for c in cands))
         if self.consolidated is not None and self.consolidated[0] == state and now - self.consolidated[1] < CONSOLIDATED_TTL:
             return  # IsConsolidated: nothing changed since a pass that found nothing to do

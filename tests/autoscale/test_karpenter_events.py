@@ -15,6 +15,7 @@ from kubesched.autoscale.karpenter import KarpenterLike
 from kubesched.autoscale.karpevents import KarpenterEvents
 from kubesched.autoscale.karprecord import KarpenterRecord
 from kubesched.autoscale.nodepool import read_node_pools
+from kubesched.autoscale.status import StatusBuilder
 from tests.autoscale.karpenter_helpers import View
 from tests.autoscale.loop_helpers import Recorder
 from tests.autoscale.test_karpenter_consolidation import node, pod, pool
@@ -98,3 +99,20 @@ def test_karpenter_events_are_deduplicated_as_its_recorder_does():
     t[0] += 900.0  # 15 minutes on: again
     events.scale_down(view, record)
     assert len(core.created) == 2 and len(core.patched) == 2  # the same Event, its count bumped
+
+
+def test_candidates_are_the_status_and_metrics_unneeded_nodes():
+    cfg = AutoscalerConfig([SMALL, LARGE], mode="karpenter", node_pools=read_node_pools([pool()])).validate()
+    loop = KarpenterLike(cfg, Recorder(), np.random.default_rng(0))
+    view = View([node("n1", SMALL), node("n2", LARGE, annotations={"karpenter.sh/do-not-disrupt": "true"})],
+                [pod("p1", "n1", cpu="3"), pod("p2", "n2", cpu="3")])
+    record = loop.record = KarpenterRecord()
+    loop.run_once(view)  # a disruption pass: n1 is a candidate nothing replaces; n2 is protected
+    assert record.unneeded == ["n1"]
+    record = loop.record = KarpenterRecord()
+    loop.run_once(view)  # no pass this time (every 10 s): the last pass's candidates still count
+    assert record.unneeded == ["n1"]
+    status = StatusBuilder().build(loop, view.snapshot, record, view.now())
+    small = next(g for g in status["nodeGroups"] if g["name"] == "small")
+    assert small["scaleDown"]["status"] == "CandidatesPresent" and small["scaleDown"]["candidates"] == 1
+    assert status["clusterWide"]["scaleDown"]["candidates"] == 1
