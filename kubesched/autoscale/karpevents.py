@@ -144,7 +144,7 @@ class KarpenterEvents(LoopEvents):
         def node_of(name: str) -> dict[str, Any]:
             return node_ref(name, snap.nodes[snap.row_of[name]].uid if name in snap.row_of else "")
 
-        for d in record.disrupted:
+        for d in record.removed():
             if d.reason != EXPIRED:
                 self.publish(node_of(d.node), "DisruptionTerminating", f"Disrupting Node: {title(d.reason)}", "node", d.node, d.reason)
                 self.publish(claim_ref(d.node), "DisruptionTerminating", f"Disrupting NodeClaim: {title(d.reason)}", "claim", d.node, d.reason)

@@ -45,6 +45,12 @@ class KarpenterRecord(LoopRecord):
     unconsolidatable: list[tuple[str, str]] = field(default_factory=list)  # (node, why consolidation left it)
     sizes: dict[str, int] = field(default_factory=dict)  # each instance type's nodes when the iteration began
 
+    def removed(self) -> list[Disruption]:
+        """The disruptions whose node did go: a provider may decline a deletion after all (its
+        ``declined``), and the watcher then drops the node from ``scale_downs``."""
+        gone = {sd.node for sd in self.scale_downs}
+        return [d for d in self.disrupted if d.node in gone]
+
 
 def note_launch(record: LoopRecord | None, group: NodeGroup, node: Node, pods: list[Pod], reason: str = PROVISIONING) -> None:
     """A claim made for ``group``: its group's scale-up grows by one node (CA's ScaleUpInfo,

@@ -122,9 +122,9 @@ class AutoscalerMetrics:
             return set()
         for launch in record.launched:
             self.claims_created.labels(launch.reason, launch.pool, "false").inc()
-        for d in record.disrupted:
+        for d in record.removed():
             self.claims_disrupted.labels(d.reason.lower(), d.pool, d.capacity_type).inc()
-        return {d.node for d in record.disrupted if d.reason in (DRIFTED, EXPIRED)}
+        return {d.node for d in record.removed() if d.reason in (DRIFTED, EXPIRED)}
 
     def error(self, kind: str) -> None:
         self.errors.labels(kind).inc()

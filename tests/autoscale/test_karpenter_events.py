@@ -116,3 +116,14 @@ def test_candidates_are_the_status_and_metrics_unneeded_nodes():
     small = next(g for g in status["nodeGroups"] if g["name"] == "small")
     assert small["scaleDown"]["status"] == "CandidatesPresent" and small["scaleDown"]["candidates"] == 1
     assert status["clusterWide"]["scaleDown"]["candidates"] == 1
+
+
+def test_a_deletion_the_provider_declined_is_no_disruption():
+    _, record, view = one_pass([node("a", LARGE), node("b", LARGE)], [], [pool()])  # both empty: both go
+    assert sorted(d.node for d in record.disrupted) == ["a", "b"]
+    record.scale_downs = [sd for sd in record.scale_downs if sd.node != "b"]  # as the controller drops a declined one
+    assert [d.node for d in record.removed()] == ["a"]
+    core = FakeCore()
+    KarpenterEvents(EventRecorder(core)).scale_down(view, record)
+    terminating = [e["involvedObject"]["name"] for e in core.created if e["reason"] == "DisruptionTerminating"]
+    assert terminating == ["a", "a"]  # the node and its NodeClaim; nothing about b
