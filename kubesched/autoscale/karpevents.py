@@ -5,7 +5,8 @@ CA keep working, and Karpenter's own, source ``karpenter``, with the reasons and
 kubernetes-sigs/karpenter (``pkg/events/reason.go``):
 
 * pod ``Nominated`` "Pod should schedule on: nodeclaim/NAME" (provisioning/scheduling/events.go),
-  for each pod packed onto a claim launched for it;
+  for each pod packed onto a claim launched for it, and "... nodeclaim/NAME, node/NAME" for a
+  pending pod that a node registered lately will take;
 * NodeClaim ``DisruptionLaunching`` "Launching NodeClaim: Underutilized" on each replacement
   launched for a disruption (disruption/events/events.go ``Launching``);
 * node and NodeClaim ``DisruptionTerminating`` "Disrupting Node: Drifted" / "Disrupting
@@ -131,6 +132,9 @@ class KarpenterEvents(LoopEvents):
             self.not_triggered(record.unlaunchable, PoolReasons(loop, view, now) if loop.pools else ScaleUpReasons(loop, view, now))
         for pod, claim in record.nominated:
             self.publish(pod_ref(pod), "Nominated", f"Pod should schedule on: nodeclaim/{claim}", pod.uid)
+        for name, pods in loop.hinted.items():  # registered lately, the pods not tried there yet
+            for pod in pods:
+                self.publish(pod_ref(pod), "Nominated", f"Pod should schedule on: nodeclaim/{name}, node/{name}", pod.uid)
         for launch in record.launched:
             if launch.reason != PROVISIONING:
                 self.publish(claim_ref(launch.claim), "DisruptionLaunching", f"Launching NodeClaim: {title(launch.reason)}", launch.claim, launch.reason)

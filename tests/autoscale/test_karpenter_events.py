@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from kubesched.api.objects import Pod
 from kubesched.autoscale.config import AutoscalerConfig, NodeGroup
 from kubesched.autoscale.configfile import template_node
 from kubesched.autoscale.disruption import NOT_CHEAPER, SPOT_TO_SPOT
@@ -16,6 +17,7 @@ from kubesched.autoscale.karpevents import KarpenterEvents
 from kubesched.autoscale.karprecord import KarpenterRecord
 from kubesched.autoscale.nodepool import read_node_pools
 from kubesched.autoscale.status import StatusBuilder
+from kubesched.testing import make_pod
 from tests.autoscale.karpenter_helpers import View
 from tests.autoscale.loop_helpers import Recorder
 from tests.autoscale.test_karpenter_consolidation import node, pod, pool
@@ -127,3 +129,16 @@ def test_a_deletion_the_provider_declined_is_no_disruption():
     KarpenterEvents(EventRecorder(core)).scale_down(view, record)
     terminating = [e["involvedObject"]["name"] for e in core.created if e["reason"] == "DisruptionTerminating"]
     assert terminating == ["a", "a"]  # the node and its NodeClaim; nothing about b
+
+
+def test_a_pending_pod_a_new_node_will_take_is_nominated_to_it():
+    cfg = AutoscalerConfig([SMALL, LARGE], mode="karpenter", node_pools=read_node_pools([pool()])).validate()
+    loop = KarpenterLike(cfg, Recorder(), np.random.default_rng(0))
+    view = View([node("n1", LARGE)], [])
+    waiting = Pod.parse(make_pod("web", requests={"cpu": "1"}))
+    loop.hinted = {"n1": [waiting]}  # as fit_upcoming leaves it: n1 registered lately, web fits there
+    core = FakeCore()
+    KarpenterEvents(EventRecorder(core)).scale_up(loop, view, KarpenterRecord(), view.now())
+    (ev,) = core.created
+    assert (ev["reason"], ev["message"]) == ("Nominated", "Pod should schedule on: nodeclaim/n1, node/n1")
+    assert ev["involvedObject"]["name"] == "web" and ev["source"] == {"component": "karpenter"}
