@@ -23,7 +23,8 @@ kubernetes-sigs/karpenter (``pkg/events/reason.go``):
   node" (single-node consolidation), deduplicated for 15 minutes.
 
 As Karpenter's recorder, an event is dropped when one of the same reason about the same object
-(its dedupe values) was published less than 2 minutes before.
+(its dedupe values) was published less than 2 minutes before, and ``Nominated`` events share a
+token bucket of 10, refilled at 5 a second (PodNominationRateLimiter).
 
 A NodeClaim is named after its node; live, the NodeClaim objects themselves are not written, so
 its events regard ``karpenter.sh/v1`` NodeClaims by name. ``NotTriggerScaleUp`` is written on the
@@ -55,6 +56,23 @@ from kubesched.live.bodies import pod_ref
 COMPONENT = "karpenter"
 DEDUPE_TIMEOUT = 120.0  # pkg/events/recorder.go defaultDedupeTimeout
 UNCONSOLIDATABLE_TIMEOUT = 900.0  # disruption/events.go: Unconsolidatable's DedupeTimeout
+NOMINATION_QPS, NOMINATION_BURST = 5.0, 10  # PodNominationRateLimiter: one bucket for all Nominated events
+
+
+class TokenBucket:
+    """flowcontrol.NewTokenBucketRateLimiter's TryAccept: ``burst`` tokens, ``qps`` back a second."""
+
+    def __init__(self, qps: float, burst: int, now: float) -> None:
+        self.qps, self.burst = qps, burst
+        self.tokens, self.at = float(burst), now
+
+    def try_accept(self, now: float) -> bool:
+        self.tokens = min(self.burst, self.tokens + (now - self.at) * self.qps)
+        self.at = now
+        if self.tokens < 1:
+            return False
+        self.tokens -= 1
+        return True
 # why no node of a pool can take a pod, in Karpenter's words where it has them
 LIMITS_EXCEEDED = "all available instance types exceed limits for nodepool"
 NO_INSTANCE_TYPES = "nodepool requirements filtered out all available instance types"
@@ -110,9 +128,13 @@ class KarpenterEvents(LoopEvents):
         super().__init__(recorder, configmap)
         self.karpenter = EventRecorder(recorder.core, recorder.host, recorder.clock, COMPONENT)
         self.published: dict[tuple[str, ...], float] = {}  # dedupe key -> until when it holds
+        self.nominations = TokenBucket(NOMINATION_QPS, NOMINATION_BURST, recorder.clock())
 
-    def publish(self, ref: dict[str, Any], reason: str, message: str, *dedupe: str, timeout: float = DEDUPE_TIMEOUT) -> None:
-        """Recorder.Publish: a Normal event, unless one with the same dedupe key is recent."""
+    def publish(
+        self, ref: dict[str, Any], reason: str, message: str, *dedupe: str, timeout: float = DEDUPE_TIMEOUT, limiter: TokenBucket | None = None
+    ) -> None:
+        """Recorder.Publish: a Normal event, unless one with the same dedupe key is recent (the
+        key is taken even when the rate limiter then drops the event, as upstream's)."""
         now = self.karpenter.clock()
         if len(self.published) > 4096:
             self.published = {k: t for k, t in self.published.items() if t > now}
@@ -120,6 +142,8 @@ class KarpenterEvents(LoopEvents):
         if self.published.get(key, -1.0) > now:
             return
         self.published[key] = now + timeout
+        if limiter is not None and not limiter.try_accept(now):
+            return
         self.karpenter.event(ref, NORMAL, reason, message)
 
     def scale_up(self, loop: ClusterAutoscaler, view: ClusterView, record: LoopRecord, now: float) -> None:
@@ -131,10 +155,11 @@ class KarpenterEvents(LoopEvents):
         if record.unlaunchable:
             self.not_triggered(record.unlaunchable, PoolReasons(loop, view, now) if loop.pools else ScaleUpReasons(loop, view, now))
         for pod, claim in record.nominated:
-            self.publish(pod_ref(pod), "Nominated", f"Pod should schedule on: nodeclaim/{claim}", pod.uid)
+            self.publish(pod_ref(pod), "Nominated", f"Pod should schedule on: nodeclaim/{claim}", pod.uid, limiter=self.nominations)
         for name, pods in loop.hinted.items():  # registered lately, the pods not tried there yet
             for pod in pods:
-                self.publish(pod_ref(pod), "Nominated", f"Pod should schedule on: nodeclaim/{name}, node/{name}", pod.uid)
+                message = f"Pod should schedule on: nodeclaim/{name}, node/{name}"
+                self.publish(pod_ref(pod), "Nominated", message, pod.uid, limiter=self.nominations)
         for launch in record.launched:
             if launch.reason != PROVISIONING:
                 self.publish(claim_ref(launch.claim), "DisruptionLaunching", f"Launching NodeClaim: {title(launch.reason)}", launch.claim, launch.reason)

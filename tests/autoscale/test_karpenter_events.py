@@ -142,3 +142,65 @@ def test_a_pending_pod_a_new_node_will_take_is_nominated_to_it():
     (ev,) = core.created
     assert (ev["reason"], ev["message"]) == ("Nominated", "Pod should schedule on: nodeclaim/n1, node/n1")
     assert ev["involvedObject"]["name"] == "web" and ev["source"] == {"component": "karpenter"}
+
+
+# ---- pkg/events/suite_test.go: "Dedupe" and "Rate Limiting" ----------------------------------
+
+
+def recorder() -> tuple[KarpenterEvents, FakeCore, list[float]]:
+    core, t = FakeCore(), [1000.0]
+    return KarpenterEvents(EventRecorder(core, clock=lambda: t[0])), core, t
+
+
+def written(core: FakeCore) -> int:
+    """Calls that reached the API: Events created, and counts bumped on one already there."""
+    return len(core.created) + len(core.patched)
+
+
+def evict(events: KarpenterEvents, name: str, **kw) -> None:  # eviction.PodEvictedEvent: dedupe (namespace, name)
+    events.publish({"kind": "Pod", "namespace": "default", "name": name, "apiVersion": "v1"}, "Evicted", "Evicted pod", "default", name, **kw)
+
+
+def nominate(events: KarpenterEvents, i: int) -> None:
+    ref = {"kind": "Pod", "namespace": "default", "name": f"p{i}", "uid": f"u{i}", "apiVersion": "v1"}
+    events.publish(ref, "Nominated", "Pod should schedule on: nodeclaim/c", f"u{i}", limiter=events.nominations)
+
+
+def test_dedupe_should_only_create_a_single_event_when_many_events_are_created_quickly():
+    events, core, _ = recorder()
+    for _ in range(100):
+        evict(events, "p")
+    assert written(core) == 1
+
+
+def test_dedupe_should_allow_the_dedupe_timeout_to_be_overridden():
+    events, core, t = recorder()
+    for _ in range(10):
+        evict(events, "p", timeout=2.0)
+    assert written(core) == 1
+    t[0] += 3.0  # after the overridden timeout
+    evict(events, "p", timeout=2.0)
+    assert written(core) == 2
+
+
+def test_dedupe_should_allow_events_with_different_entities_to_be_created():
+    events, core, _ = recorder()
+    for i in range(100):
+        evict(events, f"p{i}")
+    assert written(core) == 100
+
+
+def test_rate_limiting_should_only_create_max_burst_when_many_events_are_created_quickly():
+    events, core, _ = recorder()
+    for i in range(100):
+        nominate(events, i)
+    assert written(core) == 10
+
+
+def test_rate_limiting_should_allow_many_events_over_time_due_to_smoothed_rate_limiting():
+    events, core, t = recorder()
+    for i in range(3):
+        for j in range(5):
+            nominate(events, 5 * i + j)
+        t[0] += 1.0
+    assert written(core) == 15
