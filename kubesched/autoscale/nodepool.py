@@ -137,9 +137,13 @@ class NodePool:
     @cached_property
     def template_hash(self) -> str:
         """What static drift compares: a hash of ``spec.template`` but its requirements, which
-        drift compares with the node's labels instead (Karpenter's hash leaves them out too)."""
+        drift compares with the node's labels instead (Karpenter's hash leaves them out too), as
+        the API server stores it (``expireAfter`` defaulted to 720h) and as hashstructure reads
+        it (IgnoreZeroValue, ZeroNil, SlicesAsSets: empty fields and list order count for
+        nothing)."""
         spec = {k: v for k, v in (self.template.get("spec") or {}).items() if k != "requirements"}
-        hashed = {**self.template, "spec": spec}
+        spec.setdefault("expireAfter", "720h")
+        hashed = _canonical({**self.template, "spec": spec})
         return hashlib.sha256(json.dumps(hashed, sort_keys=True).encode()).hexdigest()[:16]
 
     def admits(self, labels: dict[str, str]) -> bool:
@@ -154,6 +158,18 @@ class NodePool:
         if not named:
             return [ON_DEMAND]
         return [ct for ct in CAPACITY_TYPES if all(r.matches({CAPACITY_TYPE: ct}) for r in named)]
+
+
+def _canonical(value: Any) -> Any:
+    """``value`` without empty maps, lists, strings and nulls, its lists sorted: equal for every
+    spelling hashstructure hashes alike."""
+    if isinstance(value, dict):
+        out = {k: c for k, v in value.items() if (c := _canonical(v)) not in (None, "", {}, [])}
+        return out
+    if isinstance(value, list):
+        items = [c for v in value if (c := _canonical(v)) not in (None, "", {}, [])]
+        return sorted(items, key=lambda v: json.dumps(v, sort_keys=True))
+    return value
 
 
 def node_resources(node: Node) -> dict[str, int]:

@@ -249,3 +249,13 @@ def test_node_marks_only_on_nodes_of_a_pool():
     assert labels == {"karpenter.sh/registered": "true", "karpenter.sh/initialized": "true"}
     assert ann == {POOL_HASH: p.template_hash, POOL_HASH_VERSION_KEY: POOL_HASH_VERSION}
     assert node_marks(Node.parse(TEMPLATE.raw)) == ({}, {})
+
+
+def test_the_hash_reads_the_template_as_hashstructure_does():
+    # the CRD's default written out, empty fields, and taints in another order: the same hash
+    plain = pool({"spec": {"requirements": [], "taints": [{"key": "a", "effect": "NoSchedule"}, {"key": "b", "effect": "NoSchedule"}]}})
+    spelled = pool({"metadata": {"labels": {}}, "spec": {"requirements": [], "expireAfter": "720h", "startupTaints": [],
+                                                          "taints": [{"key": "b", "effect": "NoSchedule"}, {"key": "a", "effect": "NoSchedule"}]}})
+    assert plain.template_hash == spelled.template_hash
+    assert not is_drifted(launched_from(plain), spelled)
+    assert pool({"spec": {"requirements": [], "expireAfter": "1h"}}).template_hash != plain.template_hash
