@@ -13,7 +13,7 @@ from kubesched.autoscale.configfile import template_node
 from kubesched.autoscale.disruption import NOT_CHEAPER, SPOT_TO_SPOT
 from kubesched.autoscale.events import EventRecorder
 from kubesched.autoscale.karpenter import KarpenterLike
-from kubesched.autoscale.karpevents import KarpenterEvents
+from kubesched.autoscale.karpevents import KarpenterEvents, PoolReasons
 from kubesched.autoscale.karprecord import KarpenterRecord
 from kubesched.autoscale.nodepool import read_node_pools
 from kubesched.autoscale.status import StatusBuilder
@@ -204,3 +204,20 @@ def test_rate_limiting_should_allow_many_events_over_time_due_to_smoothed_rate_l
             nominate(events, 5 * i + j)
         t[0] += 1.0
     assert written(core) == 15
+
+
+def test_not_trigger_scale_up_counts_each_pools_reasons():
+    limited, none_fit = pool("limited"), pool("none-fit")
+    limited["spec"]["limits"] = {"cpu": "8"}  # its one large node uses all of it
+    none_fit["spec"]["template"]["spec"]["requirements"].append({"key": "node.kubernetes.io/instance-type", "operator": "In", "values": ["gpu"]})
+    cfg = AutoscalerConfig([SMALL, LARGE], mode="karpenter", node_pools=read_node_pools([limited, none_fit])).validate()
+    loop = KarpenterLike(cfg, Recorder(), np.random.default_rng(0))
+    view = View([node("n1", LARGE, pool_name="limited")], [])
+    waiting = Pod.parse(make_pod("web", requests={"cpu": "1"}))
+    assert PoolReasons(loop, view, view.now()).message(waiting) == (
+        "1 all available instance types exceed limits for nodepool, 1 nodepool requirements filtered out all available instance types")
+    big = Pod.parse(make_pod("big", requests={"cpu": "10"}))  # room in the pool, no instance type big enough
+    limited["spec"]["limits"] = {"cpu": "100"}
+    cfg = AutoscalerConfig([SMALL, LARGE], mode="karpenter", node_pools=read_node_pools([limited])).validate()
+    loop = KarpenterLike(cfg, Recorder(), np.random.default_rng(0))
+    assert PoolReasons(loop, view, view.now()).message(big) == "1 Insufficient cpu"
