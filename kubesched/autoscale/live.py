@@ -13,7 +13,8 @@ NodeProvider`` (``create(group, node)``, ``delete(name)``, ``cancel(name)``), na
 
 What an operator sees, as from Cluster Autoscaler: the status ConfigMap
 (``kubesched.autoscale.status``), events on pods, nodes and that ConfigMap
-(``kubesched.autoscale.events``) and CA's Prometheus metrics on ``--address``
+(``kubesched.autoscale.events``; in Karpenter-like mode Karpenter's own too,
+``kubesched.autoscale.karpevents``) and CA's Prometheus metrics on ``--address``
 (``kubesched.autoscale.metrics``), all from the ``LoopRecord`` each iteration fills.
 """
 
