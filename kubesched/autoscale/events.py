@@ -71,10 +71,11 @@ class EventRecorder:
     """core/v1 Events with client-go's dedup and spam filter; writes are best effort (a failure
     is logged, as the broadcaster drops events)."""
 
-    def __init__(self, core: Any, host: str = "", clock: Callable[[], float] = time.time) -> None:
+    def __init__(self, core: Any, host: str = "", clock: Callable[[], float] = time.time, component: str = COMPONENT) -> None:
         self.core = core
         self.host = host
         self.clock = clock
+        self.component = component
         self._series: OrderedDict[tuple, _Series] = OrderedDict()
         self.dropped = 0  # events the spam filter held back
 
@@ -119,7 +120,7 @@ class EventRecorder:
             "reason": reason,
             "message": message,
             "type": typ,
-            "source": {"component": COMPONENT, **({"host": self.host} if self.host else {})},
+            "source": {"component": self.component, **({"host": self.host} if self.host else {})},
             "firstTimestamp": rfc3339(t),
             "lastTimestamp": rfc3339(t),
             "eventTime": None,
@@ -186,21 +187,33 @@ class LoopEvents:
             self.recorder.event(ref, typ, reason, message)
 
     def emit(self, loop: ClusterAutoscaler, view: ClusterView, record: LoopRecord, now: float) -> None:
-        ev = self.recorder.event
         for group, _ in record.failed:
             self._on_configmap(WARNING, "ScaleUpTimedOut",
                                f"Nodes added to group {group} failed to register within {go_duration(loop.cfg.max_node_provision_time)}")
+        self.scale_up(loop, view, record, now)
+        self.scale_down(view, record)
+
+    def triggered(self, record: LoopRecord) -> None:
+        """ScaledUpGroup on the ConfigMap per group grown, TriggeredScaleUp on each pod it is for."""
+        for info in record.scale_ups:
+            self._on_configmap(NORMAL, "ScaledUpGroup",
+                               f"Scale-up: setting group {info.group} size to {info.new} instead of {info.current} (max: {info.max})")
+        infos = "[" + " ".join(str(i) for i in record.scale_ups) + "]"
+        for p in record.triggered:
+            self.recorder.event(pod_ref(p), NORMAL, "TriggeredScaleUp", f"pod triggered scale-up: {infos}")
+
+    def not_triggered(self, pods: list[Pod], why: ScaleUpReasons) -> None:
+        for p in pods:
+            self.recorder.event(pod_ref(p), NORMAL, "NotTriggerScaleUp", f"pod didn't trigger scale-up: {why.message(p)}")
+
+    def scale_up(self, loop: ClusterAutoscaler, view: ClusterView, record: LoopRecord, now: float) -> None:
         if record.scale_ups:
-            for info in record.scale_ups:
-                self._on_configmap(NORMAL, "ScaledUpGroup",
-                                   f"Scale-up: setting group {info.group} size to {info.new} instead of {info.current} (max: {info.max})")
-            infos = "[" + " ".join(str(i) for i in record.scale_ups) + "]"
-            for p in record.triggered:
-                ev(pod_ref(p), NORMAL, "TriggeredScaleUp", f"pod triggered scale-up: {infos}")
+            self.triggered(record)
         else:
-            why = ScaleUpReasons(loop, view, now)
-            for p in record.pending:
-                ev(pod_ref(p), NORMAL, "NotTriggerScaleUp", f"pod didn't trigger scale-up: {why.message(p)}")
+            self.not_triggered(record.pending, ScaleUpReasons(loop, view, now))
+
+    def scale_down(self, view: ClusterView, record: LoopRecord) -> None:
+        ev = self.recorder.event
         for sd in record.scale_downs:
             if sd.empty:
                 self._on_configmap(NORMAL, "ScaleDownEmpty", f'Scale-down: removing empty node "{sd.node}"')
