@@ -17,7 +17,9 @@ What is recorded, with CA's reasons and messages:
 * on the status ConfigMap (only while it is written, as CA's LogEventRecorder): ``ScaledUpGroup``
   "Scale-up: setting group g size to 2 instead of 1 (max: 5)", ``ScaleDownEmpty`` "Scale-down:
   removing empty node "n"", ``ScaleDown`` "Scale-down: node n removed with drain",
-  ``ScaleUpTimedOut`` "Nodes added to group g failed to register within 15m0s".
+  ``ScaleUpTimedOut`` "Nodes added to group g failed to register within 15m0s", ``ClusterUnhealthy``
+  "Cluster is unhealthy" (a Warning, in an iteration the cluster's readiness stopped).
+  A group too unready to grow is "not ready for scale-up" in ``NotTriggerScaleUp``.
 """
 
 from __future__ import annotations
@@ -48,6 +50,7 @@ SPAM_REFILL = 300.0  # seconds per token (qps 1/300)
 # CA's SkippedReasons (core/scaleup/orchestrator/skippedreasons.go)
 MAX_SIZE_REACHED = "max node group size reached"
 BACKOFF = "in backoff after failed scale-up"
+NOT_READY = "not ready for scale-up"  # an unhealthy group (too many unready nodes)
 MAX_TOTAL_REACHED = "max total nodes in cluster reached"
 
 
@@ -161,11 +164,13 @@ class ScaleUpReasons:
         if loop.cfg.max_nodes_total and loop.cluster_size(self.view.snapshot) >= loop.cfg.max_nodes_total:
             return MAX_TOTAL_REACHED
         counted: dict[str, int] = {}
-        for g in loop.cfg.node_groups:
-            if self.sizes[g.name] >= g.max_size:
-                reasons: tuple[str, ...] = (MAX_SIZE_REACHED,)
+        for g in loop.cfg.node_groups:  # in the order of CA's filterValidScaleUpNodeGroups
+            if not loop.health.group_healthy(g.name):
+                reasons: tuple[str, ...] = (NOT_READY,)
             elif loop.groups[g.name].backoff_until > self.now:
                 reasons = (BACKOFF,)
+            elif self.sizes[g.name] >= g.max_size:
+                reasons = (MAX_SIZE_REACHED,)
             else:
                 reasons = self._rejected(pod, g)
             for r in reasons:
@@ -187,6 +192,9 @@ class LoopEvents:
             self.recorder.event(ref, typ, reason, message)
 
     def emit(self, loop: ClusterAutoscaler, view: ClusterView, record: LoopRecord, now: float) -> None:
+        if record.cluster_unhealthy:  # RunOnce stopped before scaling: CA's LogRecorder event, nothing else
+            self._on_configmap(WARNING, "ClusterUnhealthy", "Cluster is unhealthy")
+            return
         for group, _ in record.failed:
             self._on_configmap(WARNING, "ScaleUpTimedOut",
                                f"Nodes added to group {group} failed to register within {go_duration(loop.cfg.max_node_provision_time)}")

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from kubesched.autoscale.live import build_controller, metrics_server
 from kubesched.cli import build_parser
-from tests.live.live_harness import http_get
+from tests.live.live_harness import events, http_get
 from tests.live.test_autoscale_live_watch import (
     AUTOSCALER,
     controller,
@@ -55,6 +55,9 @@ def test_an_unhealthy_cluster_waits_until_its_nodes_are_ready(kube_api, kubeconf
         assert status["clusterWide"]["health"]["nodeCounts"]["registered"]["unready"]["total"] == 4
         assert not ctl.loop.upcoming
         assert scrape(http.url)[("cluster_autoscaler_cluster_safe_to_autoscale", ())] == 0
+        (warning,) = events(kube_api, "ClusterUnhealthy")  # on the status ConfigMap, as CA's LogRecorder
+        assert (warning["type"], warning["message"], warning["involvedObject"]["kind"]) == ("Warning", "Cluster is unhealthy", "ConfigMap")
+        assert not events(kube_api, "NotTriggerScaleUp")  # the iteration stopped before scale-up
         for i in range(4):
             n = kube_api.get("Node", f"sick-{i}")
             n["status"]["conditions"] = [{"type": "Ready", "status": "True", "reason": "KubeletReady"}]
