@@ -6,8 +6,8 @@ probability ``epsilon`` a decision takes one of FGD's near-ties at random. Every
 the cluster's features after the chosen placement (``clusterstate``) and, once the run is over,
 its Monte-Carlo return: the GPU milli that failed to place after that decision, as the metric
 counts it (the mean over the events it averages at 100 % arrived, in % of the cluster's GPUs).
-A ridge regression (numpy, on standardised features) of the returns of every round so far on
-the features is the next function. Each round's function then runs, greedily, on the
+A ridge regression (numpy, on standardised features, each episode's means taken out) of the
+returns of every round so far on the features is the next function. Each round's function then runs, greedily, on the
 validation seeds; the one with the lowest mean unallocated % there is kept. Held-out seeds are
 refused by the command, never read here.
 """
@@ -90,9 +90,17 @@ def episode(inst: Instance, value: str, seed: int, args: dict[str, Any]) -> Epis
                    time.process_time() - c0)
 
 
-def fit(x: np.ndarray, y: np.ndarray, ridge: float = RIDGE) -> tuple[np.ndarray, float]:
+def fit(x: np.ndarray, y: np.ndarray, ridge: float = RIDGE, groups: np.ndarray | None = None) -> tuple[np.ndarray, float]:
     """(weights, intercept) of the ridge regression of ``y`` on ``x`` (features standardised,
-    the penalty ``ridge`` per sample; constant features get weight 0), in ``x``'s units."""
+    the penalty ``ridge`` per sample; constant features get weight 0), in ``x``'s units.
+    ``groups`` (an episode number per sample): each episode's means are taken out of ``x`` and
+    ``y`` first (fixed effects), so that the weights are learnt from what differs within a run,
+    not from how hard one seed's arrivals were."""
+    if groups is not None:
+        _, inv = np.unique(groups, return_inverse=True)
+        n_g = np.bincount(inv).astype(np.float64)
+        x = x - (np.stack([np.bincount(inv, weights=col) for col in x.T], axis=1) / n_g[:, None])[inv] + x.mean(axis=0)
+        y = y - (np.bincount(inv, weights=y) / n_g)[inv] + y.mean()
     mu = x.mean(axis=0)
     sd = x.std(axis=0)
     live = sd > 1e-12
@@ -137,13 +145,15 @@ def policy_iteration(t: Training, out: Path, pool: Pool | None, progress: Callab
                               "fgd_validation": fgd_val[0].tolist(), "rounds": []}
     xs: list[np.ndarray] = []
     ys: list[np.ndarray] = []
+    gs: list[np.ndarray] = []
     fitted: dict[int, tuple[np.ndarray, float]] = {}
     for r in range(1, t.rounds + 1):
         eps = collect(t, current, r, pool)
         cpu += sum(e.cpu_seconds for e in eps)
         xs += [e.features for e in eps]
         ys += [e.returns for e in eps]
-        weights, intercept = fitted[r] = fit(np.concatenate(xs), np.concatenate(ys), t.ridge)
+        gs += [np.full(len(e.returns), len(gs) + i) for i, e in enumerate(eps)]
+        weights, intercept = fitted[r] = fit(np.concatenate(xs), np.concatenate(ys), t.ridge, np.concatenate(gs))
         current = out / f"value-{r}.json"
         ValueFunction(weights, intercept, {"round": r}, dict(t.policy or {})).save(current)
         val, vcpu = evaluate_many(t.inst, [value_config(current.resolve(), typical)], t.val_seeds, pool)

@@ -83,7 +83,8 @@ def direct(left: np.ndarray, cpu: np.ndarray, model: np.ndarray, count: np.ndarr
             fit = min(slots, max(int(cpu[n]), 0) // max(c, 1)) if fm.acc[m, model[n]] else 0
             cap_c[cls[m]] += share * fit
     cap, total_gpus, nodes = 1000.0 * count.sum(), float(count.sum()), float((count > 0).sum())
-    return np.array([alloc / cap, frag / cap, *np.log1p(cap_c), *(frag_c / cap), *(free_bins / nodes),
+    a = alloc / cap
+    return np.array([a, a**2, a**3, frag / cap, *np.log1p(cap_c), *(frag_c / cap), *(free_bins / nodes),
                      *(part_bins / total_gpus)])
 
 
@@ -195,12 +196,12 @@ def test_plugin_enabled_in_a_configuration_file_loads_and_runs(tmp_path, capsys)
     objs = [_node("a", 4), _node("b", 4), _node("c", 8)] + [_pod(f"p{i}", 500, cpu=1000) for i in range(3)]
     cluster.write_text(yaml.safe_dump({"apiVersion": "v1", "kind": "List", "items": objs}))
     calls = []
-    orig = ValueScore._choose
-    ValueScore._choose = lambda self, v: calls.append(v) or orig(self, v)
+    orig = ValueScore._pick
+    ValueScore._pick = lambda self, v: calls.append(v) or orig(self, v)
     try:
         assert main(["schedule", "-f", str(cluster), "--config", str(cfg), "-o", "json"]) == 0
     finally:
-        ValueScore._choose = orig
+        ValueScore._pick = orig
     placed = json.loads(capsys.readouterr().out)["placements"]
     assert len(calls) == 3 and all(len(v) >= 2 for v in calls)  # every pod decided by the value function
     assert len(placed) == 3 and all(p["node"] in ("a", "b", "c") for p in placed)
@@ -273,3 +274,18 @@ def test_learn_value_is_deterministic_and_eval_runs_its_function(tmp_path, capsy
     res = json.loads((out / "result.json").read_text())
     chosen = fit_log["rounds"][fit_log["chosen_round"] - 1]["validation"]
     assert res["traces"]["default"]["policies"]["value"]["values"] == chosen
+
+
+def test_fit_with_episodes_takes_out_each_episodes_level():
+    """Returns shifted by a per-episode amount that the features do not explain (one seed's
+    arrivals harder than another's): the episode means are taken out, the weights stay exact."""
+    rng = np.random.default_rng(1)
+    x = rng.normal(size=(600, len(FEATURES)))
+    w_true = rng.normal(size=len(FEATURES))
+    groups = np.repeat(np.arange(6), 100)
+    x[:, 0] += groups  # the feature correlates with the episode ...
+    y = x @ w_true + 10.0 * groups**2  # ... and so does the unexplained level
+    w, _ = fit(x, y, ridge=1e-9, groups=groups)
+    np.testing.assert_allclose(w, w_true, atol=1e-5)
+    w_pooled, _ = fit(x, y, ridge=1e-9)
+    assert abs(w_pooled[0] - w_true[0]) > 1.0

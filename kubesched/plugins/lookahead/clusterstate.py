@@ -11,6 +11,8 @@ costs more than one that takes the same room from a plentiful class.
 Classes of typical pods (by their GPU ask, the same on every trace, so that a value function
 fitted on one trace reads another's typical pods): sharing below 500 milli, sharing from 500,
 one whole GPU, two, four or more. A class's quantities weigh its typical pods by popularity.
+The allocated share and its powers are the same for every candidate of a decision: they are
+there so that the fit explains the run's progress with them, not with the features that differ.
 """
 
 from __future__ import annotations
@@ -32,6 +34,8 @@ FREE_BINS = (1, 2, 4, 8)  # nodes with [1, 2), [2, 4), [4, 8), 8 or more free wh
 PART_BINS = (250, 500, 750)  # partly used GPUs (0 < left < 1000): (0, 250), [250, 500), [500, 750), [750, 1000)
 FEATURES: tuple[str, ...] = (
     "allocated",
+    "allocated^2",
+    "allocated^3",
     "frag",
     *(f"logcap:{c}" for c in CLASSES),
     *(f"frag:{c}" for c in CLASSES),
@@ -105,8 +109,9 @@ class NodeRows:
 def features(sums: np.ndarray, capacity_milli: float, gpus: float, nodes: float) -> np.ndarray:
     """The value function's features (FEATURES, in order) of summed rows (``(..., WIDTH)``)."""
     cap = max(capacity_milli, 1.0)
+    alloc = sums[..., _ALLOC, None] / cap
     return np.concatenate([
-        sums[..., _ALLOC, None] / cap,
+        alloc, alloc**2, alloc**3,  # the same for every candidate: they carry the run's progress
         sums[..., _TOTAL, None] / cap,
         np.log1p(np.maximum(sums[..., _CAP], 0.0)),
         sums[..., _FRAG] / cap,

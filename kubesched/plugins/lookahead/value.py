@@ -20,19 +20,16 @@ defaults, and the args replace the file's. The profile needs FGDScore.
 
 from __future__ import annotations
 
-import time
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from kubesched.errors import InputError, join_path
-from kubesched.framework.interfaces import MAX_NODE_SCORE, ScorePlugin
 from kubesched.framework.plugin_args import args_body
-from kubesched.gpu.model import MILLI
 from kubesched.gpu.state import GpuState, exclusive_pick
 from kubesched.plugins.gpushare.common import cpu_left, cycle_ask, pod_cpu
-from kubesched.plugins.learned.features import rank
 from kubesched.plugins.lookahead.clusterstate import ClusterState, NodeRows
+from kubesched.plugins.lookahead.neartie import NearTies
 from kubesched.plugins.lookahead.valuefile import DEFAULTS, ValueFunction, check_settings, load_value
 
 if TYPE_CHECKING:
@@ -46,7 +43,7 @@ NAME = "ValueScore"
 ROOT = NAME + "Args"
 
 
-class ValueScore(ScorePlugin):
+class ValueScore(NearTies):
     name = NAME
 
     def __init__(self, args: dict[str, Any] | None = None, handle: Handle | None = None) -> None:
@@ -71,41 +68,17 @@ class ValueScore(ScorePlugin):
         self.log: list[tuple[str, np.ndarray]] | None = None  # (pod, features after the choice), when set
         self._cluster: ClusterState | None = None
 
-    def _fgd(self) -> FGDScore:
-        fw = self.handle.framework if self.handle is not None else None
-        base = fw.plugins.get("FGDScore") if fw is not None else None
-        if base is None:
-            raise RuntimeError("ValueScore needs FGDScore in the same profile")
-        return base
-
-    def score(self, state: CycleState, pod: Pod, snap: Snapshot, rows: np.ndarray) -> np.ndarray:
-        out = np.zeros(len(rows), np.int64)
-        if len(rows) < 2 or not pod.requests:
-            return out
-        st = GpuState.of(snap)
-        cap = st.gpus_sum * MILLI
-        if cap == 0 or 100.0 * (cap - st.idle_sum) / cap < self.from_pct:
-            return out
-        fgd = self._fgd()
-        base = fgd.score(state, pod, snap, rows)
-        order = rank(snap, rows, base, self.k)
-        near = order[base[order] >= base[order[0]] - self.margin]
-        if len(near) < 2:
-            return out
-        t0 = time.perf_counter()
-        x = self.candidates(state, pod, snap, st, fgd, rows[near])
+    def _choose(self, state: CycleState, pod: Pod, snap: Snapshot, st: GpuState, fgd: FGDScore,
+                cands: np.ndarray) -> int | None:
+        x = self.candidates(state, pod, snap, st, fgd, cands)
         if x is None:
-            return out
-        pick = self._choose(self.function(x))
-        self.decisions += 1
-        self.changed += pick != 0
-        self.seconds += time.perf_counter() - t0
+            return None
+        pick = self._pick(self.function(x))
         if self.log is not None:
             self.log.append((pod.name, x[pick]))
-        out[near[pick]] = MAX_NODE_SCORE
-        return out
+        return pick
 
-    def _choose(self, v: np.ndarray) -> int:
+    def _pick(self, v: np.ndarray) -> int:
         if self.epsilon and self.rng.random() < self.epsilon:
             return int(self.rng.integers(len(v)))
         best = int(np.argmin(v))

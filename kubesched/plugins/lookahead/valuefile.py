@@ -14,6 +14,7 @@ import numpy as np
 from kubesched.errors import InputError, join_path
 from kubesched.framework.plugin_args import shown
 from kubesched.plugins.lookahead.clusterstate import FEATURES
+from kubesched.plugins.lookahead.jsonfile import load_json
 
 FORMAT, VERSION = "kubesched-value", 1
 MAX_BYTES = 1024 * 1024
@@ -92,17 +93,4 @@ def parse_value(doc: Any) -> ValueFunction:
 
 def load_value(path: str | Path) -> ValueFunction:
     """The value function in ``path``; an InputError naming the file (and the field) on anything wrong."""
-    src = str(path)
-    try:
-        p = Path(path)
-        if p.stat().st_size > MAX_BYTES:
-            raise InputError(f"larger than {MAX_BYTES // 1024} KiB", source=src)
-        doc = json.loads(p.read_text())
-    except OSError as e:
-        raise InputError(e.strerror or str(e), source=src) from None
-    except (ValueError, UnicodeDecodeError, RecursionError) as e:
-        raise InputError(f"not JSON: {e}", source=src) from None
-    try:
-        return parse_value(doc)
-    except InputError as e:
-        raise InputError(e.reason, source=src, path=e.path) from None
+    return load_json(path, parse_value, MAX_BYTES)
