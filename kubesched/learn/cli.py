@@ -36,6 +36,15 @@ def training_seeds(text: str, flag: str) -> list[int]:
     return check_training_seeds(seeds, flag)
 
 
+def seeds_apart(train_text: str, train_flag: str, val_text: str) -> tuple[list[int], list[int]]:
+    """Training and validation seeds: neither held out, none in both."""
+    train = training_seeds(train_text, train_flag)
+    val = training_seeds(val_text, "--val-seeds")
+    if set(train) & set(val):
+        raise InputError("validation seeds must differ from the training seeds", source="--val-seeds")
+    return train, val
+
+
 def worker_pool(workers: int | None, tasks: int | None = None) -> Pool:
     """The kit's pool of ``--workers`` spawned processes (default: every CPU), no more than ``tasks``."""
     n = workers_from(workers)
@@ -57,10 +66,7 @@ def cmd_search(args: argparse.Namespace) -> int:
     _needs_learn("search", "optuna", "Optuna")
     from kubesched.learn.search import params_from_json, search, write
 
-    train = training_seeds(args.train_seeds, "--train-seeds")
-    val = training_seeds(args.val_seeds, "--val-seeds")
-    if set(train) & set(val):
-        raise InputError("validation seeds must differ from the training seeds", source="--val-seeds")
+    train, val = seeds_apart(args.train_seeds, "--train-seeds", args.val_seeds)
     at_least_one(args.trials, "--trials")
     at_least_one(args.finalists, "--finalists")
     inst = instance_of(args)
@@ -295,10 +301,7 @@ def cmd_value(args: argparse.Namespace) -> int:
 
     from kubesched.learn.value import Training, policy_iteration
 
-    seeds = training_seeds(args.seeds, "--seeds")
-    val = training_seeds(args.val_seeds, "--val-seeds")
-    if set(seeds) & set(val):
-        raise InputError("validation seeds must differ from the training seeds", source="--val-seeds")
+    seeds, val = seeds_apart(args.seeds, "--seeds", args.val_seeds)
     at_least_one(args.rounds, "--rounds")
     at_least_one(args.top_k, "--top-k")
     for flag, v, ok in (("--epsilon", args.epsilon, 0 <= args.epsilon <= 1), ("--ridge", args.ridge, args.ridge > 0),
