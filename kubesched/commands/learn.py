@@ -126,6 +126,9 @@ def _value(p: argparse.ArgumentParser) -> None:
                    help="ValueScore decides once this %% of the GPUs is allocated (default 85)")
     p.add_argument("--top-k", type=int, default=3, help="FGD's best nodes it chooses among (default 3)")
     p.add_argument("--margin", type=int, default=2, help="... within this many points of FGD's best (default 2)")
+    p.add_argument("--min-gains", default="", metavar="G,...",
+                   help="minGain settings (points of %%) also tried with the chosen round's function on the "
+                   "validation seeds; the best is kept (default: none, minGain 0)")
     flags.add_seed(p, 0, "the exploration's seed (default 0)")
     flags.add_out_dir(p, "learn-value", "value.json, value-R.json and value-fit.json")
 

@@ -296,6 +296,21 @@ def cmd_eval(args: argparse.Namespace) -> int:
     return 0
 
 
+def _min_gains(text: str) -> list[float]:
+    import math
+
+    out = []
+    for part in (p.strip() for p in text.split(",") if p.strip()):
+        try:
+            g = float(part)
+        except ValueError:
+            g = math.nan
+        if not (math.isfinite(g) and g >= 0):
+            raise InputError(f"expected numbers >= 0, got {part!r}", source="--min-gains")
+        out.append(g)
+    return out
+
+
 def cmd_value(args: argparse.Namespace) -> int:
     import json
 
@@ -309,11 +324,12 @@ def cmd_value(args: argparse.Namespace) -> int:
                         ("--margin", args.margin, args.margin >= 0)):
         if not ok:
             raise InputError(f"out of range: {v}", source=flag)
+    gains = _min_gains(args.min_gains)
     inst = instance_of(args)
     check_defined(inst, [*seeds, *val])
     out = prepare_out_dir(args.out_dir, source="--out-dir")
     policy = {"fromAllocatedPct": args.from_allocated_pct, "topK": args.top_k, "margin": args.margin}
-    t = Training(inst, seeds, val, args.rounds, args.epsilon, args.ridge, policy, args.seed)
+    t = Training(inst, seeds, val, args.rounds, args.epsilon, args.ridge, policy, args.seed, gains)
     with worker_pool(args.workers, len(seeds)) as pool:
         record = policy_iteration(t, out, pool, _say)
     (out / "value-fit.json").write_text(json.dumps(record, indent=1) + "\n")

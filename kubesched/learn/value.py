@@ -123,6 +123,7 @@ class Training:
     ridge: float = RIDGE
     policy: dict[str, float] | None = None  # ValueScore's decision settings
     seed: int = 0
+    min_gains: Sequence[float] = ()  # more minGain settings of the chosen round, tried on the validation seeds
 
 
 def collect(t: Training, value: Path, r: int, pool: Pool | None) -> list[Episode]:
@@ -167,7 +168,25 @@ def policy_iteration(t: Training, out: Path, pool: Pool | None, progress: Callab
             f"validation {row['validation_mean']:.3f} (FGD {fgd_val[0].mean():.3f})")
     best = min(record["rounds"], key=lambda row: row["validation_mean"])
     record["chosen_round"] = best["round"]
-    pool_cpu = cpu if pool is not None and pool.workers > 1 else 0.0
+    policy, gcpu = _min_gain(t, out / f"value-{best['round']}.json", best, record, pool)
+    pool_cpu = cpu + gcpu if pool is not None and pool.workers > 1 else 0.0
     record["cpu_seconds"] = pool_cpu + time.process_time() - c0
-    ValueFunction(*fitted[best["round"]], record, dict(t.policy or {})).save(out / "value.json")
+    ValueFunction(*fitted[best["round"]], record, policy).save(out / "value.json")
     return record
+
+
+def _min_gain(t: Training, chosen: Path, best: dict, record: dict, pool: Pool | None) -> tuple[dict, float]:
+    """The chosen round's function with each of ``t.min_gains`` on the validation seeds; the
+    decision settings with the best (``record["min_gain_validation"]``), and the pool's CPU."""
+    policy = dict(t.policy or {})
+    tried = [{"minGain": float(policy.get("minGain", 0.0)), "validation": best["validation"],
+              "validation_mean": best["validation_mean"]}]
+    typical = t.inst.prepare(t.seeds[0]).typical
+    cpu = 0.0
+    for g in t.min_gains:
+        val, vcpu = evaluate_many(t.inst, [value_config(chosen.resolve(), typical, {"minGain": g})], t.val_seeds, pool)
+        cpu += vcpu
+        tried.append({"minGain": float(g), "validation": val[0].tolist(), "validation_mean": float(val[0].mean())})
+    record["min_gain_validation"] = tried
+    policy["minGain"] = min(tried, key=lambda row: row["validation_mean"])["minGain"]
+    return policy, cpu

@@ -250,16 +250,26 @@ def test_bad_value_files_are_one_line_naming_file_and_field(tmp_path, capsys, ch
     assert not (tmp_path / "o").exists()
 
 
-def test_learn_value_refuses_held_out_seeds(tmp_path, capsys):
-    assert main(["learn", "value", "--seeds", "40-45", "-d", str(tmp_path / "o")]) == 2
+@pytest.mark.parametrize(
+    ("flags", "start"),
+    [
+        (["--seeds", "40-45"], "--seeds: seeds 42,43,44,45 are held out"),
+        (["--val-seeds", "3-4"], "--val-seeds: validation seeds must differ"),
+        (["--min-gains", "0.1,x"], "--min-gains: expected numbers >= 0, got 'x'"),
+        (["--epsilon", "1.5"], "--epsilon: out of range: 1.5"),
+        (["--rounds", "0"], "--rounds: must be at least 1"),
+    ],
+)
+def test_learn_value_refuses_bad_input(flags, start, tmp_path, capsys):
+    assert main(["learn", "value", *flags, "-d", str(tmp_path / "o")]) == 2
     err = capsys.readouterr().err
-    assert err.startswith("kubesched: error: --seeds: seeds 42,43,44,45 are held out") and err.count("\n") == 1
+    assert err.startswith(f"kubesched: error: {start}") and err.count("\n") == 1, err
     assert not (tmp_path / "o").exists()
 
 
 def test_learn_value_is_deterministic_and_eval_runs_its_function(tmp_path, capsys):
     flags = ["--max-nodes", "60", "--max-pods", "400", "--seeds", "0-1", "--val-seeds", "100", "--rounds", "2",
-             "--from-allocated-pct", "50", "--workers", "1"]
+             "--from-allocated-pct", "50", "--min-gains", "0.05", "--workers", "1"]
     for d in ("a", "b"):
         assert main(["learn", "value", *flags, "-d", str(tmp_path / d)]) == 0
     a, b = (json.loads((tmp_path / d / "value.json").read_text()) for d in ("a", "b"))
@@ -267,12 +277,15 @@ def test_learn_value_is_deterministic_and_eval_runs_its_function(tmp_path, capsy
     assert any(a["weights"]) and a["policy"]["fromAllocatedPct"] == 50
     fit_log = json.loads((tmp_path / "a" / "value-fit.json").read_text())
     assert [r["round"] for r in fit_log["rounds"]] == [1, 2] and fit_log["rounds"][0]["decisions"] > 0
+    tried = fit_log["min_gain_validation"]
+    assert [t["minGain"] for t in tried] == [0.0, 0.05]
+    assert a["policy"]["minGain"] == min(tried, key=lambda t: t["validation_mean"])["minGain"]
     capsys.readouterr()
     out = tmp_path / "e"
     assert main(["learn", "eval", "--max-nodes", "60", "--max-pods", "400", "--seeds", "100", "--value",
                  str(tmp_path / "a" / "value.json"), "--workers", "1", "--no-plots", "-d", str(out)]) == 0
     res = json.loads((out / "result.json").read_text())
-    chosen = fit_log["rounds"][fit_log["chosen_round"] - 1]["validation"]
+    chosen = next(t for t in tried if t["minGain"] == a["policy"]["minGain"])["validation"]
     assert res["traces"]["default"]["policies"]["value"]["values"] == chosen
 
 
