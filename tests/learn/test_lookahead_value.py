@@ -4,6 +4,7 @@ value`` (its fit by policy iteration)."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -24,6 +25,7 @@ from kubesched.plugins.lookahead.value import ValueScore
 from kubesched.plugins.lookahead.valuefile import ValueFunction, load_value, zero_function
 from kubesched.testing import as_pod, build_snapshot, make_node, make_pod
 
+SHIPPED = Path(__file__).resolve().parents[2] / "kubesched" / "learn" / "shipped"
 TYPICAL = TypicalPods.from_specs([
     (2000, 300, 1, "", 0.3), (4000, 500, 1, "", 0.2), (8000, 1000, 1, "", 0.2), (16000, 1000, 2, "", 0.1),
     (1000, 0, 0, "", 0.1), (6000, 700, 1, "T4", 0.05), (12000, 1000, 4, "", 0.05),
@@ -302,3 +304,18 @@ def test_fit_with_episodes_takes_out_each_episodes_level():
     np.testing.assert_allclose(w, w_true, atol=1e-5)
     w_pooled, _ = fit(x, y, ridge=1e-9)
     assert abs(w_pooled[0] - w_true[0]) > 1.0
+
+
+def test_shipped_value_function_loads_into_learn_eval():
+    from kubesched.learn.cli import _value_candidate
+
+    path = SHIPPED / "value.json"
+    fn = load_value(path)
+    assert fn.meta["train_seeds"] == list(range(10)) and not set(fn.meta["val_seeds"]) & set(range(42, 52))
+    plugin = ValueScore({"value": str(path)})  # the file's policy: the settings it was fitted and validated with
+    assert (plugin.from_pct, plugin.k, plugin.margin, plugin.min_gain) == (85.0, 3, 2, fn.policy["minGain"])
+    doc = _value_candidate(str(path)).config("default", TYPICAL)
+    prof = doc["profiles"][0]
+    assert prof["plugins"]["score"]["enabled"] == [{"name": "ValueScore", "weight": 101},
+                                                   {"name": "FGDScore", "weight": 1}]
+    assert {"name": "ValueScore", "args": {"value": str(path.resolve())}} in prof["pluginConfig"]
