@@ -118,6 +118,8 @@ class ScaleDown:
     max_drain_parallelism: int = 1
     ignore_daemonsets_utilization: bool = False  # CA's --ignore-daemonsets-utilization
     ignore_mirror_pods_utilization: bool = False  # CA's --ignore-mirror-pods-utilization
+    unready_time: float = 1200.0  # CA's --scale-down-unready-time: how long an unready node is unneeded first
+    unready_enabled: bool = True  # CA's --scale-down-unready-enabled
 
 
 @dataclass
@@ -188,6 +190,12 @@ class AutoscalerConfig:
     max_nodes_per_scale_up: int = 1000  # --max-nodes-per-scaleup: the estimator's node budget per group
     node_pools: list[NodePool] = field(default_factory=list)  # Karpenter-like: none, one implicit pool
     spot: SpotOptions = field(default_factory=SpotOptions)
+    # node readiness and health (kubesched.autoscale.health): CA's --ok-total-unready-count,
+    # --max-total-unready-percentage and --max-node-startup-time
+    ok_total_unready_count: int = 3
+    max_total_unready_percentage: float = 45.0
+    max_node_startup_time: float = 900.0
+    never_ready_fraction: float = 0.0  # simulator: the share of new nodes that never become Ready
 
     @property
     def expanders(self) -> list[str]:
@@ -205,6 +213,7 @@ class AutoscalerConfig:
 
         _check_scale_up(self, err)
         _check_durations(self, err)
+        _check_readiness(self, err)
         _check_provisioning_delay(self.provisioning_delay, err)
         _check_karpenter(self.karpenter, err)
         _check_prices(self.prices, err)
@@ -256,6 +265,8 @@ def _check_durations(cfg: AutoscalerConfig, err: Err) -> None:
         ("scaleDown.delayAfterAdd", sd.delay_after_add),
         ("scaleDown.delayAfterDelete", sd.delay_after_delete),
         ("scaleDown.delayAfterFailure", sd.delay_after_failure),
+        ("scaleDown.unreadyTime", sd.unready_time),
+        ("maxNodeStartupTime", cfg.max_node_startup_time),
         ("karpenter.batchIdleDuration", cfg.karpenter.batch_idle),
         ("karpenter.batchMaxDuration", cfg.karpenter.batch_max),
         ("karpenter.consolidateAfter", cfg.karpenter.consolidate_after),
@@ -265,6 +276,16 @@ def _check_durations(cfg: AutoscalerConfig, err: Err) -> None:
     for name, v in (("scaleDown.utilizationThreshold", sd.utilization_threshold), ("scaleDown.gpuUtilizationThreshold", sd.gpu_utilization_threshold)):
         if not 0 <= v <= 1:
             raise err(name, f"must be between 0 and 1, got {v:g}")
+
+
+def _check_readiness(cfg: AutoscalerConfig, err: Err) -> None:
+    """The health rule's thresholds and the simulator's share of nodes that never become Ready."""
+    if cfg.ok_total_unready_count < 0:
+        raise err("okTotalUnreadyCount", f"must be 0 or more, got {cfg.ok_total_unready_count}")
+    if not (math.isfinite(cfg.max_total_unready_percentage) and 0 <= cfg.max_total_unready_percentage <= 100):
+        raise err("maxTotalUnreadyPercentage", f"must be a percentage from 0 to 100, got {cfg.max_total_unready_percentage:g}")
+    if not (math.isfinite(cfg.never_ready_fraction) and 0 <= cfg.never_ready_fraction <= 1):
+        raise err("neverReadyFraction", f"must be between 0 and 1, got {cfg.never_ready_fraction:g}")
 
 
 def _check_provisioning_delay(d: Delay, err: Err) -> None:

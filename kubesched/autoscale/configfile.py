@@ -51,6 +51,10 @@ TOP_KEYS = (
     "priorityConfigMap",
     "nodePools",
     "spot",
+    "okTotalUnreadyCount",
+    "maxTotalUnreadyPercentage",
+    "maxNodeStartupTime",
+    "neverReadyFraction",
 )
 BOOL_KEYS = {
     "enforceNodeGroupMinSize": "enforce_node_group_min_size",
@@ -73,7 +77,10 @@ SCALE_DOWN_KEYS = {
     "maxDrainParallelism": "max_drain_parallelism",
     "ignoreDaemonSetsUtilization": "ignore_daemonsets_utilization",
     "ignoreMirrorPodsUtilization": "ignore_mirror_pods_utilization",
+    "unreadyTime": "unready_time",
+    "unreadyEnabled": "unready_enabled",
 }
+SCALE_DOWN_BOOLS = ("enabled", "ignoreDaemonSetsUtilization", "ignoreMirrorPodsUtilization", "unreadyEnabled")
 GROUP_KEYS = ("name", "shape", "template", "min", "max", "price", "zeroOrMaxNodeScaling")
 TEMPLATE_KEYS = ("cpu", "memory", "gpus", "gpuModel", "pods", "extendedResources", "labels", "taints")
 
@@ -117,11 +124,15 @@ def _load(r: _Reader, doc: dict[str, Any], shapes: dict[str, Node] | None, group
         ("scanInterval", "scan_interval"),
         ("maxNodeProvisionTime", "max_node_provision_time"),
         ("newPodScaleUpDelay", "new_pod_scale_up_delay"),
+        ("maxNodeStartupTime", "max_node_startup_time"),
+        ("maxTotalUnreadyPercentage", "max_total_unready_percentage"),
+        ("neverReadyFraction", "never_ready_fraction"),
     ):
         if key in doc:
             setattr(cfg, attr, r.number(doc[key], key))
-    if "maxNodesTotal" in doc:
-        cfg.max_nodes_total = r.integer(doc["maxNodesTotal"], "maxNodesTotal")
+    for key, attr in (("maxNodesTotal", "max_nodes_total"), ("okTotalUnreadyCount", "ok_total_unready_count")):
+        if key in doc:
+            setattr(cfg, attr, r.integer(doc[key], key))
     if "expendablePodsPriorityCutoff" in doc:
         cfg.expendable_pods_priority_cutoff = r.integer(doc["expendablePodsPriorityCutoff"], "expendablePodsPriorityCutoff")
     if "priorities" in doc and "priorityConfigMap" in doc:
@@ -250,7 +261,7 @@ def _scale_down(r: _Reader, value: Any, cfg: AutoscalerConfig) -> None:
         if k not in sd:
             continue
         p = join_path("scaleDown", k)
-        if k in ("enabled", "ignoreDaemonSetsUtilization", "ignoreMirrorPodsUtilization"):
+        if k in SCALE_DOWN_BOOLS:
             if not isinstance(sd[k], bool):
                 raise r.err(p, f'invalid value "{sd[k]}": expected true or false')
             setattr(cfg.scale_down, attr, sd[k])

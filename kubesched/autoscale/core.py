@@ -29,6 +29,7 @@ from kubesched.autoscale.estimator import (
     sng_capacity,
 )
 from kubesched.autoscale.expander import Expander, Option
+from kubesched.autoscale.health import ClusterState
 from kubesched.autoscale.interface import ClusterView, LoopRecord, NodeProvider, ScaleUpInfo, Stats
 from kubesched.autoscale.limits import apply_limits, consume, delta_for_node, exceeded, resources_left
 from kubesched.autoscale.nodegroupset import (
@@ -98,6 +99,7 @@ class ClusterAutoscaler(ScaleDownMixin):
         self.last_delete = -float("inf")
         self.last_failure = -float("inf")
         self.stats = Stats()
+        self.health = ClusterState(config.ok_total_unready_count, config.max_total_unready_percentage, config.max_node_startup_time)
         self.record: LoopRecord | None = None  # set by a watcher before run_once (LoopRecord)
         self._seq = 0
         self._fits_template: dict[tuple[object, str], bool] = {}
@@ -147,11 +149,22 @@ class ClusterAutoscaler(ScaleDownMixin):
                 self.last_failure = now
                 self.groups[up.group].back_off(now)
 
+    def measure(self, snap: Snapshot, now: float) -> None:
+        """Readiness and health of the cluster and its groups now (clusterstate's UpdateNodes)."""
+        self.health.update(snap, self.group_of, list(self.groups), {n: up.group for n, up in self.upcoming.items()}, now)
+
     # ---- the loop ------------------------------------------------------------------------
     def run_once(self, view: ClusterView) -> None:
         now = view.now()
         self.account_nodes(view, now)
         self.hinted = {}
+        self.measure(view.snapshot, now)
+        if not self.health.cluster_healthy():  # CA's RunOnce stops here: "Cluster is not ready for autoscaling"
+            self.unneeded_since.clear()
+            self.empty_since.clear()
+            if self.record is not None:
+                self.record.cluster_unhealthy = True
+            return
         t0 = time.perf_counter()
         scaled = self.scale_up(view, now)
         t1 = time.perf_counter()
@@ -174,6 +187,10 @@ class ClusterAutoscaler(ScaleDownMixin):
             yield
 
     # ---- scale-up ------------------------------------------------------------------------
+    def safe_to_scale_up(self, group: str, now: float) -> bool:
+        """IsNodeGroupSafeToScaleUp: healthy and not backing off."""
+        return self.groups[group].backoff_until <= now and self.health.group_healthy(group)
+
     def pending(self, view: ClusterView, now: float) -> list[Pod]:
         cut = self.cfg.expendable_pods_priority_cutoff
         delay = self.cfg.new_pod_scale_up_delay
@@ -191,12 +208,15 @@ class ClusterAutoscaler(ScaleDownMixin):
     def fit_upcoming(self, view: ClusterView, pods: list[Pod], checker: PredicateChecker) -> list[Pod]:
         """The pods that no upcoming node will hold (CA leaves the others waiting for them).
         Nodes that registered lately count too: the scheduler may not have tried the pods on
-        them yet."""
-        if not (self.upcoming or self.registered) or not pods:
+        them yet. A node of a group registered but not started (NotStarted) is upcoming as a copy
+        of its group's template, as CA's GetUpcomingNodes counts it."""
+        live = view.snapshot
+        starting = [(n, g) for n in self.health.starting(live) if n in live.row_of and (g := self.group_of(live.nodes[live.row_of[n]]))]
+        if not (self.upcoming or self.registered or starting) or not pods:
             return pods
         snap = self.scratch_factory(view, pods)()
-        live = view.snapshot
         rows_l = [snap.add_node(up.node) for up in self.upcoming.values()]
+        rows_l += [snap.add_node(node_named(self.cfg.group(g).template, f"upcoming-{n}", {GROUP_LABEL: g})) for n, g in starting]
         for name in self.registered:
             if name not in snap.row_of:
                 rows_l.append(snap.add_node(live.nodes[live.row_of[name]]))
@@ -273,7 +293,7 @@ class ClusterAutoscaler(ScaleDownMixin):
         groups = equivalence_groups(pods)
         for g in self.cfg.node_groups:
             room = g.max_size - sizes[g.name]
-            if room <= 0 or self.groups[g.name].backoff_until > now:
+            if room <= 0 or not self.safe_to_scale_up(g.name, now):
                 continue
             n = room if g.zero_or_max_node_scaling else 1  # an atomic group must fit whole
             if g.zero_or_max_node_scaling and max_total and total + n > max_total:
@@ -372,7 +392,7 @@ class ClusterAutoscaler(ScaleDownMixin):
         added = 0
         for g in self.cfg.node_groups:
             size = sizes[g.name]
-            if size >= g.min_size or self.groups[g.name].backoff_until > now:
+            if size >= g.min_size or not self.safe_to_scale_up(g.name, now):
                 continue
             d = self.delta(g.template)
             if exceeded(left, d):

@@ -28,6 +28,9 @@ from kubesched.autoscale.predicate import PredicateChecker, placed
 from kubesched.state.snapshot import Snapshot
 
 MAX_MULTI = 100  # multi-node consolidation considers at most this many candidates at once
+# why single-node consolidation left a node (consolidation.go's Unconsolidatable messages)
+NOT_CHEAPER = "Can't replace with a cheaper node"
+SPOT_TO_SPOT = "SpotToSpotConsolidation is disabled, can't replace a spot node with a spot node"
 
 
 def do_not_disrupt(node: Node, pods: list[Pod]) -> bool:
@@ -77,6 +80,7 @@ class Pending:
 
     replacements: list[str]
     candidates: list[str] = field(default_factory=list)
+    reason: str = ""  # the disruption's (Underutilized, Drifted)
 
 
 def place_all(checker: PredicateChecker, snap: Snapshot, pods: list[Pod], exclude: set[str]) -> list[Pod]:
@@ -113,10 +117,12 @@ def compute(
     offerings: Callable[[], list[Offering]],
     scratch: Callable[[], Snapshot],
     disrupting: set[str],
+    why: list[str] | None = None,
 ) -> Command | None:
     """computeConsolidation: delete the candidates if their pods fit elsewhere, else replace
     them by the cheapest offering that holds the pods left over, if it costs less than they do;
-    None when neither works."""
+    None when neither works (then, given ``why``, the reason is appended to it, if upstream has
+    a message for it: ``explain``)."""
     pods = [p for c in cands for p in c.pods]
     exclude = {c.name for c in cands} | disrupting
     with snap.trial():
@@ -140,6 +146,32 @@ def compute(
             continue
         if fits_one(checker, scratch, o.node, left):
             return Command(cands, o, "replace")
+    if why is not None:
+        why.extend(explain(cands, left, checker, offerings, scratch))
+    return None
+
+
+def explain(
+    cands: list[Candidate], left: list[Pod], checker: PredicateChecker, offerings: Callable[[], list[Offering]], scratch: Callable[[], Snapshot]
+) -> list[str]:
+    """Why ``compute`` found no replacement for the pods ``left`` over, as upstream says it: one
+    node of a spot-allowing pool would take them for spot candidates (spot-to-spot is off), or
+    only a node no cheaper than the candidates would. Nothing when no single node holds them
+    (upstream counts the claims they need, or the pods that would not schedule)."""
+    price = sum(c.price for c in cands)
+    all_spot = all(c.capacity_type == SPOT for c in cands)
+    holding = [o for o in offerings() if fits_one(checker, scratch, o.node, left)]
+    if all_spot and any(o.price < price and SPOT in o.pool.capacity_types() for o in holding):
+        return [SPOT_TO_SPOT]
+    return [NOT_CHEAPER] if holding else []
+
+
+def consolidation_disabled(pool: NodePool) -> str | None:
+    """consolidation's ShouldDisrupt: why no node of ``pool`` is consolidated (None: it may be)."""
+    if pool.consolidate_after is None:
+        return f'NodePool "{pool.name}" has consolidation disabled'
+    if pool.consolidation_policy != "WhenEmptyOrUnderutilized":
+        return f'NodePool "{pool.name}" has non-empty consolidation disabled'
     return None
 
 

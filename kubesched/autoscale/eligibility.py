@@ -24,6 +24,9 @@ NOT_UNNEEDED_LONG_ENOUGH = "NotUnneededLongEnough"  # unneeded for less than unn
 MIN_SIZE_REACHED = "NodeGroupMinSizeReached"
 BLOCKED_BY_POD = "BlockedByPod"  # a pod may not move (PodDisruptionBudget, safe-to-evict: "false")
 NO_PLACE_TO_MOVE_PODS = "NoPlaceToMovePods"  # no other node takes all its pods
+SCALE_DOWN_UNREADY_DISABLED = "ScaleDownUnreadyDisabled"  # unready, and scaleDown.unreadyEnabled is false
+NOT_UNREADY_LONG_ENOUGH = "NotUnreadyLongEnough"  # unready and unneeded for less than scaleDown.unreadyTime
+MINIMAL_RESOURCE_LIMIT_EXCEEDED = "MinimalResourceLimitExceeded"  # its removal would take the cluster under a min
 
 
 def to_be_deleted_since(node: Node) -> float | None:

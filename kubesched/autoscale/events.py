@@ -17,7 +17,9 @@ What is recorded, with CA's reasons and messages:
 * on the status ConfigMap (only while it is written, as CA's LogEventRecorder): ``ScaledUpGroup``
   "Scale-up: setting group g size to 2 instead of 1 (max: 5)", ``ScaleDownEmpty`` "Scale-down:
   removing empty node "n"", ``ScaleDown`` "Scale-down: node n removed with drain",
-  ``ScaleUpTimedOut`` "Nodes added to group g failed to register within 15m0s".
+  ``ScaleUpTimedOut`` "Nodes added to group g failed to register within 15m0s", ``ClusterUnhealthy``
+  "Cluster is unhealthy" (a Warning, in an iteration the cluster's readiness stopped).
+  A group too unready to grow is "not ready for scale-up" in ``NotTriggerScaleUp``.
 """
 
 from __future__ import annotations
@@ -48,6 +50,7 @@ SPAM_REFILL = 300.0  # seconds per token (qps 1/300)
 # CA's SkippedReasons (core/scaleup/orchestrator/skippedreasons.go)
 MAX_SIZE_REACHED = "max node group size reached"
 BACKOFF = "in backoff after failed scale-up"
+NOT_READY = "not ready for scale-up"  # an unhealthy group (too many unready nodes)
 MAX_TOTAL_REACHED = "max total nodes in cluster reached"
 
 
@@ -71,10 +74,11 @@ class EventRecorder:
     """core/v1 Events with client-go's dedup and spam filter; writes are best effort (a failure
     is logged, as the broadcaster drops events)."""
 
-    def __init__(self, core: Any, host: str = "", clock: Callable[[], float] = time.time) -> None:
+    def __init__(self, core: Any, host: str = "", clock: Callable[[], float] = time.time, component: str = COMPONENT) -> None:
         self.core = core
         self.host = host
         self.clock = clock
+        self.component = component
         self._series: OrderedDict[tuple, _Series] = OrderedDict()
         self.dropped = 0  # events the spam filter held back
 
@@ -119,7 +123,7 @@ class EventRecorder:
             "reason": reason,
             "message": message,
             "type": typ,
-            "source": {"component": COMPONENT, **({"host": self.host} if self.host else {})},
+            "source": {"component": self.component, **({"host": self.host} if self.host else {})},
             "firstTimestamp": rfc3339(t),
             "lastTimestamp": rfc3339(t),
             "eventTime": None,
@@ -160,11 +164,13 @@ class ScaleUpReasons:
         if loop.cfg.max_nodes_total and loop.cluster_size(self.view.snapshot) >= loop.cfg.max_nodes_total:
             return MAX_TOTAL_REACHED
         counted: dict[str, int] = {}
-        for g in loop.cfg.node_groups:
-            if self.sizes[g.name] >= g.max_size:
-                reasons: tuple[str, ...] = (MAX_SIZE_REACHED,)
+        for g in loop.cfg.node_groups:  # in the order of CA's filterValidScaleUpNodeGroups
+            if not loop.health.group_healthy(g.name):
+                reasons: tuple[str, ...] = (NOT_READY,)
             elif loop.groups[g.name].backoff_until > self.now:
                 reasons = (BACKOFF,)
+            elif self.sizes[g.name] >= g.max_size:
+                reasons = (MAX_SIZE_REACHED,)
             else:
                 reasons = self._rejected(pod, g)
             for r in reasons:
@@ -186,21 +192,36 @@ class LoopEvents:
             self.recorder.event(ref, typ, reason, message)
 
     def emit(self, loop: ClusterAutoscaler, view: ClusterView, record: LoopRecord, now: float) -> None:
-        ev = self.recorder.event
+        if record.cluster_unhealthy:  # RunOnce stopped before scaling: CA's LogRecorder event, nothing else
+            self._on_configmap(WARNING, "ClusterUnhealthy", "Cluster is unhealthy")
+            return
         for group, _ in record.failed:
             self._on_configmap(WARNING, "ScaleUpTimedOut",
                                f"Nodes added to group {group} failed to register within {go_duration(loop.cfg.max_node_provision_time)}")
+        self.scale_up(loop, view, record, now)
+        self.scale_down(view, record)
+
+    def triggered(self, record: LoopRecord) -> None:
+        """ScaledUpGroup on the ConfigMap per group grown, TriggeredScaleUp on each pod it is for."""
+        for info in record.scale_ups:
+            self._on_configmap(NORMAL, "ScaledUpGroup",
+                               f"Scale-up: setting group {info.group} size to {info.new} instead of {info.current} (max: {info.max})")
+        infos = "[" + " ".join(str(i) for i in record.scale_ups) + "]"
+        for p in record.triggered:
+            self.recorder.event(pod_ref(p), NORMAL, "TriggeredScaleUp", f"pod triggered scale-up: {infos}")
+
+    def not_triggered(self, pods: list[Pod], why: ScaleUpReasons) -> None:
+        for p in pods:
+            self.recorder.event(pod_ref(p), NORMAL, "NotTriggerScaleUp", f"pod didn't trigger scale-up: {why.message(p)}")
+
+    def scale_up(self, loop: ClusterAutoscaler, view: ClusterView, record: LoopRecord, now: float) -> None:
         if record.scale_ups:
-            for info in record.scale_ups:
-                self._on_configmap(NORMAL, "ScaledUpGroup",
-                                   f"Scale-up: setting group {info.group} size to {info.new} instead of {info.current} (max: {info.max})")
-            infos = "[" + " ".join(str(i) for i in record.scale_ups) + "]"
-            for p in record.triggered:
-                ev(pod_ref(p), NORMAL, "TriggeredScaleUp", f"pod triggered scale-up: {infos}")
+            self.triggered(record)
         else:
-            why = ScaleUpReasons(loop, view, now)
-            for p in record.pending:
-                ev(pod_ref(p), NORMAL, "NotTriggerScaleUp", f"pod didn't trigger scale-up: {why.message(p)}")
+            self.not_triggered(record.pending, ScaleUpReasons(loop, view, now))
+
+    def scale_down(self, view: ClusterView, record: LoopRecord) -> None:
+        ev = self.recorder.event
         for sd in record.scale_downs:
             if sd.empty:
                 self._on_configmap(NORMAL, "ScaleDownEmpty", f'Scale-down: removing empty node "{sd.node}"')

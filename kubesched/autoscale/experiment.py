@@ -334,6 +334,7 @@ def needed_figure(plt: Any, first: list, seed: int) -> Any:
     """One panel per mode: GPUs paid for (solid, a line per profile) against GPUs needed, those
     requested by running and pending pods (dotted), so over- and under-provisioning show."""
     modes = list(dict.fromkeys(s["mode"] for s, _ in first))
+    start = busy_from(first)
     fig, axes = plt.subplots(len(modes), 1, figsize=(12, 2.2 * len(modes) + 0.6), sharex=True, squeeze=False)
     for ax, mode in zip(axes[:, 0], modes, strict=True):
         for s, ser in first:
@@ -345,8 +346,29 @@ def needed_figure(plt: Any, first: list, seed: int) -> Any:
         ax.set_title(f"{mode}: GPUs provisioned vs needed, seed {seed}", fontsize=9)
         ax.set_ylabel("GPUs")
         ax.legend(fontsize=6, ncol=2, loc="upper right")
-    axes[-1, 0].set_xlabel("simulated time (hours)")
+    label = "simulated time (hours)"
+    if start > 0:
+        # a compressed trace can need almost nothing for most of its span: show where it does
+        axes[-1, 0].set_xlim(start / 3600, max(ser["t"][-1] for _, ser in first if ser["t"]) / 3600)
+        label += f"; before hour {start / 3600:.0f} every mode needs under {BUSY_SHARE:.0%} of the peak and is not shown"
+    axes[-1, 0].set_xlabel(label)
     return fig
+
+
+BUSY_SHARE = 0.05
+
+
+def busy_from(first: list) -> float:
+    """The time (s) one hour before any run first needs BUSY_SHARE of the largest need, or 0 when
+    that is in the first tenth of the span (nothing worth cutting)."""
+    peak = max((max(ser["gpu_needed"], default=0) for _, ser in first), default=0)
+    if peak <= 0:
+        return 0.0
+    starts = [next(t for t, n in zip(ser["t"], ser["gpu_needed"], strict=True) if n >= BUSY_SHARE * peak)
+              for _, ser in first if max(ser["gpu_needed"], default=0) >= BUSY_SHARE * peak]
+    span = max(ser["t"][-1] for _, ser in first if ser["t"])
+    start = min(starts) - 3600
+    return start if start > span / 10 else 0.0
 
 
 def render(summary: dict[str, Any], images: dict[str, str]) -> str:

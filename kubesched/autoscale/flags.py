@@ -48,6 +48,11 @@ FLAGS: dict[str, tuple[str, str]] = {
     "scale-down-delay-after-failure": ("scaleDown.delayAfterFailure", DURATION),
     "max-empty-bulk-delete": ("scaleDown.maxEmptyBulkDelete", INT),
     "max-drain-parallelism": ("scaleDown.maxDrainParallelism", INT),
+    "scale-down-unready-time": ("scaleDown.unreadyTime", DURATION),
+    "scale-down-unready-enabled": ("scaleDown.unreadyEnabled", BOOL),
+    "ok-total-unready-count": ("okTotalUnreadyCount", INT),
+    "max-total-unready-percentage": ("maxTotalUnreadyPercentage", FLOAT),
+    "max-node-startup-time": ("maxNodeStartupTime", DURATION),
 }
 #: flags that change nothing kubesched models: logging, the API connection, leader election, the
 #: cloud provider's identity and where its node groups come from (here: ``nodeGroups``)

@@ -18,7 +18,9 @@ from kubesched.state.snapshot import Snapshot
 
 class ClusterView(Protocol):
     """What the autoscaler reads: the scheduler's snapshot (nodes and their pods) and the pods
-    the scheduler marked unschedulable (PodScheduled=False, reason Unschedulable)."""
+    the scheduler marked unschedulable (PodScheduled=False, reason Unschedulable). A node's
+    readiness is its own conditions and taints (kubesched.autoscale.health), so a live view
+    and the simulator's give it the same way."""
 
     snapshot: Snapshot
 
@@ -72,6 +74,7 @@ class ScaleDownInfo:
     group: str
     empty: bool
     pods: list[Pod]  # the pods evicted
+    unready: bool = False  # removed as an unready node (CA's scale-down reason "unready")
 
 
 @dataclass
@@ -88,4 +91,5 @@ class LoopRecord:
     unneeded: list[str] = field(default_factory=list)  # scale-down candidates
     unremovable: dict[str, str] = field(default_factory=dict)  # node -> CA's UnremovableReason
     cooldown: bool = False  # scale-down held by a delay after a scale-up, deletion or failure
+    cluster_unhealthy: bool = False  # too many unready nodes: the iteration did nothing (CA's ClusterUnhealthy)
     durations: dict[str, float] = field(default_factory=dict)  # CA's function label -> seconds

@@ -22,13 +22,12 @@ replacement, per-pool budgets with schedules, ``karpenter.sh/do-not-disrupt``).
 
 from __future__ import annotations
 
-import dataclasses
-from collections.abc import Callable
-from dataclasses import dataclass, field
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
 from kubesched.api.objects import Node, Pod
+from kubesched.autoscale.claims import Claim, blocked_reason, expires_at, is_drifted, launched_at, pool_node
 from kubesched.autoscale.config import GROUP_LABEL, AutoscalerConfig, NodeGroup
 from kubesched.autoscale.core import ClusterAutoscaler, Upcoming
 from kubesched.autoscale.disruption import (
@@ -38,23 +37,29 @@ from kubesched.autoscale.disruption import (
     Pending,
     capacity_type_of,
     compute,
+    consolidation_disabled,
     do_not_disrupt,
     multi_node,
     place_all,
 )
 from kubesched.autoscale.eligibility import unremovable_reason
 from kubesched.autoscale.interface import ClusterView, NodeProvider
+from kubesched.autoscale.karppools import NodePoolsMixin, add_to
+from kubesched.autoscale.karprecord import (
+    EXPIRED,
+    PROVISIONING,
+    KarpenterRecord,
+    note_blocked,
+    note_launch,
+    note_removal,
+    note_unconsolidatable,
+)
 from kubesched.autoscale.nodepool import (
-    CAPACITY_TYPE,
     DRIFTED,
     EMPTY,
-    INSTANCE_TYPE,
-    NODEPOOL_LABEL,
-    POOL_HASH,
     UNDERUTILIZED,
     NodePool,
     exceeds,
-    node_claim,
     node_resources,
 )
 from kubesched.autoscale.predicate import PredicateChecker, node_named, placed
@@ -67,39 +72,7 @@ RECENT_CLAIMS = 4  # a pod tries the newest claims of the batch before opening a
 CONSOLIDATED_TTL = 300.0  # a consolidated cluster is looked at again after 5 min (cluster.go)
 
 
-@dataclass
-class Claim:
-    """A node claim being packed: the offerings (shapes) that still hold every pod given to it."""
-
-    shapes: list[NodeGroup]
-    snaps: list[Snapshot]
-    pods: list[Pod] = field(default_factory=list)
-    offers: list[Offering] = field(default_factory=list)  # with NodePools: parallel to shapes
-
-
-def pool_node(template: Node, name: str, pool: NodePool, group: str, capacity_type: str) -> Node:
-    """A node of ``group`` launched from ``pool``: Karpenter's labels, the pool's template labels
-    and taints, and the pool's template hash (drift)."""
-    labels = {**pool.labels, GROUP_LABEL: group, NODEPOOL_LABEL: pool.name, CAPACITY_TYPE: capacity_type, INSTANCE_TYPE: group}
-    node = node_named(template, name, labels)
-    raw = dict(node.raw)
-    meta = dict(raw["metadata"])
-    meta["annotations"] = {**(meta.get("annotations") or {}), POOL_HASH: pool.template_hash}
-    raw["metadata"] = meta
-    taints = (*node.taints, *pool.taints)
-    if pool.taints:
-        spec = dict(raw.get("spec") or {})
-        spec["taints"] = [*(spec.get("taints") or []), *({"key": t.key, "value": t.value, "effect": t.effect} for t in pool.taints)]
-        raw["spec"] = spec
-    return dataclasses.replace(node, taints=taints, raw=raw)
-
-
-def _add(total: dict[str, int], extra: dict[str, int]) -> None:
-    for k, v in extra.items():
-        total[k] = total.get(k, 0) + v
-
-
-class KarpenterLike(ClusterAutoscaler):
+class KarpenterLike(NodePoolsMixin, ClusterAutoscaler):
     def __init__(self, config: AutoscalerConfig, provider: NodeProvider, rng: np.random.Generator) -> None:
         super().__init__(config, provider, rng)
         self.seen: set[str] = set()
@@ -108,13 +81,12 @@ class KarpenterLike(ClusterAutoscaler):
         self.last_consolidation = -float("inf")
         self.stable_since: dict[str, tuple[int, float]] = {}  # node -> (pod count, since)
         self.recheck_at: dict[str, float] = {}  # node -> when its pods are worth simulating again
-        self.pools = sorted(config.node_pools, key=lambda p: -p.weight)  # none: the legacy model
-        self.pool_by_name = {p.name: p for p in self.pools}
+        self.set_pools(config.node_pools)
         self.launched: dict[str, float] = {}  # NodePool nodes: when their claim was made
         self.expires: dict[str, float] = {}  # ... and when it expires (its claim's expireAfter)
+        self.candidates: list[str] = []  # what the last disruption pass could take (consolidatable, drifted)
         self.pending_cmds: list[Pending] = []  # replacements launched, their candidates to delete
         self.consolidated: tuple[tuple[object, ...], float] | None = None  # a pass found nothing: (state, when)
-        self._offers: dict[str, list[Offering]] = {}
 
     def batch_open(self) -> bool:
         return self.batch_start is not None
@@ -123,6 +95,8 @@ class KarpenterLike(ClusterAutoscaler):
         now = view.now()
         self.account_nodes(view, now)
         self.hinted = {}
+        if isinstance(self.record, KarpenterRecord):
+            self.record.sizes = self.group_sizes(view.snapshot)
         pending = self.pending(view, now)
         if self.pools:  # a pod bound since is new when it is pending again (evicted, interrupted)
             self.seen &= {p.uid for p in pending}
@@ -145,6 +119,8 @@ class KarpenterLike(ClusterAutoscaler):
                 self.disrupt(view, now)
             else:
                 self.consolidate(view, now)
+        if self.record is not None:  # the last pass's candidates: the status's and metrics' unneeded nodes
+            self.record.unneeded = [n for n in self.candidates if n in view.snapshot.row_of]
 
     # ---- provisioning --------------------------------------------------------------------
     def _shape_snap(self, view: ClusterView, g: NodeGroup) -> tuple[Snapshot, int]:
@@ -155,6 +131,8 @@ class KarpenterLike(ClusterAutoscaler):
     def provision(self, view: ClusterView, pods: list[Pod], now: float) -> None:
         checker = self.checker(view)
         pods = self.fit_upcoming(view, pods, checker)
+        if self.record is not None:
+            self.record.pending = pods
         if not pods:
             return
         if self.pools:
@@ -190,8 +168,12 @@ class KarpenterLike(ClusterAutoscaler):
             name = self.new_name(g.name)
             node = node_named(g.template, name, {GROUP_LABEL: g.name})
             self.upcoming[name] = Upcoming(g.name, now, node)
+            note_launch(self.record, g, node, c.pods)
             self.provider.create(g, node)
             self.stats.nodes_added += 1
+        if isinstance(self.record, KarpenterRecord):  # the pods no claim took stay pending
+            held = {p.uid for c in claims for p in c.pods}
+            self.record.unlaunchable = [p for p in pods if p.uid not in held]
         if claims:
             self.stats.scale_ups += 1
             self.last_scale_up = now
@@ -211,59 +193,24 @@ class KarpenterLike(ClusterAutoscaler):
         claim.pods.append(pod)
         return True
 
-    # ---- NodePools -----------------------------------------------------------------------
-    def offerings(self, pool: NodePool) -> list[Offering]:
-        """The pool's instance types (node groups) in each capacity type its requirements
-        admit, cheapest first (spot at the spot price)."""
-        hit = self._offers.get(pool.name)
-        if hit is not None:
-            return hit
-        out = []
-        for g in self.cfg.node_groups:
-            for ct in pool.capacity_types():
-                labels = {**g.template.labels, **pool.labels, INSTANCE_TYPE: g.name, CAPACITY_TYPE: ct, NODEPOOL_LABEL: pool.name}
-                if pool.admits(labels):
-                    price = self.cfg.spot.price(self.cfg.prices.node(g), ct)
-                    out.append(Offering(pool, g.name, ct, price, pool_node(g.template, f"claim-{g.name}-{ct}", pool, g.name, ct)))
-        self._offers[pool.name] = sorted(out, key=lambda o: o.price)
-        return self._offers[pool.name]
-
-    def pool_of(self, node: Node) -> NodePool | None:
-        return self.pool_by_name.get(node.labels.get(NODEPOOL_LABEL, ""))
-
-    def node_claims(self, snap: Snapshot) -> list[dict[str, object]]:
-        """The NodeClaims of the nodes launched from NodePools, registered or still coming, as
-        Karpenter writes them (kubesched.autoscale.nodepool.node_claim)."""
-        out = []
-        for node, registered in [*((n, True) for n in snap.nodes), *((u.node, False) for u in self.upcoming.values())]:
-            pool = self.pool_of(node)
-            if pool is not None:
-                out.append(node_claim(pool, node, node.labels[INSTANCE_TYPE], capacity_type_of(node), registered))
-        return out
-
-    def pool_usage(self, snap: Snapshot) -> dict[str, dict[str, int]]:
-        """What each pool's nodes (registered and upcoming) count against its limits."""
-        used: dict[str, dict[str, int]] = {p.name: {} for p in self.pools}
-        nodes = [*snap.nodes, *(up.node for up in self.upcoming.values())]
-        for node in nodes:
-            pool = self.pool_of(node)
-            if pool is not None:
-                _add(used[pool.name], node_resources(node))
-        return used
-
     def provision_pools(self, view: ClusterView, pods: list[Pod], now: float, checker: PredicateChecker) -> None:
-        chosen, _ = self.plan_claims(view, pods, checker)
-        for o in chosen:
-            self.launch(o, now)
+        chosen, left = self.plan_claims(view, pods, checker)
+        for o, held in chosen:
+            self.launch(o, now, held)
+        if isinstance(self.record, KarpenterRecord):
+            self.record.unlaunchable = left
         if chosen:
             self.stats.scale_ups += 1
             self.last_scale_up = now
 
-    def plan_claims(self, view: ClusterView, pods: list[Pod], checker: PredicateChecker) -> tuple[list[Offering], list[Pod]]:
+    def plan_claims(
+        self, view: ClusterView, pods: list[Pod], checker: PredicateChecker
+    ) -> tuple[list[tuple[Offering, list[Pod]]], list[Pod]]:
         """Karpenter's scheduling simulation for new capacity: the pods packed onto new claims,
         each from the first pool (by weight) with an offering that holds its first pod within the
         pool's limits; each claim then takes the cheapest offering still holding all its pods
-        and within the limits. Returns the offerings to launch and the pods no claim holds."""
+        and within the limits. Returns the offerings to launch (each with its pods) and the pods
+        no claim holds."""
         used = self.pool_usage(view.snapshot)
         sizes = self.group_sizes(view.snapshot)
         total = self.cluster_size(view.snapshot)
@@ -297,7 +244,7 @@ class KarpenterLike(ClusterAutoscaler):
             claims.append(claim)
             o = claim.offers[0]
             sizes[o.group] += 1  # what the claim will most likely launch counts already
-            _add(used[o.pool.name], node_resources(o.node))
+            add_to(used[o.pool.name], node_resources(o.node))
         used = self.pool_usage(view.snapshot)
         chosen = []
         for c in claims:
@@ -305,15 +252,16 @@ class KarpenterLike(ClusterAutoscaler):
             if o is None:
                 left.extend(c.pods)
                 continue
-            _add(used[o.pool.name], node_resources(o.node))
-            chosen.append(o)
+            add_to(used[o.pool.name], node_resources(o.node))
+            chosen.append((o, c.pods))
         return chosen, left
 
-    def launch(self, o: Offering, now: float) -> str:
+    def launch(self, o: Offering, now: float, pods: Sequence[Pod] = (), reason: str = PROVISIONING) -> str:
         g = self.cfg.group(o.group)
         name = self.new_name(g.name)
         node = pool_node(g.template, name, o.pool, g.name, o.capacity_type)
         self.upcoming[name] = Upcoming(g.name, now, node)
+        note_launch(self.record, g, node, list(pods), reason)
         self.launched[name] = now
         if o.pool.expire_after is not None:  # the claim keeps the value it was made with
             self.expires[name] = now + o.pool.expire_after
@@ -338,6 +286,7 @@ class KarpenterLike(ClusterAutoscaler):
             and n not in self.hinted
             and unremovable_reason(snap.nodes[snap.row_of[n]], now) is None
         ]
+        self.candidates = due
         if not due:
             return
         budget = kc.budget(len(live))
@@ -371,27 +320,26 @@ class KarpenterLike(ClusterAutoscaler):
                     sizes[g] -= 1
                     removed.append(name)
         for name in removed:
-            self._remove(name, snap, now)
+            self._remove(name, snap, now, EMPTY if live[name][0] == 0 else UNDERUTILIZED)
 
     # ---- disruption with NodePools ---------------------------------------------------------
     def update_pools(self, pools: list[NodePool]) -> None:
         """New NodePool specs (a changed file): nodes launched from an older template of a pool
         have drifted."""
-        self.pools = sorted(pools, key=lambda p: -p.weight)
-        self.pool_by_name = {p.name: p for p in self.pools}
-        self._offers.clear()
+        self.set_pools(pools)
         self.consolidated = None
 
     def disrupt(self, view: ClusterView, now: float) -> None:
         """One pass of Karpenter's disruption controller: the first method that finds a command
         runs it (expiration, then emptiness, drift, multi-node and single-node consolidation)."""
         snap = view.snapshot
-        self._finish_replacements(snap, now)
+        gone = self._finish_replacements(snap, now)  # deleted this pass: no candidates any more
         self._track_stability(snap, now, lambda node: self.pool_of(node) is not None)
-        if self._expire(snap, now) or self.batch_open():
+        if self._expire(snap, now, gone) or self.batch_open():
             return  # pods are about to be provisioned for: no voluntary disruption meanwhile
-        disrupting = {n for c in self.pending_cmds for n in c.candidates}
+        disrupting = {n for c in self.pending_cmds for n in c.candidates} | gone
         cands = self._candidates(view, now, disrupting)
+        self.candidates = [c.name for c in cands if c.consolidatable or c.drifted]
         state = (snap.n, len(self.upcoming), int(snap.requested[:, snap.res_index["pods"]].sum()), *(c.key for c in cands))
         if self.consolidated is not None and self.consolidated[0] == state and now - self.consolidated[1] < CONSOLIDATED_TTL:
             return  # IsConsolidated: nothing changed since a pass that found nothing to do
@@ -402,10 +350,10 @@ class KarpenterLike(ClusterAutoscaler):
                 budgets[EMPTY][c.pool.name] -= 1
                 empty.append(c)
         if empty:
-            self._execute(Command(empty, None, "delete"), snap, now)
+            self._execute(Command(empty, None, "delete"), snap, now, EMPTY)
             return
         checker = self.checker(view)
-        drifted = sorted((c for c in cands if c.drifted and c.pods), key=lambda c: self.launched.get(c.name, 0.0))
+        drifted = sorted((c for c in cands if c.drifted and c.pods), key=lambda c: self._launched_at(snap, c.name))
         cmd = self._drift(view, drifted, budgets[DRIFTED], checker, disrupting)
         if cmd is None:
             cmd = self._consolidate_pools(view, now, cands, budgets[UNDERUTILIZED], checker, disrupting)
@@ -421,12 +369,12 @@ class KarpenterLike(ClusterAutoscaler):
             if not held:
                 self.consolidated = (state, now)
             return
-        self._execute(cmd, snap, now)
+        self._execute(cmd, snap, now, DRIFTED if cmd.reason == DRIFTED else UNDERUTILIZED)
 
     def _budgets(self, snap: Snapshot, now: float, disrupting: set[str]) -> dict[str, dict[str, int]]:
         """BuildDisruptionBudgetMapping: per reason and pool, what the budgets allow less the
         pool's nodes being disrupted."""
-        nodes = self._pool_nodes(snap)
+        nodes = self.pool_nodes(snap)
         busy = {p.name: 0 for p in self.pools}
         for n in disrupting:
             pool = self.pool_of(snap.nodes[snap.row_of[n]]) if n in snap.row_of else None
@@ -451,7 +399,7 @@ class KarpenterLike(ClusterAutoscaler):
             chosen, unplaced = self.plan_claims(view, [p.with_node("") for p in left], checker) if left else ([], [])
             if unplaced:
                 continue  # its pods would not all schedule: blocked
-            return Command([c], None, DRIFTED, chosen)
+            return Command([c], None, DRIFTED, [o for o, _ in chosen])
         return None
 
     def _consolidate_pools(
@@ -464,6 +412,10 @@ class KarpenterLike(ClusterAutoscaler):
         disrupting: set[str],
     ) -> Command | None:
         snap = view.snapshot
+        explaining = isinstance(self.record, KarpenterRecord)  # only live: the reasons cost simulations
+        for c in cands if explaining else ():
+            if (off := consolidation_disabled(c.pool)) is not None:
+                note_unconsolidatable(self.record, c.name, off)
         busy = [c for c in cands if c.consolidatable and c.pods and c.pool.consolidation_policy == "WhenEmptyOrUnderutilized"]
         if not busy:
             return None
@@ -474,8 +426,8 @@ class KarpenterLike(ClusterAutoscaler):
             used = self.pool_usage(snap)
             return [o for o in by_price if not exceeds(o.pool.limits, used[o.pool.name], node_resources(o.node))]
 
-        def attempt(group: list[Candidate]) -> Command | None:
-            return compute(group, snap, checker, offers, scratch, disrupting)
+        def attempt(group: list[Candidate], why: list[str] | None = None) -> Command | None:
+            return compute(group, snap, checker, offers, scratch, disrupting, why)
 
         cmd = multi_node(busy, dict(budget), attempt)
         if cmd is not None:
@@ -484,20 +436,14 @@ class KarpenterLike(ClusterAutoscaler):
             # a node whose pods could not move waits a minute before it is simulated again
             if budget.get(c.pool.name, 0) <= 0 or self.recheck_at.get(c.name, 0.0) > now:
                 continue
-            cmd = attempt([c])
+            why: list[str] | None = [] if explaining else None
+            cmd = attempt([c], why)
             if cmd is not None:
                 return cmd
             self.recheck_at[c.name] = now + DRAIN_RECHECK
+            for reason in why or ():
+                note_unconsolidatable(self.record, c.name, reason)
         return None
-
-    def _pool_nodes(self, snap: Snapshot) -> dict[str, int]:
-        """Each pool's registered nodes: what a budget's percentage is of."""
-        out = {p.name: 0 for p in self.pools}
-        for node in snap.nodes:
-            pool = self.pool_of(node)
-            if pool is not None:
-                out[pool.name] += 1
-        return out
 
     def _track_stability(self, snap: Snapshot, now: float, managed: Callable[[Node], bool]) -> None:
         """Since when each managed node has held its present number of pods."""
@@ -521,7 +467,12 @@ class KarpenterLike(ClusterAutoscaler):
             row = snap.row_of[name]
             node = snap.nodes[row]
             pool = self.pool_of(node)
-            if pool is None or name in disrupting or name in self.hinted or unremovable_reason(node, now) is not None:
+            if pool is None or name in disrupting:
+                continue
+            why = blocked_reason(node, name in self.hinted, now)
+            if why is not None:
+                if why:
+                    note_blocked(self.record, name, why)
                 continue
             pods = list(snap.pods_on[row].values())
             if do_not_disrupt(node, pods) or not all(drainer.movable(p, {}, snap) for p in pods):
@@ -530,25 +481,31 @@ class KarpenterLike(ClusterAutoscaler):
             ct = capacity_type_of(node)
             c = Candidate(name, pool, g.name, ct, self.cfg.spot.price(self.cfg.prices.node(g), ct), pods)
             c.consolidatable = pool.consolidate_after is not None and now - since >= pool.consolidate_after
-            ann = (node.raw.get("metadata") or {}).get("annotations") or {}
-            c.drifted = ann.get(POOL_HASH, pool.template_hash) != pool.template_hash  # no hash: not drifted
+            c.drifted = is_drifted(node, pool)
             out.append(c)
         return sorted(out, key=lambda c: len(c.pods))
 
-    def _execute(self, cmd: Command, snap: Snapshot, now: float) -> None:
+    def _execute(self, cmd: Command, snap: Snapshot, now: float, reason: str) -> None:
         """Delete the candidates now, or launch the replacements and delete the candidates once
         they have registered (the candidates count against the budgets meanwhile)."""
         news = [cmd.replacement] if cmd.replacement is not None else list(cmd.launches)
         if not news:
             for c in cmd.candidates:
-                self._remove(c.name, snap, now)
+                self._remove(c.name, snap, now, reason)
             return
-        names = [self.launch(o, now) for o in news]
+        names = [self.launch(o, now, reason=reason.lower()) for o in news]
         self.stats.scale_ups += 1
-        self.pending_cmds.append(Pending(names, [c.name for c in cmd.candidates]))
+        self.pending_cmds.append(Pending(names, [c.name for c in cmd.candidates], reason))
 
-    def _remove(self, name: str, snap: Snapshot, now: float) -> None:
-        self.stats.drained_pods += len(snap.pods_on[snap.row_of[name]])
+    def _launched_at(self, snap: Snapshot, name: str) -> float:
+        return launched_at(snap.nodes[snap.row_of[name]], self.launched) or 0.0
+
+    def _remove(self, name: str, snap: Snapshot, now: float, reason: str) -> None:
+        """Delete the node for ``reason`` (Empty, Underutilized, Drifted, Expired)."""
+        row = snap.row_of[name]
+        node = snap.nodes[row]
+        note_removal(self.record, node, self.group_of(node) or "", list(snap.pods_on[row].values()), reason)
+        self.stats.drained_pods += len(snap.pods_on[row])
         self.stable_since.pop(name, None)
         self.launched.pop(name, None)
         self.expires.pop(name, None)
@@ -556,23 +513,31 @@ class KarpenterLike(ClusterAutoscaler):
         self.stats.scale_downs += 1
         self.last_delete = now
 
-    def _finish_replacements(self, snap: Snapshot, now: float) -> None:
+    def _finish_replacements(self, snap: Snapshot, now: float) -> set[str]:
         """Delete the candidates whose replacements have all registered; a command one of whose
-        replacements never registered is given up (its candidates stay)."""
+        replacements never registered is given up (its candidates stay). Returns the nodes deleted."""
         keep = []
+        gone = set()
         for cmd in self.pending_cmds:
             if all(n in snap.row_of for n in cmd.replacements):
                 for name in cmd.candidates:
                     if name in snap.row_of:
-                        self._remove(name, snap, now)
+                        self._remove(name, snap, now, cmd.reason)
+                        gone.add(name)
             elif all(n in snap.row_of or n in self.upcoming for n in cmd.replacements):
                 keep.append(cmd)
         self.pending_cmds = keep
+        return gone
 
-    def _expire(self, snap: Snapshot, now: float) -> bool:
+    def _expire(self, snap: Snapshot, now: float, gone: set[str]) -> bool:
         """Expiration (the NodeClaim expiration controller): a node whose claim's expireAfter
         has passed since it was made goes, whatever the budgets or do-not-disrupt."""
-        due = [name for name, t in self.expires.items() if now >= t and name in snap.row_of]
+        due = []
+        for node in snap.nodes[: snap.n]:
+            pool = self.pool_of(node) if node.name not in gone else None
+            t = expires_at(node, pool, self.launched, self.expires) if pool is not None else None
+            if t is not None and now >= t:
+                due.append(node.name)
         for name in due:
-            self._remove(name, snap, now)
+            self._remove(name, snap, now, EXPIRED)
         return bool(due)

@@ -5,7 +5,9 @@ A node counts its capacity in whole cores (rounded up), bytes of memory, and GPU
 type (the ``alibabacloud.com/gpu-card-model`` label; a node with GPUs but no type counts towards no
 GPU limit, as CA's GPU processor gives such a node no target). A node group counts its target size
 (registered plus upcoming nodes) times its template; a node of no node group counts itself. Only
-limits with a max above 0 constrain anything ("no entry means no limit").
+limits with a max above 0 constrain anything ("no entry means no limit"). Scale-down keeps the
+cluster's registered nodes (those being deleted left out) at or above each min above 0
+(``core/scaledown/resource/limits.go``).
 """
 
 from __future__ import annotations
@@ -69,13 +71,30 @@ def resources_left(
     """ResourcesLeft: per limited resource, how much more the cluster may have. ``counted`` is
     (node, how many) pairs: each group's template times its size, and every node of no group;
     ``delta`` is ``delta_for_node`` or a cache of it."""
+    total = totals(limits, counted, delta)
+    return {r: max(0, mx - total.get(r, 0)) for r, mx in limits.max.items() if mx > 0}
+
+
+def limits_left(limits: ResourceLimits, nodes: Iterable[Node], delta: Callable[[Node], Mapping[str, int]] | None = None) -> dict[str, int]:
+    """LimitsLeft of scale-down (``core/scaledown/resource/limits.go``): per resource whose min is
+    above 0, how much of it the cluster may lose: what ``nodes`` have (the caller leaves out the
+    nodes being deleted) less the min. A node whose removal would take more is not removed
+    (``MinimalResourceLimitExceeded``); without such a min nothing is limited."""
+    total = totals(limits, ((node, 1) for node in nodes), delta)
+    return {r: max(0, total.get(r, 0) - mn) for r, mn in limits.min.items() if mn > 0}
+
+
+def totals(
+    limits: ResourceLimits, counted: Iterable[tuple[Node, int]], delta: Callable[[Node], Mapping[str, int]] | None = None
+) -> dict[str, int]:
+    """Cores, memory and GPUs per type of (node, how many) pairs."""
     total: dict[str, int] = {}
     for node, n in counted:
         if n <= 0:
             continue
         for r, v in (delta(node) if delta else delta_for_node(node, limits)).items():
             total[r] = total.get(r, 0) + n * v
-    return {r: max(0, mx - total.get(r, 0)) for r, mx in limits.max.items() if mx > 0}
+    return total
 
 
 def exceeded(left: Mapping[str, int], delta: Mapping[str, int]) -> list[str]:

@@ -13,7 +13,8 @@ NodeProvider`` (``create(group, node)``, ``delete(name)``, ``cancel(name)``), na
 
 What an operator sees, as from Cluster Autoscaler: the status ConfigMap
 (``kubesched.autoscale.status``), events on pods, nodes and that ConfigMap
-(``kubesched.autoscale.events``) and CA's Prometheus metrics on ``--address``
+(``kubesched.autoscale.events``; in Karpenter-like mode Karpenter's own too,
+``kubesched.autoscale.karpevents``) and CA's Prometheus metrics on ``--address``
 (``kubesched.autoscale.metrics``), all from the ``LoopRecord`` each iteration fills.
 """
 
@@ -32,12 +33,15 @@ from typing import Any
 import numpy as np
 
 from kubesched.api.objects import Node, Pod
+from kubesched.autoscale.claims import node_marks
 from kubesched.autoscale.config import GROUP_LABEL, AutoscalerConfig, NodeGroup
 from kubesched.autoscale.core import ClusterAutoscaler
 from kubesched.autoscale.eligibility import SCALE_DOWN_DISABLED, TO_BE_DELETED_TAINT
 from kubesched.autoscale.events import EventRecorder, LoopEvents
 from kubesched.autoscale.interface import LoopRecord
 from kubesched.autoscale.karpenter import KarpenterLike
+from kubesched.autoscale.karpevents import KarpenterEvents
+from kubesched.autoscale.karprecord import KarpenterRecord
 from kubesched.autoscale.metrics import AutoscalerMetrics
 from kubesched.autoscale.status import StatusBuilder, StatusConfigMap
 from kubesched.errors import InputError, one_line
@@ -124,10 +128,11 @@ def node_body(node: Node) -> dict[str, Any]:
     if "memory" in alloc:
         alloc["memory"] = str(node.allocatable["memory"])
     spec = {"taints": [{"key": t.key, "value": t.value, "effect": t.effect} for t in node.taints]}
+    labels, annotations = node_marks(node)  # a NodePool's node: Karpenter's labels and pool hash
     return {
         "apiVersion": "v1",
         "kind": "Node",
-        "metadata": {"name": node.name, "labels": dict(node.labels), "annotations": {"kwok.x-k8s.io/node": "fake"}},
+        "metadata": {"name": node.name, "labels": {**node.labels, **labels}, "annotations": {**annotations, "kwok.x-k8s.io/node": "fake"}},
         "spec": spec,
         "status": {
             "allocatable": alloc,
@@ -206,7 +211,8 @@ class Controller:
         self.iterations = 0
         self.builder = StatusBuilder()
         self.status = StatusConfigMap(self.core, *status) if status is not None else None
-        self.events = LoopEvents(EventRecorder(self.core), lambda: self.status.ref if self.status is not None else None)
+        events = KarpenterEvents if config.mode == "karpenter" else LoopEvents
+        self.events = events(EventRecorder(self.core), lambda: self.status.ref if self.status is not None else None)
         self.metrics = metrics or AutoscalerMetrics()
         self.last_status: dict[str, Any] | None = None
         self.unremovable: dict[str, str] = {}  # node -> reason, as last logged
@@ -219,7 +225,7 @@ class Controller:
         nodes = self.api.sanitize_for_serialization(self.core.list_node().items)
         pods = self.api.sanitize_for_serialization(self.core.list_pod_for_all_namespaces().items)
         view = LiveView(nodes, pods, self.frameworks)
-        record = self.loop.record = LoopRecord()
+        record = self.loop.record = KarpenterRecord() if self.cfg.mode == "karpenter" else LoopRecord()
         self.loop.run_once(view)
         declined = getattr(self.provider, "declined", None)  # a provider that may leave a node after all
         if declined:

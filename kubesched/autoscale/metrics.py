@@ -7,8 +7,15 @@ Modelled: ``cluster_safe_to_autoscale``, ``nodes_count{state}``, ``node_groups_c
 ``function_duration_seconds{function}`` (main, scaleUp, scaleDown), ``errors_total{type}``,
 ``scaled_up_nodes_total``, ``scaled_up_gpu_nodes_total{gpu_name}``, ``failed_scale_ups_total{reason}``
 (``timeout``: a node that never registered), ``scaled_down_nodes_total{reason}`` (``empty``,
-``underutilized``), ``scaled_down_gpu_nodes_total{reason,gpu_name}``, ``evicted_pods_total``,
+``underutilized``, ``unready``), ``scaled_down_gpu_nodes_total{reason,gpu_name}``, ``evicted_pods_total``,
 ``unneeded_nodes_count``, ``unremovable_nodes_count{reason}`` and ``scale_down_in_cooldown``.
+
+In Karpenter-like mode the same, from its ``KarpenterRecord`` (a drifted or expired node is no
+scale-down reason of CA's: its pods count as evicted, the node only in Karpenter's counter), and
+two of Karpenter's own (``pkg/metrics/metrics.go``): ``karpenter_nodeclaims_created_total{reason,
+nodepool,min_values_relaxed}`` (``provisioned``, or the disruption a replacement is for) and
+``karpenter_nodeclaims_disrupted_total{reason,nodepool,capacity_type}`` (``empty``,
+``underutilized``, ``drifted``, ``expired``).
 """
 
 from __future__ import annotations
@@ -20,6 +27,8 @@ from prometheus_client.exposition import choose_encoder
 
 from kubesched.autoscale.core import ClusterAutoscaler
 from kubesched.autoscale.interface import LoopRecord
+from kubesched.autoscale.karprecord import EXPIRED, KarpenterRecord
+from kubesched.autoscale.nodepool import DRIFTED
 from kubesched.autoscale.status import cluster_healthy
 from kubesched.gpu.model import node_gpu_count, node_gpu_model
 
@@ -51,6 +60,10 @@ class AutoscalerMetrics:
         self.scaled_down_gpu = Counter("scaled_down_gpu_nodes", "Number of GPU nodes removed by CA, by reason and GPU name.",
                                        ["reason", "gpu_name"], namespace=ns, registry=r)
         self.evicted = Counter("evicted_pods", "Number of pods evicted by CA", namespace=ns, registry=r)
+        self.claims_created = Counter("karpenter_nodeclaims_created", "Number of nodeclaims created in total by Karpenter.",
+                                      ["reason", "nodepool", "min_values_relaxed"], registry=r)
+        self.claims_disrupted = Counter("karpenter_nodeclaims_disrupted", "Number of nodeclaims disrupted in total by Karpenter.",
+                                        ["reason", "nodepool", "capacity_type"], registry=r)
         self.unneeded = Gauge("unneeded_nodes_count", "Number of nodes currently considered unneeded by CA.", namespace=ns, registry=r)
         self.unremovable = Gauge("unremovable_nodes_count", "Number of nodes currently considered unremovable by CA.", ["reason"], namespace=ns, registry=r)
         self.cooldown = Gauge("scale_down_in_cooldown", "Whether or not the scale down is in cooldown. 1 if its, 0 otherwise.", namespace=ns, registry=r)
@@ -84,10 +97,13 @@ class AutoscalerMetrics:
                 self.scaled_up_gpu.labels(node_gpu_model(tmpl) or "generic").inc(added)
         for _ in record.failed:
             self.failed.labels("timeout").inc()
+        not_ca = self.observe_karpenter(record)
         for sd in record.scale_downs:
-            reason = "empty" if sd.empty else "underutilized"
-            self.scaled_down.labels(reason).inc()
+            reason = "unready" if sd.unready else "empty" if sd.empty else "underutilized"
             self.evicted.inc(len(sd.pods))
+            if sd.node in not_ca:
+                continue
+            self.scaled_down.labels(reason).inc()
             tmpl = loop.cfg.group(sd.group).template if sd.group else None
             if tmpl is not None and node_gpu_count(tmpl):
                 self.scaled_down_gpu.labels(reason, node_gpu_model(tmpl) or "generic").inc()
@@ -99,6 +115,16 @@ class AutoscalerMetrics:
             self.unremovable.labels(reason).set(by_reason.get(reason, 0))
         self._unremovable_seen |= set(by_reason)
         self.cooldown.set(1 if record.cooldown else 0)
+
+    def observe_karpenter(self, record: LoopRecord) -> set[str]:
+        """Karpenter's counters; returns the nodes removed for a reason CA does not have."""
+        if not isinstance(record, KarpenterRecord):
+            return set()
+        for launch in record.launched:
+            self.claims_created.labels(launch.reason, launch.pool, "false").inc()
+        for d in record.removed():
+            self.claims_disrupted.labels(d.reason.lower(), d.pool, d.capacity_type).inc()
+        return {d.node for d in record.removed() if d.reason in (DRIFTED, EXPIRED)}
 
     def error(self, kind: str) -> None:
         self.errors.labels(kind).inc()

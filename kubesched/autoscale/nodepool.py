@@ -33,7 +33,12 @@ NODEPOOL_LABEL = "karpenter.sh/nodepool"
 CAPACITY_TYPE = "karpenter.sh/capacity-type"
 INSTANCE_TYPE = "node.kubernetes.io/instance-type"
 DO_NOT_DISRUPT = "karpenter.sh/do-not-disrupt"
-POOL_HASH = "karpenter.sh/nodepool-hash"  # the template's hash on each NodeClaim: drift
+POOL_HASH = "karpenter.sh/nodepool-hash"  # the template's hash on each NodeClaim (and node): drift
+POOL_HASH_VERSION_KEY = "karpenter.sh/nodepool-hash-version"  # the hash's scheme: no drift across schemes
+POOL_HASH_VERSION = "v3"  # NodePoolHashVersion of karpenter.sh/v1
+TERMINATION_FINALIZER = "karpenter.sh/termination"  # on each NodeClaim (and node) Karpenter launches
+REGISTERED = "karpenter.sh/registered"  # labels Karpenter puts on a node it launched, once it
+INITIALIZED = "karpenter.sh/initialized"  # has registered, and once it is ready
 SPOT, ON_DEMAND = "spot", "on-demand"
 CAPACITY_TYPES = (SPOT, ON_DEMAND)
 EMPTY, UNDERUTILIZED, DRIFTED = "Empty", "Underutilized", "Drifted"
@@ -131,9 +136,15 @@ class NodePool:
 
     @cached_property
     def template_hash(self) -> str:
-        """What drift compares: a hash of ``spec.template`` (Karpenter hashes the template; its
-        requirements are compared separately, here they are part of it)."""
-        return hashlib.sha256(json.dumps(self.template, sort_keys=True).encode()).hexdigest()[:16]
+        """What static drift compares: a hash of ``spec.template`` but its requirements, which
+        drift compares with the node's labels instead (Karpenter's hash leaves them out too), as
+        the API server stores it (``expireAfter`` defaulted to 720h) and as hashstructure reads
+        it (IgnoreZeroValue, ZeroNil, SlicesAsSets: empty fields and list order count for
+        nothing)."""
+        spec = {k: v for k, v in (self.template.get("spec") or {}).items() if k != "requirements"}
+        spec.setdefault("expireAfter", "720h")
+        hashed = _canonical({**self.template, "spec": spec})
+        return hashlib.sha256(json.dumps(hashed, sort_keys=True).encode()).hexdigest()[:16]
 
     def admits(self, labels: dict[str, str]) -> bool:
         """Whether an offering with these labels (an instance type's, plus its capacity type and
@@ -147,6 +158,18 @@ class NodePool:
         if not named:
             return [ON_DEMAND]
         return [ct for ct in CAPACITY_TYPES if all(r.matches({CAPACITY_TYPE: ct}) for r in named)]
+
+
+def _canonical(value: Any) -> Any:
+    """``value`` without empty maps, lists, strings and nulls, its lists sorted: equal for every
+    spelling hashstructure hashes alike."""
+    if isinstance(value, dict):
+        out = {k: c for k, v in value.items() if (c := _canonical(v)) not in (None, "", {}, [])}
+        return out
+    if isinstance(value, list):
+        items = [c for v in value if (c := _canonical(v)) not in (None, "", {}, [])]
+        return sorted(items, key=lambda v: json.dumps(v, sort_keys=True))
+    return value
 
 
 def node_resources(node: Node) -> dict[str, int]:
@@ -177,22 +200,34 @@ def node_claim(pool: NodePool, node: Node, instance_type: str, capacity_type: st
         if k in spec:
             claim_spec[k] = spec[k]
     claim_spec["expireAfter"] = spec.get("expireAfter", "720h")
+    template_annotations = (pool.template.get("metadata") or {}).get("annotations") or {}
     return {
         "apiVersion": API_VERSION,
         "kind": "NodeClaim",
         "metadata": {
             "name": node.name,
             "labels": {k: v for k, v in node.labels.items() if k != "kubernetes.io/hostname"},
-            "annotations": {POOL_HASH: pool.template_hash},
-            "ownerReferences": [{"apiVersion": API_VERSION, "kind": "NodePool", "name": pool.name}],
+            "annotations": {**template_annotations, POOL_HASH: pool.template_hash, POOL_HASH_VERSION_KEY: POOL_HASH_VERSION},
+            "ownerReferences": [{"apiVersion": API_VERSION, "kind": "NodePool", "name": pool.name, "blockOwnerDeletion": True}],
+            "finalizers": [TERMINATION_FINALIZER],
         },
         "spec": claim_spec,
         "status": {
             **({"nodeName": node.name} if registered else {}),
+            "conditions": claim_conditions(registered),
             "capacity": {k: str(v) for k, v in (node.raw.get("status") or {}).get("capacity", {}).items()},
             "allocatable": {k: str(v) for k, v in (node.raw.get("status") or {}).get("allocatable", {}).items()},
         },
     }
+
+
+def claim_conditions(registered: bool) -> list[dict[str, str]]:
+    """A launched claim's status conditions: Launched, and once its node has registered (ready
+    at once here) Registered, Initialized and the root condition Ready."""
+    out = [{"type": "Launched", "status": "True", "reason": "Launched"}]
+    for t in ("Registered", "Initialized", "Ready"):
+        out.append({"type": t, "status": "True", "reason": t} if registered else {"type": t, "status": "Unknown", "reason": "AwaitingReconciliation"})
+    return out
 
 
 # ---- reading -------------------------------------------------------------------------------

@@ -16,6 +16,7 @@ import numpy as np
 from kubesched.api.objects import Node, Pod
 from kubesched.autoscale.config import GROUP_LABEL, AutoscalerConfig, NodeGroup, Prices
 from kubesched.autoscale.core import ClusterAutoscaler
+from kubesched.autoscale.health import never_ready
 from kubesched.autoscale.karpenter import KarpenterLike
 from kubesched.autoscale.nodepool import CAPACITY_TYPE, ON_DEMAND, SPOT
 from kubesched.config import SchedulerConfig
@@ -116,7 +117,8 @@ class SimView:
 
 class SimProvider:
     """NodeProvider of the simulator: a node registers after a drawn provisioning delay (never,
-    when the delay is longer than maxNodeProvisionTime); deleting a node evicts its pods, which
+    when the delay is longer than maxNodeProvisionTime), Ready unless drawn among the
+    ``neverReadyFraction`` that stay unready (kubesched.autoscale.health); deleting a node evicts its pods, which
     are created again and scheduled anew (their run starts over). A spot node (NodePools) costs
     the spot price and, with ``spot.interruptionRate``, is interrupted at a drawn time after it
     registers (kubesched.autoscale.spot): deleted as consolidation deletes, its pods evicted."""
@@ -128,6 +130,8 @@ class SimProvider:
         self.lost_gpu_s = 0.0
         self.interruptions = 0
         self.spot_rng = np.random.default_rng([seed, 13])  # its own stream: other draws stay as they were
+        # neverReadyFraction: which new nodes never become Ready, on a stream of their own
+        self.ready_rng = np.random.default_rng([seed, 17]) if cfg.never_ready_fraction > 0 else None
 
     def create(self, group: NodeGroup, node: Node) -> None:
         now = self.eng.clock.now
@@ -141,8 +145,10 @@ class SimProvider:
     def _register(self, node: Node) -> None:
         if node.name in self.cancelled:
             return
-        self.eng.add_node(node)
         now = self.eng.clock.now
+        if self.ready_rng is not None and self.ready_rng.random() < self.cfg.never_ready_fraction:
+            node = never_ready(node, now)
+        self.eng.add_node(node)
         self.ledger.nodes[node.name].ready = now
         if node.labels.get(CAPACITY_TYPE) == SPOT:
             wait = self.cfg.spot.time_to_interruption(self.spot_rng)

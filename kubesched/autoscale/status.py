@@ -4,12 +4,13 @@
 ``scaleDown``), rewritten every iteration (``clusterstate.GetStatus`` and
 ``utils.WriteStatusConfigMap``).
 
-What kubesched can say: node counts (registered, ready, unready, being deleted; the nodes asked
-for and not registered yet are ``unregistered``), each group's target size (registered plus
-upcoming) and min/max, scale-up ``InProgress`` while a group has upcoming nodes and ``Backoff``
-after a node never registered, scale-down candidates (the unneeded nodes). CA's health rule:
-unhealthy when more than 3 nodes and more than 45 % of the registered nodes are unready. A
-condition's ``lastTransitionTime`` stays until its status changes, as upstream.
+What kubesched can say: node counts (registered, ready, not started, unready, being deleted; the
+nodes asked for and not registered yet are ``unregistered``), health by CA's rules, each group's
+target size (registered plus upcoming) and min/max, scale-up ``InProgress`` while a group's
+scale-up has nodes to come, ``Unhealthy`` for an unhealthy group and ``Backoff`` after a node
+never registered, scale-down candidates (the unneeded nodes). Readiness and health are
+``kubesched.autoscale.health``'s, as the loop reads them. A condition's ``lastTransitionTime``
+stays until its status changes, as upstream.
 """
 
 from __future__ import annotations
@@ -22,9 +23,7 @@ from typing import Any
 
 import yaml
 
-from kubesched.api.objects import Node
 from kubesched.autoscale.core import ClusterAutoscaler
-from kubesched.autoscale.eligibility import being_deleted
 from kubesched.autoscale.interface import LoopRecord
 from kubesched.live.bodies import rfc3339
 from kubesched.state.snapshot import Snapshot
@@ -34,9 +33,6 @@ log = logging.getLogger("kubesched.autoscale")
 STATUS_CONFIGMAP = "cluster-autoscaler-status"  # CA's --status-config-map-name default
 STATUS_NAMESPACE = "kube-system"  # CA's --namespace default
 LAST_UPDATED = "cluster-autoscaler.kubernetes.io/last-updated"  # annotation: the status's time
-# clusterstate's health rule: unhealthy past this many unready nodes and this share of them
-OK_TOTAL_UNREADY = 3
-MAX_UNREADY_SHARE = 0.45
 
 
 def go_time(t: float) -> str:
@@ -57,34 +53,6 @@ def go_duration(seconds: float) -> str:
     return f"{m}m{sec}s" if m else f"{sec}s"
 
 
-def ready(node: Node) -> bool:
-    conditions = (node.raw.get("status") or {}).get("conditions") or []
-    return any(c.get("type") == "Ready" and c.get("status") == "True" for c in conditions)
-
-
-@dataclass
-class Readiness:
-    registered: int = 0
-    ready: int = 0
-    being_deleted: int = 0
-    unregistered: int = 0
-
-    @property
-    def unready(self) -> int:
-        return self.registered - self.ready
-
-    def healthy(self) -> bool:
-        return self.unready <= max(OK_TOTAL_UNREADY, MAX_UNREADY_SHARE * self.registered)
-
-    def counts(self) -> dict[str, Any]:
-        """api.NodeCount (``beingDeleted`` left out at 0, as its ``omitempty``)."""
-        registered: dict[str, Any] = {"total": self.registered, "ready": self.ready, "notStarted": 0}
-        if self.being_deleted:
-            registered["beingDeleted"] = self.being_deleted
-        registered["unready"] = {"total": self.unready, "resourceUnready": 0}
-        return {"registered": registered, "longUnregistered": 0, "unregistered": self.unregistered}
-
-
 @dataclass
 class StatusBuilder:
     """Builds ``ClusterAutoscalerStatus`` documents, remembering the last one for the
@@ -101,19 +69,8 @@ class StatusBuilder:
 
     def build(self, loop: ClusterAutoscaler, snap: Snapshot, record: LoopRecord, now: float) -> dict[str, Any]:
         probe = rfc3339(now)
-        total = Readiness(unregistered=len(loop.upcoming))
-        per_group = {g: Readiness() for g in loop.groups}
-        for node in snap.nodes[: snap.n]:
-            counts = [total]
-            g = loop.group_of(node)
-            if g is not None:
-                counts.append(per_group[g])
-            for r in counts:
-                r.registered += 1
-                r.ready += ready(node)
-                r.being_deleted += being_deleted(node, now)
-        for up in loop.upcoming.values():
-            per_group[up.group].unregistered += 1
+        loop.measure(snap, now)  # after the iteration: its scale-ups are upcoming now
+        health = loop.health
         candidates: dict[str, int] = {}
         for name in record.unneeded:
             if name in snap.row_of and (g := loop.group_of(snap.nodes[snap.row_of[name]])) is not None:
@@ -121,31 +78,37 @@ class StatusBuilder:
         sizes = loop.group_sizes(snap)
         groups = []
         for g in loop.cfg.node_groups:
-            r = per_group[g.name]
-            health = {"status": "Healthy" if r.healthy() else "Unhealthy", "nodeCounts": r.counts(),
-                      "cloudProviderTarget": sizes[g.name], "minSize": g.min_size, "maxSize": g.max_size}
-            state = loop.groups[g.name]
-            scale_up: dict[str, Any] = {"status": "NoActivity"}
-            if r.unregistered:
-                scale_up = {"status": "InProgress"}
-            elif state.backoff_until > now:
-                scale_up = {"status": "Backoff", "backoffInfo": {
-                    "errorCode": "timeout",
-                    "errorMessage": f"Scale-up timed out for node group {g.name} after {go_duration(loop.cfg.max_node_provision_time)}",
-                }}
+            healthy = health.group_healthy(g.name)
+            cond = {"status": "Healthy" if healthy else "Unhealthy", "nodeCounts": health.groups[g.name].counts(),
+                    "cloudProviderTarget": sizes[g.name], "minSize": g.min_size, "maxSize": g.max_size}
             groups.append({
                 "name": g.name,
-                "health": self.condition(f"{g.name}/health", health, probe),
-                "scaleUp": self.condition(f"{g.name}/scaleUp", scale_up, probe),
+                "health": self.condition(f"{g.name}/health", cond, probe),
+                "scaleUp": self.condition(f"{g.name}/scaleUp", scale_up(loop, g.name, healthy, now), probe),
                 "scaleDown": self.condition(f"{g.name}/scaleDown", scale_down(candidates.get(g.name, 0)), probe),
             })
         in_progress = any(x["scaleUp"]["status"] == "InProgress" for x in groups)
+        total = {"status": "Healthy" if health.cluster_healthy() else "Unhealthy", "nodeCounts": health.total.counts()}
         cluster = {
-            "health": self.condition("health", {"status": "Healthy" if total.healthy() else "Unhealthy", "nodeCounts": total.counts()}, probe),
+            "health": self.condition("health", total, probe),
             "scaleUp": self.condition("scaleUp", {"status": "InProgress" if in_progress else "NoActivity"}, probe),
             "scaleDown": self.condition("scaleDown", scale_down(sum(candidates.values())), probe),
         }
         return {"time": go_time(now), "autoscalerStatus": "Running", "clusterWide": cluster, "nodeGroups": groups}
+
+
+def scale_up(loop: ClusterAutoscaler, group: str, healthy: bool, now: float) -> dict[str, Any]:
+    """buildScaleUpStatusNodeGroup: InProgress, else Unhealthy, else Backoff, else NoActivity."""
+    if loop.health.scaling_up(group):
+        return {"status": "InProgress"}
+    if not healthy:
+        return {"status": "Unhealthy"}
+    if loop.groups[group].backoff_until > now:
+        return {"status": "Backoff", "backoffInfo": {
+            "errorCode": "timeout",
+            "errorMessage": f"Scale-up timed out for node group {group} after {go_duration(loop.cfg.max_node_provision_time)}",
+        }}
+    return {"status": "NoActivity"}
 
 
 def scale_down(candidates: int) -> dict[str, Any]:

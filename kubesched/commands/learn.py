@@ -1,4 +1,4 @@
-"""``kubesched learn search|train|eval|bound|plan|export``: learning to schedule (``kubesched.learn``)."""
+"""``kubesched learn search|train|eval|bound|plan|value|export``: learning to schedule (``kubesched.learn``)."""
 
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ learn = Group(
     "Learn a node-selection policy on the FGD paper's protocol (a search over the GPU scorers, or "
     "reinforcement learning on kubesched/NodeSelect-v0) and compare it with FGD on held-out seeds. "
     "See docs/learning.md.",
-    choices_help="search, train, eval, bound, plan or export",
+    choices_help="search, train, eval, bound, plan, value or export",
 )
 
 
@@ -95,12 +95,42 @@ def _eval(p: argparse.ArgumentParser) -> None:
                    help="FGDScore's weight beside PlanScore (default 1; 101 with --plan-weight 1: PlanScore breaks FGD's ties)")
     p.add_argument("--rollout", metavar="JSON",
                    help="RolloutScore's args (a JSON object in a file): rollouts of FGD among its near-ties")
+    p.add_argument("--value", metavar="JSON",
+                   help="a value function of kubesched learn value, run by ValueScore among FGD's near-ties")
     flags.add_instance_size(p, "small instance", "each trace")
     flags.add_workers(p)
     flags.add_no_plots(p, "skip eval.png")
     flags.add_out_dir(p, "learn-eval", "result.json, runs.csv, summary.md and eval.png")
     flags.add_result_output(p, "result.json")
     flags.add_no_progress(p, "one line per run on stderr instead")
+
+
+@learn.command("value", run=lazy_handler("kubesched.learn.cli", "cmd_value"))
+def _value(p: argparse.ArgumentParser) -> None:
+    """fit ValueScore's value function of the cluster by policy iteration on training seeds
+
+    Run ValueScore over FGD on the training seeds, exploring among FGD's near-ties; fit a ridge
+    regression of what each decision's run still failed to place on the features of the whole
+    cluster after it; repeat with the improved policy; keep the round best on the validation
+    seeds. Writes value.json (for ValueScore and learn eval --value), value-R.json per round and
+    value-fit.json. See docs/learning.md.
+    """
+    _instance_flags(p)
+    p.add_argument("--seeds", default="0-9", help="training seeds (default 0-9; 42-51 are refused)")
+    p.add_argument("--val-seeds", default="100-103", help="validation seeds (default 100-103; 42-51 are refused)")
+    p.add_argument("--rounds", type=int, default=3, help="policy-iteration rounds (default 3)")
+    p.add_argument("--epsilon", type=float, default=0.2,
+                   help="share of decisions that take a random near-tie while collecting (default 0.2)")
+    p.add_argument("--ridge", type=float, default=0.01, help="ridge penalty on standardised features (default 0.01)")
+    p.add_argument("--from-allocated-pct", type=float, default=85.0,
+                   help="ValueScore decides once this %% of the GPUs is allocated (default 85)")
+    p.add_argument("--top-k", type=int, default=3, help="FGD's best nodes it chooses among (default 3)")
+    p.add_argument("--margin", type=int, default=2, help="... within this many points of FGD's best (default 2)")
+    p.add_argument("--min-gains", default="", metavar="G,...",
+                   help="minGain settings (points of %%) also tried with the chosen round's function on the "
+                   "validation seeds; the best is kept (default: none, minGain 0)")
+    flags.add_seed(p, 0, "the exploration's seed (default 0)")
+    flags.add_out_dir(p, "learn-value", "value.json, value-R.json and value-fit.json")
 
 
 @learn.command("bound", run=lazy_handler("kubesched.learn.cli", "cmd_bound"))

@@ -1,4 +1,4 @@
-"""`kubesched learn search|train|export|eval|bound`: learning to schedule (docs/learning.md; the flags
+"""`kubesched learn search|train|export|eval|bound|plan|value`: learning to schedule (docs/learning.md; the flags
 are in ``kubesched.commands.learn``)."""
 
 from __future__ import annotations
@@ -36,6 +36,15 @@ def training_seeds(text: str, flag: str) -> list[int]:
     return check_training_seeds(seeds, flag)
 
 
+def seeds_apart(train_text: str, train_flag: str, val_text: str) -> tuple[list[int], list[int]]:
+    """Training and validation seeds: neither held out, none in both."""
+    train = training_seeds(train_text, train_flag)
+    val = training_seeds(val_text, "--val-seeds")
+    if set(train) & set(val):
+        raise InputError("validation seeds must differ from the training seeds", source="--val-seeds")
+    return train, val
+
+
 def worker_pool(workers: int | None, tasks: int | None = None) -> Pool:
     """The kit's pool of ``--workers`` spawned processes (default: every CPU), no more than ``tasks``."""
     n = workers_from(workers)
@@ -57,10 +66,7 @@ def cmd_search(args: argparse.Namespace) -> int:
     _needs_learn("search", "optuna", "Optuna")
     from kubesched.learn.search import params_from_json, search, write
 
-    train = training_seeds(args.train_seeds, "--train-seeds")
-    val = training_seeds(args.val_seeds, "--val-seeds")
-    if set(train) & set(val):
-        raise InputError("validation seeds must differ from the training seeds", source="--val-seeds")
+    train, val = seeds_apart(args.train_seeds, "--train-seeds", args.val_seeds)
     at_least_one(args.trials, "--trials")
     at_least_one(args.finalists, "--finalists")
     inst = instance_of(args)
@@ -181,7 +187,23 @@ def _candidates(args: argparse.Namespace) -> list:
         out.append(_plan_candidate(args.plan, (args.plan_weight, args.plan_fgd_weight), traces))
     if args.rollout:
         out.append(_rollout_candidate(args.rollout))
+    if args.value:
+        out.append(_value_candidate(args.value))
     return out
+
+
+def _value_candidate(path: str) -> Any:
+    """``--value FILE``: ValueScore with the value function in FILE, read and checked before
+    anything runs."""
+    from functools import partial
+
+    from kubesched.learn.evaluate import Candidate
+    from kubesched.learn.policies import value_config
+    from kubesched.plugins.lookahead.valuefile import load_value
+
+    fn = load_value(path)  # a missing or bad file fails here, naming the file and the field
+    full = str(Path(path).resolve())
+    return Candidate("value", partial(value_config, full), {"kind": "value", "value": full, "policy": fn.policy})
 
 
 def _rollout_candidate(path: str) -> Any:
@@ -271,6 +293,50 @@ def cmd_eval(args: argparse.Namespace) -> int:
         print(summary_md(result), end="")
     else:
         print_document(result, args.output)
+    return 0
+
+
+def _min_gains(text: str) -> list[float]:
+    import math
+
+    out = []
+    for part in (p.strip() for p in text.split(",") if p.strip()):
+        try:
+            g = float(part)
+        except ValueError:
+            g = math.nan
+        if not (math.isfinite(g) and g >= 0):
+            raise InputError(f"expected numbers >= 0, got {part!r}", source="--min-gains")
+        out.append(g)
+    return out
+
+
+def cmd_value(args: argparse.Namespace) -> int:
+    import json
+
+    from kubesched.learn.value import Training, policy_iteration
+
+    seeds, val = seeds_apart(args.seeds, "--seeds", args.val_seeds)
+    at_least_one(args.rounds, "--rounds")
+    at_least_one(args.top_k, "--top-k")
+    for flag, v, ok in (("--epsilon", args.epsilon, 0 <= args.epsilon <= 1), ("--ridge", args.ridge, args.ridge > 0),
+                        ("--from-allocated-pct", args.from_allocated_pct, 0 <= args.from_allocated_pct <= 100),
+                        ("--margin", args.margin, args.margin >= 0)):
+        if not ok:
+            raise InputError(f"out of range: {v}", source=flag)
+    gains = _min_gains(args.min_gains)
+    inst = instance_of(args)
+    check_defined(inst, [*seeds, *val])
+    out = prepare_out_dir(args.out_dir, source="--out-dir")
+    policy = {"fromAllocatedPct": args.from_allocated_pct, "topK": args.top_k, "margin": args.margin}
+    t = Training(inst, seeds, val, args.rounds, args.epsilon, args.ridge, policy, args.seed, gains)
+    with worker_pool(args.workers, len(seeds)) as pool:
+        record = policy_iteration(t, out, pool, _say)
+    (out / "value-fit.json").write_text(json.dumps(record, indent=1) + "\n")
+    best = record["rounds"][record["chosen_round"] - 1]
+    print(f"chosen: round {best['round']}, validation mean unallocated at 100 %: {best['validation_mean']:.3f} "
+          f"(FGD {sum(record['fgd_validation']) / len(val):.3f})")
+    print(f"CPU {record['cpu_seconds']:.0f} s; wrote {out / 'value.json'}")
     return 0
 
 

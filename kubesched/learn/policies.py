@@ -1,5 +1,5 @@
 """The configurations of the policies the learning track compares (FGD, BestFit, learned, and the
-look-ahead policies over FGD: a packing plan, rollouts)."""
+look-ahead policies over FGD: a packing plan, rollouts, a value function)."""
 
 from __future__ import annotations
 
@@ -41,3 +41,9 @@ def rollout_config(typical: TypicalPods, args: dict | None = None) -> dict:
     """RolloutScore (101) choosing among FGD's near-ties late in the run; FGDScore (1) decides
     everywhere else."""
     return over_fgd(typical, "RolloutScore", dict(args or {}), OVER_FGD)
+
+
+def value_config(value: str | Path, typical: TypicalPods, args: dict | None = None) -> dict:
+    """ValueScore (101) choosing by a value function of the cluster among FGD's near-ties late in
+    the run; FGDScore (1) decides everywhere else."""
+    return over_fgd(typical, "ValueScore", {"value": str(value), **(args or {})}, OVER_FGD)

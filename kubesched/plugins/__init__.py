@@ -42,9 +42,11 @@ BUILTIN: dict[str, str] = {
     "FGDScore": "kubesched.plugins.gpushare.fgd:FGDScore",
     # a node-selection policy learned with `kubesched learn`, run in numpy (docs/learning.md)
     "LearnedScore": "kubesched.plugins.learned:LearnedScore",
-    # policies that look ahead (docs/learning.md): an offline packing plan, rollouts over FGD
+    # policies that look ahead (docs/learning.md): an offline packing plan, rollouts over FGD,
+    # a value function of the whole cluster
     "PlanScore": "kubesched.plugins.lookahead.plan:PlanScore",
     "RolloutScore": "kubesched.plugins.lookahead.rollout:RolloutScore",
+    "ValueScore": "kubesched.plugins.lookahead.value:ValueScore",
     # Gang scheduling and elastic quota, as scheduler-plugins ships them, with its
     # PodGroup / ElasticQuota objects (scheduling.x-k8s.io/v1alpha1); not enabled by default.
     "Coscheduling": "kubesched.plugins.coscheduling:Coscheduling",

@@ -4,8 +4,8 @@ kubernetes/autoscaler clusterstate/clusterstate_test.go: TestScaleUpBackoff (3 o
 a failed scale-up backs the group off for 5 minutes; it expires; a second failure backs it off
 longer. The fourth, a scale-up succeeding while the group backs off, cannot occur here: a group
 backing off gets no scale-up). The other tests are kubesched's, on the rules of
-utils/backoff/exponential_backoff.go. Unhealthy node groups (too many unready nodes) are not
-modelled: kubesched's nodes carry no readiness."""
+utils/backoff/exponential_backoff.go. Unhealthy node groups (too many unready nodes) are in
+test_ca_clusterstate.py."""
 
 from __future__ import annotations
 

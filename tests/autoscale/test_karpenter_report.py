@@ -110,3 +110,16 @@ def test_elastic_with_spot_node_pools_reports_cost_by_capacity_type(tmp_path):
     # without spot capacity the columns stay as they were
     assert main([*common, "--modes", "karpenter", "-d", str(tmp_path / "od"), "--no-plots"]) == 0
     assert "cost_spot" not in open(tmp_path / "od" / "runs.csv").readline()
+
+
+def test_needed_figure_starts_where_some_run_first_needs_five_percent_of_the_peak():
+    from kubesched.autoscale.experiment import busy_from
+
+    hours = [h * 3600.0 for h in range(100)]
+    quiet = {"t": hours, "gpu_needed": [0] * 60 + [100] * 40}
+    early = {"t": hours, "gpu_needed": [0] * 50 + [5] + [50] * 49}  # 5 = 5 % of the peak, at hour 50
+    assert busy_from([({}, quiet)]) == 59 * 3600.0
+    assert busy_from([({}, quiet), ({}, early)]) == 49 * 3600.0
+    busy = {"t": hours, "gpu_needed": [0] * 5 + [100] * 95}  # in the first tenth: nothing cut
+    assert busy_from([({}, quiet), ({}, busy)]) == 0.0
+    assert busy_from([({}, {"t": hours, "gpu_needed": [0] * 100})]) == 0.0

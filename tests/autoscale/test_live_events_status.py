@@ -93,3 +93,22 @@ def test_not_triggered_reasons_are_counted_over_the_groups():
     assert ScaleUpReasons(loop, view, now).message(pod) == "1 max node group size reached, 2 Insufficient cpu"
     loop.groups["a"].backoff_until = now + 300
     assert ScaleUpReasons(loop, view, now).message(pod) == "1 Insufficient cpu, 1 in backoff after failed scale-up, 1 max node group size reached"
+
+
+def test_an_unhealthy_group_is_not_ready_for_scale_up_and_backoff_comes_before_max_size():
+    """filterValidScaleUpNodeGroups' order: IsNodeGroupReadyToScaleUp ("not ready for scale-up"
+    for a group too unready, then backoff) before the max size."""
+    groups = [NodeGroup(n, template_node(n, {"cpu": "2", "memory": "4Gi"}), 0, m) for n, m in (("sick", 9), ("full", 5))]
+    loop = ClusterAutoscaler(AutoscalerConfig(node_groups=groups).validate(), Recorder(), np.random.default_rng(0))
+    nodes = [make_node(f"full-{i}", cpu="2", memory="4Gi", labels={GROUP_LABEL: "full"}) for i in range(5)]
+    nodes += [make_node(f"sick-{i}", cpu="2", memory="4Gi", labels={GROUP_LABEL: "sick"}) for i in range(5)]
+    for n in nodes[6:]:  # 4 of sick's 5 never became Ready (no creationTimestamp: long ago)
+        n["status"]["conditions"] = [{"type": "Ready", "status": "False"}]
+    view = LiveView(nodes, [], FRAMEWORKS)
+    now = time.time()
+    loop.measure(view.snapshot, now)
+    assert loop.health.cluster_healthy() and not loop.health.group_healthy("sick")
+    pod = Pod.parse(make_pod("huge", requests={"cpu": "3"}))
+    assert ScaleUpReasons(loop, view, now).message(pod) == "1 max node group size reached, 1 not ready for scale-up"
+    loop.groups["full"].backoff_until = now + 300  # at its max and backing off: the backoff is named
+    assert ScaleUpReasons(loop, view, now).message(pod) == "1 in backoff after failed scale-up, 1 not ready for scale-up"

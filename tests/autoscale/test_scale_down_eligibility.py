@@ -2,11 +2,10 @@
 the autoscaler's loop as ``kubesched autoscale`` runs it live and the simulator runs it.
 
 TestFilterOutUnremovable is ported from kubernetes/autoscaler
-cluster-autoscaler/core/scaledown/eligibility/eligibility_test.go: 12 of its 16 cases. Upstream's
+cluster-autoscaler/core/scaledown/eligibility/eligibility_test.go: all 16 of its cases. Upstream's
 getTestCases(true, ...) appends its two DaemonSet cases to the unsuffixed list, so the seven
-common cases run twice, both times with IgnoreDaemonSetsUtilization=false: the five kubesched can
-express run here under both names, plus the two DaemonSet cases. Not ported: the two on unready
-nodes (twice), as scale-down does not model node readiness."""
+common cases run twice, both times with IgnoreDaemonSetsUtilization=false: they run here under
+both names, plus the two DaemonSet cases."""
 
 from __future__ import annotations
 
@@ -24,6 +23,7 @@ from kubesched.autoscale.live import LiveView
 from kubesched.gpu.model import GPU_MODEL
 from kubesched.testing import make_node, make_pod
 from tests.autoscale.loop_helpers import FRAMEWORKS, Recorder
+from tests.autoscale.readiness_helpers import set_ready
 
 SMALL = NodeGroup("small", template_node("small", {"cpu": "4", "memory": "16Gi"}), 0, 5)
 
@@ -71,12 +71,13 @@ def test_node_labelled_for_gpus_without_gpus_is_judged_by_its_gpus():
 # ---- eligibility_test.go: TestFilterOutUnremovable --------------------------------------------
 
 
-def build_test_node(name: str, *, taints: list[dict] | None = None, annotations: dict | None = None) -> dict:
-    """BuildTestNode(name, 1000, 10) in node group ng1: 1000m CPU, 10 bytes of memory."""
+def build_test_node(name: str, *, taints: list[dict] | None = None, annotations: dict | None = None, ready: bool = True) -> dict:
+    """BuildTestNode(name, 1000, 10) in node group ng1: 1000m CPU, 10 bytes of memory;
+    SetNodeReadyState(``ready``)."""
     d = make_node(name, cpu="1000m", memory="10", labels={GROUP_LABEL: "small"}, taints=taints)
     if annotations:
         d["metadata"]["annotations"] = annotations
-    return d
+    return set_ready(d, ready)
 
 
 def unremovable_cases(now: float) -> list[tuple]:
@@ -85,20 +86,24 @@ def unremovable_cases(now: float) -> list[tuple]:
     no_scale_down = build_test_node("noScaleDown", annotations={SCALE_DOWN_DISABLED: "true"})
     big_pod = make_pod("bigPod", requests={"cpu": "600m"}, node="regular")
     small_pod = make_pod("smallPod", requests={"cpu": "100m"}, node="regular")
+    unready = build_test_node("unready", ready=False)
     common = [
         ("regular node stays", [regular], [], ["regular"], False),
         ("recently deleted node is filtered out", [regular, just_deleted], [], ["regular"], False),
         ("marked no scale down is filtered out", [no_scale_down, regular], [], ["regular"], False),
         ("highly utilized node is filtered out", [regular], [big_pod], [], False),
         ("underutilized node stays", [regular], [small_pod], ["regular"], False),
+        ("unready node stays", [unready], [], ["unready"], False),
+        ("unready node is filtered oud when scale-down of unready is disabled", [unready], [], [], False, False),
     ]
     ds_pod = make_pod("dsPod", requests={"cpu": "500m"}, node="regular")
     ds_pod["metadata"]["ownerReferences"] = [{"apiVersion": "apps/v1", "kind": "DaemonSet", "name": "ds", "uid": "ds", "controller": True}]
+    common = [c if len(c) == 6 else (*c, True) for c in common]  # scaleDownUnready: true but in the last
     return [
         *[(d + " IgnoreDaemonSetUtilization=false", *rest) for d, *rest in common],
         *[(d, *rest) for d, *rest in common],  # upstream's second round, unsuffixed
-        ("high utilization daemonsets node is filtered out", [regular], [small_pod, ds_pod], [], False),
-        ("high utilization daemonsets node stays", [regular], [small_pod, ds_pod], ["regular"], True),
+        ("high utilization daemonsets node is filtered out", [regular], [small_pod, ds_pod], [], False, True),
+        ("high utilization daemonsets node stays", [regular], [small_pod, ds_pod], ["regular"], True, True),
     ]
 
 
@@ -106,12 +111,14 @@ NOW = time.time()
 CASES = unremovable_cases(NOW)
 
 
-@pytest.mark.parametrize(("desc", "nodes", "pods", "want", "ignore_ds"), CASES, ids=[c[0] for c in CASES])
-def test_filter_out_unremovable(desc, nodes, pods, want, ignore_ds):
+@pytest.mark.parametrize(("desc", "nodes", "pods", "want", "ignore_ds", "unready"), CASES, ids=[c[0] for c in CASES])
+def test_filter_out_unremovable(desc, nodes, pods, want, ignore_ds, unready):
     cfg = config()
     cfg.scale_down.ignore_daemonsets_utilization = ignore_ds
+    cfg.scale_down.unready_enabled = unready
     ca = ClusterAutoscaler(cfg, Recorder(), np.random.default_rng(0))
     view = LiveView(nodes, pods, FRAMEWORKS)
+    ca.measure(view.snapshot, NOW)
     assert ca.filter_out_unremovable(view.snapshot, NOW) == want
 
 

@@ -3,7 +3,6 @@ line naming the file and the field on anything wrong."""
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -14,6 +13,7 @@ from kubesched.api.objects import Node
 from kubesched.api.resources import CPU
 from kubesched.errors import InputError, join_path
 from kubesched.gpu.model import node_gpu_count, node_gpu_model
+from kubesched.plugins.lookahead.jsonfile import load_json
 
 FORMAT, VERSION = "kubesched-plan", 1
 MAX_BYTES = 16 * 1024 * 1024
@@ -110,17 +110,4 @@ def parse_plan(doc: Any) -> PlanTable:
 
 def load_plan(path: str | Path) -> PlanTable:
     """The plan in ``path``; an InputError naming the file (and the field) on anything wrong."""
-    src = str(path)
-    try:
-        p = Path(path)
-        if p.stat().st_size > MAX_BYTES:
-            raise InputError(f"larger than {MAX_BYTES // (1024 * 1024)} MiB", source=src)
-        doc = json.loads(p.read_text())
-    except OSError as e:
-        raise InputError(e.strerror or str(e), source=src) from None
-    except (ValueError, UnicodeDecodeError) as e:
-        raise InputError(f"not JSON: {e}", source=src) from None
-    try:
-        return parse_plan(doc)
-    except InputError as e:
-        raise InputError(e.reason, source=src, path=e.path) from None
+    return load_json(path, parse_plan, MAX_BYTES)

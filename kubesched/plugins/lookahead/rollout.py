@@ -23,19 +23,17 @@ the shape distribution, its score ranks the candidates, and Open-Gpu-Share picks
 
 from __future__ import annotations
 
-import time
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from kubesched.errors import InputError, join_path
-from kubesched.framework.interfaces import MAX_NODE_SCORE, ScorePlugin
 from kubesched.framework.plugin_args import args_body, shown
 from kubesched.gpu.frag import FragModel, sigmoid_score
 from kubesched.gpu.model import MILLI
 from kubesched.gpu.state import GpuState, exclusive_pick
 from kubesched.plugins.gpushare.common import cpu_left, cycle_ask, pod_cpu
-from kubesched.plugins.learned.features import rank
+from kubesched.plugins.lookahead.neartie import NearTies
 
 if TYPE_CHECKING:
     from kubesched.api.objects import Pod
@@ -111,7 +109,7 @@ class RowTable:
         return score, pick
 
 
-class RolloutScore(ScorePlugin):
+class RolloutScore(NearTies):
     name = NAME
 
     def __init__(self, args: dict[str, Any] | None = None, handle: Handle | None = None) -> None:
@@ -132,35 +130,6 @@ class RolloutScore(ScorePlugin):
         self.seconds = 0.0  # in those decisions
         self._table: RowTable | None = None
         self._fm: FragModel | None = None
-
-    def _fgd(self) -> FGDScore:
-        fw = self.handle.framework if self.handle is not None else None
-        base = fw.plugins.get("FGDScore") if fw is not None else None
-        if base is None:
-            raise RuntimeError("RolloutScore needs FGDScore in the same profile")
-        return base
-
-    def score(self, state: CycleState, pod: Pod, snap: Snapshot, rows: np.ndarray) -> np.ndarray:
-        out = np.zeros(len(rows), np.int64)
-        if len(rows) < 2 or not pod.requests:
-            return out
-        st = GpuState.of(snap)
-        cap = int(st.count.sum()) * MILLI
-        if cap == 0 or 100.0 * (cap - int(st.total_left().sum())) / cap < self.from_pct:
-            return out
-        fgd = self._fgd()
-        base = fgd.score(state, pod, snap, rows)
-        order = rank(snap, rows, base, self.k)
-        near = order[base[order] >= base[order[0]] - self.margin]
-        if len(near) < 2:
-            return out
-        t0 = time.perf_counter()
-        pick = self._choose(state, pod, snap, st, fgd, rows[near])
-        self.decisions += 1
-        self.changed += pick != 0
-        self.seconds += time.perf_counter() - t0
-        out[near[pick]] = MAX_NODE_SCORE
-        return out
 
     def _choose(self, state: CycleState, pod: Pod, snap: Snapshot, st: GpuState, fgd: FGDScore,
                 cands: np.ndarray) -> int:
