@@ -10,15 +10,13 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from kubesched.framework.interfaces import MAX_NODE_SCORE, ScorePlugin
-from kubesched.gpu.state import GpuState
+from kubesched.framework.interfaces import MAX_NODE_SCORE
 from kubesched.plugins.gpushare import scores
-from kubesched.plugins.gpushare.common import ReadsGpuAsk, cpu_left, cycle_ask, pod_cpu
+from kubesched.plugins.gpushare.common import CpuGpuLeftScore
 
 if TYPE_CHECKING:
     from kubesched.api.objects import Pod
     from kubesched.framework.cycle_state import CycleState
-    from kubesched.state.snapshot import Snapshot
 
 NAME = "BestFitScore"
 
@@ -34,16 +32,10 @@ def min_max_normalize(scores: np.ndarray) -> np.ndarray:
     return (scores - lo) * MAX_NODE_SCORE // (hi - lo)
 
 
-class BestFitScore(ReadsGpuAsk, ScorePlugin):
+class BestFitScore(CpuGpuLeftScore):
     name = NAME
-
-    def score(self, state: CycleState, pod: Pod, snap: Snapshot, rows: np.ndarray) -> np.ndarray:
-        ask = cycle_ask(state, pod, snap)
-        cl, gl = cpu_left(snap, rows), GpuState.of(snap).total_left(rows)
-        c, g = float(pod_cpu(pod)), float(ask.total_milli if ask else 0)
-        if scores.few(rows):
-            return np.array(scores.bestfit_rows(cl.tolist(), gl.tolist(), c, g), np.int64)
-        return scores.bestfit_array(cl, gl, c, g)
+    few_rows = staticmethod(scores.bestfit_rows)
+    many_rows = staticmethod(scores.bestfit_array)
 
     def normalize(self, state: CycleState, pod: Pod, scores: np.ndarray) -> np.ndarray | None:
         return min_max_normalize(scores)

@@ -3,6 +3,7 @@ annotations or, without them, from its ResourceClaims: ``kubesched.gpu.dra``) an
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING, ClassVar
 
 import numpy as np
@@ -12,6 +13,7 @@ from kubesched.framework.interfaces import NOT_INVOLVED, ROW, ScorePlugin, Signa
 from kubesched.gpu.dra import pod_ask as dra_pod_ask
 from kubesched.gpu.model import ASK_ANNOTATIONS, GpuAsk, pod_gpu_ask
 from kubesched.gpu.state import GpuState
+from kubesched.plugins.gpushare import scores
 
 if TYPE_CHECKING:
     from kubesched.api.objects import Pod
@@ -97,3 +99,21 @@ def cpu_left(snap: Snapshot, rows: np.ndarray) -> np.ndarray:
 def pod_cpu(pod: Pod) -> int:
     """The pod's milli-CPU in score and fragmentation formulas (non-zero default for none)."""
     return int(pod.non_zero_cpu)
+
+
+class CpuGpuLeftScore(ReadsGpuAsk, ScorePlugin):
+    """A score of the CPU and the GPU milli a node has left against the pod's (BestFitScore,
+    DotProductScore): its plain-Python form for a few rows, its numpy form for many, both in
+    ``kubesched.plugins.gpushare.scores`` so that LearnedScore's features read the same numbers."""
+
+    #: (cpu left per row, GPU milli left per row, pod CPU, pod GPU milli) -> scores
+    few_rows: ClassVar[Callable[[list, list, float, float], list[int]]]
+    many_rows: ClassVar[Callable[[np.ndarray, np.ndarray, float, float], np.ndarray]]
+
+    def score(self, state: CycleState, pod: Pod, snap: Snapshot, rows: np.ndarray) -> np.ndarray:
+        ask = cycle_ask(state, pod, snap)
+        cl, gl = cpu_left(snap, rows), GpuState.of(snap).total_left(rows)
+        c, g = float(pod_cpu(pod)), float(ask.total_milli if ask else 0)
+        if scores.few(rows):
+            return np.array(type(self).few_rows(cl.tolist(), gl.tolist(), c, g), np.int64)
+        return type(self).many_rows(cl, gl, c, g)
