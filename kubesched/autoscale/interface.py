@@ -54,6 +54,11 @@ class Stats:
     drained_pods: int = 0  # pods evicted by scale-down / consolidation
     estimations: int = 0
 
+    def removed(self, pods: int) -> None:
+        """One node deleted with ``pods`` on it, each evicted."""
+        self.scale_downs += 1
+        self.drained_pods += pods
+
 
 @dataclass
 class ScaleUpInfo:

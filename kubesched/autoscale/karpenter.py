@@ -505,12 +505,12 @@ class KarpenterLike(NodePoolsMixin, ClusterAutoscaler):
         row = snap.row_of[name]
         node = snap.nodes[row]
         note_removal(self.record, node, self.group_of(node) or "", list(snap.pods_on[row].values()), reason)
-        self.stats.drained_pods += len(snap.pods_on[row])
         self.stable_since.pop(name, None)
         self.launched.pop(name, None)
         self.expires.pop(name, None)
+        evicted = len(snap.pods_on[row])  # before the provider deletes the node
         self.provider.delete(name)
-        self.stats.scale_downs += 1
+        self.stats.removed(evicted)
         self.last_delete = now
 
     def _finish_replacements(self, snap: Snapshot, now: float) -> set[str]:

@@ -131,11 +131,11 @@ class ScaleDownMixin:
                 group = self.group_of(snap.nodes[snap.row_of[name]]) or ""
                 unready = name in self.health.total.unready
                 self.record.scale_downs.append(ScaleDownInfo(name, group, name in self.empty_since, pods, unready))
-            self.stats.drained_pods += len(snap.pods_on[snap.row_of[name]])
             self.unneeded_since.pop(name, None)
             self.empty_since.pop(name, None)
+            evicted = len(snap.pods_on[snap.row_of[name]])  # before the provider deletes the node
             self.provider.delete(name)
-            self.stats.scale_downs += 1
+            self.stats.removed(evicted)
             self.last_delete = now
 
     def unneeded_now(self, view: ClusterView, now: float) -> list[str]:
