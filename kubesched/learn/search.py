@@ -106,15 +106,15 @@ def evaluate(instance: Instance, params: Params | dict, seed: int) -> tuple[floa
     return unallocated(res, LEVEL), time.process_time() - c0
 
 
-def evaluate_many(
+def evaluate_runs(
     instance: Instance,
     params: Sequence[Params | dict],
     seeds: Sequence[int],
     pool: Pool | None,
     on_run: Callable[[int, int], None] | None = None,
-) -> tuple[np.ndarray, float]:
-    """(len(params) x len(seeds) unallocated %, CPU seconds of the pool's workers), in ``pool``
-    when given; ``on_run(index in params, seed)`` as each run finishes."""
+) -> tuple[np.ndarray, np.ndarray]:
+    """(unallocated %, CPU seconds of the run), each len(params) x len(seeds), in ``pool`` when
+    given; ``on_run(index in params, seed)`` as each run finishes."""
     jobs = [(instance, p, s) for p in params for s in seeds]
     index = {id(p): k for k, p in enumerate(params)}
 
@@ -129,9 +129,21 @@ def evaluate_many(
         for j in jobs:
             out.append(evaluate(*j))
             finished(0, 0, j, None)
-    vals = np.array([o[0] for o in out]).reshape(len(params), len(seeds))
+    shape = (len(params), len(seeds))
+    return np.array([o[0] for o in out]).reshape(shape), np.array([o[1] for o in out]).reshape(shape)
+
+
+def evaluate_many(
+    instance: Instance,
+    params: Sequence[Params | dict],
+    seeds: Sequence[int],
+    pool: Pool | None,
+    on_run: Callable[[int, int], None] | None = None,
+) -> tuple[np.ndarray, float]:
+    """(len(params) x len(seeds) unallocated %, CPU seconds of the pool's workers): ``evaluate_runs``."""
+    vals, cpu = evaluate_runs(instance, params, seeds, pool, on_run)
     in_workers = pool is not None and pool.workers > 1  # else this process's own CPU time counts these runs
-    return vals, float(sum(o[1] for o in out)) if in_workers else 0.0
+    return vals, float(cpu.sum()) if in_workers else 0.0
 
 
 def suggest(trial: Any) -> Params:
