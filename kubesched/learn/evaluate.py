@@ -23,7 +23,7 @@ from kubesched.kit.pool import Pool
 from kubesched.kit.report import markdown_table, pm, write_json, write_rows
 from kubesched.learn import cost
 from kubesched.learn.data import Instance
-from kubesched.learn.search import LEVEL, evaluate_runs
+from kubesched.learn.search import LEVEL, evaluate_many
 
 BASELINES = ("FGD", "BestFit")
 GOAL_WINS, GOAL_P, GOAL_TOLERANCE = 8, 0.05, 0.3  # the bar: wins of 10, p, worst variant
@@ -100,7 +100,7 @@ def trace_result(inst: Instance, seeds: Sequence[int], candidates: Sequence[Cand
     typical = inst.prepare(seeds[0]).typical
     names = [*BASELINES, *(c.name for c in candidates)]
     configs = [policy_config("FGD", typical), policy_config("BestFit"), *(c.config(inst.trace, typical) for c in candidates)]
-    vals, cpu = evaluate_runs(
+    vals, cpu = evaluate_many(
         inst, configs, seeds, pool,
         (lambda k, seed: progress(f"{inst.trace} {names[k]} seed {seed}")) if progress else None,
     )
@@ -153,11 +153,7 @@ def plugin_latency(inst: Instance, model: str, seed: int, pods: int = 3000) -> d
         config = policy_config("FGD", prep.typical) if name == "FGD" else learned_config(model, prep.typical)
         sched = build_scheduler(prep.nodes, name, seed, prep.typical, config=config)
         t0 = time.perf_counter()
-        for pod in run_pods:
-            sched.add_pending(pod)
-            res = sched.schedule_one()
-            if res is None or res.node is None:
-                sched.delete_pod(pod)
+        cost.schedule_all(sched, run_pods)
         wall = time.perf_counter() - t0
         out[f"{name}_pods_per_s"] = len(run_pods) / wall
         if name == "learned":

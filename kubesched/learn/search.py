@@ -106,7 +106,7 @@ def evaluate(instance: Instance, params: Params | dict, seed: int) -> tuple[floa
     return unallocated(res, LEVEL), time.process_time() - c0
 
 
-def evaluate_runs(
+def evaluate_many(
     instance: Instance,
     params: Sequence[Params | dict],
     seeds: Sequence[int],
@@ -133,17 +133,9 @@ def evaluate_runs(
     return np.array([o[0] for o in out]).reshape(shape), np.array([o[1] for o in out]).reshape(shape)
 
 
-def evaluate_many(
-    instance: Instance,
-    params: Sequence[Params | dict],
-    seeds: Sequence[int],
-    pool: Pool | None,
-    on_run: Callable[[int, int], None] | None = None,
-) -> tuple[np.ndarray, float]:
-    """(len(params) x len(seeds) unallocated %, CPU seconds of the pool's workers): ``evaluate_runs``."""
-    vals, cpu = evaluate_runs(instance, params, seeds, pool, on_run)
-    in_workers = pool is not None and pool.workers > 1  # else this process's own CPU time counts these runs
-    return vals, float(cpu.sum()) if in_workers else 0.0
+def worker_cpu(cpu: np.ndarray, pool: Pool | None) -> float:
+    """The runs' CPU seconds that this process's own CPU time does not count (runs in workers)."""
+    return float(cpu.sum()) if pool is not None and pool.workers > 1 else 0.0
 
 
 def suggest(trial: Any) -> Params:
@@ -218,7 +210,7 @@ def search(
             value = seen[p]
         else:
             vals, c = evaluate_many(instance, [p], train_seeds, pool)
-            cpu += c
+            cpu += worker_cpu(c, pool)
             value = seen[p] = float(vals.mean())
         study.tell(trial, value)
         out.trials.append({"number": i, "params": params_json(p), "describe": p.describe(), "train": value})
@@ -229,7 +221,7 @@ def search(
     picks = [p for p, _ in ranked if p != FGD_PARAMS][:finalists]
     cands = [FGD_PARAMS, *picks]
     vals, c = evaluate_many(instance, cands, val_seeds, pool)
-    cpu += c
+    cpu += worker_cpu(c, pool)
     for p, row in zip(cands, vals, strict=True):
         out.finalists.append(
             {"describe": p.describe(), "params": params_json(p), "train": seen.get(p, math.nan),
