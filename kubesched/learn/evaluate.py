@@ -201,8 +201,8 @@ def goal(result: dict[str, Any]) -> dict[str, Any]:
 def trace_verdict(pr: dict[str, Any]) -> dict[str, Any]:
     """One trace's part of the goal: the paired figures against FGD and the gap closed."""
     d = pr["vs_FGD"]
-    return {"diff_mean": d["diff_mean"], "wins": d["wins"], "ties": d["ties"], "losses": d["losses"],
-            "wilcoxon_p": d["wilcoxon_p"], "gap_closed_pct": pr.get("gap_closed_pct")}
+    return {**{k: d.get(k) for k in ("diff_mean", "wins", "ties", "losses", "wilcoxon_p")},
+            "gap_closed_pct": pr.get("gap_closed_pct")}
 
 
 def goal_line(name: str, g: dict[str, Any]) -> str:
