@@ -196,7 +196,7 @@ def test_learn_plan_writes_the_same_file_twice(tmp_path, capsys):
         assert main(["learn", "plan", "--trace", str(trace), "--rounds", "8", "--node-limit", "200", str(f)]) == 0
     assert files[0].read_bytes() == files[1].read_bytes()
     meta = json.loads(files[0].read_text())["meta"]
-    assert meta["limits"] == {"rounds": 8, "node_limit": 200, "time_limit_s": 3600.0}
+    assert meta["limits"] == {"rounds": 8, "node_limit": 200, "time_limit_s": 14400.0}
     assert meta["time_limited"] is False and not any("seconds" in k for k in meta)
     out = capsys.readouterr().out
     assert out.startswith("planned ") and "CPU " in out and "time limit" not in out
