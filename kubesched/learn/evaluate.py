@@ -211,7 +211,8 @@ def goal_line(name: str, g: dict[str, Any]) -> str:
         gap = "" if v["gap_closed_pct"] is None else f", {v['gap_closed_pct']:.1f} % of FGD's gap to the bound closed"
         return (f"{t} {v['diff_mean']:+.3f} ({v['wins']}/{v['ties']}/{v['losses']}, "
                 f"p = {v['wilcoxon_p']:.2g}{gap})")
-    default = "on default " + ("better than FGD" if g["default_better"] else f"not better than FGD: {g['verdict']}")
+    default = ("default not evaluated" if "default" not in g["per_trace"] else
+               "on default " + ("better than FGD" if g["default_better"] else f"not better than FGD: {g['verdict']}"))
     if not g["variants"]:
         variants = "no trace variant evaluated"
     else:

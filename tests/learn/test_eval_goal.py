@@ -41,6 +41,8 @@ def test_goal_needs_a_variant() -> None:
     g = goal(_result(default=_pair(-0.1, 10, 0.002)))["x"]
     assert g["default_better"] and not g["met"] and g["variants"] == []
     assert "no trace variant evaluated" in goal_line("x", g)
+    g = goal(_result(gpushare40=_pair(-0.1, 10, 0.002)))["x"]
+    assert not g["met"] and goal_line("x", g).startswith("**x**: goal not met: default not evaluated; variants never")
 
 
 def test_gap_closed_is_the_share_of_fgds_gap_to_the_bound() -> None:
