@@ -173,6 +173,9 @@ def _plan(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument("--rounds", type=int, default=30, help="column generation rounds (default 30)")
     p.add_argument("--node-limit", type=int, default=2000, help="branch-and-bound nodes per pricing MILP (default 2000)")
+    p.add_argument("--time-limit", type=float, default=14_400.0, metavar="S",
+                   help="wall-clock safety net for the whole solve (default 14400 s); time_limited: true in the "
+                        "plan's meta when it stopped the work")
     p.add_argument("output_file", nargs="?", default="plan.json", metavar="PLAN_JSON",
                    help="where to write the plan (default plan.json)")
 

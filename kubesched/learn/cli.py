@@ -371,14 +371,17 @@ def cmd_plan(args: argparse.Namespace) -> int:
 
     at_least_one(args.rounds, "--rounds")
     at_least_one(args.node_limit, "--node-limit")
+    if not args.time_limit > 0:
+        raise InputError(f"must be positive, got {args.time_limit}", source="--time-limit")
     nodes, trace = load(Instance(args.trace, args.nodes))
-    plan = plan_for(trace.pods, nodes, rounds=args.rounds, node_limit=args.node_limit)
+    plan = plan_for(trace.pods, nodes, rounds=args.rounds, node_limit=args.node_limit, seconds=args.time_limit)
     try:
         write_plan(Path(args.output_file), plan, trace=args.trace, nodes=args.nodes)
     except OSError as e:
         raise InputError(f"cannot write: {e.strerror}", source=args.output_file) from None
     m = plan.meta
     print(f"planned {m['planned_allocated_pct']:.2f} % of the GPUs allocated with {len(plan.columns)} configurations "
-          f"({m['rounds']} rounds, {'converged' if m['converged'] else 'not converged'}, CPU {m['cpu_seconds']:.0f} s); "
+          f"({m['rounds']} rounds, {'converged' if m['converged'] else 'not converged'}"
+          f"{', stopped by the time limit' if m['time_limited'] else ''}, CPU {plan.cpu_seconds:.0f} s); "
           f"wrote {args.output_file}")
     return 0

@@ -8,7 +8,10 @@ configuration LP: how many nodes of each type should hold each *configuration* (
 shapes one node can hold at once: CPU within allocatable, whole-GPU pods on whole GPUs, shares
 packed onto single GPUs), maximising the GPU milli placed. It is solved by column generation (HiGHS
 through scipy): each round prices a best configuration per node type with a small MILP at the LP's
-duals. CPU-only shapes get a token gain (1 milli), so that the plan leaves room for them where
+duals. The work is limited deterministically (``rounds``, and ``node_limit`` branch-and-bound
+nodes per pricing MILP), so the same command writes the same file on any machine and under any
+load; a wall-clock limit on the whole solve is only a safety net, and ``time_limited`` in the
+file's meta says when it cut the work short. CPU-only shapes get a token gain (1 milli), so that the plan leaves room for them where
 CPU is spare. Memory and pod counts are not in the typical pods and are left out.
 
 The configurations the LP uses (``nodes`` > 0) are the plan ``PlanScore`` steers by
@@ -34,6 +37,7 @@ from kubesched.plugins.lookahead.planfile import FORMAT, VERSION, node_type_key
 
 CPU_ONLY_GAIN = 1.0  # milli-GPU per CPU-only pod: they are planned where CPU is spare
 FILL = 1.005  # expected GPU milli asked, x capacity: the metric's last event (100.5 % arrived)
+SAFETY_SECONDS = 14_400.0  # wall clock for a whole solve: never reached within the other limits (default: 526 CPU s, 3,228 s wall at a load of 10)
 
 
 @dataclass(frozen=True)
@@ -68,7 +72,8 @@ def _price(t: NodeType, shapes: TypicalPods, profit: np.ndarray, limit: np.ndarr
            node_limit: int, seconds: float) -> np.ndarray | None:
     """The best configuration of one node of type ``t`` at these profits: a MILP with one
     variable per whole-GPU or CPU-only shape, one per (share shape, GPU) and one binary per GPU
-    taken whole. Returns the count of each shape, or None when nothing profitable fits."""
+    taken whole, within ``node_limit`` branch-and-bound nodes (``seconds`` of wall clock: the
+    safety net). Returns the count of each shape, or None when nothing profitable fits."""
     from scipy.optimize import Bounds, LinearConstraint, milp
 
     idx = [s for s in range(len(shapes)) if profit[s] > 1e-9 and _admits(t, shapes, s)]
@@ -140,7 +145,9 @@ class Plan:
     types: list[NodeType]
     columns: list[tuple[int, np.ndarray]]  # (node type index, count per shape)
     nodes: np.ndarray  # the LP's number of nodes per column (fractional)
-    meta: dict[str, Any]
+    meta: dict[str, Any]  # written to the file: deterministic figures only (no times)
+    cpu_seconds: float = 0.0
+    wall_seconds: float = 0.0
 
     def used(self, min_nodes: float = 1e-6) -> Plan:
         """The columns the LP uses."""
@@ -164,13 +171,16 @@ class Plan:
 
 
 def solve_plan(shapes: TypicalPods, nodes: Sequence[Node], *, fill: float = FILL, rounds: int = 20,
-               node_limit: int = 2000, seconds: float = 5.0) -> Plan:
+               node_limit: int = 2000, seconds: float = SAFETY_SECONDS) -> Plan:
     """The configuration LP of ``shapes`` (popularity ``p``) on ``nodes`` by column generation;
-    ``rounds`` at most, each pricing MILP within ``node_limit`` branch-and-bound nodes and
-    ``seconds``. Pricing is heuristic past those limits: the plan is a guide, not a bound."""
+    ``rounds`` at most, each pricing MILP within ``node_limit`` branch-and-bound nodes: the same
+    plan on any machine. ``seconds`` (wall clock, the whole solve) is a safety net: when it stops
+    the work, ``time_limited`` is true in the meta and the plan depends on the machine's load.
+    Pricing is heuristic past the node limit: the plan is a guide, not a bound."""
     from scipy.optimize import linprog
 
-    t0 = time.process_time()
+    t0, w0 = time.process_time(), time.perf_counter()
+    deadline = w0 + seconds
     types = node_types(nodes)
     cap = sum(t.nodes * t.gpus for t in types) * MILLI
     gain = _gain(shapes)
@@ -184,9 +194,9 @@ def solve_plan(shapes: TypicalPods, nodes: Sequence[Node], *, fill: float = FILL
                 x = np.zeros(len(shapes))
                 x[s] = _homogeneous(t, shapes, s)
                 cols.append((j, x))
-    lp_value, converged, it = 0.0, False, 0
+    lp_value, converged, time_limited, it = 0.0, False, False, 0
     sol = np.zeros(len(cols))
-    while it < rounds:
+    while it < rounds and not time_limited:
         it += 1
         a = np.zeros((len(shapes) + len(types), len(cols)))
         for c, (j, x) in enumerate(cols):
@@ -201,17 +211,25 @@ def solve_plan(shapes: TypicalPods, nodes: Sequence[Node], *, fill: float = FILL
         pi, mu = duals[: len(shapes)], duals[len(shapes):]
         added = 0
         for j, t in enumerate(types):
-            x = _price(t, shapes, gain - pi, avail, node_limit, seconds)
+            left = deadline - time.perf_counter()
+            if left <= 0:
+                time_limited = True
+                break
+            x = _price(t, shapes, gain - pi, avail, node_limit, left)
+            time_limited = time_limited or time.perf_counter() >= deadline
             if x is not None and float((gain - pi) @ x) - mu[j] > 1e-3:
                 cols.append((j, x))
                 added += 1
-        if added == 0:
+        if added == 0 and not time_limited:
             converged = True
             break
     meta = {"lp_gpu_milli": lp_value, "capacity_milli": cap, "planned_allocated_pct": 100 * lp_value / cap,
             "fill": fill, "rounds": it, "converged": converged, "columns": len(cols),
-            "cpu_seconds": time.process_time() - t0}
-    return Plan(shapes, types, cols, np.asarray(sol, np.float64), meta).used()
+            "limits": {"rounds": rounds, "node_limit": node_limit, "time_limit_s": seconds},
+            "time_limited": time_limited}
+    plan = Plan(shapes, types, cols, np.asarray(sol, np.float64), meta).used()
+    plan.cpu_seconds, plan.wall_seconds = time.process_time() - t0, time.perf_counter() - w0
+    return plan
 
 
 def plan_for(trace_pods: Sequence[Any], nodes: Sequence[Node], **kw: Any) -> Plan:

@@ -112,9 +112,9 @@ def evaluate_many(
     seeds: Sequence[int],
     pool: Pool | None,
     on_run: Callable[[int, int], None] | None = None,
-) -> tuple[np.ndarray, float]:
-    """(len(params) x len(seeds) unallocated %, CPU seconds of the pool's workers), in ``pool``
-    when given; ``on_run(index in params, seed)`` as each run finishes."""
+) -> tuple[np.ndarray, np.ndarray]:
+    """(unallocated %, CPU seconds of the run), each len(params) x len(seeds), in ``pool`` when
+    given; ``on_run(index in params, seed)`` as each run finishes."""
     jobs = [(instance, p, s) for p in params for s in seeds]
     index = {id(p): k for k, p in enumerate(params)}
 
@@ -129,9 +129,13 @@ def evaluate_many(
         for j in jobs:
             out.append(evaluate(*j))
             finished(0, 0, j, None)
-    vals = np.array([o[0] for o in out]).reshape(len(params), len(seeds))
-    in_workers = pool is not None and pool.workers > 1  # else this process's own CPU time counts these runs
-    return vals, float(sum(o[1] for o in out)) if in_workers else 0.0
+    shape = (len(params), len(seeds))
+    return np.array([o[0] for o in out]).reshape(shape), np.array([o[1] for o in out]).reshape(shape)
+
+
+def worker_cpu(cpu: np.ndarray, pool: Pool | None) -> float:
+    """The runs' CPU seconds that this process's own CPU time does not count (runs in workers)."""
+    return float(cpu.sum()) if pool is not None and pool.workers > 1 else 0.0
 
 
 def suggest(trial: Any) -> Params:
@@ -206,7 +210,7 @@ def search(
             value = seen[p]
         else:
             vals, c = evaluate_many(instance, [p], train_seeds, pool)
-            cpu += c
+            cpu += worker_cpu(c, pool)
             value = seen[p] = float(vals.mean())
         study.tell(trial, value)
         out.trials.append({"number": i, "params": params_json(p), "describe": p.describe(), "train": value})
@@ -217,7 +221,7 @@ def search(
     picks = [p for p, _ in ranked if p != FGD_PARAMS][:finalists]
     cands = [FGD_PARAMS, *picks]
     vals, c = evaluate_many(instance, cands, val_seeds, pool)
-    cpu += c
+    cpu += worker_cpu(c, pool)
     for p, row in zip(cands, vals, strict=True):
         out.finalists.append(
             {"describe": p.describe(), "params": params_json(p), "train": seen.get(p, math.nan),

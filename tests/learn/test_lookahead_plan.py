@@ -159,6 +159,7 @@ def test_eval_refuses_bad_plans_and_rollouts(flags, start, tmp_path, capsys):
     ("flags", "start"),
     [
         (["--rounds", "0"], "kubesched: error: --rounds: must be at least 1"),
+        (["--time-limit", "0"], "kubesched: error: --time-limit: must be positive"),
         (["--trace", "nope"], "kubesched: error: --trace: \"nope\": no such file"),
     ],
 )
@@ -171,3 +172,41 @@ def test_learn_plan_refuses_bad_input(flags, start, tmp_path, capsys):
     assert err.startswith(start), err
     assert err.count("\n") == 1
     assert not out.exists()
+
+
+def _small_trace(path: Path) -> Path:
+    """An openb pod list of 6 shapes (shares, whole GPUs, a CPU-only pod), 60 pods."""
+    head = "name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,qos,pod_phase,creation_time,deletion_time,scheduled_time"
+    shapes = [(4000, 1, 500), (8000, 1, 250), (6000, 1, 700), (16000, 2, 1000), (32000, 8, 1000), (2000, 0, 0)]
+    rows = [f"p-{i:03d},{c},1024,{k},{m},,LS,Running,{i},{i + 100},{i}" for i, (c, k, m) in
+            ((i, shapes[i % len(shapes)]) for i in range(60))]
+    path.write_text("\n".join([head, *rows]) + "\n")
+    return path
+
+
+def test_learn_plan_writes_the_same_file_twice(tmp_path, capsys):
+    """The work is limited by rounds and branch-and-bound nodes, never by the clock: two runs of
+    the same command write byte-identical files, with the limits and ``time_limited`` in the meta
+    and no time in them."""
+    from kubesched.cli import main
+
+    trace = _small_trace(tmp_path / "pods.csv")
+    files = [tmp_path / "a.json", tmp_path / "b.json"]
+    for f in files:
+        assert main(["learn", "plan", "--trace", str(trace), "--rounds", "8", "--node-limit", "200", str(f)]) == 0
+    assert files[0].read_bytes() == files[1].read_bytes()
+    meta = json.loads(files[0].read_text())["meta"]
+    assert meta["limits"] == {"rounds": 8, "node_limit": 200, "time_limit_s": 14400.0}
+    assert meta["time_limited"] is False and not any("seconds" in k for k in meta)
+    out = capsys.readouterr().out
+    assert out.startswith("planned ") and "CPU " in out and "time limit" not in out
+
+
+def test_plan_time_limit_is_a_safety_net_reported_in_the_meta():
+    shapes = TypicalPods.from_specs([(1000, 700, 1, "", 0.4), (1000, 300, 1, "", 0.4), (1000, 500, 1, "", 0.2)])
+    nodes = [_node(f"n{i}") for i in range(6)]
+    full = solve_plan(shapes, nodes, fill=1.0)
+    assert full.meta["time_limited"] is False and full.meta["converged"] and full.cpu_seconds > 0
+    cut = solve_plan(shapes, nodes, fill=1.0, seconds=1e-9)  # the net stops the pricing before it starts
+    assert cut.meta["time_limited"] is True and not cut.meta["converged"] and cut.meta["rounds"] == 1
+    assert cut.meta["planned_allocated_pct"] <= full.meta["planned_allocated_pct"] + 1e-9
