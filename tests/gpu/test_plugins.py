@@ -16,8 +16,8 @@ from kubesched.plugins.gpushare.clustering import GpuClusteringScore
 from kubesched.plugins.gpushare.dotproduct import DotProductScore
 from kubesched.plugins.gpushare.fgd import FGDScore
 from kubesched.plugins.gpushare.opengpushare import OpenGpuShare
-from kubesched.plugins.gpushare.packing import packing_score
 from kubesched.plugins.gpushare.random_score import RandomScore
+from kubesched.plugins.gpushare.scores import packing_array as packing_score
 from kubesched.testing import build_snapshot, run_filter, run_score
 
 

@@ -20,9 +20,6 @@ from kubesched.plugins.gpushare.common import GpuPodScore
 
 NAME = "GpuPackingScore"
 
-#: per node row of ``left`` (padded with 0 beyond ``count`` GPUs); 0 where the pod cannot fit
-packing_score = scores.packing_array
-
 
 class GpuPackingScore(GpuPodScore):
     name = NAME
