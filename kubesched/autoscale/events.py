@@ -26,18 +26,19 @@ from __future__ import annotations
 
 import logging
 import time
-from collections import OrderedDict
-from collections.abc import Callable
+from collections import Counter, OrderedDict
+from collections.abc import Callable, Collection, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from kubesched.api.objects import Pod
-from kubesched.autoscale.config import GROUP_LABEL, NodeGroup
+from kubesched.api.objects import Node, Pod
+from kubesched.autoscale.config import GROUP_LABEL
 from kubesched.autoscale.core import ClusterAutoscaler
 from kubesched.autoscale.interface import ClusterView, LoopRecord
 from kubesched.autoscale.predicate import PredicateChecker, node_named
 from kubesched.autoscale.status import go_duration
 from kubesched.live.bodies import pod_ref, rfc3339
+from kubesched.live.ratelimit import TokenBucket
 
 log = logging.getLogger("kubesched.autoscale")
 
@@ -66,8 +67,7 @@ class _Series:
     name: str
     namespace: str
     count: int
-    tokens: float
-    refilled: float
+    bucket: TokenBucket
 
 
 class EventRecorder:
@@ -88,19 +88,18 @@ class EventRecorder:
         key = (ref.get("kind"), namespace, ref.get("name"), ref.get("uid", ""), typ, reason, message)
         s = self._series.get(key)
         if s is not None:
-            s.tokens = min(SPAM_BURST, s.tokens + (t - s.refilled) / SPAM_REFILL)
-            s.refilled = t
-            if s.tokens < 1:
+            if not s.bucket.try_acquire():
                 self.dropped += 1
                 return
-            s.tokens -= 1
             self._series.move_to_end(key)
             if self._patch(s, t):
                 return
             del self._series[key]  # the Event is gone (expired, deleted): a new one
         name = self._create(ref, namespace, typ, reason, message, t)
         if name:
-            self._series[key] = _Series(name, namespace, 1, SPAM_BURST - 1, t)
+            bucket = TokenBucket(1 / SPAM_REFILL, SPAM_BURST, clock=self.clock)
+            bucket.try_acquire()  # the first event of the series takes a token too
+            self._series[key] = _Series(name, namespace, 1, bucket)
             while len(self._series) > CACHE_SIZE:
                 self._series.popitem(last=False)
 
@@ -149,32 +148,35 @@ class ScaleUpReasons:
         self.loop, self.view, self.now = loop, view, now
         self.checker = PredicateChecker(view.framework_for)
         self.sizes = loop.group_sizes(view.snapshot)
-        self.rejected: dict[tuple[object, str], tuple[str, ...]] = {}
+        self.rejected: dict[tuple[object, ...], tuple[str, ...]] = {}
 
-    def _rejected(self, pod: Pod, group: NodeGroup) -> tuple[str, ...]:
-        key = (pod.signature() or pod.uid, group.name)
-        if key not in self.rejected:
+    def rejected_on(self, pod: Pod, key: tuple[str, ...], node: Callable[[], Node]) -> tuple[str, ...]:
+        """The filters' reasons on the template ``node()`` (made only when not cached), per pod
+        signature and ``key``."""
+        k = (pod.signature() or pod.uid, *key)
+        if k not in self.rejected:
             scratch = self.view.snapshot.copy(nodes=(), pods=False)
-            row = scratch.add_node(node_named(group.template, f"template-{group.name}", {GROUP_LABEL: group.name}))
-            self.rejected[key] = self.checker.reasons(scratch, pod, row) or ()
-        return self.rejected[key]
+            self.rejected[k] = self.checker.reasons(scratch, pod, scratch.add_node(node())) or ()
+        return self.rejected[k]
+
+    def option_reasons(self, pod: Pod) -> Iterator[Collection[str]]:
+        """Each node group's reasons, in the order of CA's filterValidScaleUpNodeGroups."""
+        loop = self.loop
+        for g in loop.cfg.node_groups:
+            if not loop.health.group_healthy(g.name):
+                yield (NOT_READY,)
+            elif loop.groups[g.name].backoff_until > self.now:
+                yield (BACKOFF,)
+            elif self.sizes[g.name] >= g.max_size:
+                yield (MAX_SIZE_REACHED,)
+            else:
+                yield self.rejected_on(pod, (g.name,), lambda g=g: node_named(g.template, f"template-{g.name}", {GROUP_LABEL: g.name}))
 
     def message(self, pod: Pod) -> str:
         loop = self.loop
         if loop.cfg.max_nodes_total and loop.cluster_size(self.view.snapshot) >= loop.cfg.max_nodes_total:
             return MAX_TOTAL_REACHED
-        counted: dict[str, int] = {}
-        for g in loop.cfg.node_groups:  # in the order of CA's filterValidScaleUpNodeGroups
-            if not loop.health.group_healthy(g.name):
-                reasons: tuple[str, ...] = (NOT_READY,)
-            elif loop.groups[g.name].backoff_until > self.now:
-                reasons = (BACKOFF,)
-            elif self.sizes[g.name] >= g.max_size:
-                reasons = (MAX_SIZE_REACHED,)
-            else:
-                reasons = self._rejected(pod, g)
-            for r in reasons:
-                counted[r] = counted.get(r, 0) + 1
+        counted = Counter(r for reasons in self.option_reasons(pod) for r in reasons)
         return ", ".join(sorted(f"{n} {r}" for r, n in counted.items()))
 
 

@@ -34,13 +34,13 @@ for other pods; with NodePools its reasons are counted per pool, as CA counts th
 
 from __future__ import annotations
 
+from collections.abc import Collection, Iterator
 from typing import Any
 
 from kubesched.api.objects import Pod
 from kubesched.autoscale.core import ClusterAutoscaler
 from kubesched.autoscale.events import (
     MAX_SIZE_REACHED,
-    MAX_TOTAL_REACHED,
     NORMAL,
     EventRecorder,
     LoopEvents,
@@ -52,27 +52,13 @@ from kubesched.autoscale.karpenter import KarpenterLike
 from kubesched.autoscale.karprecord import EXPIRED, PROVISIONING, KarpenterRecord
 from kubesched.autoscale.nodepool import API_VERSION, exceeds, node_resources
 from kubesched.live.bodies import pod_ref
+from kubesched.live.ratelimit import TokenBucket
 
 COMPONENT = "karpenter"
 DEDUPE_TIMEOUT = 120.0  # pkg/events/recorder.go defaultDedupeTimeout
 UNCONSOLIDATABLE_TIMEOUT = 900.0  # disruption/events.go: Unconsolidatable's DedupeTimeout
 NOMINATION_QPS, NOMINATION_BURST = 5.0, 10  # PodNominationRateLimiter: one bucket for all Nominated events
 
-
-class TokenBucket:
-    """flowcontrol.NewTokenBucketRateLimiter's TryAccept: ``burst`` tokens, ``qps`` back a second."""
-
-    def __init__(self, qps: float, burst: int, now: float) -> None:
-        self.qps, self.burst = qps, burst
-        self.tokens, self.at = float(burst), now
-
-    def try_accept(self, now: float) -> bool:
-        self.tokens = min(self.burst, self.tokens + (now - self.at) * self.qps)
-        self.at = now
-        if self.tokens < 1:
-            return False
-        self.tokens -= 1
-        return True
 # why no node of a pool can take a pod, in Karpenter's words where it has them
 LIMITS_EXCEEDED = "all available instance types exceed limits for nodepool"
 NO_INSTANCE_TYPES = "nodepool requirements filtered out all available instance types"
@@ -94,12 +80,9 @@ class PoolReasons(ScaleUpReasons):
 
     loop: KarpenterLike
 
-    def message(self, pod: Pod) -> str:
+    def option_reasons(self, pod: Pod) -> Iterator[Collection[str]]:
         loop = self.loop
-        if loop.cfg.max_nodes_total and loop.cluster_size(self.view.snapshot) >= loop.cfg.max_nodes_total:
-            return MAX_TOTAL_REACHED
         used = loop.pool_usage(self.view.snapshot)
-        counted: dict[str, int] = {}
         for pool in loop.pools:
             offers = loop.offerings(pool)
             reasons: set[str] = set() if offers else {NO_INSTANCE_TYPES}
@@ -113,11 +96,8 @@ class PoolReasons(ScaleUpReasons):
                 if self.sizes[g.name] >= g.max_size:
                     reasons.add(MAX_SIZE_REACHED)
                     continue
-                scratch = self.view.snapshot.copy(nodes=(), pods=False)
-                reasons.update(self.checker.reasons(scratch, pod, scratch.add_node(o.node)) or ())
-            for r in reasons:
-                counted[r] = counted.get(r, 0) + 1
-        return ", ".join(sorted(f"{n} {r}" for r, n in counted.items()))
+                reasons.update(self.rejected_on(pod, (pool.name, o.group, o.capacity_type), lambda o=o: o.node))
+            yield reasons
 
 
 class KarpenterEvents(LoopEvents):
@@ -128,7 +108,7 @@ class KarpenterEvents(LoopEvents):
         super().__init__(recorder, configmap)
         self.karpenter = EventRecorder(recorder.core, recorder.host, recorder.clock, COMPONENT)
         self.published: dict[tuple[str, ...], float] = {}  # dedupe key -> until when it holds
-        self.nominations = TokenBucket(NOMINATION_QPS, NOMINATION_BURST, recorder.clock())
+        self.nominations = TokenBucket(NOMINATION_QPS, NOMINATION_BURST, clock=recorder.clock)
 
     def publish(
         self, ref: dict[str, Any], reason: str, message: str, *dedupe: str, timeout: float = DEDUPE_TIMEOUT, limiter: TokenBucket | None = None
@@ -142,7 +122,7 @@ class KarpenterEvents(LoopEvents):
         if self.published.get(key, -1.0) > now:
             return
         self.published[key] = now + timeout
-        if limiter is not None and not limiter.try_accept(now):
+        if limiter is not None and not limiter.try_acquire():
             return
         self.karpenter.event(ref, NORMAL, reason, message)
 
