@@ -37,13 +37,17 @@ def counting_plugin(config: dict) -> str | None:
     return next((p["name"] for p in enabled if p["name"] in COUNTING), None)
 
 
-def schedule_all(sched: Any, pods: Sequence[Any]) -> None:
-    """Each pod in turn, one scheduling cycle each; a pod that fits nowhere is dropped (the protocol)."""
-    for pod in pods:
+def schedule_all(sched: Any, pods: Sequence[Any]) -> np.ndarray:
+    """Each pod in turn, one scheduling cycle each; a pod that fits nowhere is dropped (the
+    protocol). Which pods were placed."""
+    placed = np.zeros(len(pods), bool)
+    for i, pod in enumerate(pods):
         sched.add_pending(pod)
         res = sched.schedule_one()
-        if res is None or res.node is None:
+        placed[i] = res is not None and res.node is not None
+        if not placed[i]:
             sched.delete_pod(pod)
+    return placed
 
 
 def timed_run(inst: Instance, seed: int, policy: str, config: dict, plugin: str | None) -> dict[str, Any]:

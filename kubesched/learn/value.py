@@ -33,6 +33,7 @@ from kubesched.experiment.protocol import (
 )
 from kubesched.gpu.model import pod_gpu_ask
 from kubesched.kit.pool import Pool
+from kubesched.learn.cost import schedule_all
 from kubesched.learn.data import Instance
 from kubesched.learn.metric import LEVEL, metric_pods, unallocated
 from kubesched.learn.policies import value_config
@@ -71,13 +72,7 @@ def episode(inst: Instance, value: str, seed: int, args: dict[str, Any]) -> Epis
     sched = build_scheduler(prep.nodes, "value", seed, prep.typical, config=value_config(value, prep.typical, args))
     plugin = next(fw.plugins["ValueScore"] for fw in sched.frameworks.values())
     plugin.log = []
-    placed = np.zeros(len(pods), bool)
-    for i, pod in enumerate(pods):
-        sched.add_pending(pod)
-        res = sched.schedule_one()
-        placed[i] = res is not None and res.node is not None
-        if not placed[i]:
-            sched.delete_pod(pod)
+    placed = schedule_all(sched, pods)
     asks = np.array([a.total_milli if (a := pod_gpu_ask(p)) else 0 for p in pods], np.int64)
     arrived, cap = arrived_milli(pods), gpu_capacity_milli(prep.nodes)
     failed = np.where(placed, 0, asks)
