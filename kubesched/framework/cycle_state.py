@@ -9,7 +9,7 @@ from typing import Any
 class CycleState:
     """A dict keyed by plugin-chosen keys; ``clone`` is used by preemption dry runs."""
 
-    __slots__ = ("_data", "binding", "skip_filter", "skip_pre_bind", "skip_score")
+    __slots__ = ("_data", "binding", "known_raw", "skip_filter", "skip_pre_bind", "skip_score")
 
     def __init__(self) -> None:
         self._data: dict[str, Any] = {}
@@ -20,6 +20,10 @@ class CycleState:
         #: (``Framework.binding_plugins``: the equivalence cache leaves out those signed NOTHING);
         #: None: all of the profile's
         self.binding: Any = None
+        #: the raw Score results the equivalence cache already holds for the pod this cycle
+        #: (plugin name -> raw score per snapshot row, valid on the feasible rows): a score plugin
+        #: that builds on another's scores reads them here rather than scoring again
+        self.known_raw: dict[str, Any] = {}
 
     def read(self, key: str) -> Any:
         return self._data.get(key)

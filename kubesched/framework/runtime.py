@@ -414,6 +414,7 @@ class Framework:
             if known.fresh:
                 state.skip_score = skip = skip | self.run_pre_score(state, pod, snap, rows, known.pre_score)
             plan, kept, zero = known.scorers, known.raw, known.zero
+            state.known_raw = kept
             total = None if known.static is None else known.static[rows]
         # As upstream: every plugin scores, then every plugin normalizes, then weights apply, so
         # a Score error is reported before another plugin's NormalizeScore error.

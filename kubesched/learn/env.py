@@ -151,5 +151,6 @@ class NodeSelectEnv(gym.Env):
         """Minus the chosen candidate's base-score gap to candidate 0 (FGD score points / 100)."""
         assert self.episode is not None and self.episode.pending is not None
         obs = self.episode.pending.obs
-        start = len(obs) - self.k * len(CANDIDATE_FEATURES)
-        return -float(obs[start + a * len(CANDIDATE_FEATURES) + CANDIDATE_FEATURES.index("base_gap")])
+        col = len(obs) - self.k * len(CANDIDATE_FEATURES) + CANDIDATE_FEATURES.index("base_score")
+        step = len(CANDIDATE_FEATURES)
+        return float(obs[col + a * step]) - float(obs[col])

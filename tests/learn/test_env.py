@@ -48,13 +48,16 @@ def test_shaping_charges_the_base_score_gap() -> None:
 
     env = NodeSelectEnv(**SMALL, k=4, shaping=1.0)
     env.reset(seed=0)
-    col = len(POD_FEATURES) + len(CANDIDATE_FEATURES) + CANDIDATE_FEATURES.index("base_gap")  # candidate 1
+    best = len(POD_FEATURES) + CANDIDATE_FEATURES.index("base_score")  # candidate 0's
+    second = best + len(CANDIDATE_FEATURES)  # candidate 1's
     for _ in range(500):
         obs = env._obs()
-        if env.action_masks()[1] and obs[col] > 0:
+        gap = float(obs[best]) - float(obs[second])
+        if env.action_masks()[1] and gap > 0:
             break
         env.step(0)
     else:
         pytest.fail("no decision with a worse second candidate")
     _, r, *_ = env.step(1)
-    assert r <= -float(obs[col]) + 1e-6
+    assert r <= -gap + 1e-6
+

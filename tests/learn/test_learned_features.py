@@ -1,8 +1,8 @@
 """LearnedScore's observations, built with few numpy calls (one float32 buffer, a partial
-ranking), are the very numbers of the straightforward computation: every observation of a run is
-compared, all of its numbers, with ``_reference_observe`` (the computation as it was: stacked
-columns, a full sort), and a run with a model whose choices depend on every feature places every
-pod where the reference places it."""
+ranking, the gathers of K rows), are the very numbers of the straightforward computation: every
+observation of a run is compared, all of its numbers, with ``_reference_observe`` (each feature's
+definition, stacked columns, a full sort), and a run with a model whose choices depend on every
+feature places every pod where the reference places it."""
 
 from __future__ import annotations
 
@@ -19,10 +19,7 @@ from kubesched.gpu.state import GpuState
 from kubesched.learn.data import Instance
 from kubesched.learn.episode import Episode
 from kubesched.learn.policies import learned_config
-from kubesched.plugins.gpushare.bestfit import BestFitScore
-from kubesched.plugins.gpushare.clustering import GpuClusteringScore
-from kubesched.plugins.gpushare.dotproduct import DotProductScore
-from kubesched.plugins.gpushare.packing import GpuPackingScore
+from kubesched.plugins.learned import LearnedScore
 from kubesched.plugins.learned.features import (
     CANDIDATE_FEATURES,
     MEMORY_SCALE,
@@ -37,19 +34,17 @@ FULL = Instance("default")
 
 
 def _reference_observe(k: int, pod, snap, rows, base):
-    """The observation as first written (kept as the spec)."""
+    """The observation computed straightforwardly (kept as the spec): a full sort, stacked
+    columns, each feature's definition."""
     order = np.lexsort((snap.order_positions[rows], -np.asarray(base)))[:k]
-    # the plugins over every feasible row (numpy beyond scores.FEW_ROWS of them), then the K taken
     top, sc = np.asarray(rows)[order], np.asarray(base, np.float64)[order]
     n = len(top)
     ask = pod_gpu_ask(pod)
     st = GpuState.of(snap)
-    cpu = int(pod.non_zero_cpu)
-    mem = int(pod.requests.get(MEMORY, 0))
-    gtotal = ask.total_milli if ask else 0
+    milli, count = (ask.milli, ask.count) if ask else (0, 0)
     idle = st.idle_sum / max(st.gpus_sum * MILLI, 1)
-    podv = np.array([cpu / MAX_SPEC_CPU, (ask.milli if ask else 0) / MILLI, (ask.count if ask else 0) / 8,
-                     gtotal / MAX_SPEC_GPU, idle], np.float32)
+    podv = np.array([pod.non_zero_cpu / MAX_SPEC_CPU, milli / MILLI, count / 8, milli * count / MAX_SPEC_GPU, idle],
+                    np.float32)
     cand = np.zeros((k, len(CANDIDATE_FEATURES)), np.float32)
 
     def left(resource):
@@ -57,39 +52,35 @@ def _reference_observe(k: int, pod, snap, rows, base):
         return np.zeros(n, np.int64) if c is None else snap.alloc[top, c] - snap.requested[top, c]
 
     if n:
-        state = CycleState()
-        plugins = (BestFitScore(), GpuPackingScore(), GpuClusteringScore(), DotProductScore())
-        extra = [s.score(state, pod, snap, np.asarray(rows))[order] / 100.0 for s in plugins]
-        total = st.total_left(top)
+        # GPUs with at least the pod's milli per GPU left (every GPU for a pod asking none)
+        fit = [sum(1 for g in range(st.count[r]) if st.left[r, g] >= milli) for r in top]
         cand[:n] = np.column_stack([
-            np.ones(n), sc / 100.0, (sc[0] - sc) / 100.0, np.arange(n) / k, st.count[top] / 8, st.free[top] / 8,
-            total / MAX_SPEC_GPU, st.max_left[top] / MILLI, (total - gtotal) / MAX_SPEC_GPU,
-            (left(CPU) - cpu) / MAX_SPEC_CPU, (left(MEMORY) - mem) / MEMORY_SCALE, *extra,
+            np.ones(n), sc / 100.0, st.count[top] / 8, st.free[top] / 8, st.total_left(top) / MAX_SPEC_GPU,
+            st.max_left[top] / MILLI, np.array(fit) / 8, left(CPU) / MAX_SPEC_CPU, left(MEMORY) / MEMORY_SCALE,
         ])
-    mask = np.zeros(k, bool)
-    mask[:n] = True
-    return np.concatenate([podv, cand.ravel()]), mask, top
+    return np.concatenate([podv, cand.ravel()]), order
 
 
 class Checked(CandidateFeatures):
-    """Compares every observation with the reference's, bit for bit."""
+    """Compares every observation with the reference's, bit for bit (the plugin and the
+    environment both come through ``observe_order``)."""
 
     def __init__(self, k: int) -> None:
         super().__init__(k)
         self.compared = 0
 
-    def observe(self, pod, snap, rows, base):
-        got = super().observe(pod, snap, rows, base)
+    def observe_order(self, pod, snap, rows, base):
+        got = super().observe_order(pod, snap, rows, base)
         want = _reference_observe(self.k, pod, snap, rows, base)
         assert got[0].shape == (obs_size(self.k),)
         assert got[0].tobytes() == want[0].tobytes(), f"observation {self.compared} differs"
-        assert np.array_equal(got[1], want[1]) and np.array_equal(got[2], want[2])
+        assert np.array_equal(got[1], want[1])
         self.compared += 1
         return got
 
 
 class Reference(CandidateFeatures):
-    def observe(self, pod, snap, rows, base):
+    def observe_order(self, pod, snap, rows, base):
         return _reference_observe(self.k, pod, snap, rows, base)
 
 
@@ -108,14 +99,20 @@ def _run(inst: Instance, model: Path, features: CandidateFeatures, pods: int, se
     sched = build_scheduler(prep.nodes, "learned", seed, prep.typical, config=learned_config(model, prep.typical))
     plugin = next(fw.plugins["LearnedScore"] for fw in sched.frameworks.values())
     plugin.features = features
+    out = _schedule(sched, prep.pods[:pods])
+    assert plugin.decisions > 0
+    return out
+
+
+def _schedule(sched, pods) -> list[str | None]:
+    """Each pod's node (None: dropped unplaced), one at a time as the protocol does."""
     out = []
-    for pod in prep.pods[:pods]:
+    for pod in pods:
         sched.add_pending(pod)
         res = sched.schedule_one()
         out.append(None if res is None else res.node)
         if res is None or res.node is None:
             sched.delete_pod(pod)
-    assert plugin.decisions > 0
     return out
 
 
@@ -138,12 +135,11 @@ def test_placements_equal_the_reference(tmp_path: Path) -> None:
 
 
 class _FirstAlways(Reference):
-    """Candidate 0 only (FGD's choice): observations with every candidate but the first masked."""
+    """Candidate 0 only (FGD's choice): the first candidate alone is offered."""
 
-    def observe(self, pod, snap, rows, base):
-        obs, mask, top = super().observe(pod, snap, rows, base)
-        mask[1:] = False
-        return obs, mask, top
+    def observe_order(self, pod, snap, rows, base):
+        obs, order = super().observe_order(pod, snap, rows, base)
+        return obs, order[:1]
 
 
 def test_environment_observations_equal_the_reference(small: Instance) -> None:
@@ -176,3 +172,33 @@ def test_partial_rank_equals_the_full_sort(n: int) -> None:
         assert np.array_equal(rank(Snap, rows, scores, K), full[:K])
         assert np.array_equal(rank(Snap, rows, scores / 3, K), full[:K])
         assert np.array_equal(rank(Snap, rows, scores), full)
+
+
+
+def test_base_scores_from_the_equivalence_cache_are_fgdscores(tmp_path: Path, monkeypatch) -> None:
+    """LearnedScore reads FGDScore's raw scores from the cycle's ``known_raw`` (the equivalence
+    cache's) instead of scoring again: on every decision they are the numbers FGDScore's own
+    Score returns for the same rows; with the cache off (FGDScore scores in the cycle) the
+    placements are the same."""
+    model = _model(tmp_path / "m.npz")
+    prep = FULL.prepare(11)
+    used = {True: 0, False: 0}
+    kept = LearnedScore._base_scores
+
+    def checked(self, state, pod, snap, rows):
+        got = kept(self, state, pod, snap, rows)
+        known = state.known_raw.get("FGDScore") is not None
+        if known:
+            want = self.handle.framework.plugins["FGDScore"].score(CycleState(), pod, snap, rows)
+            assert np.array_equal(got, want)
+        used[known] += 1
+        return got
+
+    monkeypatch.setattr(LearnedScore, "_base_scores", checked)
+    placed = {}
+    for cache in (True, False):
+        sched = build_scheduler(prep.nodes, "learned", 11, prep.typical, config=learned_config(model, prep.typical))
+        sched.use_equivalence_cache = cache
+        placed[cache] = _schedule(sched, prep.pods[:300])
+    assert placed[True] == placed[False]
+    assert used[True] > 250 and used[False] > 250  # both paths decided most pods

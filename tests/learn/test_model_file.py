@@ -131,13 +131,15 @@ def test_unknown_members_are_not_read(tmp_path: Path) -> None:
 
 
 def test_a_member_over_the_limit_is_refused_before_it_is_read(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(model_module, "MAX_MEMBER", 2000)  # features.npy 1,888 bytes, W0.npy 2,208
+    sizes = {n: len(b) for n, b in _members().items()}
+    limit = sizes["W0.npy"] - 1  # W0 is the largest member: every other one is read
+    assert max(b for n, b in sizes.items() if n != "W0.npy") <= limit
+    monkeypatch.setattr(model_module, "MAX_MEMBER", limit)
     path = tmp_path / "m.npz"
     path.write_bytes(_corrupt_stream(GENUINE, "W0.npy"))  # refused on its declared size: never inflated
-    size = len(_members()["W0.npy"])
     with pytest.raises(InputError) as e:
         load_model(path)
-    assert str(e.value) == f"{path}: W0: {size:,} bytes decompressed, over the limit of 2,000"
+    assert str(e.value) == f"{path}: W0: {sizes['W0.npy']:,} bytes decompressed, over the limit of {limit:,}"
 
 
 def test_a_file_over_the_limit_is_refused_unopened(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -187,6 +189,9 @@ MALFORMED = {
     "W-complex": (lambda: _with(W0=np.ones((obs_size(K), 8), complex)), "W0", "an array of complex128"),
     "W-text": (lambda: _with(W1=np.full((8, K), "a")), "W1", "an array of <U1 (expected floating point)"),
     "W-nan": (lambda: _with(W1=np.full((8, K), np.nan)), "W1", "layer 1 has shape (8, 4) / (4,)"),
+    # finite in float64, infinite in the float32 the model computes in
+    "W-beyond-float32": (lambda: _with(b1=np.full(K, 1e39)), "W1",
+                         "layer 1 has shape (8, 4) / (4,) (expected 8 inputs, values finite in float32)"),
     "features-2d": (lambda: _with(features=[["a"]]), "features", "an array of shape (1, 1) (expected 1 dimensions)"),
     "meta-deep": (lambda: _with(meta=_deep(100_000)), "meta", "nested too deeply"),
     "meta-33-levels": (lambda: _with(meta=_deep(33)), "meta", "nested more than 32 levels deep"),

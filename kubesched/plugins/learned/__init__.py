@@ -61,11 +61,17 @@ class LearnedScore(ScorePlugin):
 
     def score(self, state: CycleState, pod: Pod, snap: Snapshot, rows: np.ndarray) -> np.ndarray:
         t0 = time.perf_counter()
-        base = self._base().score(state, pod, snap, rows)
-        obs, mask, top = self.features.observe(pod, snap, rows, base)
-        pick = top[self.model.act(obs, mask)]
+        rows = np.asarray(rows)
+        obs, order = self.features.observe_order(pod, snap, rows, self._base_scores(state, pod, snap, rows))
         out = np.zeros(len(rows), np.int64)
-        out[np.flatnonzero(rows == pick)[0]] = MAX_NODE_SCORE
+        out[order[self.model.act_first(obs, len(order))]] = MAX_NODE_SCORE
         self.decisions += 1
         self.seconds += time.perf_counter() - t0
         return out
+
+    def _base_scores(self, state: CycleState, pod: Pod, snap: Snapshot, rows: np.ndarray) -> np.ndarray:
+        """The base plugin's raw scores of ``rows``: the equivalence cache's when it holds them
+        this cycle (the framework scores the base plugin from them too), else its Score."""
+        base = self._base()
+        known = state.known_raw.get(base.name)
+        return known[rows] if known is not None else base.score(state, pod, snap, rows)
