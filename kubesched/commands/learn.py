@@ -68,6 +68,11 @@ def _train(p: argparse.ArgumentParser) -> None:
     p.add_argument("--n-steps", type=int, default=2048, help="PPO rollout length (default 2048)")
     p.add_argument("--learning-rate", type=float, default=1e-4, help="PPO learning rate (default 1e-4)")
     p.add_argument("--shaping", type=float, default=0.0, help="reward shaping by the base-score gap (default 0)")
+    p.add_argument("--frag-shaping", type=float, default=0.0,
+                   help="reward every decision by the change of FGD's cluster fragmentation, x this (default 0)")
+    p.add_argument("--bc-smoothing", type=float, default=0.0,
+                   help="share of the cloning target spread over every candidate, in [0, 1) (default 0)")
+    p.add_argument("--ent-coef", type=float, default=0.0, help="PPO entropy bonus (default 0)")
     flags.add_seed(p, 0, "seed of everything random in training (default 0)")
     flags.add_out_dir(p, "learn-rl", "policy.npz, ppo.zip and train.json")
 

@@ -4,6 +4,7 @@ are in ``kubesched.commands.learn``)."""
 from __future__ import annotations
 
 import argparse
+import math
 import sys
 from pathlib import Path
 from typing import Any
@@ -103,13 +104,19 @@ def cmd_train(args: argparse.Namespace) -> int:
         raise InputError(f"must be at least 0, got {args.steps}", source="--steps")
     if not args.learning_rate > 0:
         raise InputError(f"must be positive, got {args.learning_rate}", source="--learning-rate")
+    if not 0 <= args.bc_smoothing < 1:
+        raise InputError(f"must be in [0, 1), got {args.bc_smoothing}", source="--bc-smoothing")
+    for flag in ("frag_shaping", "ent_coef", "shaping"):
+        if not math.isfinite(getattr(args, flag)) or getattr(args, flag) < 0:
+            raise InputError(f"must be a number at least 0, got {getattr(args, flag)}", source="--" + flag.replace("_", "-"))
     inst = instance_of(args)
     _needs_rl("train")
     from kubesched.learn.train import TrainConfig, train
 
     cfg = TrainConfig(
         inst.trace, inst.nodes, seeds, args.k, inst.max_nodes, inst.max_pods, args.bc_episodes, args.bc_epochs,
-        args.steps, args.n_steps, min(256, args.n_steps), args.learning_rate, shaping=args.shaping, seed=args.seed,
+        args.steps, args.n_steps, min(256, args.n_steps), args.learning_rate, ent_coef=args.ent_coef,
+        shaping=args.shaping, bc_smoothing=args.bc_smoothing, frag_shaping=args.frag_shaping, seed=args.seed,
     )
     out = prepare_out_dir(args.out_dir, source="--out-dir")
     res = train(cfg, progress=_say)

@@ -8,7 +8,11 @@ ones, and an index outside them means candidate 0, the base policy's choice (so 
 ``check_env`` are safe). Reward: in protocol mode minus the GPUs requested by pods that fail
 before the next decision, in time mode minus the GPU-hours pods spend pending until the next
 decision; then minus ``shaping`` x the chosen candidate's base-score gap to candidate 0 (FGD score
-points / 100; 0 by default: the exact objective). The cost incurred before the first decision is
+points / 100; 0 by default: the exact objective); then, with ``frag_shaping`` x (protocol mode),
+the change of a potential, minus FGD's cluster fragmentation in GPUs, from one decision to the next
+(0 after the last one): a reward on every decision whose sum over an episode is a constant of the
+seed, so that it changes which policies are best in no way (Ng, Harada and Russell, 1999) while
+the failures that make the exact reward come only at the end. The cost incurred before the first decision is
 charged to the first step. An episode is one protocol run up to ``horizon`` % arrived, or one
 whole replay, on one of ``seeds`` (drawn with the reset seed, or ``options["run_seed"]``).
 """
@@ -50,6 +54,7 @@ class NodeSelectEnv(gym.Env):
         max_nodes: int | None = None,
         max_pods: int | None = None,
         shaping: float = 0.0,
+        frag_shaping: float = 0.0,
     ) -> None:
         if not seeds:
             raise ValueError("at least one run seed is needed")
@@ -57,6 +62,8 @@ class NodeSelectEnv(gym.Env):
             raise ValueError(f"mode must be one of {', '.join(MODES)}, not {mode!r}")
         if not speedup > 0:
             raise ValueError("speedup must be greater than 0")
+        if frag_shaping and mode != "protocol":
+            raise ValueError("frag_shaping needs mode='protocol'")
         self.mode = mode
         self.speedup = speedup
         self.instance = Instance(trace, nodes, max_nodes, max_pods, tune)
@@ -65,6 +72,7 @@ class NodeSelectEnv(gym.Env):
         self.k = k
         self.horizon = horizon
         self.shaping = shaping
+        self.frag_shaping = frag_shaping
         self.observation_space = gym.spaces.Box(-OBS_BOUND, OBS_BOUND, (self.features.size,), np.float32)
         self.action_space = gym.spaces.Discrete(k)
         self.episode: Episode | ReplayEpisode | None = None
@@ -123,7 +131,7 @@ class NodeSelectEnv(gym.Env):
                 self._metric_pods = metric_pods(prep, LEVEL)
             except InputError:  # no event near 100 % arrived on this seed: no metric in info
                 self._metric_pods = None
-            self.episode = Episode(prep, self.features, horizon=self.horizon)
+            self.episode = Episode(prep, self.features, horizon=self.horizon, frag=bool(self.frag_shaping))
         self._carry = self._advance()
         return self._obs(), self._info()
 
@@ -138,14 +146,23 @@ class NodeSelectEnv(gym.Env):
                 a = 0
             if self.shaping:
                 reward += self.shaping * self._shaping(a)
+            before = self._potential()
             ep.act(a)
             reward -= self._advance()
+            if self.frag_shaping:
+                reward += (0.0 if ep.done else self._potential()) - before
         return self._obs(), float(reward), ep.done, False, self._info()
 
     def close(self) -> None:
         """Drops an unfinished time-mode replay."""
         if isinstance(self.episode, ReplayEpisode):
             self.episode.close()
+
+    def _potential(self) -> float:
+        """Minus ``frag_shaping`` x the cluster's fragmentation in GPUs (0 without it)."""
+        if not self.frag_shaping or not isinstance(self.episode, Episode):
+            return 0.0
+        return -self.frag_shaping * self.episode.frag_milli / 1000
 
     def _shaping(self, a: int) -> float:
         """Minus the chosen candidate's base-score gap to candidate 0 (FGD score points / 100)."""

@@ -65,12 +65,14 @@ class Episode:
         base: str = "FGD",
         horizon: float = 100.5,
         config: dict | None = None,
+        frag: bool = False,
     ) -> None:
         self.features = features
         self.pods = prep.pods
         self.sched = build_scheduler(prep.nodes, base, prep.seed, prep.typical, config=config)
         self.snap = self.sched.snapshot
-        self.tracker = GpuMetricsTracker(self.snap, None)
+        # ``frag``: follow FGD's fragmentation of the typical pods too (``frag_milli``)
+        self.tracker = GpuMetricsTracker(self.snap, prep.typical if frag else None)
         self.capacity = self.tracker.update().capacity_milli
         self.horizon = horizon
         self.seed = prep.seed
@@ -89,6 +91,12 @@ class Episode:
         return self.pending is None and (
             self.i >= len(self.pods) or self.arrived * 100 > self.horizon * self.capacity
         )
+
+    @property
+    def frag_milli(self) -> float:
+        """FGD's fragmentation of the cluster now (the sum over nodes of the GPU milli the typical
+        pods cannot use, as the protocol's curves count it); 0 unless made with ``frag``."""
+        return float(self.tracker.update().frag_milli)
 
     def _record(self, placed: bool) -> None:
         self.placed.append(placed)

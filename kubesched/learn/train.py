@@ -39,6 +39,8 @@ class TrainConfig:
     ent_coef: float = 0.0
     clip_range: float = 0.1
     shaping: float = 0.0
+    bc_smoothing: float = 0.0
+    frag_shaping: float = 0.0
     seed: int = 0
 
 
@@ -58,7 +60,7 @@ def make_env(cfg: TrainConfig) -> Any:
     from kubesched.learn.env import NodeSelectEnv
 
     return NodeSelectEnv(cfg.trace, cfg.nodes, cfg.seeds, cfg.k, max_nodes=cfg.max_nodes, max_pods=cfg.max_pods,
-                         shaping=cfg.shaping)
+                         shaping=cfg.shaping, frag_shaping=cfg.frag_shaping)
 
 
 def base_rollouts(env: Any, episodes: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
@@ -76,19 +78,24 @@ def base_rollouts(env: Any, episodes: int, seed: int) -> tuple[np.ndarray, np.nd
     return np.asarray(obs_l, np.float32), np.asarray(mask_l, bool)
 
 
-def behaviour_clone(policy: Any, obs: np.ndarray, masks: np.ndarray, epochs: int, seed: int, lr: float = 1e-3) -> float:
-    """Train the actor to pick candidate 0 on the base policy's decisions; the accuracy after."""
+def behaviour_clone(policy: Any, obs: np.ndarray, masks: np.ndarray, epochs: int, seed: int, lr: float = 1e-3,
+                    smoothing: float = 0.0) -> float:
+    """Train the actor to pick candidate 0 on the base policy's decisions; the accuracy after.
+    ``smoothing`` e: the target gives candidate 0 1 - e and spreads e evenly over every feasible
+    candidate, so that the clone is sure of the base policy's choice only up to a bounded margin
+    (log((1 - e + e/n) / (e/n)) for n candidates) and PPO's sampling still tries the others."""
     import torch
 
     gen = torch.Generator().manual_seed(seed)
     o, m = torch.as_tensor(obs), torch.as_tensor(masks)
-    target = torch.zeros(len(o), dtype=torch.long)
+    target = m.float() * (smoothing / m.sum(dim=1, keepdim=True).clamp(min=1))
+    target[:, 0] += 1.0 - smoothing
     params = [*policy.mlp_extractor.policy_net.parameters(), *policy.action_net.parameters()]
     opt = torch.optim.Adam(params, lr=lr)
     for _ in range(epochs):
         for idx in torch.randperm(len(o), generator=gen).split(256):
             logits = actor_logits(policy, o[idx]).masked_fill(~m[idx], -1e8)
-            loss = torch.nn.functional.cross_entropy(logits, target[idx])
+            loss = -(target[idx] * torch.log_softmax(logits, dim=1)).sum(dim=1).mean()
             opt.zero_grad()
             loss.backward()
             opt.step()
@@ -140,7 +147,7 @@ def train(cfg: TrainConfig, progress: Callable[[str], None] | None = None) -> Tr
         device="cpu",
     )
     obs, masks = base_rollouts(env, cfg.bc_episodes, cfg.seed)
-    acc = behaviour_clone(model.policy, obs, masks, cfg.bc_epochs, cfg.seed)
+    acc = behaviour_clone(model.policy, obs, masks, cfg.bc_epochs, cfg.seed, smoothing=cfg.bc_smoothing)
     if progress:
         progress(f"behaviour cloning: {len(obs)} decisions, candidate 0 picked on {acc:.1%}")
     log: list[dict[str, Any]] = []
@@ -165,7 +172,8 @@ def train(cfg: TrainConfig, progress: Callable[[str], None] | None = None) -> Tr
         "trace": cfg.trace, "nodes": cfg.nodes, "seeds": list(cfg.seeds), "max_nodes": cfg.max_nodes,
         "max_pods": cfg.max_pods, "bc_episodes": cfg.bc_episodes, "bc_epochs": cfg.bc_epochs,
         "bc_accuracy": acc, "ppo_steps": cfg.ppo_steps, "learning_rate": cfg.learning_rate,
-        "clip_range": cfg.clip_range, "ent_coef": cfg.ent_coef, "shaping": cfg.shaping, "seed": cfg.seed,
+        "clip_range": cfg.clip_range, "ent_coef": cfg.ent_coef, "shaping": cfg.shaping, "bc_smoothing": cfg.bc_smoothing,
+        "frag_shaping": cfg.frag_shaping, "seed": cfg.seed,
         "net_arch": list(NET_ARCH), "cpu_seconds": cpu,
     }
     pm = export(model.policy, cfg.k, meta)

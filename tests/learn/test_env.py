@@ -61,3 +61,35 @@ def test_shaping_charges_the_base_score_gap() -> None:
     _, r, *_ = env.step(1)
     assert r <= -gap + 1e-6
 
+
+def _returns(env: NodeSelectEnv, choose) -> tuple[float, list[float], float]:
+    """(the episode's return, its rewards, FGD's fragmentation in GPUs at the first decision)."""
+    env.reset(seed=0, options={"run_seed": 1})
+    first = env.episode.frag_milli / 1000 if env.frag_shaping else 0.0
+    rewards, done, step = [], False, 0
+    while not done:
+        mask = env.action_masks()
+        _, r, done, _, _ = env.step(choose(step, mask))
+        rewards.append(r)
+        step += 1
+    return sum(rewards), rewards, first
+
+
+@pytest.mark.parametrize("choose", [lambda i, m: 0, lambda i, m: i % int(m.sum())], ids=["FGD", "spread"])
+def test_fragmentation_shaping_rewards_every_decision_and_leaves_the_return(choose) -> None:
+    """``frag_shaping``: a reward on the decisions long before any pod fails, and a return that
+    differs from the exact one by a constant of the seed (the potential at the first decision),
+    whatever the actions: which policies are best is unchanged."""
+    exact, plain, _ = _returns(NodeSelectEnv(**SMALL, k=4), choose)
+    shaped, rewards, first = _returns(NodeSelectEnv(**SMALL, k=4, frag_shaping=2.0), choose)
+    assert len(rewards) == len(plain) > 100
+    early = len(rewards) * 9 // 10
+    assert not any(plain[1:early])  # the exact reward: nothing until pods fail near the end
+    assert sum(1 for r in rewards[1:early] if r) > early // 4  # the shaped one: most decisions
+    assert first > 0
+    assert shaped - exact == pytest.approx(2.0 * first, abs=1e-6)
+
+
+def test_fragmentation_shaping_needs_protocol_mode() -> None:
+    with pytest.raises(ValueError, match="frag_shaping"):
+        NodeSelectEnv(**SMALL, mode="time", frag_shaping=1.0)

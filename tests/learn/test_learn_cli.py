@@ -18,6 +18,9 @@ from kubesched.cli import main
         (["search", "--train-seeds", "1-3", "--val-seeds", "3-4"], "kubesched: error: --val-seeds: validation seeds must differ"),
         (["search", "--trials", "0"], "kubesched: error: --trials: must be at least 1"),
         (["search", "--max-nodes", "0"], "kubesched: error: --max-nodes: must be at least 1"),
+        (["train", "--bc-smoothing", "1"], "kubesched: error: --bc-smoothing: must be in [0, 1), got 1.0"),
+        (["train", "--frag-shaping", "-1"], "kubesched: error: --frag-shaping: must be a number at least 0, got -1.0"),
+        (["train", "--ent-coef", "nan"], "kubesched: error: --ent-coef: must be a number at least 0, got nan"),
     ],
 )
 def test_bad_input_exits_2(flags: list[str], start: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

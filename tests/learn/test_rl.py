@@ -50,6 +50,34 @@ def test_cloning_starts_at_the_base_policy(trained) -> None:
     assert res.ppo_steps == 1024 and res.cpu_seconds > 0
 
 
+def _margins(model, seed: int) -> np.ndarray:
+    """Candidate 0's logit less the best other feasible candidate's, on FGD's decisions."""
+    out = []
+
+    def first(ep):
+        n = int(ep.pending.mask.sum())
+        z = model.logits(ep.pending.obs)
+        out.append(float(z[0] - z[1:n].max()))
+        return 0
+
+    _episode(seed, first)
+    return np.array(out)
+
+
+def test_smoothed_cloning_is_sure_of_fgd_only_up_to_a_margin() -> None:
+    """``bc_smoothing``: the clone still picks FGD's candidate, by a logit margin near the one
+    its target sets (log((1 - e + e/n) / (e/n)) for n feasible), below the plain clone's."""
+    plain = train(TrainConfig(seeds=[0, 1], k=K, max_nodes=60, max_pods=400, ppo_steps=0)).model
+    res = train(TrainConfig(seeds=[0, 1], k=K, max_nodes=60, max_pods=400, ppo_steps=0, bc_smoothing=0.3))
+    assert res.bc_accuracy >= 0.95 and res.model.meta["bc_smoothing"] == 0.3
+    sure, soft = _margins(plain, 100), _margins(res.model, 100)
+    assert len(soft) > 100
+    bound = np.log((0.7 + 0.3 / K) / (0.3 / K))  # the target's margin with all K feasible (the largest)
+    # measured: median 3.4 against 4.4 (bound 3.0; on seeds it did not clone, near it)
+    assert 0 < np.median(soft) < bound + 1.0
+    assert np.median(sure) > np.median(soft) + 0.5
+
+
 def test_numpy_export_matches_torch(trained) -> None:
     res, path = trained
     model = load_model(path, k=K)
