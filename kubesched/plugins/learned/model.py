@@ -29,8 +29,8 @@ from kubesched.plugins.learned.features import FEATURE_SET, feature_names, obs_s
 FORMAT = "kubesched-nodeselect-mlp"
 VERSION = 1
 
-# Limits, far above what ``learn train`` writes (K=16, 64-64 layers: an 80 KB .npz whose largest
-# array, W0, is 63 KB; K=1000 makes W0 3.8 MB), so that a file can cost little memory.
+# Limits, far above what ``learn train`` writes (K=16, 64-64 layers: a 58 KB .npz whose largest
+# array, W0, is 38 KB; K=1000 makes W0 2.3 MB), so that a file can cost little memory.
 MAX_FILE = 256 * MiB  # the .npz on disk
 MAX_MEMBER = 64 * MiB  # one array, decompressed (a 4096 x 4096 float32 layer)
 MAX_TOTAL = 256 * MiB  # every array read
