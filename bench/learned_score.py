@@ -1,8 +1,9 @@
 """LearnedScore's cost: whole-scheduler throughput with it, as a ratio to FGD alone.
 
 Each round schedules the first P pods (default 1,500) of ``default`` seed 42 once under FGD alone
-and once under LearnedScore + FGDScore, as ``kubesched.learn.evaluate.plugin_latency`` does, in
-this process, alternating which goes first; it times both wall and CPU time (this process's), and
+and once under LearnedScore + FGDScore, as ``kubesched.learn.evaluate.plugin_latency`` does (with
+the protocol's loop, ``learn.cost.schedule_all``, and its frozen heap), in this process,
+alternating which goes first; it times both wall and CPU time (this process's), and
 takes the ratio of the two throughputs within the round. On a shared, loaded machine the CPU-time
 ratio is the steadier one: time spent waiting for a core is not counted. The model is a
 64-64 network whose weights make candidate 0 (FGDScore's best node) win every decision: the
@@ -38,6 +39,8 @@ from typing import Any
 import numpy as np
 
 from kubesched.experiment.protocol import build_scheduler, policy_config
+from kubesched.heap import frozen_heap
+from kubesched.learn.cost import schedule_all
 from kubesched.learn.data import Instance
 from kubesched.learn.policies import learned_config
 from kubesched.plugins.learned.features import DEFAULT_K, obs_size
@@ -57,18 +60,10 @@ def fgd_clone(path: Path, k: int = DEFAULT_K, hidden: int = 64) -> Path:
     return path
 
 
-def schedule(sched: Any, pods: list) -> list[str | None]:
-    """Schedules ``pods`` one at a time, no retries (the protocol); the node of each or None."""
-    placed: list[str | None] = []
-    for pod in pods:
-        sched.add_pending(pod)
-        res = sched.schedule_one()
-        if res is None or res.node is None:
-            sched.delete_pod(pod)
-            placed.append(None)
-        else:
-            placed.append(res.node)
-    return placed
+def nodes_of(sched: Any, pods: list, placed: np.ndarray) -> list[str | None]:
+    """The node each pod was placed on (None: dropped)."""
+    snap = sched.snapshot
+    return [snap.pod_by_uid[p.uid].node_name if ok else None for p, ok in zip(pods, placed, strict=True)]
 
 
 def run_once(inst: Instance, policy: str, model: str, seed: int, pods: int, traced: bool = False) -> dict[str, Any]:
@@ -79,10 +74,11 @@ def run_once(inst: Instance, policy: str, model: str, seed: int, pods: int, trac
     sched = build_scheduler(prep.nodes, policy, seed, prep.typical, config=config)
     run_pods = prep.pods[:pods]
     w0, c0 = time.perf_counter(), time.process_time()
-    placed = sys.call_tracing(schedule, (sched, run_pods)) if traced else schedule(sched, run_pods)
+    with frozen_heap():  # as the protocol's loop runs: the trace and the cluster out of full GC passes
+        placed = sys.call_tracing(schedule_all, (sched, run_pods)) if traced else schedule_all(sched, run_pods)
     out = {"wall_ms": 1000 * (time.perf_counter() - w0) / len(run_pods),
            "cpu_ms": 1000 * (time.process_time() - c0) / len(run_pods),
-           "placements": hashlib.sha256(repr(placed).encode()).hexdigest()[:16]}
+           "placements": hashlib.sha256(repr(nodes_of(sched, run_pods, placed)).encode()).hexdigest()[:16]}
     if policy == "learned":
         plugin = next(fw.plugins["LearnedScore"] for fw in sched.frameworks.values())
         out["plugin_ms"] = 1000 * plugin.seconds / max(plugin.decisions, 1)
