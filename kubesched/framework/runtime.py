@@ -474,7 +474,10 @@ class Framework:
         return skip
 
     def normalize(self, pl: ScorePlugin, state: CycleState, pod: Pod, raw: np.ndarray) -> np.ndarray:
-        """``pl``'s NormalizeScore of ``raw`` (``raw`` itself when it does not normalize)."""
+        """``pl``'s NormalizeScore of ``raw`` (``raw`` itself when it does not normalize: as upstream
+        calls NormalizeScore only for plugins with ScoreExtensions, it is then not called)."""
+        if type(pl).normalize is ScorePlugin.normalize:
+            return raw
         norm = self.call(pl, "NormalizeScore", pl.normalize, state, pod, raw.copy())
         return raw if norm is None else np.asarray(norm, np.int64)
 
