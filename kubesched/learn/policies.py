@@ -13,10 +13,11 @@ LEARNED_WEIGHT = 1000  # LearnedScore decides; FGDScore (weight 1) stays for Ope
 OVER_FGD = 101  # a plugin over FGDScore at 1: lexicographic (FGD's scores are 0..100)
 
 
-def over_fgd(typical: TypicalPods, plugin: str, args: dict[str, Any], weight: int, fgd_weight: int = 1) -> dict:
-    """FGD's protocol configuration with ``plugin`` (``args``) scoring at ``weight`` beside
-    FGDScore at ``fgd_weight``; FGDScore stays for Open-Gpu-Share's GPU pick."""
-    doc = policy_config("FGD", typical)
+def over_fgd(typical: TypicalPods, plugin: str, args: dict[str, Any], weight: int, fgd_weight: int = 1,
+             gpu_model: str = "annotations") -> dict:
+    """FGD's protocol configuration (for ``gpu_model``'s GPUs) with ``plugin`` (``args``) scoring
+    at ``weight`` beside FGDScore at ``fgd_weight``; FGDScore stays for Open-Gpu-Share's GPU pick."""
+    doc = policy_config("FGD", typical, gpu_model=gpu_model)
     prof = doc["profiles"][0]
     prof["plugins"]["score"]["enabled"] = [
         {"name": plugin, "weight": weight},
@@ -26,9 +27,9 @@ def over_fgd(typical: TypicalPods, plugin: str, args: dict[str, Any], weight: in
     return doc
 
 
-def learned_config(model: str | Path, typical: TypicalPods) -> dict:
+def learned_config(model: str | Path, typical: TypicalPods, gpu_model: str = "annotations") -> dict:
     """FGD's protocol configuration with LearnedScore deciding among FGDScore's top candidates."""
-    return over_fgd(typical, "LearnedScore", {"model": str(model)}, LEARNED_WEIGHT)
+    return over_fgd(typical, "LearnedScore", {"model": str(model)}, LEARNED_WEIGHT, gpu_model=gpu_model)
 
 
 def plan_config(plan: str | Path, typical: TypicalPods, weight: int = OVER_FGD, fgd_weight: int = 1) -> dict:

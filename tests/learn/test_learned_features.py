@@ -12,13 +12,15 @@ import numpy as np
 import pytest
 
 from kubesched.api.resources import CPU, MEMORY
-from kubesched.experiment.protocol import build_scheduler
+from kubesched.experiment.protocol import build_scheduler, prepare, run
+from kubesched.experiment.runner import subset
 from kubesched.framework.cycle_state import CycleState
-from kubesched.gpu.model import MAX_SPEC_CPU, MAX_SPEC_GPU, MILLI, pod_gpu_ask
+from kubesched.gpu.model import MAX_SPEC_CPU, MAX_SPEC_GPU, MILLI
 from kubesched.gpu.state import GpuState
 from kubesched.learn.data import Instance
 from kubesched.learn.episode import Episode
 from kubesched.learn.policies import learned_config
+from kubesched.plugins.gpushare.common import cycle_ask
 from kubesched.plugins.learned import LearnedScore
 from kubesched.plugins.learned.features import (
     CANDIDATE_FEATURES,
@@ -28,6 +30,8 @@ from kubesched.plugins.learned.features import (
     rank,
 )
 from kubesched.plugins.learned.model import PolicyModel
+from kubesched.trace.bundled import node_list, pod_list
+from kubesched.trace.openb import read_nodes, read_pods
 
 K = 16
 FULL = Instance("default")
@@ -39,7 +43,7 @@ def _reference_observe(k: int, pod, snap, rows, base):
     order = np.lexsort((snap.order_positions[rows], -np.asarray(base)))[:k]
     top, sc = np.asarray(rows)[order], np.asarray(base, np.float64)[order]
     n = len(top)
-    ask = pod_gpu_ask(pod)
+    ask = cycle_ask(None, pod, snap)  # the annotations' ask, else the DRA claims'
     st = GpuState.of(snap)
     milli, count = (ask.milli, ask.count) if ask else (0, 0)
     idle = st.idle_sum / max(st.gpus_sum * MILLI, 1)
@@ -202,3 +206,21 @@ def test_base_scores_from_the_equivalence_cache_are_fgdscores(tmp_path: Path, mo
         placed[cache] = _schedule(sched, prep.pods[:300])
     assert placed[True] == placed[False]
     assert used[True] > 250 and used[False] > 250  # both paths decided most pods
+
+
+def test_gpus_described_the_dra_way_are_seen_as_annotated_ones(tmp_path: Path) -> None:
+    """The openb slice with its GPUs as ResourceSlices and each GPU pod's ask as a claim: the
+    features read the claims' ask as the GPU plugins do, so a model whose choices depend on
+    every feature places every pod where it does with the annotations."""
+    nodes = subset(read_nodes(node_list("gpu")), 30)
+    prep = prepare(read_pods(pod_list("default")).pods[:260], nodes, 43)
+    model = _model(tmp_path / "m.npz")
+    placed = {
+        gpus: run(prep.nodes, prep.pods, "learned", 43, prep.typical, keep_snapshot=False, gpu_model=gpus,
+                  config=learned_config(model, prep.typical, gpu_model=gpus))
+        for gpus in ("annotations", "dra")
+    }
+    fgd = run(prep.nodes, prep.pods, "FGD", 43, prep.typical, keep_snapshot=False)
+    assert placed["annotations"].placed.sum() > 100
+    assert placed["dra"].nodes == placed["annotations"].nodes
+    assert placed["annotations"].nodes != fgd.nodes  # the model's own choices, not FGD's

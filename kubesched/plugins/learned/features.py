@@ -22,8 +22,9 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from kubesched.api.resources import CPU, MEMORY
-from kubesched.gpu.model import MAX_SPEC_CPU, MAX_SPEC_GPU, MILLI, pod_gpu_ask
+from kubesched.gpu.model import MAX_SPEC_CPU, MAX_SPEC_GPU, MILLI
 from kubesched.gpu.state import GpuState
+from kubesched.plugins.gpushare.common import cycle_ask
 
 if TYPE_CHECKING:
     from kubesched.api.objects import Pod
@@ -104,7 +105,7 @@ class CandidateFeatures:
         order = rank(snap, rows, base, self.k)
         top = rows.take(order)
         n = len(top)
-        ask = pod_gpu_ask(pod)
+        ask = cycle_ask(None, pod, snap)  # the annotations' ask, else the DRA claims' (as the plugins read it)
         st = GpuState.of(snap)
         obs = np.zeros(obs_size(self.k), np.float32)
         milli, count = (ask.milli, ask.count) if ask else (0, 0)
