@@ -9,11 +9,11 @@ ones, and an index outside them means candidate 0, the base policy's choice (so 
 before the next decision, in time mode minus the GPU-hours pods spend pending until the next
 decision; then minus ``shaping`` x the chosen candidate's base-score gap to candidate 0 (FGD score
 points / 100; 0 by default: the exact objective); then, with ``frag_shaping`` x (protocol mode),
-the change of a potential, minus FGD's cluster fragmentation in GPUs, from one decision to the next
-(0 after the last one): a reward on every decision whose sum over an episode is a constant of the
-seed, so that it changes which policies are best in no way (Ng, Harada and Russell, 1999) while
-the failures that make the exact reward come only at the end. The cost incurred before the first decision is
-charged to the first step. An episode is one protocol run up to ``horizon`` % arrived, or one
+the change of a potential, minus x times FGD's cluster fragmentation in GPUs, from one decision to
+the next (0 after the last one): a reward on every decision, while the failures that make the
+exact reward come only at the end, whose sum over an episode is a constant of the seed, so that
+it changes which policies are best in no way (Ng, Harada and Russell, 1999). The cost incurred
+before the first decision is charged to the first step. An episode is one protocol run up to ``horizon`` % arrived, or one
 whole replay, on one of ``seeds`` (drawn with the reset seed, or ``options["run_seed"]``).
 """
 
