@@ -46,7 +46,7 @@ from kubesched.framework.interfaces import (
 from kubesched.framework.nominated import recheck_with_nominated
 from kubesched.framework.observers import PluginObserver, PluginRecorder, code_of, record, tell
 from kubesched.framework.registry import ProfilePlugins
-from kubesched.framework.scoring import KnownScores, Scores, check_score_range
+from kubesched.framework.scoring import KnownScores, Scores, check_score_range, normalizes
 from kubesched.framework.status import Code, FilterResult, PreFilterResult, Status
 from kubesched.framework.waiting import MAX_PERMIT_TIMEOUT
 
@@ -476,7 +476,7 @@ class Framework:
     def normalize(self, pl: ScorePlugin, state: CycleState, pod: Pod, raw: np.ndarray) -> np.ndarray:
         """``pl``'s NormalizeScore of ``raw`` (``raw`` itself when it does not normalize: as upstream
         calls NormalizeScore only for plugins with ScoreExtensions, it is then not called)."""
-        if type(pl).normalize is ScorePlugin.normalize:
+        if not normalizes(pl):
             return raw
         norm = self.call(pl, "NormalizeScore", pl.normalize, state, pod, raw.copy())
         return raw if norm is None else np.asarray(norm, np.int64)

@@ -1,5 +1,5 @@
 """What the Score points produce (``Scores``), what the equivalence cache already knows of them
-(``KnownScores``), and NormalizeScore's range check. ``Framework.run_score`` is the loop."""
+(``KnownScores``), which plugins normalize, and NormalizeScore's range check. ``Framework.run_score`` is the loop."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 
 from kubesched.framework.failures import PluginFailure
-from kubesched.framework.interfaces import MAX_NODE_SCORE, MIN_NODE_SCORE
+from kubesched.framework.interfaces import MAX_NODE_SCORE, MIN_NODE_SCORE, ScorePlugin
 from kubesched.framework.status import Status, go_quote
 
 
@@ -38,6 +38,12 @@ class KnownScores:
     # alone, so their normalised scores are those of a zero vector (the same for every window size)
     zero: set[str]
     fresh: bool  # plugins that do not sign the pod take part (``pre_score`` runs, ``skip`` grows)
+
+
+def normalizes(pl: object) -> bool:
+    """Whether ``pl`` has a NormalizeScore of its own (upstream: ScoreExtensions); only those are
+    called at NormalizeScore."""
+    return type(pl).normalize is not ScorePlugin.normalize
 
 
 _UMAX = np.maximum.reduce

@@ -15,8 +15,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from kubesched.framework.interfaces import NODE, NOTHING, ScorePlugin, Signature
-from kubesched.framework.scoring import KnownScores
+from kubesched.framework.interfaces import NODE, NOTHING, Signature
+from kubesched.framework.scoring import KnownScores, normalizes
 from kubesched.framework.status import Code
 
 if TYPE_CHECKING:
@@ -25,10 +25,6 @@ if TYPE_CHECKING:
     from kubesched.framework.equivalence.records import Records
     from kubesched.framework.runtime import Framework, PreFiltered
     from kubesched.state.snapshot import Snapshot
-
-
-def normalizes(pl: object) -> bool:
-    return type(pl).normalize is not ScorePlugin.normalize
 
 
 @dataclass
