@@ -114,9 +114,7 @@ class CandidateFeatures:
         if n:
             # one int64 row per feature (method ``take``: the cheapest gather of K rows), then one
             # float64 division rounded once into the float32 buffer
-            left = snap.alloc.take(top, 0) - snap.requested.take(top, 0)
-            ci, mi = snap.res_index.get(CPU), snap.res_index.get(MEMORY)
-            none = np.zeros(n, np.int64)
+            left = snap.alloc.take(top, 0) - snap.requested.take(top, 0)  # CPU and memory: always columns
             free = st.free.take(top)
             if not milli:
                 fit = st.count.take(top)
@@ -125,8 +123,8 @@ class CandidateFeatures:
             else:
                 fit = np.add.reduce(st.left.take(top, 0) >= milli, 1)
             cols = np.array((np.asarray(base).take(order), st.count.take(top), free, st.total.take(top),
-                             st.max_left.take(top), fit, none if ci is None else left[:, ci],
-                             none if mi is None else left[:, mi]), np.float64)
+                             st.max_left.take(top), fit, left[:, snap.res_index[CPU]],
+                             left[:, snap.res_index[MEMORY]]), np.float64)
             cand = obs[len(POD_FEATURES) :].reshape(self.k, _F)
             cand[:n, 0] = 1.0
             cand[:n, 1:] = cols.T / _SCALES
